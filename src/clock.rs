@@ -1,0 +1,99 @@
+//! Time is a parameter.
+//!
+//! Everything that stamps a row or decides whether something is due asks a
+//! [`Clock`], so tests move time instead of sleeping. The daemon uses
+//! [`SystemClock`]; tests use [`ManualClock`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Wall-clock time in unix seconds.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    fn now_unix(&self) -> i64;
+}
+
+/// A shared clock.
+pub type SharedClock = Arc<dyn Clock>;
+
+/// The system's real-time clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_unix(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that only moves when told to.
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn new(start: i64) -> Self {
+        Self(AtomicI64::new(start))
+    }
+    pub fn set(&self, unix: i64) {
+        self.0.store(unix, Ordering::SeqCst);
+    }
+    pub fn advance(&self, seconds: i64) {
+        self.0.fetch_add(seconds, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_unix(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Unix seconds as RFC 3339 UTC, e.g. `2026-11-30T12:00:00Z`.
+pub fn rfc3339(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Howard Hinnant's days-from-civil inverse: proleptic Gregorian date of a
+/// day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_known_instants_in_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_796_040_000), "2026-11-30T12:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_manual_clock_moves_only_when_told() {
+        let c = ManualClock::new(100);
+        assert_eq!(c.now_unix(), 100);
+        c.advance(5);
+        assert_eq!(c.now_unix(), 105);
+    }
+}

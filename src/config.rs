@@ -1,0 +1,182 @@
+//! The daemon's configuration: a JSON file (the NixOS module renders it) with
+//! command-line flags on top.
+//!
+//! Config is strict where the wire is lenient: an unknown key is an error
+//! naming the key, because a typo in a config file otherwise silently keeps a
+//! default (e.g. `stop_deadline_sec` would leave the 30 s deadline in place).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::containers::Profile;
+use crate::wire::ident::Ident;
+
+/// Where the daemon keeps its database and agents' state.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/hyperhive";
+/// Where the sockets live; `hive-c0re.socket` owns `host.sock` in it.
+pub const DEFAULT_RUNTIME_DIR: &str = "/run/hyperhive";
+/// The operator socket's file name inside the runtime directory.
+pub const HOST_SOCKET_NAME: &str = "host.sock";
+/// The group whose members may use host.sock.
+pub const ADMIN_GROUP: &str = "hive-admin";
+/// The manager agent's logical name.
+pub const MANAGER: &str = "ruth";
+
+/// Which container driver runs the containers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverKind {
+    /// systemd over D-Bus (production).
+    #[default]
+    Systemd,
+    /// The in-memory stand-in (development, tests).
+    Fake,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub state_dir: PathBuf,
+    pub runtime_dir: PathBuf,
+    pub driver: DriverKind,
+    pub profile: Profile,
+    /// The hive's public domain; enables `urls` and each row's `url`.
+    pub domain: Option<String>,
+    /// Browser URL of the hive's forge, if it has one.
+    pub forge_url: Option<String>,
+    /// Browser URL of the hive's matrix client, if it has one.
+    pub matrix_url: Option<String>,
+    /// How long a graceful stop waits before SIGKILL.
+    pub stop_deadline_secs: u64,
+    /// machine1 image that `spawn` clones in the nspawn profile.
+    pub template_image: String,
+    /// Where `.nspawn` settings files are written (nspawn profile).
+    pub nspawn_dir: PathBuf,
+    /// Where NixOS container configs are written (nixos profile).
+    pub nixos_containers_dir: PathBuf,
+    /// `CPUQuota=` for every agent container.
+    pub agent_cpu_quota: Option<String>,
+    /// `MemoryMax=` for every agent container.
+    pub agent_memory_max: Option<String>,
+    /// Largest message body the broker accepts, in bytes.
+    pub max_body_bytes: usize,
+    /// How long handled messages are kept before they are vacuumed.
+    pub message_retention_secs: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            state_dir: DEFAULT_STATE_DIR.into(),
+            runtime_dir: DEFAULT_RUNTIME_DIR.into(),
+            driver: DriverKind::Systemd,
+            profile: Profile::Nspawn,
+            domain: None,
+            forge_url: None,
+            matrix_url: None,
+            stop_deadline_secs: 30,
+            template_image: "hive-template".into(),
+            nspawn_dir: "/etc/systemd/nspawn".into(),
+            nixos_containers_dir: "/etc/nixos-containers".into(),
+            agent_cpu_quota: Some("200%".into()),
+            agent_memory_max: Some("4G".into()),
+            max_body_bytes: 64 * 1024,
+            message_retention_secs: 7 * 24 * 3600,
+        }
+    }
+}
+
+/// Why the configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("config file {path} is not valid")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Config {
+    /// Read a config file; every key is optional, unknown keys are errors.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// `<runtime-dir>/host.sock`.
+    pub fn host_socket(&self) -> PathBuf {
+        self.runtime_dir.join(HOST_SOCKET_NAME)
+    }
+
+    /// The SQLite database file.
+    pub fn database(&self) -> PathBuf {
+        self.state_dir.join("hive.db")
+    }
+
+    /// An agent's persistent state directory.
+    pub fn agent_state_dir(&self, name: &Ident) -> PathBuf {
+        self.state_dir.join("agents").join(name.as_str())
+    }
+
+    /// An agent's runtime directory: the container's `/run/hive`.
+    pub fn agent_runtime_dir(&self, name: &Ident) -> PathBuf {
+        self.runtime_dir.join("agents").join(name.as_str())
+    }
+
+    /// The manager's runtime directory.
+    pub fn manager_runtime_dir(&self) -> PathBuf {
+        self.runtime_dir.join("manager")
+    }
+
+    pub fn stop_deadline(&self) -> Duration {
+        Duration::from_secs(self.stop_deadline_secs)
+    }
+
+    /// The manager's name as an [`Ident`].
+    pub fn manager(&self) -> Ident {
+        Ident::from_static(MANAGER)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_config_key_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, r#"{"stop_deadline_sec": 5}"#).unwrap();
+        let err = Config::load(&path).unwrap_err();
+        let chain = format!("{:#}", anyhow::Error::from(err));
+        assert!(chain.contains("unknown field `stop_deadline_sec`"), "{chain}");
+    }
+
+    #[test]
+    fn a_partial_config_keeps_the_other_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, r#"{"domain": "hive.example", "profile": "nixos"}"#).unwrap();
+        let c = Config::load(&path).unwrap();
+        assert_eq!(c.domain.as_deref(), Some("hive.example"));
+        assert_eq!(c.profile, Profile::Nixos);
+        assert_eq!(c.stop_deadline_secs, 30);
+        assert_eq!(c.host_socket(), PathBuf::from("/run/hyperhive/host.sock"));
+    }
+}

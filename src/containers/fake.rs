@@ -1,0 +1,245 @@
+//! A stateful stand-in for systemd, selected by `--driver fake`.
+//!
+//! It keeps one unit per created container and copies these decisions of the
+//! real systemd driver, so the hive's rules are tested against the same
+//! answers:
+//! - a container that was never created has no unit: every verb on it is
+//!   [`DriverError::NoSuchUnit`];
+//! - starting an active unit, or stopping an inactive one, is
+//!   [`Outcome::AlreadyInState`];
+//! - starting a failed unit clears the failed state (systemd resets it when a
+//!   new start job runs);
+//! - a hard stop leaves the unit `failed` with result `signal`, as SIGKILL of
+//!   a service does; a graceful stop leaves it `inactive`;
+//! - destroy stops a running unit first; every state change is published on
+//!   the change channel, as the real driver does from `PropertiesChanged`.
+//!
+//! What it does not copy: job timing (every job finishes at once) and the
+//! files and images a real container needs.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::broadcast;
+
+use super::{
+    ActiveState, ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode,
+    UnitChange, UnitState,
+};
+use crate::wire::ident::Ident;
+
+/// The fake driver. See the module docs for what it copies from systemd.
+#[derive(Debug)]
+pub struct FakeDriver {
+    profile: Profile,
+    units: Mutex<HashMap<Ident, UnitState>>,
+    /// Start jobs of these agents fail (a test switch).
+    failing: Mutex<Vec<Ident>>,
+    changes: broadcast::Sender<UnitChange>,
+}
+
+impl Default for FakeDriver {
+    fn default() -> Self {
+        Self::new(Profile::Nspawn)
+    }
+}
+
+impl FakeDriver {
+    pub fn new(profile: Profile) -> Self {
+        Self {
+            profile,
+            units: Mutex::new(HashMap::new()),
+            failing: Mutex::new(Vec::new()),
+            changes: broadcast::channel(1024).0,
+        }
+    }
+
+    fn units(&self) -> MutexGuard<'_, HashMap<Ident, UnitState>> {
+        self.units.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Simulate the container's processes dying without an operator stop.
+    pub fn crash(&self, name: &Ident) {
+        self.set(
+            name,
+            UnitState {
+                active: ActiveState::Failed,
+                sub: "failed".into(),
+                result: "signal".into(),
+            },
+        );
+    }
+
+    /// Make every later start job of `name` fail.
+    pub fn fail_starts(&self, name: &Ident) {
+        self.failing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(name.clone());
+    }
+
+    fn set(&self, name: &Ident, new: UnitState) {
+        let old = self.units().insert(name.clone(), new.clone());
+        if old.as_ref() != Some(&new) {
+            let _ = self.changes.send(UnitChange {
+                agent: name.clone(),
+                old,
+                new: Some(new),
+            });
+        }
+    }
+
+    fn current(&self, name: &Ident) -> Result<UnitState, DriverError> {
+        self.units()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| DriverError::NoSuchUnit {
+                unit: self.profile.unit_name(name),
+            })
+    }
+}
+
+#[async_trait::async_trait]
+impl ContainerDriver for FakeDriver {
+    async fn resync(&self) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    fn view(&self) -> HashMap<Ident, UnitState> {
+        self.units().clone()
+    }
+
+    fn changes(&self) -> broadcast::Receiver<UnitChange> {
+        self.changes.subscribe()
+    }
+
+    async fn create(&self, name: &Ident, _spec: &ContainerSpec) -> Result<(), DriverError> {
+        if !self.units().contains_key(name) {
+            self.set(name, UnitState::inactive());
+        }
+        Ok(())
+    }
+
+    async fn rebuild(&self, name: &Ident, _spec: &ContainerSpec) -> Result<Outcome, DriverError> {
+        self.current(name).map(|_| Outcome::Done)
+    }
+
+    async fn destroy(&self, name: &Ident, _purge: bool) -> Result<(), DriverError> {
+        if self.current(name)?.is_running() {
+            self.set(name, UnitState::inactive());
+        }
+        let old = self.units().remove(name);
+        let _ = self.changes.send(UnitChange {
+            agent: name.clone(),
+            old,
+            new: None,
+        });
+        Ok(())
+    }
+
+    async fn start(&self, name: &Ident) -> Result<Outcome, DriverError> {
+        if self.current(name)?.is_running() {
+            return Ok(Outcome::AlreadyInState);
+        }
+        let failing = self
+            .failing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(name);
+        if failing {
+            self.set(
+                name,
+                UnitState {
+                    active: ActiveState::Failed,
+                    sub: "failed".into(),
+                    result: "exit-code".into(),
+                },
+            );
+            return Err(DriverError::JobFailed {
+                verb: "start",
+                unit: self.profile.unit_name(name),
+                outcome: "failed".into(),
+            });
+        }
+        self.set(name, UnitState::running());
+        Ok(Outcome::Done)
+    }
+
+    async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
+        let state = self.current(name)?;
+        if !state.is_running() && state.active != ActiveState::Failed {
+            return Ok(Outcome::AlreadyInState);
+        }
+        let after = match mode {
+            StopMode::Graceful { .. } => UnitState::inactive(),
+            StopMode::Hard if state.is_running() => UnitState {
+                active: ActiveState::Failed,
+                sub: "failed".into(),
+                result: "signal".into(),
+            },
+            StopMode::Hard => state,
+        };
+        self.set(name, after);
+        Ok(Outcome::Done)
+    }
+
+    async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
+        self.current(name)?;
+        self.set(name, UnitState::inactive());
+        self.start(name).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    fn spec() -> ContainerSpec {
+        ContainerSpec {
+            runtime_dir: "/run/x".into(),
+            state_dir: "/var/x".into(),
+            cpu_quota: None,
+            memory_max: None,
+            env: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_container_that_was_never_created_has_no_unit() {
+        let d = FakeDriver::default();
+        let err = d.start(&id("ghost")).await.unwrap_err();
+        assert_eq!(
+            err,
+            DriverError::NoSuchUnit {
+                unit: "systemd-nspawn@h-ghost.service".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn starting_twice_is_already_in_that_state_and_publishes_one_change() {
+        let d = FakeDriver::default();
+        let mut rx = d.changes();
+        d.create(&id("a"), &spec()).await.unwrap();
+        assert_eq!(d.start(&id("a")).await, Ok(Outcome::Done));
+        assert_eq!(d.start(&id("a")).await, Ok(Outcome::AlreadyInState));
+        assert!(rx.try_recv().unwrap().new.unwrap() == UnitState::inactive());
+        assert!(rx.try_recv().unwrap().new.unwrap().is_running());
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[tokio::test]
+    async fn a_hard_stop_leaves_the_unit_failed_and_a_new_start_clears_it() {
+        let d = FakeDriver::default();
+        d.create(&id("a"), &spec()).await.unwrap();
+        d.start(&id("a")).await.unwrap();
+        d.stop(&id("a"), StopMode::Hard).await.unwrap();
+        assert!(d.view()[&id("a")].is_failed());
+        d.start(&id("a")).await.unwrap();
+        assert!(d.view()[&id("a")].is_running());
+    }
+}

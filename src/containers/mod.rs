@@ -1,0 +1,276 @@
+//! The container seam: what the hive needs from systemd, and nothing more.
+//!
+//! [`ContainerDriver`] is the one trait over the outside world's containers.
+//! The real implementation drives systemd over D-Bus (`crate::systemd::dbus`);
+//! [`fake::FakeDriver`] is a stateful stand-in selected by `--driver fake`, so
+//! the CLI and the sockets run end to end without root or systemd.
+//!
+//! Decisions:
+//! - **The driver owns a live view** ([`ContainerDriver::view`]) and reports
+//!   changes on a channel ([`ContainerDriver::changes`]). Reading the roster
+//!   never costs a D-Bus round trip; the real driver keeps the view current
+//!   from systemd's signals. Rejected: asking systemd per request, which makes
+//!   `agent_status` as slow as the bus and floods it under dashboards.
+//! - **Idempotency is in the return type**: starting a running container is
+//!   [`Outcome::AlreadyInState`], not an error.
+//! - **Naming lives here.** The container of agent `n` is the machine `h-<n>`;
+//!   its unit name depends on the [`Profile`]. Both are built from an
+//!   [`Ident`] only.
+
+pub mod fake;
+pub mod unavailable;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::wire::ident::Ident;
+
+/// How containers are laid out on this host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// NixOS declarative containers: `container@h-<n>.service`.
+    Nixos,
+    /// Any systemd distribution: `systemd-nspawn@h-<n>.service`, images under
+    /// `/var/lib/machines`.
+    #[default]
+    Nspawn,
+}
+
+impl Profile {
+    fn unit_prefix(self) -> &'static str {
+        match self {
+            Self::Nixos => "container@h-",
+            Self::Nspawn => "systemd-nspawn@h-",
+        }
+    }
+
+    /// The unit that runs agent `name`'s container.
+    pub fn unit_name(self, name: &Ident) -> String {
+        format!("{}{name}.service", self.unit_prefix())
+    }
+
+    /// The agent a unit belongs to, if the unit is one of ours.
+    pub fn agent_of_unit(self, unit: &str) -> Option<Ident> {
+        let rest = unit.strip_prefix(self.unit_prefix())?;
+        Ident::new(rest.strip_suffix(".service")?).ok()
+    }
+}
+
+/// The machine name of agent `name`'s container.
+pub fn machine_name(name: &Ident) -> String {
+    format!("h-{name}")
+}
+
+/// systemd's `ActiveState` of a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActiveState {
+    Active,
+    Reloading,
+    Inactive,
+    Failed,
+    Activating,
+    Deactivating,
+    /// `maintenance`, `refreshing` or anything a newer systemd adds.
+    Other,
+}
+
+impl ActiveState {
+    pub fn parse(value: &str) -> Self {
+        match value {
+            "active" => Self::Active,
+            "reloading" => Self::Reloading,
+            "inactive" => Self::Inactive,
+            "failed" => Self::Failed,
+            "activating" => Self::Activating,
+            "deactivating" => Self::Deactivating,
+            _ => Self::Other,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Reloading => "reloading",
+            Self::Inactive => "inactive",
+            Self::Failed => "failed",
+            Self::Activating => "activating",
+            Self::Deactivating => "deactivating",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// What the driver knows of one container's unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitState {
+    pub active: ActiveState,
+    /// systemd's `SubState` (`running`, `dead`, `exited`, ...).
+    pub sub: String,
+    /// systemd's `Result` of the service (`success`, `signal`, `exit-code`, ...).
+    pub result: String,
+}
+
+impl UnitState {
+    /// A unit that is loaded but not running.
+    pub fn inactive() -> Self {
+        Self {
+            active: ActiveState::Inactive,
+            sub: "dead".into(),
+            result: "success".into(),
+        }
+    }
+
+    /// A unit that is up.
+    pub fn running() -> Self {
+        Self {
+            active: ActiveState::Active,
+            sub: "running".into(),
+            result: "success".into(),
+        }
+    }
+
+    /// `running` on the roster: the unit is active.
+    pub fn is_running(&self) -> bool {
+        matches!(self.active, ActiveState::Active | ActiveState::Reloading)
+    }
+
+    /// `failed` on the roster: the unit is in systemd's failed state.
+    pub fn is_failed(&self) -> bool {
+        self.active == ActiveState::Failed
+    }
+}
+
+/// One change in the driver's view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitChange {
+    pub agent: Ident,
+    /// The state before, `None` when the unit just appeared.
+    pub old: Option<UnitState>,
+    /// The state now, `None` when the unit disappeared.
+    pub new: Option<UnitState>,
+}
+
+/// What a lifecycle call did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The job ran and succeeded.
+    Done,
+    /// Nothing to do: the container already was in the asked-for state.
+    AlreadyInState,
+}
+
+/// How to stop a container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopMode {
+    /// Ask politely (StopUnit), then SIGKILL after the deadline.
+    Graceful { deadline: Duration },
+    /// SIGKILL now.
+    Hard,
+}
+
+/// What a container is made from. Paths are built from the agent's [`Ident`]
+/// by the caller; the driver only places them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerSpec {
+    /// Host side of the container's `/run/hive` (holds its `mcp.sock`).
+    pub runtime_dir: PathBuf,
+    /// The agent's persistent state directory on the host.
+    pub state_dir: PathBuf,
+    /// systemd `CPUQuota=` for the unit, e.g. `200%`.
+    pub cpu_quota: Option<String>,
+    /// systemd `MemoryMax=` for the unit, e.g. `4G`.
+    pub memory_max: Option<String>,
+    /// Environment handed to the container (`HIVE_CAPABILITIES`, ...).
+    pub env: Vec<(String, String)>,
+}
+
+/// Why a driver call failed; one variant per reaction the caller makes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DriverError {
+    /// systemd cannot be reached at all (no system bus). The operator must
+    /// run the daemon on a systemd host or use `--driver fake`.
+    #[error("systemd is not reachable: {0}")]
+    Unavailable(String),
+    /// systemd does not know the container's unit: the agent was never
+    /// created on this host, or its image is gone. Spawn or rebuild it.
+    #[error("unit {unit} is not known to systemd; spawn or rebuild the agent")]
+    NoSuchUnit { unit: String },
+    /// systemd ran the job and it did not succeed; the journal says why.
+    #[error("{verb} of {unit} {outcome}; see `journalctl -u {unit}`")]
+    JobFailed {
+        verb: &'static str,
+        unit: String,
+        /// A sentence fragment such as "failed" or "timed out in systemd".
+        outcome: String,
+    },
+    /// The job did not finish within the answer budget. It goes on in
+    /// systemd; the roster will show the result.
+    #[error("{verb} of {unit} is still running in systemd; watch `hivectl status`")]
+    StillRunning { verb: &'static str, unit: String },
+    /// Creating or removing the container's files or image failed.
+    #[error("preparing the container failed: {0}")]
+    Setup(String),
+    /// Any other D-Bus error, passed through with systemd's own words.
+    #[error("systemd refused: {0}")]
+    Bus(String),
+}
+
+/// The driver of one host's containers. See the module docs.
+#[async_trait::async_trait]
+pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
+    /// Load (or reload) the full view. Called before READY=1 and after a bus
+    /// reconnect.
+    async fn resync(&self) -> Result<(), DriverError>;
+
+    /// Every managed container unit the driver knows, by agent. No I/O.
+    fn view(&self) -> HashMap<Ident, UnitState>;
+
+    /// Changes to the view, as they happen.
+    fn changes(&self) -> broadcast::Receiver<UnitChange>;
+
+    /// Create agent `name`'s container (image, settings), not started.
+    async fn create(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError>;
+
+    /// Re-apply the container's settings (limits, binds, env).
+    async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError>;
+
+    /// Remove the container. `purge` also removes its image.
+    async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError>;
+
+    async fn start(&self, name: &Ident) -> Result<Outcome, DriverError>;
+
+    async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError>;
+
+    async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    #[test]
+    fn unit_names_follow_the_profile() {
+        assert_eq!(Profile::Nspawn.unit_name(&id("alice")), "systemd-nspawn@h-alice.service");
+        assert_eq!(Profile::Nixos.unit_name(&id("alice")), "container@h-alice.service");
+        assert_eq!(machine_name(&id("alice")), "h-alice");
+    }
+
+    #[test]
+    fn only_our_units_map_back_to_agents() {
+        let p = Profile::Nspawn;
+        assert_eq!(p.agent_of_unit("systemd-nspawn@h-bob.service"), Some(id("bob")));
+        assert_eq!(p.agent_of_unit("systemd-nspawn@bob.service"), None);
+        assert_eq!(p.agent_of_unit("systemd-nspawn@h-Bob.service"), None);
+        assert_eq!(p.agent_of_unit("container@h-bob.service"), None);
+        assert_eq!(Profile::Nixos.agent_of_unit("container@h-bob.service"), Some(id("bob")));
+    }
+}

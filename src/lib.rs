@@ -1,0 +1,35 @@
+//! hive-c0re: the host daemon of a hive.
+//!
+//! # Background
+//! A *hive* is one Linux host running many AI coding agents, each in its own
+//! systemd-nspawn container `h-<agent>`. hive-c0re drives those containers
+//! over D-Bus, keeps the hive's state (approvals, topology, broker, ...) in
+//! SQLite, and serves the operator's socket `host.sock` (for `hivectl` and
+//! dashboards) and the agents' sockets.
+//!
+//! # Design
+//! - Socket-activated, `Type=notify`: systemd owns `host.sock` and hands it
+//!   over by name; READY=1 is sent only when the store is migrated, the
+//!   listener accepts and the first container view is loaded.
+//! - One seam over systemd, [`containers::ContainerDriver`], with a stateful
+//!   fake (`--driver fake`) so everything above it runs without root.
+//! - Rules without IO live in `hive`; SQLite in `store` runs on blocking
+//!   threads, never on the reactor.
+//! - Names are validated once ([`wire::ident::Ident`]); paths and unit names
+//!   are built only from them.
+//!
+//! # Map of the code
+//! - [`wire`]: serde types of every socket, no IO.
+//! - [`config`]: the daemon's config file and defaults.
+//! - [`clock`]: time as a parameter.
+//! - [`containers`]: the driver seam, naming, the fake.
+//!
+//! # Current limitations
+//! See the README's "Limitations" section; it is kept current with each change.
+
+#![deny(unsafe_code)]
+
+pub mod clock;
+pub mod config;
+pub mod containers;
+pub mod wire;

@@ -1,0 +1,358 @@
+//! host.sock v1: the operator's socket (spec/host-sock-v1 in the README).
+//!
+//! Types only, no IO. Requests are tagged by `cmd`; responses are one
+//! envelope whose keys serialize in the order existing clients expect:
+//! `version`, `ok`, `error`, then the verb's one answer field. Absent
+//! optionals are omitted, never `null`. Unknown request keys are ignored
+//! (serde's default), and so are unknown response keys on the client side.
+
+use serde::{Deserialize, Serialize};
+
+use super::ident::Ident;
+
+/// The protocol version this build speaks. Bumped only by a breaking change.
+pub const VERSION: u32 = 1;
+
+/// One request on host.sock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum HostRequest {
+    /// Managed agents by logical name.
+    List,
+    /// The roster: one row per managed agent.
+    AgentStatus,
+    /// Streaming: an ack, then one single-row line per change.
+    SubscribeAgentStatus,
+    /// The hive's domain and browser URLs.
+    Urls,
+    /// Park or un-park an agent's turn loop (a marker file).
+    SetPaused { name: Ident, paused: bool },
+    /// Start the containers the scope selects.
+    Start { scope: LifecycleScope },
+    /// Stop the containers the scope selects.
+    Stop {
+        scope: LifecycleScope,
+        #[serde(default)]
+        graceful: bool,
+    },
+    /// Stop and start one container without rebuilding its config.
+    Restart { name: Ident },
+    /// Restart every managed container in sequence.
+    RestartAll,
+    /// Create and start a sub-agent directly (no approval).
+    Spawn { name: Ident },
+    /// Queue a `spawn` approval for the operator.
+    RequestSpawn { name: Ident },
+    /// Stop a managed container, gracefully.
+    Kill { name: Ident },
+    /// Tear a container down; state is kept unless `purge`.
+    Destroy {
+        name: Ident,
+        #[serde(default)]
+        purge: bool,
+    },
+    /// Apply pending config to a container.
+    Rebuild { name: Ident },
+    /// Approval rows (every pending one, then the recent resolved ones).
+    Pending,
+    /// Approve a pending row: its action runs now.
+    Approve { id: i64 },
+    /// Deny a pending row.
+    Deny { id: i64 },
+    /// Move an agent in the topology; `null` makes it a root.
+    SetParent {
+        child: Ident,
+        new_parent: Option<Ident>,
+    },
+}
+
+impl HostRequest {
+    /// Every `cmd` this build knows, so an unknown one gets its own error
+    /// instead of serde's list of variants.
+    pub const COMMANDS: &'static [&'static str] = &[
+        "list",
+        "agent_status",
+        "subscribe_agent_status",
+        "urls",
+        "set_paused",
+        "start",
+        "stop",
+        "restart",
+        "restart_all",
+        "spawn",
+        "request_spawn",
+        "kill",
+        "destroy",
+        "rebuild",
+        "pending",
+        "approve",
+        "deny",
+        "set_parent",
+    ];
+}
+
+/// Which containers `start`/`stop` act on. Nothing selected means everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LifecycleScope {
+    #[serde(default)]
+    pub agent_names: Vec<Ident>,
+    #[serde(default)]
+    pub agents: bool,
+    #[serde(default)]
+    pub ci: bool,
+    #[serde(default)]
+    pub forge: bool,
+    #[serde(default)]
+    pub gateway: bool,
+    #[serde(default)]
+    pub matrix: bool,
+}
+
+impl LifecycleScope {
+    /// A scope that names these agents only.
+    pub fn agents(names: Vec<Ident>) -> Self {
+        Self {
+            agent_names: names,
+            ..Self::default()
+        }
+    }
+
+    /// True when no key selects anything: the scope then means everything.
+    pub fn selects_nothing(&self) -> bool {
+        self.agent_names.is_empty()
+            && !self.agents
+            && !self.ci
+            && !self.forge
+            && !self.gateway
+            && !self.matrix
+    }
+
+    /// True when every managed agent is selected (`agents: true`, or nothing
+    /// selected at all). This hive runs no ci/forge/gateway/matrix services,
+    /// so those flags alone select nothing.
+    pub fn selects_all_agents(&self) -> bool {
+        self.agents || self.selects_nothing()
+    }
+}
+
+/// The one response envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostResponse {
+    #[serde(default = "default_version")]
+    pub version: u32,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<Ident>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_statuses: Option<Vec<AgentStatusRow>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urls: Option<HiveUrls>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<Vec<Approval>>,
+}
+
+fn default_version() -> u32 {
+    VERSION
+}
+
+impl HostResponse {
+    /// `{"version":1,"ok":true}`: a write verb that succeeded.
+    pub fn success() -> Self {
+        Self {
+            version: VERSION,
+            ok: true,
+            error: None,
+            agents: None,
+            agent_statuses: None,
+            urls: None,
+            approvals: None,
+        }
+    }
+
+    /// `{"version":1,"ok":false,"error":...}`.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            error: Some(message.into()),
+            ..Self::success()
+        }
+    }
+
+    pub fn agents(agents: Vec<Ident>) -> Self {
+        Self {
+            agents: Some(agents),
+            ..Self::success()
+        }
+    }
+
+    pub fn agent_statuses(rows: Vec<AgentStatusRow>) -> Self {
+        Self {
+            agent_statuses: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn urls(urls: HiveUrls) -> Self {
+        Self {
+            urls: Some(urls),
+            ..Self::success()
+        }
+    }
+
+    pub fn approvals(rows: Vec<Approval>) -> Self {
+        Self {
+            approvals: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    /// The response as one line, without the trailing newline.
+    pub fn to_line(&self) -> String {
+        // Serializing plain structs of strings, numbers and bools cannot fail.
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            r#"{"version":1,"ok":false,"error":"internal: response did not serialize"}"#.into()
+        })
+    }
+}
+
+/// One roster row. Keys serialize in the spec's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentStatusRow {
+    pub name: Ident,
+    /// The container's unit is active.
+    pub running: bool,
+    /// The unit is in systemd's failed state (independent of `running`).
+    pub failed: bool,
+    pub needs_update: bool,
+    pub needs_login: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployed_sha: Option<String>,
+    pub pending_reminders: u64,
+    pub paused: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Ident>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_text: Option<String>,
+    /// RFC 3339 UTC; present exactly when `status_text` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_set_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// The answer of `urls`; each key omitted when not configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HiveUrls {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
+}
+
+/// One row of the approval queue (the seed's `Approval`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Approval {
+    pub id: i64,
+    pub agent: Ident,
+    #[serde(default)]
+    pub kind: ApprovalKind,
+    /// Kind-specific payload: a git sha, an inputs array, a schedule, or empty.
+    pub commit_ref: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_sha: Option<String>,
+    /// Unix seconds.
+    pub requested_at: i64,
+    pub status: ApprovalStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// What an approval triggers when granted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    #[default]
+    ApplyCommit,
+    Spawn,
+    InitConfig,
+    UpdateMetaInputs,
+    SchedulePrompt,
+}
+
+impl ApprovalKind {
+    pub const ALL: &'static [Self] = &[
+        Self::ApplyCommit,
+        Self::Spawn,
+        Self::InitConfig,
+        Self::UpdateMetaInputs,
+        Self::SchedulePrompt,
+    ];
+
+    /// The snake_case wire (and database) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApplyCommit => "apply_commit",
+            Self::Spawn => "spawn",
+            Self::InitConfig => "init_config",
+            Self::UpdateMetaInputs => "update_meta_inputs",
+            Self::SchedulePrompt => "schedule_prompt",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == value)
+    }
+}
+
+/// Where an approval stands. `Pending` is the only non-terminal status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    Denied,
+    /// The action ran after approval and failed (see `note`).
+    Failed,
+    /// Withdrawn (by the manager, or because its agent was destroyed).
+    Cancelled,
+}
+
+impl ApprovalStatus {
+    pub const ALL: &'static [Self] = &[
+        Self::Pending,
+        Self::Approved,
+        Self::Denied,
+        Self::Failed,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::Denied => "denied",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == value)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        self != Self::Pending
+    }
+}
