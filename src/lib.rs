@@ -32,4 +32,11 @@
 pub mod clock;
 pub mod config;
 pub mod containers;
+pub mod daemon;
+pub mod hive;
+pub mod logging;
+pub mod server;
+pub mod service;
+pub mod store;
+pub mod systemd;
 pub mod wire;
