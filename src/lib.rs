@@ -23,12 +23,16 @@
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
 //! - [`containers`]: the driver seam, naming, the fake.
+//! - [`client`]: the synchronous host.sock client (typed connect errors, 5 s budget).
+//! - [`cli`]: `hivectl`'s command line, rendering and exit statuses.
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
 
 #![deny(unsafe_code)]
 
+pub mod cli;
+pub mod client;
 pub mod clock;
 pub mod config;
 pub mod containers;
