@@ -82,10 +82,13 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         ))
     };
 
+    // Handlers go in before READY=1: a SIGTERM right after readiness must
+    // drain, not kill.
+    let stop = stop_signal()?;
     let agents = hive.list().await?.len();
     notify::ready(&format!("serving host.sock; {agents} agents"));
 
-    wait_for_stop_signal().await?;
+    stop.await;
     notify::stopping("draining connections");
     shutdown.cancel();
     let _ = accept.await;
@@ -143,12 +146,14 @@ async fn build_driver(config: &Config, store: &Store) -> anyhow::Result<Arc<dyn 
     })
 }
 
-async fn wait_for_stop_signal() -> anyhow::Result<()> {
+/// Install SIGTERM/SIGINT handlers now; the future resolves on either.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     let mut term = signal(SignalKind::terminate()).context("watch SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("watch SIGINT")?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-    Ok(())
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }

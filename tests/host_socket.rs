@@ -1,5 +1,7 @@
 //! host.sock end to end: the real daemon with the fake driver.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

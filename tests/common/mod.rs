@@ -3,6 +3,7 @@
 //! `NOTIFY_SOCKET` datagram listener — tests wait for READY=1, never sleep.
 
 #![allow(dead_code)] // each test binary uses a different part of this
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic fails the test
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixDatagram, UnixStream};
