@@ -6,6 +6,7 @@ use super::{Hive, HiveError};
 use crate::hive::approvals::Decision;
 use crate::store::agents;
 use crate::store::approvals::{self, Decided, NewApproval};
+use crate::wire::events::HelperEvent;
 use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
 
@@ -74,6 +75,7 @@ impl Hive {
         })
         .await??;
         tracing::info!(id, status = row.status.as_str(), "approval resolved");
+        self.notify_resolved(&row).await;
         match &row.note {
             Some(note) if row.status == crate::wire::host::ApprovalStatus::Failed => {
                 Err(HiveError::ApprovalFailed {
@@ -89,12 +91,29 @@ impl Hive {
     pub async fn deny(&self, id: i64) -> Result<Approval, HiveError> {
         let row = self.decide(id, Decision::Deny).await?;
         tracing::info!(id, "approval denied");
+        self.notify_resolved(&row).await;
         Ok(row)
     }
 
     /// Withdraw a pending row (the manager's `cancel_loose_end`).
     pub async fn cancel_approval(&self, id: i64) -> Result<Approval, HiveError> {
-        self.decide(id, Decision::Cancel).await
+        let row = self.decide(id, Decision::Cancel).await?;
+        self.notify_resolved(&row).await;
+        Ok(row)
+    }
+
+    /// Tell the manager a row reached a terminal status.
+    pub(crate) async fn notify_resolved(&self, row: &Approval) {
+        self.notify_manager(HelperEvent::ApprovalResolved {
+            id: row.id,
+            agent: row.agent.to_string(),
+            commit_ref: row.commit_ref.clone(),
+            status: row.status,
+            note: row.note.clone(),
+            sha: row.fetched_sha.clone(),
+            tag: None,
+        })
+        .await;
     }
 
     /// What an approved row does. The error text becomes the row's note.

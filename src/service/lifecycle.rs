@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use super::{ANSWER_BUDGET, Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode};
 use crate::store::{agents, approvals};
+use crate::wire::events::HelperEvent;
 use crate::wire::host::LifecycleScope;
 use crate::wire::ident::Ident;
 
@@ -106,8 +107,13 @@ impl Hive {
     async fn stop_one(self, name: Ident, mode: StopMode) -> Result<Outcome, DriverError> {
         self.mark_going_down(&name);
         let outcome = self.driver().stop(&name, mode).await;
-        if outcome == Ok(Outcome::AlreadyInState) {
-            self.clear_going_down(&name);
+        match outcome {
+            Ok(Outcome::AlreadyInState) => self.clear_going_down(&name),
+            Ok(Outcome::Done) => {
+                let agent = name.to_string();
+                self.notify_manager(HelperEvent::Killed { agent }).await;
+            }
+            Err(_) => {}
         }
         outcome
     }
@@ -221,15 +227,29 @@ impl Hive {
         if let Err(err) = created {
             let n = name.clone();
             self.store().run(move |c| agents::remove(c, &n)).await?;
+            self.notify_spawned(name, Some(err.to_string())).await;
             return Err(err);
         }
         tracing::info!(agent = %name, "spawned");
         let started = self.clone().start_one(name.clone()).await;
         self.publish(name).await;
-        started.map(drop).map_err(|source| HiveError::Driver {
+        let started = started.map(drop).map_err(|source| HiveError::Driver {
             agent: name.clone(),
             source,
-        })
+        });
+        let note = started.as_ref().err().map(ToString::to_string);
+        self.notify_spawned(name, note).await;
+        started
+    }
+
+    async fn notify_spawned(&self, name: &Ident, failure: Option<String>) {
+        let event = HelperEvent::Spawned {
+            agent: name.to_string(),
+            ok: failure.is_none(),
+            note: failure,
+            sha: None,
+        };
+        self.notify_manager(event).await;
     }
 
     /// Tear an agent's container down and forget the agent. Its state
@@ -278,6 +298,11 @@ impl Hive {
             remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
         }
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "destroyed");
+        for row in &cancelled {
+            self.notify_resolved(row).await;
+        }
+        let agent = name.to_string();
+        self.notify_manager(HelperEvent::Destroyed { agent }).await;
         Ok(())
     }
 }

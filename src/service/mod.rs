@@ -5,18 +5,22 @@
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
 //! - [`approvals`]: the approval queue and the actions approvals run.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
+//! - [`inbox`]: delivering messages and manager events.
 
 pub mod approvals;
 mod error;
+pub mod inbox;
 pub mod lifecycle;
 pub mod roster;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
 
 pub use error::HiveError;
 
@@ -51,6 +55,8 @@ struct Inner {
     /// the agent is started again, and expires by itself (a stop that found
     /// the unit already down leaves no transition to consume it).
     expect_down: Mutex<HashMap<Ident, Instant>>,
+    /// Per-agent inbox wake-ups for long-polling `recv`.
+    wakers: Mutex<HashMap<Ident, Arc<Notify>>>,
 }
 
 impl Hive {
@@ -72,6 +78,7 @@ impl Hive {
                 clock,
                 rows: broadcast::channel(256).0,
                 expect_down: Mutex::new(HashMap::new()),
+                wakers: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -100,6 +107,13 @@ impl Hive {
     fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
         self.inner
             .expect_down
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wakers(&self) -> MutexGuard<'_, HashMap<Ident, Arc<Notify>>> {
+        self.inner
+            .wakers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }

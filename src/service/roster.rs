@@ -8,6 +8,7 @@ use crate::containers::{UnitChange, UnitState};
 use crate::hive::roster::{self, RowInputs};
 use crate::hive::topology::{Move, Topology};
 use crate::store::{agents, immediate};
+use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
 
@@ -194,6 +195,11 @@ impl Hive {
                 Ok(()) => tracing::warn!(agent = %name, %result, "container crashed"),
                 Err(err) => tracing::error!(agent = %name, "cannot record crash: {err:#}"),
             }
+            let event = HelperEvent::ContainerCrash {
+                agent: name.to_string(),
+                note: Some(format!("unit result: {result}")),
+            };
+            self.notify_manager(event).await;
         }
         self.publish(&name).await;
     }

@@ -45,6 +45,21 @@ const STEPS: &[&str] = &[
         at     INTEGER NOT NULL,
         result TEXT NOT NULL
     );",
+    // 2: the broker's messages. `recipient` is an agent name or `operator`;
+    // `state` moves pending -> inflight (popped by recv) -> handled (acked).
+    "CREATE TABLE messages (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        sender      TEXT NOT NULL,
+        recipient   TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        in_reply_to INTEGER,
+        at          INTEGER NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending',
+        redelivered INTEGER NOT NULL DEFAULT 0,
+        popped_at   INTEGER,
+        handled_at  INTEGER
+    );
+    CREATE INDEX messages_inbox ON messages(recipient, state, id);",
 ];
 
 /// The schema version this build writes.

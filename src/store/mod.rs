@@ -20,6 +20,7 @@
 
 pub mod agents;
 pub mod approvals;
+pub mod messages;
 mod migrations;
 
 use std::fs::OpenOptions;
