@@ -248,7 +248,6 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-
 #[cfg(test)]
 #[path = "render_tests.rs"]
 mod tests;
