@@ -65,6 +65,10 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// How long handled messages are kept before they are vacuumed.
     pub message_retention_secs: u64,
+    /// Read logs from journal files in this directory (`journalctl
+    /// --directory=`) instead of the host journal: tests, and hosts whose
+    /// journal lives elsewhere. Container logs need the host journal.
+    pub journal_directory: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -85,6 +89,7 @@ impl Default for Config {
             agent_memory_max: Some("4G".into()),
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,
+            journal_directory: None,
         }
     }
 }
@@ -165,7 +170,10 @@ mod tests {
         std::fs::write(&path, r#"{"stop_deadline_sec": 5}"#).unwrap();
         let err = Config::load(&path).unwrap_err();
         let chain = format!("{:#}", anyhow::Error::from(err));
-        assert!(chain.contains("unknown field `stop_deadline_sec`"), "{chain}");
+        assert!(
+            chain.contains("unknown field `stop_deadline_sec`"),
+            "{chain}"
+        );
     }
 
     #[test]

@@ -23,6 +23,11 @@
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
 //! - [`containers`]: the driver seam, naming, the fake.
+//! - [`systemd`]: talking to systemd; [`systemd::journal`] reads container
+//!   and host logs with journalctl (validated argv, timeout, output cap,
+//!   `-o json` parsing, follow, short-text rendering).
+//! - [`logging`]: the daemon's own logs — journald with structured fields
+//!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
@@ -32,4 +37,6 @@
 pub mod clock;
 pub mod config;
 pub mod containers;
+pub mod logging;
+pub mod systemd;
 pub mod wire;
