@@ -1,12 +1,17 @@
 //! What to read from the journal, validated, and the journalctl argv for it.
 //!
 //! Every filter is a validated newtype and becomes exactly **one** argv
-//! element of the `--option=value` form. journalctl (getopt_long) never reads
-//! the text after `=` as an option, so a grep of `--output=json` or a `since`
-//! of `-1h` stays a value. The character rules on top are defence in depth
+//! element of the `--option=value` form. getopt_long never reads the text
+//! after `=` as an option, so a grep of `--output=json` or a `since` of
+//! `-1h` stays a value (checked against journalctl 252 in
+//! `tests/journal_real.rs`). The character rules on top are defence in depth
 //! and give the requester an error naming the filter instead of a journalctl
-//! message. Rejected alternatives: `-u VALUE` as two elements (a value
-//! starting with `-` would be parsed as an option), and a shell (never).
+//! message. Rejected alternative: `--grep VALUE` as two elements. It is
+//! safe only while getopt takes a required argument's next element verbatim;
+//! for options whose argument is optional (`--lines[=N]`, `--boot[=ID]`)
+//! journalctl peeks at the next element with its own heuristics, and a
+//! value it declines becomes a positional match. One form for every option
+//! needs no such knowledge. A shell is never involved.
 //!
 //! Machines are named only by an [`Ident`]: the argv gets `--machine=h-<n>`,
 //! so a machine filter cannot point at anything but a hive container.
