@@ -9,7 +9,8 @@
 //! `--follow` delivers a new entry promptly.
 //!
 //! What it cannot: `--machine=h-<n>` needs machined and a running container;
-//! that check lives in the systemd test-bed.
+//! that check lives in the systemd test-bed. An agent's logs are tested here
+//! through the directory layout (`<dir>/h-<n>/`) instead.
 //!
 //! Needs `journalctl` and `systemd-journal-remote` (Debian: `apt-get install
 //! systemd-journal-remote`). Without them the tests fail and say so; set
@@ -22,7 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hive_c0re::systemd::journal::{
-    HostJournalRequest, Journal, JournalError, JournalQuery, JournalSource, RunError,
+    HostJournalRequest, Journal, JournalError, JournalQuery, JournalSource,
 };
 use hive_c0re::wire::journal::JournalPriority;
 
@@ -337,7 +338,7 @@ async fn a_pattern_journalctl_cannot_compile_is_refused_in_its_own_words() {
         ..HostJournalRequest::default()
     };
     let err = fixture.messages(request).await.unwrap_err();
-    let JournalError::Run(RunError::Refused { stderr, .. }) = &err else {
+    let JournalError::Refused { stderr, .. } = &err else {
         panic!("expected Refused, got {err:?}");
     };
     assert!(stderr.contains("(unclosed"), "{stderr}");
@@ -408,4 +409,55 @@ async fn follow_delivers_an_entry_written_later_within_a_second() {
         !Path::new(&format!("/proc/{pid}")).exists(),
         "journalctl {pid} survived close"
     );
+}
+
+#[tokio::test]
+async fn an_agents_logs_come_from_its_h_name_journal_and_not_the_hosts() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let Some(remote) = journal_remote() else {
+        return;
+    };
+    let machine_dir = fixture.journal_dir().join("h-iris");
+    std::fs::create_dir(&machine_dir).unwrap();
+    let now = now_us();
+    let lines: Vec<String> = (1..=4).map(|i| format!("harness turn {i}")).collect();
+    let entries: Vec<Entry<'_>> = lines
+        .iter()
+        .zip(0u64..)
+        .map(|(line, i)| Entry {
+            realtime_us: now - 10_000_000 + i,
+            fields: vec![
+                text("_HOSTNAME", "h-iris"),
+                text("_SYSTEMD_UNIT", "harness.service"),
+                text("SYSLOG_IDENTIFIER", "harness"),
+                text("MESSAGE", line),
+            ],
+        })
+        .collect();
+    write_journal(&remote, &machine_dir, "container", &entries);
+
+    let query =
+        JournalQuery::agent_logs(hive_c0re::wire::ident::Ident::new("iris").unwrap(), Some(3));
+    let text = tokio::time::timeout(TEST_DEADLINE, fixture.journal().read_text(&query))
+        .await
+        .unwrap()
+        .unwrap();
+    let got: Vec<&str> = text.lines().collect();
+    assert_eq!(got.len(), 3, "{text}");
+    assert!(
+        got[0].ends_with(" h-iris harness: harness turn 2"),
+        "{text}"
+    );
+    assert!(
+        got[2].ends_with(" h-iris harness: harness turn 4"),
+        "{text}"
+    );
+
+    let nobody =
+        JournalQuery::agent_logs(hive_c0re::wire::ident::Ident::new("nobody").unwrap(), None);
+    let err = fixture.journal().read(&nobody).await.unwrap_err();
+    assert!(matches!(err, JournalError::Refused { .. }), "{err:?}");
+    assert!(err.to_string().contains("h-nobody"), "{err}");
 }

@@ -78,16 +78,20 @@ async fn read_text_renders_every_entry_as_one_short_line_plus_continuations() {
 }
 
 #[tokio::test]
-async fn a_machine_query_on_a_journal_directory_is_refused_before_anything_runs() {
+async fn an_agents_logs_from_a_journal_directory_come_from_its_h_name_subdirectory() {
     let journal = journal_over_fixture(JournalSource::Directory("/srv/journal".into()));
-    let query = JournalQuery::agent_logs(Ident::new("iris").unwrap(), None);
-    let err = journal.read(&query).await.unwrap_err();
-    assert!(
-        matches!(err, JournalError::MachineOutsideHostJournal(_)),
-        "{err:?}"
+    let query = JournalQuery::agent_logs(Ident::new("iris").unwrap(), Some(5));
+    let entries = tokio::time::timeout(TEST_DEADLINE, journal.read(&query))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(entries.len(), 7);
+    let seen = journal.spawn.seen();
+    assert_eq!(
+        seen[0][3],
+        OsString::from("--directory=/srv/journal/h-iris")
     );
-    assert!(journal.follow(&query).is_err());
-    assert!(journal.spawn.seen().is_empty(), "nothing was spawned");
+    assert_eq!(seen[0][4], OsString::from("--lines=5"));
 }
 
 #[tokio::test]

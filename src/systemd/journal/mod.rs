@@ -30,23 +30,8 @@ mod stand_in;
 
 pub use entry::{JournalEntry, parse_output};
 pub use format::render_short;
-pub use query::{
-    HostJournalRequest, InvalidFilter, JournalQuery, JournalSource, MachineOutsideHostJournal,
-};
-pub use runner::{Follow, Journalctl, Limits, RunError, Spawn};
-
-/// Why a journal read failed. The query was already validated
-/// ([`InvalidFilter`] comes from building it).
-#[derive(Debug, thiserror::Error)]
-pub enum JournalError {
-    /// A container journal was asked for while the daemon reads a journal
-    /// directory: a configuration problem; answer with the message.
-    #[error(transparent)]
-    MachineOutsideHostJournal(#[from] MachineOutsideHostJournal),
-    /// Running journalctl failed; the variant says how (see [`RunError`]).
-    #[error(transparent)]
-    Run(#[from] RunError),
-}
+pub use query::{HostJournalRequest, InvalidFilter, JournalQuery, JournalSource};
+pub use runner::{Follow, JournalError, Journalctl, Limits, Spawn};
 
 /// The journal reader the daemon holds: where to read, how, and the limits.
 #[derive(Debug, Clone)]
@@ -76,9 +61,11 @@ impl<S: Spawn> Journal<S> {
         &self.source
     }
 
-    /// The entries the query selects, oldest first.
+    /// The entries the query selects, oldest first. The query's filters
+    /// were validated when it was built ([`InvalidFilter`]); what can fail
+    /// here is running journalctl ([`JournalError`]).
     pub async fn read(&self, query: &JournalQuery) -> Result<Vec<JournalEntry>, JournalError> {
-        let args = query.args(&self.source, false)?;
+        let args = query.args(&self.source, false);
         let output = runner::run_to_end(&self.spawn, &args, self.limits).await?;
         let parsed = parse_output(&output);
         if parsed.skipped > 0 {
@@ -99,8 +86,8 @@ impl<S: Spawn> Journal<S> {
     /// The query's last `lines` entries (journalctl's default: 10), then
     /// every new entry as it is written, until the [`Follow`] is dropped.
     pub fn follow(&self, query: &JournalQuery) -> Result<Follow, JournalError> {
-        let args = query.args(&self.source, true)?;
-        Ok(runner::follow(&self.spawn, &args, self.limits)?)
+        let args = query.args(&self.source, true);
+        runner::follow(&self.spawn, &args, self.limits)
     }
 }
 

@@ -155,13 +155,15 @@ pub fn agent_of_container(container: &str) -> Result<Ident, InvalidFilter> {
 /// Where journalctl reads from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum JournalSource {
-    /// The host's journal (the default); a machine filter reads that
-    /// container's journal with `--machine=`.
+    /// The host's journal (the default); agent `n`'s container journal is
+    /// read through machined with `--machine=h-<n>`.
     #[default]
     Host,
-    /// Journal files in this directory (`--directory=`): tests, and hosts
-    /// where the journal lives elsewhere. journalctl cannot combine it with
-    /// `--machine=`, so machine queries are refused in this mode.
+    /// Journal files in this directory (`--directory=`): tests, the fake
+    /// driver, and hosts whose journal lives elsewhere. Agent `n`'s
+    /// container journal is the files in `<dir>/h-<n>/` (journalctl cannot
+    /// combine `--machine=` with `--directory=`, and does not descend into
+    /// `h-<n>` by itself).
     Directory(PathBuf),
 }
 
@@ -245,11 +247,7 @@ impl JournalQuery {
 
     /// The journalctl arguments (without the program) for this query read
     /// from `source`; `follow` adds `--follow`.
-    pub fn args(
-        &self,
-        source: &JournalSource,
-        follow: bool,
-    ) -> Result<Vec<OsString>, MachineOutsideHostJournal> {
+    pub fn args(&self, source: &JournalSource, follow: bool) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![
             "--no-pager".into(),
             "--quiet".into(),
@@ -260,16 +258,14 @@ impl JournalQuery {
             (JournalSource::Host, Some(agent)) => {
                 args.push(format!("--machine={}", machine_name(agent)).into());
             }
-            (JournalSource::Directory(dir), None) => {
+            (JournalSource::Directory(dir), machine) => {
+                let dir = match machine {
+                    Some(agent) => dir.join(machine_name(agent)),
+                    None => dir.clone(),
+                };
                 let mut arg = OsString::from("--directory=");
                 arg.push(dir);
                 args.push(arg);
-            }
-            (JournalSource::Directory(dir), Some(agent)) => {
-                return Err(MachineOutsideHostJournal {
-                    agent: agent.clone(),
-                    directory: dir.clone(),
-                });
             }
         }
         let mut push = |option: &str, value: &str| args.push(format!("--{option}={value}").into());
@@ -294,22 +290,8 @@ impl JournalQuery {
         if follow {
             args.push("--follow".into());
         }
-        Ok(args)
+        args
     }
-}
-
-/// A machine filter on a journal read from a directory: journalctl cannot
-/// combine `--machine=` with `--directory=`. The daemon's configuration
-/// (`journal_directory`) is the cause, not the requester.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "cannot read agent {agent}'s container journal: journal_directory is set to {}, \
-     and container journals are only readable from the host journal (unset journal_directory)",
-    directory.display()
-)]
-pub struct MachineOutsideHostJournal {
-    pub agent: Ident,
-    pub directory: PathBuf,
 }
 
 #[cfg(test)]

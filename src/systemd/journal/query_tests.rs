@@ -7,7 +7,7 @@ fn strings(args: &[OsString]) -> Vec<String> {
 }
 
 fn host_args(query: &JournalQuery) -> Vec<String> {
-    strings(&query.args(&JournalSource::Host, false).unwrap())
+    strings(&query.args(&JournalSource::Host, false))
 }
 
 fn agent(name: &str) -> Ident {
@@ -34,7 +34,7 @@ fn every_filter_becomes_one_option_equals_value_element() {
         lines: Some(7),
     };
     assert_eq!(
-        strings(&query.args(&JournalSource::Host, true).unwrap()),
+        strings(&query.args(&JournalSource::Host, true)),
         [
             "--no-pager",
             "--quiet",
@@ -228,17 +228,12 @@ fn agent_logs_read_the_agents_machine_with_default_and_clamped_lines() {
 }
 
 #[test]
-fn a_directory_source_reads_that_directory_and_refuses_machine_queries() {
+fn a_directory_source_reads_that_directory_and_a_machine_from_its_subdirectory() {
     let dir = JournalSource::from_config(Some(Path::new("/tmp/j dir")));
-    let args = strings(&JournalQuery::default().args(&dir, false).unwrap());
+    let args = strings(&JournalQuery::default().args(&dir, false));
     assert_eq!(args[3], "--directory=/tmp/j dir");
-    let err = JournalQuery::agent_logs(agent("iris"), None)
-        .args(&dir, false)
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("journal_directory is set to /tmp/j dir"),
-        "{err}"
-    );
+    let args = strings(&JournalQuery::agent_logs(agent("iris"), None).args(&dir, false));
+    assert_eq!(args[3], "--directory=/tmp/j dir/h-iris");
+    assert!(!args.iter().any(|a| a.starts_with("--machine")), "{args:?}");
     assert_eq!(JournalSource::from_config(None), JournalSource::Host);
 }

@@ -88,10 +88,11 @@ impl Default for Limits {
     }
 }
 
-/// Why running the reader failed. Each variant is a different answer to the
+/// Why a journal read failed (its filters were checked when the query was
+/// built). Each variant is a different answer to the
 /// requester.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub enum JournalError {
     /// The program could not be started (not installed, not executable):
     /// the host is misconfigured; the requester can only retry later.
     #[error("cannot start {}", program.display())]
@@ -130,14 +131,14 @@ pub enum RunError {
     },
 }
 
-fn spawn_piped(spawn: &dyn Spawn, args: &[OsString]) -> Result<Child, RunError> {
+fn spawn_piped(spawn: &dyn Spawn, args: &[OsString]) -> Result<Child, JournalError> {
     let mut command = spawn.command(args);
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    command.spawn().map_err(|source| RunError::Spawn {
+    command.spawn().map_err(|source| JournalError::Spawn {
         program: spawn.program().to_path_buf(),
         source,
     })
@@ -167,7 +168,7 @@ pub async fn run_to_end(
     spawn: &dyn Spawn,
     args: &[OsString],
     limits: Limits,
-) -> Result<Vec<u8>, RunError> {
+) -> Result<Vec<u8>, JournalError> {
     let program = spawn.program().to_path_buf();
     let mut child = spawn_piped(spawn, args)?;
     let stderr = capture_stderr(child.stderr.take());
@@ -176,11 +177,11 @@ pub async fn run_to_end(
         let output = read_capped(stdout, limits.max_output).await;
         match output {
             Ok(Some(bytes)) => Ok((bytes, child.wait().await)),
-            Ok(None) => Err(RunError::OutputTooLarge {
+            Ok(None) => Err(JournalError::OutputTooLarge {
                 program: program.clone(),
                 limit: limits.max_output,
             }),
-            Err(source) => Err(RunError::Io {
+            Err(source) => Err(JournalError::Io {
                 program: program.clone(),
                 source,
             }),
@@ -195,13 +196,13 @@ pub async fn run_to_end(
         }
         Err(_elapsed) => {
             kill_and_reap(&mut child).await;
-            return Err(RunError::TimedOut {
+            return Err(JournalError::TimedOut {
                 program,
                 timeout: limits.timeout,
             });
         }
     };
-    let status = status.map_err(|source| RunError::Io {
+    let status = status.map_err(|source| JournalError::Io {
         program: program.clone(),
         source,
     })?;
@@ -209,7 +210,7 @@ pub async fn run_to_end(
         Ok(output)
     } else {
         let stderr = stderr.await.unwrap_or_default();
-        Err(RunError::Refused {
+        Err(JournalError::Refused {
             program,
             status,
             stderr,
@@ -241,7 +242,7 @@ async fn kill_and_reap(child: &mut Child) {
 /// it (or [`Follow::close`]) kills the process.
 #[derive(Debug)]
 pub struct Follow {
-    entries: mpsc::Receiver<Result<JournalEntry, RunError>>,
+    entries: mpsc::Receiver<Result<JournalEntry, JournalError>>,
     task: JoinHandle<()>,
     pid: Option<u32>,
 }
@@ -249,7 +250,7 @@ pub struct Follow {
 impl Follow {
     /// The next entry; `None` once the process ended (an error, if it
     /// failed, comes first).
-    pub async fn next(&mut self) -> Option<Result<JournalEntry, RunError>> {
+    pub async fn next(&mut self) -> Option<Result<JournalEntry, JournalError>> {
         self.entries.recv().await
     }
 
@@ -268,7 +269,11 @@ impl Follow {
 
 /// Start a follow; `limits.max_output` caps each line, the timeout is not
 /// used (a follow runs until the consumer stops).
-pub fn follow(spawn: &dyn Spawn, args: &[OsString], limits: Limits) -> Result<Follow, RunError> {
+pub fn follow(
+    spawn: &dyn Spawn,
+    args: &[OsString],
+    limits: Limits,
+) -> Result<Follow, JournalError> {
     let program = spawn.program().to_path_buf();
     let mut child = spawn_piped(spawn, args)?;
     let pid = child.id();
@@ -289,12 +294,12 @@ pub fn follow(spawn: &dyn Spawn, args: &[OsString], limits: Limits) -> Result<Fo
                 let stderr = stderr.await.unwrap_or_default();
                 let error = match status {
                     Ok(status) if status.success() => None,
-                    Ok(status) => Some(RunError::Refused {
+                    Ok(status) => Some(JournalError::Refused {
                         program,
                         status,
                         stderr,
                     }),
-                    Err(source) => Some(RunError::Io { program, source }),
+                    Err(source) => Some(JournalError::Io { program, source }),
                 };
                 if let Some(error) = error {
                     let _ = tx.send(Err(error)).await;
@@ -316,13 +321,13 @@ pub fn follow(spawn: &dyn Spawn, args: &[OsString], limits: Limits) -> Result<Fo
 
 enum Pump {
     Eof,
-    Failed(RunError),
+    Failed(JournalError),
     ConsumerGone,
 }
 
 async fn pump(
     lines: &mut (impl AsyncBufReadExt + Unpin),
-    tx: &mpsc::Sender<Result<JournalEntry, RunError>>,
+    tx: &mpsc::Sender<Result<JournalEntry, JournalError>>,
     program: &Path,
     max_line: usize,
 ) -> Pump {
@@ -336,14 +341,14 @@ async fn pump(
         match read {
             Ok(0) => return Pump::Eof,
             Ok(_) if line.len() > max_line => {
-                return Pump::Failed(RunError::OutputTooLarge {
+                return Pump::Failed(JournalError::OutputTooLarge {
                     program: program.to_path_buf(),
                     limit: max_line,
                 });
             }
             Ok(_) => {}
             Err(source) => {
-                return Pump::Failed(RunError::Io {
+                return Pump::Failed(JournalError::Io {
                     program: program.to_path_buf(),
                     source,
                 });

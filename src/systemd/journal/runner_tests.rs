@@ -28,7 +28,7 @@ async fn a_reader_that_outlives_the_timeout_is_killed_and_the_error_says_timeout
     let err = bounded(run_to_end(&sleep, &[], limits(300, 1024)))
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
+    assert!(matches!(err, JournalError::TimedOut { .. }), "{err:?}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "killed, not waited for"
@@ -48,7 +48,7 @@ async fn a_reader_that_writes_past_the_cap_is_killed_and_the_error_says_output()
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::OutputTooLarge { limit: 65536, .. }),
+        matches!(err, JournalError::OutputTooLarge { limit: 65536, .. }),
         "{err:?}"
     );
     assert!(
@@ -71,7 +71,7 @@ async fn output_of_exactly_the_cap_is_accepted_and_one_byte_more_is_not() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::OutputTooLarge { limit: 9, .. }),
+        matches!(err, JournalError::OutputTooLarge { limit: 9, .. }),
         "{err:?}"
     );
 }
@@ -82,7 +82,7 @@ async fn a_reader_that_exits_non_zero_is_refused_with_its_own_stderr() {
     let err = bounded(run_to_end(&ls, &[], Limits::default()))
         .await
         .unwrap_err();
-    let RunError::Refused { stderr, status, .. } = &err else {
+    let JournalError::Refused { stderr, status, .. } = &err else {
         panic!("expected Refused, got {err:?}");
     };
     assert!(!status.success());
@@ -96,7 +96,7 @@ async fn a_missing_program_is_a_spawn_error_naming_it() {
     let err = bounded(run_to_end(&missing, &[], Limits::default()))
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::Spawn { .. }), "{err:?}");
+    assert!(matches!(err, JournalError::Spawn { .. }), "{err:?}");
     assert_eq!(err.to_string(), "cannot start /nonexistent/journalctl");
 }
 
@@ -198,7 +198,7 @@ async fn a_follow_line_longer_than_the_cap_ends_the_stream_with_an_output_error(
     .await;
     let err = bounded(follow.next()).await.unwrap().unwrap_err();
     assert!(
-        matches!(err, RunError::OutputTooLarge { limit: 100, .. }),
+        matches!(err, JournalError::OutputTooLarge { limit: 100, .. }),
         "{err:?}"
     );
     assert!(bounded(follow.next()).await.is_none());
