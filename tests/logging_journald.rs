@@ -7,23 +7,27 @@
 //! tracing-journald sends to the fixed path `/run/systemd/journal/socket`,
 //! so the capturing half runs in a private mount namespace with a tmpfs on
 //! `/run` (`unshare --mount`, root only): the host's `/run` is never touched.
-//! That half is the `#[ignore]`d test below, re-executed by the outer test
-//! with `HIVE_LOGGING_CAPTURE` set; run alone it does nothing.
+//! That half is the `#[ignore]`d test below, re-executed by the outer tests
+//! with `HIVE_LOGGING_CAPTURE` set; run alone it does nothing. It calls the
+//! daemon's real entry point, `logging::init()`, with stderr on a file and
+//! `JOURNAL_STREAM` naming that file (or another one), so the detection is
+//! exercised too.
 //!
 //! What is left to the systemd test-bed: a real journald adding the trusted
 //! `_SYSTEMD_UNIT` itself (here the capture adds it, as journald would), and
-//! the `JOURNAL_STREAM` detection in a real service.
+//! systemd setting `JOURNAL_STREAM` for a real service.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use tracing_subscriber::layer::SubscriberExt;
+use hive_c0re::logging::LogTarget;
 
 const CAPTURE_ENV: &str = "HIVE_LOGGING_CAPTURE";
+const EXPECT_ENV: &str = "HIVE_LOGGING_EXPECT";
 const INNER_TEST: &str = "capture_the_layers_datagrams_in_a_private_run";
 const BOOT_ID: &str = "6b1a5e0f2c2d4f0b9d8e7f6a5b4c3d2e";
 
@@ -47,13 +51,15 @@ fn journal_remote() -> Option<PathBuf> {
     found
 }
 
-/// Runs only when re-executed by the outer test, inside `unshare --mount`.
+/// Runs only when re-executed by the outer test, inside `unshare --mount`,
+/// with stderr on a file and `JOURNAL_STREAM` set by the outer test.
 #[test]
-#[ignore = "helper: run by the_daemons_agent_field_is_found_by_journalctl_agent_match"]
+#[ignore = "helper: re-executed by the tests below in a private mount namespace"]
 fn capture_the_layers_datagrams_in_a_private_run() {
     let Some(out) = std::env::var_os(CAPTURE_ENV).map(PathBuf::from) else {
         return;
     };
+    let expect_journald = std::env::var(EXPECT_ENV).unwrap() == "journald";
     // Private /run: the mount namespace was made private by unshare.
     let mounted = Command::new("mount")
         .args(["-t", "tmpfs", "hive-test-run", "/run"])
@@ -62,28 +68,35 @@ fn capture_the_layers_datagrams_in_a_private_run() {
     assert!(mounted.success(), "mount tmpfs on /run: {mounted}");
     std::fs::create_dir_all("/run/systemd/journal").unwrap();
     let socket = UnixDatagram::bind("/run/systemd/journal/socket").unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    socket.set_nonblocking(true).unwrap();
 
-    let layer = hive_c0re::logging::journald_layer().unwrap();
-    let subscriber = tracing_subscriber::registry().with(layer);
-    tracing::subscriber::with_default(subscriber, || {
-        let name = "iris";
-        tracing::info!(agent = %name, "agent started");
-        let span = tracing::info_span!("request", agent = %"juno");
-        span.in_scope(|| tracing::warn!("inside a span"));
-        tracing::error!(request_id = 7, "no agent here");
-    });
+    // The daemon's own entry point: detection, layer, global subscriber.
+    let target = hive_c0re::logging::init().unwrap();
+    if expect_journald {
+        assert_eq!(target, LogTarget::Journald);
+    } else {
+        assert_eq!(
+            target,
+            LogTarget::Stderr {
+                journal_error: None
+            }
+        );
+    }
+    let name = "iris";
+    tracing::info!(agent = %name, "agent started");
+    let span = tracing::info_span!("request", agent = %"juno");
+    span.in_scope(|| tracing::warn!("inside a span"));
+    tracing::error!(request_id = 7, "no agent here");
+    tracing::debug!(agent = %name, "below the default level");
 
-    // One export-format entry per non-empty datagram (the layer's probe at
-    // construction is empty). journald would add the trusted fields; the
+    // The layer sends each event synchronously, so every datagram is already
+    // queued: drain without waiting. The probe sent when the layer is built
+    // is empty and skipped. journald would add the trusted fields; the
     // capture adds the ones the query needs.
     let mut export = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
-    let mut entries = 0;
-    while entries < 3 {
-        let n = socket.recv(&mut buf).unwrap();
+    let mut entries = 0u64;
+    while let Ok(n) = socket.recv(&mut buf) {
         if n == 0 {
             continue;
         }
@@ -102,7 +115,50 @@ fn capture_the_layers_datagrams_in_a_private_run() {
         }
         export.push(b'\n');
     }
+    assert_eq!(entries, if expect_journald { 3 } else { 0 });
     std::fs::write(out, export).unwrap();
+}
+
+/// Re-run this binary's capture helper in a private mount namespace with
+/// stderr on `<dir>/stderr.log` and `JOURNAL_STREAM` naming that file (or,
+/// with `journald == false`, another file). Returns the export file.
+fn capture(dir: &Path, journald: bool) -> PathBuf {
+    let stderr_path = dir.join("stderr.log");
+    let stderr = std::fs::File::create(&stderr_path).unwrap();
+    let named = if journald {
+        stderr_path.clone()
+    } else {
+        let other = dir.join("other.log");
+        std::fs::write(&other, b"").unwrap();
+        other
+    };
+    let meta = std::fs::metadata(&named).unwrap();
+    let journal_stream = format!("{}:{}", meta.dev(), meta.ino());
+    let export = dir.join("daemon.export");
+    let status = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            INNER_TEST,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CAPTURE_ENV, &export)
+        .env(EXPECT_ENV, if journald { "journald" } else { "stderr" })
+        .env("JOURNAL_STREAM", journal_stream)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "capture failed: {}",
+        std::fs::read_to_string(&stderr_path).unwrap_or_default()
+    );
+    export
 }
 
 fn journalctl_json(dir: &Path, matches: &[&str]) -> Vec<serde_json::Value> {
@@ -120,36 +176,22 @@ fn journalctl_json(dir: &Path, matches: &[&str]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[test]
-fn the_daemons_agent_field_is_found_by_journalctl_agent_match() {
-    let Some(remote) = journal_remote() else {
-        return;
-    };
+fn preconditions() -> Option<PathBuf> {
+    let remote = journal_remote()?;
     assert!(
         nix::unistd::geteuid().is_root(),
         "needs root for unshare --mount (or set HIVE_SKIP_REAL_JOURNAL=1)"
     );
+    Some(remote)
+}
+
+#[test]
+fn when_stderr_is_the_journal_stream_agent_fields_are_found_by_journalctl_agent_match() {
+    let Some(remote) = preconditions() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
-    let export = dir.path().join("daemon.export");
-    let capture = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "--"])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            INNER_TEST,
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CAPTURE_ENV, &export)
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        capture.status.success(),
-        "capture failed: {}",
-        String::from_utf8_lossy(&capture.stderr)
-    );
+    let export = capture(dir.path(), true);
 
     let journal_dir = dir.path().join("journal");
     std::fs::create_dir(&journal_dir).unwrap();
@@ -186,5 +228,35 @@ fn the_daemons_agent_field_is_found_by_journalctl_agent_match() {
     let other = journalctl_json(&journal_dir, &["REQUEST_ID=7"]);
     assert_eq!(other.len(), 1);
     assert_eq!(other[0]["PRIORITY"], "3");
-    assert_eq!(journalctl_json(&journal_dir, &[]).len(), 3);
+    assert_eq!(
+        journalctl_json(&journal_dir, &[]).len(),
+        3,
+        "debug is filtered out"
+    );
+    let text = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap();
+    assert!(
+        !text.contains("agent started"),
+        "not also on stderr: {text}"
+    );
+}
+
+#[test]
+fn when_journal_stream_names_another_file_logs_are_text_on_stderr() {
+    // A child of a journald-logged service inherits JOURNAL_STREAM even after
+    // its stderr was redirected: the variable alone must not win.
+    if preconditions().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    capture(dir.path(), false);
+    let text = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("agent started"))
+        .unwrap_or_else(|| panic!("no text line on stderr: {text}"));
+    assert!(
+        line.contains("INFO") && line.contains("agent=iris"),
+        "{line}"
+    );
+    assert!(!text.contains("below the default level"), "{text}");
 }
