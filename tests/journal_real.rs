@@ -294,6 +294,21 @@ async fn a_grep_that_looks_like_an_option_is_matched_as_text_not_obeyed() {
 }
 
 #[tokio::test]
+async fn a_grep_that_matches_nothing_returns_no_lines() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        grep: Some("no line says this"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(
+        fixture.messages(request).await.unwrap(),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
 async fn a_since_or_until_starting_with_a_dash_is_a_relative_time() {
     let Some(fixture) = Fixture::new() else {
         return;

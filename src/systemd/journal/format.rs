@@ -24,6 +24,14 @@ pub fn render_short(entries: &[JournalEntry]) -> String {
     out
 }
 
+/// One entry as [`render_short`] writes it (with its trailing `\n`): for
+/// streaming a follow line by line.
+pub fn render_line(entry: &JournalEntry) -> String {
+    let mut out = String::new();
+    render_entry(entry, &mut out);
+    out
+}
+
 fn render_entry(entry: &JournalEntry, out: &mut String) {
     let start = out.len();
     match entry.time_us {
@@ -167,6 +175,12 @@ mod tests {
             "{text:?}"
         );
         assert_eq!(text.lines().count(), 1);
+    }
+
+    #[test]
+    fn one_rendered_line_is_the_same_text_as_in_a_list() {
+        let e = entry("x");
+        assert_eq!(render_line(&e), render_short(&[e]));
     }
 
     #[test]

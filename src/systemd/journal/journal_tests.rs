@@ -111,3 +111,27 @@ async fn a_follow_passes_follow_and_streams_the_entries() {
     assert_eq!(seen[0].last(), Some(&OsString::from("--follow")));
     assert_eq!(seen[0][3], OsString::from("--directory=/srv/journal"));
 }
+
+#[tokio::test]
+async fn a_grep_that_matches_nothing_is_an_empty_result_not_a_refusal() {
+    // journalctl 252 exits 1 with nothing on stderr in that case; `false`
+    // does the same.
+    let journal = Journal::with_spawn(
+        StandIn::new("false", Vec::<OsString>::new()),
+        JournalSource::Host,
+        Limits::default(),
+    );
+    let grep = JournalQuery::host_journal(&HostJournalRequest {
+        grep: Some("no such line"),
+        ..HostJournalRequest::default()
+    })
+    .unwrap();
+    let entries = tokio::time::timeout(TEST_DEADLINE, journal.read(&grep))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(entries.is_empty());
+    // Without a grep the same silent exit is a failure worth reporting.
+    let err = journal.read(&JournalQuery::default()).await.unwrap_err();
+    assert!(matches!(err, JournalError::Refused { .. }), "{err:?}");
+}

@@ -29,7 +29,7 @@ pub mod runner;
 mod stand_in;
 
 pub use entry::{JournalEntry, parse_output};
-pub use format::render_short;
+pub use format::{render_line, render_short};
 pub use query::{HostJournalRequest, InvalidFilter, JournalQuery, JournalSource};
 pub use runner::{Follow, JournalError, Journalctl, Limits, Spawn};
 
@@ -66,7 +66,11 @@ impl<S: Spawn> Journal<S> {
     /// here is running journalctl ([`JournalError`]).
     pub async fn read(&self, query: &JournalQuery) -> Result<Vec<JournalEntry>, JournalError> {
         let args = query.args(&self.source, false);
-        let output = runner::run_to_end(&self.spawn, &args, self.limits).await?;
+        let output = match runner::run_to_end(&self.spawn, &args, self.limits).await {
+            Ok(output) => output,
+            Err(error) if query.grep.is_some() && is_silent_no_match(&error) => Vec::new(),
+            Err(error) => return Err(error),
+        };
         let parsed = parse_output(&output);
         if parsed.skipped > 0 {
             tracing::warn!(
@@ -89,6 +93,14 @@ impl<S: Spawn> Journal<S> {
         let args = query.args(&self.source, true);
         runner::follow(&self.spawn, &args, self.limits)
     }
+}
+
+/// journalctl 252 exits 1 **without a word** when `--grep` matched nothing
+/// (a bad pattern also exits 1, but says `Bad pattern ...`). That is an
+/// empty result, not a refusal.
+fn is_silent_no_match(error: &JournalError) -> bool {
+    matches!(error, JournalError::Refused { status, stderr, .. }
+        if status.code() == Some(1) && stderr.is_empty())
 }
 
 #[cfg(test)]

@@ -34,6 +34,17 @@ pub trait Spawn: fmt::Debug + Send + Sync + 'static {
     fn program(&self) -> &Path;
 }
 
+/// A boxed seam is a seam, so the daemon can choose one at run time.
+impl<T: Spawn + ?Sized> Spawn for Box<T> {
+    fn command(&self, args: &[OsString]) -> Command {
+        (**self).command(args)
+    }
+
+    fn program(&self) -> &Path {
+        (**self).program()
+    }
+}
+
 /// The real reader: `journalctl` (found on `PATH` unless a path is given).
 #[derive(Debug, Clone)]
 pub struct Journalctl {
@@ -89,8 +100,7 @@ impl Default for Limits {
 }
 
 /// Why a journal read failed (its filters were checked when the query was
-/// built). Each variant is a different answer to the
-/// requester.
+/// built). Each variant is a different answer to the requester.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// The program could not be started (not installed, not executable):
