@@ -23,9 +23,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hive_c0re::systemd::journal::{
-    HostJournalRequest, Journal, JournalError, JournalQuery, JournalSource,
+    HostJournalRequest, Journal, JournalError, JournalPriority, JournalQuery, JournalSource,
 };
-use hive_c0re::wire::journal::JournalPriority;
 
 const TEST_DEADLINE: Duration = Duration::from_secs(20);
 const BOOT_ID: &str = "6b1a5e0f2c2d4f0b9d8e7f6a5b4c3d2e";

@@ -13,7 +13,7 @@
 
 use serde::Deserialize;
 
-use crate::wire::journal::JournalPriority;
+use super::JournalPriority;
 
 /// One field's value as journalctl writes it in JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -100,7 +100,7 @@ impl JournalEntry {
         let text = |v: Option<FieldValue>| v.map(|v| v.to_text_lossy());
         let priority = text(raw.priority)
             .and_then(|p| p.trim().parse::<u8>().ok())
-            .and_then(JournalPriority::from_number);
+            .and_then(priority_from_syslog);
         Ok(Self {
             time_us: text(raw.realtime).and_then(|t| t.trim().parse().ok()),
             priority,
@@ -113,6 +113,22 @@ impl JournalEntry {
             cursor: text(raw.cursor),
         })
     }
+}
+
+/// The level stored as `PRIORITY=<0..7>` (0 = emerg); other numbers are
+/// not levels.
+pub fn priority_from_syslog(number: u8) -> Option<JournalPriority> {
+    const BY_NUMBER: [JournalPriority; 8] = [
+        JournalPriority::Emerg,
+        JournalPriority::Alert,
+        JournalPriority::Crit,
+        JournalPriority::Err,
+        JournalPriority::Warning,
+        JournalPriority::Notice,
+        JournalPriority::Info,
+        JournalPriority::Debug,
+    ];
+    BY_NUMBER.get(usize::from(number)).copied()
 }
 
 /// Entries parsed from a whole output, and how many lines were skipped.

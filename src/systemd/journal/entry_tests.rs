@@ -127,3 +127,34 @@ fn empty_output_is_no_entries() {
     assert_eq!(parse_output(b""), Parsed::default());
     assert_eq!(parse_output(b"\n\n"), Parsed::default());
 }
+
+#[test]
+fn syslog_numbers_zero_to_seven_are_the_levels_in_order_and_eight_is_none() {
+    let names: Vec<&str> = (0..8)
+        .map(|n| priority_from_syslog(n).unwrap().as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"
+        ]
+    );
+    assert_eq!(priority_from_syslog(8), None);
+}
+
+#[test]
+fn priorities_are_written_on_the_wire_as_journalctls_names() {
+    for n in 0..8 {
+        let p = priority_from_syslog(n).unwrap();
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            format!("\"{}\"", p.as_str())
+        );
+    }
+    for bad in ["\"error\"", "\"ERR\"", "\"3\"", "3", "\"0..7\""] {
+        assert!(
+            serde_json::from_str::<JournalPriority>(bad).is_err(),
+            "{bad}"
+        );
+    }
+}

@@ -2,10 +2,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::JournalPriority;
 use super::stand_in::StandIn;
 use super::*;
 use crate::wire::ident::Ident;
-use crate::wire::journal::JournalPriority;
 
 const TEST_DEADLINE: Duration = Duration::from_secs(10);
 

@@ -19,9 +19,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::JournalPriority;
 use crate::containers::machine_name;
 use crate::wire::ident::Ident;
-use crate::wire::journal::JournalPriority;
 
 /// `get_host_journal`: lines when the request names none.
 pub const HOST_JOURNAL_DEFAULT_LINES: u32 = 30;
