@@ -180,7 +180,8 @@ impl JournalSource {
 /// it returns a stream instead of a list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JournalQuery {
-    /// Read this agent's container journal (`--machine=h-<n>`).
+    /// Read this agent's container journal (`--machine=h-<n>`, or
+    /// `<dir>/h-<n>/` from a directory source).
     pub machine: Option<Ident>,
     pub unit: Option<UnitFilter>,
     /// This level and more severe.
