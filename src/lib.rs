@@ -23,6 +23,8 @@
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
 //! - [`containers`]: the driver seam, naming, the fake.
+//! - [`systemd`]: systemd itself; `systemd::dbus` is the real container
+//!   driver (systemd1 jobs and signals, machine1 images, settings files).
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
@@ -32,4 +34,5 @@
 pub mod clock;
 pub mod config;
 pub mod containers;
+pub mod systemd;
 pub mod wire;

@@ -1,0 +1,3 @@
+//! Everything that talks to systemd itself (see each module's docs).
+
+pub mod dbus;
