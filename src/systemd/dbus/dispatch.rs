@@ -35,6 +35,31 @@ pub(super) fn bus_label(settings: &Settings) -> String {
     }
 }
 
+/// Why connecting failed, in the operator's terms.
+pub(super) fn describe_connect_error(settings: &Settings, e: &zbus::Error) -> String {
+    let bus = bus_label(settings);
+    let nobody = |e: &zbus::fdo::Error| {
+        matches!(
+            e,
+            zbus::fdo::Error::ServiceUnknown(_) | zbus::fdo::Error::NameHasNoOwner(_)
+        )
+    };
+    let no_systemd = match e {
+        zbus::Error::FDO(fdo) => nobody(fdo),
+        zbus::Error::MethodError(name, _, _) => matches!(
+            name.as_str(),
+            "org.freedesktop.DBus.Error.ServiceUnknown"
+                | "org.freedesktop.DBus.Error.NameHasNoOwner"
+        ),
+        _ => false,
+    };
+    if no_systemd {
+        format!("systemd is not on {bus} ({SYSTEMD_SERVICE} has no owner); is this a systemd host?")
+    } else {
+        format!("cannot use {bus}: {e}")
+    }
+}
+
 /// The `ListUnitsByPatterns` pattern of the profile's container units.
 pub(super) fn unit_pattern(profile: Profile) -> &'static str {
     match profile {

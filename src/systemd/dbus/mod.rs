@@ -169,7 +169,7 @@ impl SystemdDriver {
                 ))
             })?
             .map_err(|e| {
-                DriverError::Unavailable(format!("{}: {e}", dispatch::bus_label(&settings)))
+                DriverError::Unavailable(dispatch::describe_connect_error(&settings, &e))
             })?;
         let mut view = View::default();
         for agent in &settings.agents {
