@@ -2,7 +2,7 @@
 //! systemd1/machine1 (tests/support/dbus_fake). Fast tier: no root, no
 //! systemd; the real-systemd tier lives in tests/system/.
 //!
-//! Every test runs under [`LIMIT`]; waits are on signals and change events,
+//! Every test runs under `fake::rig::LIMIT`; waits are on signals and change events,
 //! never on sleeps.
 
 // The whole file is test code; clippy.toml's allow-unwrap-in-tests does not
@@ -13,130 +13,17 @@
 mod fake;
 
 use std::collections::BTreeSet;
-use std::future::Future;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use fake::bus::PrivateBus;
+use fake::rig::{Rig, bounded, host, id, nspawn, settings_at, state, until};
 use fake::systemd::{FakeSystemd, JobMode, State, Unit};
 use hive_c0re::containers::{
-    ActiveState, ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode,
-    UnitChange, UnitState,
+    ActiveState, ContainerDriver, DriverError, Outcome, Profile, StopMode, UnitState,
 };
+use hive_c0re::systemd::dbus::SystemdDriver;
 use hive_c0re::systemd::dbus::builder::RecordingBuilder;
-use hive_c0re::systemd::dbus::{Settings, SystemdDriver};
-use hive_c0re::wire::ident::Ident;
-use tempfile::TempDir;
-use tokio::sync::broadcast;
-
-const LIMIT: Duration = Duration::from_secs(20);
-
-/// Run a test body with a deadline.
-async fn bounded<F: Future<Output = ()>>(body: F) {
-    tokio::time::timeout(LIMIT, body)
-        .await
-        .expect("the test finished within its limit");
-}
-
-fn id(s: &str) -> Ident {
-    Ident::new(s).unwrap()
-}
-
-fn nspawn(n: &str) -> String {
-    format!("systemd-nspawn@h-{n}.service")
-}
-
-/// A fake systemd whose template instances `h-<n>` exist for `names`
-/// (image and unit, not loaded) plus the template image.
-fn host(names: &[&str]) -> State {
-    let mut st = State::default();
-    st.images.insert("hive-template".into());
-    for n in names {
-        st.images.insert(format!("h-{n}"));
-        st.units
-            .insert(nspawn(n), Unit::new(false, "inactive", "dead"));
-    }
-    st
-}
-
-/// Settings for a bus at `address`, files under `dir`.
-fn settings_at(dir: &Path, address: String) -> Settings {
-    Settings {
-        bus_address: Some(address),
-        answer_budget: Duration::from_secs(3),
-        stop_deadline: Duration::from_secs(3),
-        template_image: "hive-template".into(),
-        nspawn_dir: dir.join("nspawn"),
-        nixos_containers_dir: dir.join("nixos"),
-        agents: Vec::new(),
-        builder: Arc::new(RecordingBuilder::new("/nix/store")),
-    }
-}
-
-struct Rig {
-    dir: TempDir,
-    bus: PrivateBus,
-    fake: FakeSystemd,
-}
-
-impl Rig {
-    async fn new(state: State) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let bus = PrivateBus::start(dir.path()).await;
-        let fake = FakeSystemd::serve(&bus.address(), state).await;
-        Self { dir, bus, fake }
-    }
-
-    fn settings(&self, agents: &[&str]) -> Settings {
-        let mut settings = settings_at(self.dir.path(), self.bus.address());
-        settings.agents = agents.iter().map(|a| id(a)).collect();
-        settings
-    }
-
-    async fn driver(&self, agents: &[&str]) -> SystemdDriver {
-        SystemdDriver::connect(Profile::Nspawn, self.settings(agents))
-            .await
-            .unwrap()
-    }
-
-    fn spec(&self, n: &str) -> ContainerSpec {
-        ContainerSpec {
-            runtime_dir: self.dir.path().join("run").join(n),
-            state_dir: self.dir.path().join("state").join(n),
-            cpu_quota: Some("200%".into()),
-            memory_max: Some("4G".into()),
-            env: vec![("HIVE_CAPABILITIES".into(), "spawn".into())],
-        }
-    }
-}
-
-/// Wait until the driver's view of `agent` satisfies `pred`, following the
-/// change events (the view is checked first, so no event can be missed).
-async fn until(
-    driver: &SystemdDriver,
-    changes: &mut broadcast::Receiver<UnitChange>,
-    agent: &str,
-    pred: impl Fn(Option<&UnitState>) -> bool,
-) {
-    loop {
-        if pred(driver.view().get(&id(agent))) {
-            return;
-        }
-        match changes.recv().await {
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-            Err(e) => panic!("change channel closed: {e}"),
-        }
-    }
-}
-
-fn state(active: ActiveState, sub: &str, result: &str) -> UnitState {
-    UnitState {
-        active,
-        sub: sub.into(),
-        result: result.into(),
-    }
-}
 
 #[tokio::test]
 async fn a_start_is_done_when_its_job_is_removed_and_the_view_already_shows_it_running() {
@@ -476,6 +363,30 @@ async fn a_hard_stop_sends_sigkill_and_returns_once_the_unit_is_down() {
             s == Some(&UnitState::inactive())
         })
         .await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_unit_announced_only_by_unit_new_is_read_from_systemd() {
+    bounded(async {
+        let rig = Rig::new(host(&["x"])).await;
+        let driver = rig.driver(&[]).await;
+        assert!(driver.view().is_empty());
+        let mut changes = driver.changes();
+        // Loaded and failed within one systemd event loop turn: no
+        // PropertiesChanged comes, only UnitNew.
+        rig.fake
+            .load_quietly(&nspawn("x"), "failed", "failed", "exit-code")
+            .await;
+        until(&driver, &mut changes, "x", |s| {
+            s.is_some_and(UnitState::is_failed)
+        })
+        .await;
+        assert_eq!(
+            driver.view()[&id("x")],
+            state(ActiveState::Failed, "failed", "exit-code")
+        );
     })
     .await;
 }

@@ -1,6 +1,12 @@
 //! The connection's life: connecting and subscribing, the dispatcher task
 //! that turns systemd's signals into job results and view changes,
 //! reconnecting when the bus goes away, and the full resync.
+//!
+//! Decision: when the bus connection dies, the dispatcher reconnects by
+//! itself (100 ms doubling to 2 s between attempts, forever) and resyncs,
+//! so a `dbus-daemon` restart costs the roster a moment, not the daemon.
+//! Rejected: ending the daemon and letting systemd restart it — that drops
+//! every operator and agent connection for a bus hiccup.
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
@@ -147,8 +153,9 @@ impl Shared {
             .agent_of_unit(&proxies::unit_name_of_path(path)?)
     }
 
-    /// One signal. Never awaits (see the module docs of `dbus`).
-    fn handle(&self, msg: &Message) {
+    /// One signal. Never awaits (see the module docs of `dbus`); the one
+    /// read it needs (after `UnitNew`) runs in a task of its own.
+    fn handle(self: &Arc<Self>, msg: &Message) {
         let header = msg.header();
         let (Some(interface), Some(member)) = (header.interface(), header.member()) else {
             return;
@@ -163,18 +170,36 @@ impl Shared {
                 }
             }
             (MANAGER_INTERFACE, member @ ("UnitNew" | "UnitRemoved")) => {
-                let Ok((unit, _path)) = body.deserialize::<(String, OwnedObjectPath)>() else {
+                let Ok((unit, path)) = body.deserialize::<(String, OwnedObjectPath)>() else {
                     return;
                 };
                 let Some(agent) = self.profile.agent_of_unit(&unit) else {
                     return;
                 };
-                let change = if member == "UnitNew" {
-                    self.view().unit_new(&agent)
-                } else {
-                    self.view().unit_removed(&agent)
+                if member == "UnitRemoved" {
+                    let change = self.view().unit_removed(&agent);
+                    self.publish(change);
+                    return;
+                }
+                let (change, seq) = {
+                    let mut view = self.view();
+                    (view.unit_new(&agent), view.seq(&agent))
                 };
                 self.publish(change);
+                // systemd sent UnitNew instead of this unit's first change
+                // signal: read where it is now.
+                let shared = self.clone();
+                tokio::spawn(async move {
+                    match unit_state(&shared.conn(), &path).await {
+                        Ok(state) => {
+                            let change = shared.view().fetched(&agent, seq, state);
+                            shared.publish(change);
+                        }
+                        Err(e) => {
+                            tracing::debug!(%unit, error = %e, "cannot read a new unit's state")
+                        }
+                    }
+                });
             }
             (PROPERTIES_INTERFACE, "PropertiesChanged") => {
                 let Some(agent) = header.path().and_then(|p| self.agent_of_path(p.as_str())) else {
@@ -263,21 +288,42 @@ impl Shared {
     }
 }
 
-/// The `Result` property of a service unit.
-async fn unit_result(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::Result<String> {
-    let props = zbus::fdo::PropertiesProxy::builder(conn)
+async fn properties(
+    conn: &zbus::Connection,
+    path: &OwnedObjectPath,
+) -> zbus::Result<zbus::fdo::PropertiesProxy<'static>> {
+    zbus::fdo::PropertiesProxy::builder(conn)
         .destination(SYSTEMD_SERVICE)?
-        .path(path.as_ref())?
+        .path(path.clone())?
         .cache_properties(CacheProperties::No)
         .build()
-        .await?;
+        .await
+}
+
+async fn text_property(
+    props: &zbus::fdo::PropertiesProxy<'_>,
+    interface: &'static str,
+    name: &str,
+) -> zbus::Result<String> {
     let value = props
-        .get(
-            InterfaceName::from_static_str_unchecked(SERVICE_INTERFACE),
-            "Result",
-        )
+        .get(InterfaceName::from_static_str_unchecked(interface), name)
         .await?;
     Ok(value.downcast_ref::<&str>()?.to_owned())
+}
+
+/// The `Result` property of a service unit.
+async fn unit_result(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::Result<String> {
+    text_property(&properties(conn, path).await?, SERVICE_INTERFACE, "Result").await
+}
+
+/// A unit's whole state, read property by property.
+async fn unit_state(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::Result<UnitState> {
+    let props = properties(conn, path).await?;
+    Ok(UnitState {
+        active: ActiveState::parse(&text_property(&props, UNIT_INTERFACE, "ActiveState").await?),
+        sub: text_property(&props, UNIT_INTERFACE, "SubState").await?,
+        result: text_property(&props, SERVICE_INTERFACE, "Result").await?,
+    })
 }
 
 #[cfg(test)]

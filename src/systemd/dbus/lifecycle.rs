@@ -1,5 +1,23 @@
 //! The lifecycle verbs: what each asks systemd and machined, and how their
 //! answers become [`Outcome`]s and [`DriverError`]s.
+//!
+//! - start / restart: `StartUnit` / `RestartUnit` ("replace"), then the job's
+//!   `JobRemoved` within the answer budget.
+//! - stop, graceful: `StopUnit`, wait up to the deadline, then
+//!   `KillUnit(unit, "all", SIGKILL)` and wait (answer budget) for the same
+//!   stop job, which ends once the processes are gone. Rejected: relying on
+//!   the unit's own `TimeoutStopSec=` (90 s for nspawn units, not ours to
+//!   choose per call).
+//! - stop, hard: `KillUnit(..., SIGKILL)`, then wait on the view until the
+//!   unit is `inactive` or `failed` (systemd leaves it failed, result
+//!   `signal`). A stopped unit is [`Outcome::AlreadyInState`]; a failed one
+//!   has nothing left to kill, and a graceful stop resets its failed state.
+//! - create (nspawn): machined `CloneImage(template, h-<n>)` unless the image
+//!   exists, the `.nspawn` file, limits by `SetUnitProperties`; (nixos):
+//!   build, then `h-<n>.conf`, limits.
+//! - destroy: graceful stop (config deadline), remove the settings file,
+//!   `RevertUnitFiles` (drops the limit drop-ins), with `purge` machined
+//!   `RemoveImage` (nspawn; nixos closures are left to nix's GC).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -70,11 +88,11 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(setup)?
-        .map_err(|e| setup(anyhow_chain(&e)))
+        .map_err(|e| setup(error_chain(&e)))
 }
 
 /// `e` and its sources on one line.
-fn anyhow_chain(e: &(dyn std::error::Error + 'static)) -> String {
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -264,7 +282,7 @@ impl Shared {
                     .builder
                     .build(name)
                     .await
-                    .map_err(|e| setup(anyhow_chain(&e)))?;
+                    .map_err(|e| setup(error_chain(&e)))?;
                 (
                     settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name),
                     settings_files::render_nixos_conf(name, &system, spec).map_err(setup)?,

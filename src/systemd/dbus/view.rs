@@ -10,6 +10,15 @@
 //!   systemd does not list it, instead of vanishing from the roster.
 //!   Units of the profile's pattern that are loaded but not known (started by
 //!   hand, or by an older daemon) are shown too, and dropped when unloaded.
+//! - **A unit's first signal is `UnitNew`, not `PropertiesChanged`.**
+//!   systemd sends `UnitNew` *instead of* the first change signal of a
+//!   freshly loaded unit, so a unit loaded and started (or failed) at once
+//!   announces only `UnitNew`. The view then shows it inactive and the
+//!   dispatcher reads its real state; that read is applied only if no newer
+//!   signal for the unit came meanwhile ([`View::seq`]).
+//! - **Signals for units not in the view are ignored**: every unit enters by
+//!   the resync or by `UnitNew`, so a late `PropertiesChanged` of a
+//!   destroyed agent cannot bring it back.
 //! - **A snapshot does not overwrite newer signals.** A resync's list is read
 //!   while signals keep coming; a unit whose signal was applied after the
 //!   resync began keeps the signal's values (signals carry absolute values,
@@ -42,6 +51,8 @@ pub struct View {
     known: HashSet<Ident>,
     /// Units a signal touched since the running resync began.
     touched: Option<HashSet<Ident>>,
+    /// Signals applied per unit, to tell whether a state read is stale.
+    seq: HashMap<Ident, u64>,
 }
 
 impl View {
@@ -75,6 +86,21 @@ impl View {
         if let Some(t) = self.touched.as_mut() {
             t.insert(agent.clone());
         }
+        *self.seq.entry(agent.clone()).or_default() += 1;
+    }
+
+    /// How many signals of `agent`'s unit were applied so far.
+    pub fn seq(&self, agent: &Ident) -> u64 {
+        self.seq.get(agent).copied().unwrap_or_default()
+    }
+
+    /// A state read from systemd after `UnitNew`, taken when [`View::seq`]
+    /// was `seq`: applied only if no signal for the unit came since.
+    pub fn fetched(&mut self, agent: &Ident, seq: u64, state: UnitState) -> Option<UnitChange> {
+        if self.seq(agent) != seq || !self.units.contains_key(agent) {
+            return None;
+        }
+        self.set(agent, state)
     }
 
     /// Start tracking `agent` (connect, `create`): it shows as inactive until
@@ -98,12 +124,8 @@ impl View {
         if update.is_empty() {
             return None;
         }
+        let mut state = self.units.get(agent)?.clone();
         self.touch(agent);
-        let mut state = self
-            .units
-            .get(agent)
-            .cloned()
-            .unwrap_or_else(UnitState::inactive);
         if let Some(active) = update.active {
             state.active = active;
         }
@@ -227,6 +249,7 @@ mod tests {
     #[test]
     fn a_repeated_signal_is_not_a_change() {
         let mut v = View::default();
+        v.unit_new(&id("a"));
         assert!(
             v.update(&id("a"), active(ActiveState::Active, "running"))
                 .is_some()
@@ -242,6 +265,7 @@ mod tests {
         let mut v = View::default();
         v.track(&id("known"));
         v.update(&id("known"), active(ActiveState::Active, "running"));
+        v.unit_new(&id("stray"));
         v.update(&id("stray"), active(ActiveState::Active, "running"));
         let c = v.unit_removed(&id("known")).unwrap();
         assert_eq!(c.new, Some(UnitState::inactive()));
@@ -253,6 +277,7 @@ mod tests {
     #[test]
     fn a_resync_does_not_overwrite_a_newer_signal() {
         let mut v = View::default();
+        v.track(&id("a"));
         v.begin_resync();
         v.update(&id("a"), active(ActiveState::Failed, "failed"));
         let listed = HashMap::from([
@@ -270,6 +295,7 @@ mod tests {
         let mut v = View::default();
         v.track(&id("known"));
         v.update(&id("known"), active(ActiveState::Active, "running"));
+        v.unit_new(&id("stray"));
         v.update(&id("stray"), active(ActiveState::Active, "running"));
         v.begin_resync();
         let changes = v.finish_resync(HashMap::new());
@@ -278,5 +304,35 @@ mod tests {
             v.snapshot(),
             HashMap::from([(id("known"), UnitState::inactive())])
         );
+    }
+
+    #[test]
+    fn a_signal_for_a_unit_outside_the_view_is_ignored() {
+        let mut v = View::default();
+        v.track(&id("gone"));
+        v.forget(&id("gone"));
+        assert_eq!(
+            v.update(&id("gone"), active(ActiveState::Inactive, "dead")),
+            None
+        );
+        assert!(v.snapshot().is_empty());
+    }
+
+    #[test]
+    fn a_state_read_after_unit_new_yields_to_a_newer_signal() {
+        let mut v = View::default();
+        v.unit_new(&id("a"));
+        let seq = v.seq(&id("a"));
+        let failed = UnitState {
+            active: ActiveState::Failed,
+            sub: "failed".into(),
+            result: "exit-code".into(),
+        };
+        assert!(v.fetched(&id("a"), seq, failed.clone()).is_some());
+        assert!(v.get(&id("a")).unwrap().is_failed());
+        let seq = v.seq(&id("a"));
+        v.update(&id("a"), active(ActiveState::Active, "running"));
+        assert_eq!(v.fetched(&id("a"), seq, failed), None);
+        assert!(v.get(&id("a")).unwrap().is_running());
     }
 }

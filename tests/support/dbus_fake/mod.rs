@@ -10,4 +10,7 @@
 //! fast-test peer only; the real systemd is tested in `tests/system/`.
 
 pub mod bus;
+pub mod machined;
+pub mod rig;
+pub mod state;
 pub mod systemd;

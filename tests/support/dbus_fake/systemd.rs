@@ -1,274 +1,15 @@
-//! The fake systemd1 + machine1 service (see the module docs of the parent).
+//! The fake `org.freedesktop.systemd1` (see the parent's docs) and the
+//! test's handle on the whole fake.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 use zbus::{Connection, interface};
 
-const UNIT_IFACE: &str = "org.freedesktop.systemd1.Unit";
-const SERVICE_IFACE: &str = "org.freedesktop.systemd1.Service";
-
-/// When the fake finishes the jobs it is given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum JobMode {
-    /// `done`, right after the method reply.
-    #[default]
-    Auto,
-    /// `done`, with `JobRemoved` sent *before* the method reply.
-    BeforeReply,
-    /// Only when the test calls [`FakeSystemd::finish`] (or, for a stop, a
-    /// SIGKILL arrives).
-    Manual,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
-    pub loaded: bool,
-    pub active: String,
-    pub sub: String,
-    pub result: String,
-}
-
-impl Unit {
-    pub fn new(loaded: bool, active: &str, sub: &str) -> Self {
-        Self {
-            loaded,
-            active: active.into(),
-            sub: sub.into(),
-            result: "success".into(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Start,
-    Stop,
-    Restart,
-}
-
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub id: u32,
-    pub path: String,
-    pub unit: String,
-    pub kind: Kind,
-}
-
-#[derive(Debug, Default)]
-pub struct State {
-    pub units: BTreeMap<String, Unit>,
-    pub images: BTreeSet<String>,
-    pub mode: JobMode,
-    pub subscribed: bool,
-    pub pending: Vec<Job>,
-    /// Every state-changing call, as a line (`StartUnit x`, `KillUnit x all 9`, ...).
-    pub calls: Vec<String>,
-    next_job: u32,
-}
-
-/// A signal to send once the state lock is released.
-enum Sig {
-    UnitNew(String),
-    UnitRemoved(String),
-    Props(String, Unit),
-    JobRemoved(Job, String),
-}
-
-/// systemd's `bus_label_escape`, written independently of the driver's.
-pub fn unit_path(name: &str) -> OwnedObjectPath {
-    let mut s = String::from("/org/freedesktop/systemd1/unit/");
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_alphabetic() || (c.is_ascii_digit() && i != 0) {
-            s.push(c);
-        } else {
-            write!(s, "_{:02x}", c as u32).unwrap();
-        }
-    }
-    OwnedObjectPath::try_from(s).unwrap()
-}
-
-fn glob(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((pre, post)) => {
-            name.len() >= pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
-        }
-    }
-}
-
-impl State {
-    fn set(
-        &mut self,
-        unit: &str,
-        active: &str,
-        sub: &str,
-        result: Option<&str>,
-        out: &mut Vec<Sig>,
-    ) {
-        let Some(u) = self.units.get_mut(unit) else {
-            return;
-        };
-        u.active = active.into();
-        u.sub = sub.into();
-        if let Some(r) = result {
-            u.result = r.into();
-        }
-        out.push(Sig::Props(unit.into(), u.clone()));
-    }
-
-    fn begin(&mut self, job: &Job, out: &mut Vec<Sig>) {
-        match job.kind {
-            Kind::Start | Kind::Restart => self.set(&job.unit, "activating", "start", None, out),
-            Kind::Stop => self.set(&job.unit, "deactivating", "stop-sigterm", None, out),
-        }
-    }
-
-    /// End `job` with `result`: the unit's new state first, then `JobRemoved`.
-    fn complete(&mut self, job: &Job, result: &str, out: &mut Vec<Sig>) {
-        self.pending.retain(|j| j.path != job.path);
-        let failed = self
-            .units
-            .get(&job.unit)
-            .is_some_and(|u| u.active == "failed");
-        match (job.kind, result) {
-            (Kind::Start | Kind::Restart, "done") => {
-                self.set(&job.unit, "active", "running", Some("success"), out)
-            }
-            (Kind::Start | Kind::Restart, "canceled") => {
-                self.set(&job.unit, "inactive", "dead", None, out)
-            }
-            (Kind::Start | Kind::Restart, _) => {
-                self.set(&job.unit, "failed", "failed", Some("exit-code"), out)
-            }
-            // A unit SIGKILLed during its stop stays failed (result signal).
-            (Kind::Stop, _) if failed => {}
-            (Kind::Stop, _) => self.set(&job.unit, "inactive", "dead", None, out),
-        }
-        out.push(Sig::JobRemoved(job.clone(), result.into()));
-    }
-
-    fn rows(&self, patterns: &[String]) -> Vec<Row> {
-        self.units
-            .iter()
-            .filter(|(name, u)| {
-                u.loaded && (patterns.is_empty() || patterns.iter().any(|p| glob(p, name)))
-            })
-            .map(|(name, u)| {
-                let root = OwnedObjectPath::try_from("/").unwrap();
-                let loaded = "loaded".to_string();
-                (
-                    name.clone(),
-                    String::new(),
-                    loaded,
-                    u.active.clone(),
-                    u.sub.clone(),
-                    String::new(),
-                    unit_path(name),
-                    0,
-                    String::new(),
-                    root,
-                )
-            })
-            .collect()
-    }
-}
-
-type Row = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    OwnedObjectPath,
-    u32,
-    String,
-    OwnedObjectPath,
-);
-
-type Shared = Arc<Mutex<State>>;
-
-fn lock(state: &Shared) -> MutexGuard<'_, State> {
-    state.lock().unwrap()
-}
-
-async fn emit(conn: &Connection, state: &Shared, sigs: Vec<Sig>) {
-    // systemd emits nothing until some client called Subscribe().
-    if !lock(state).subscribed {
-        return;
-    }
-    let root = "/org/freedesktop/systemd1";
-    let manager = "org.freedesktop.systemd1.Manager";
-    for sig in sigs {
-        match sig {
-            Sig::UnitNew(unit) => conn
-                .emit_signal(
-                    None::<&str>,
-                    root,
-                    manager,
-                    "UnitNew",
-                    &(unit.as_str(), unit_path(&unit)),
-                )
-                .await
-                .unwrap(),
-            Sig::UnitRemoved(unit) => conn
-                .emit_signal(
-                    None::<&str>,
-                    root,
-                    manager,
-                    "UnitRemoved",
-                    &(unit.as_str(), unit_path(&unit)),
-                )
-                .await
-                .unwrap(),
-            Sig::Props(unit, u) => {
-                let path = unit_path(&unit);
-                let props = "org.freedesktop.DBus.Properties";
-                let none: Vec<String> = Vec::new();
-                let changed: HashMap<&str, Value<'_>> = HashMap::from([
-                    ("ActiveState", Value::from(u.active.as_str())),
-                    ("SubState", Value::from(u.sub.as_str())),
-                ]);
-                conn.emit_signal(
-                    None::<&str>,
-                    &path,
-                    props,
-                    "PropertiesChanged",
-                    &(UNIT_IFACE, changed, &none),
-                )
-                .await
-                .unwrap();
-                let changed: HashMap<&str, Value<'_>> =
-                    HashMap::from([("Result", Value::from(u.result.as_str()))]);
-                conn.emit_signal(
-                    None::<&str>,
-                    &path,
-                    props,
-                    "PropertiesChanged",
-                    &(SERVICE_IFACE, changed, &none),
-                )
-                .await
-                .unwrap();
-            }
-            Sig::JobRemoved(job, result) => {
-                let path = OwnedObjectPath::try_from(job.path.as_str()).unwrap();
-                conn.emit_signal(
-                    None::<&str>,
-                    root,
-                    manager,
-                    "JobRemoved",
-                    &(job.id, path, job.unit.as_str(), result.as_str()),
-                )
-                .await
-                .unwrap()
-            }
-        }
-    }
-}
+use super::machined::Machines;
+pub use super::state::{Job, JobMode, Kind, State, Unit};
+use super::state::{Row, Shared, Sig, emit, lock, unit_path};
 
 #[derive(Debug, zbus::DBusError)]
 #[zbus(prefix = "org.freedesktop.systemd1")]
@@ -277,14 +18,6 @@ pub enum SdError {
     ZBus(zbus::Error),
     NoSuchUnit(String),
     NoSuchProcess(String),
-}
-
-#[derive(Debug, zbus::DBusError)]
-#[zbus(prefix = "org.freedesktop.machine1")]
-pub enum MdError {
-    #[zbus(error)]
-    ZBus(zbus::Error),
-    NoSuchImage(String),
 }
 
 struct Manager {
@@ -496,46 +229,30 @@ impl ServiceObject {
     }
 }
 
-struct Machines {
+/// The `Unit` interface of one unit object, for `Get(ActiveState)` etc.
+struct UnitObject {
     state: Shared,
+    unit: String,
 }
 
-#[interface(name = "org.freedesktop.machine1.Manager")]
-impl Machines {
-    async fn get_image(&self, name: String) -> Result<OwnedObjectPath, MdError> {
-        if !lock(&self.state).images.contains(&name) {
-            return Err(MdError::NoSuchImage(format!("No image '{name}' known")));
-        }
-        Ok(OwnedObjectPath::try_from(format!(
-            "/org/freedesktop/machine1/image/{}",
-            name.replace('-', "_2d")
-        ))
-        .unwrap())
+#[interface(name = "org.freedesktop.systemd1.Unit")]
+impl UnitObject {
+    #[zbus(property)]
+    async fn active_state(&self) -> String {
+        lock(&self.state)
+            .units
+            .get(&self.unit)
+            .map(|u| u.active.clone())
+            .unwrap_or_default()
     }
 
-    async fn clone_image(
-        &self,
-        name: String,
-        new_name: String,
-        read_only: bool,
-    ) -> Result<(), MdError> {
-        let mut st = lock(&self.state);
-        st.calls
-            .push(format!("CloneImage {name} {new_name} {read_only}"));
-        if !st.images.contains(&name) {
-            return Err(MdError::NoSuchImage(format!("No image '{name}' known")));
-        }
-        st.images.insert(new_name);
-        Ok(())
-    }
-
-    async fn remove_image(&self, name: String) -> Result<(), MdError> {
-        let mut st = lock(&self.state);
-        st.calls.push(format!("RemoveImage {name}"));
-        if !st.images.remove(&name) {
-            return Err(MdError::NoSuchImage(format!("No image '{name}' known")));
-        }
-        Ok(())
+    #[zbus(property)]
+    async fn sub_state(&self) -> String {
+        lock(&self.state)
+            .units
+            .get(&self.unit)
+            .map(|u| u.sub.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -585,6 +302,14 @@ impl FakeSystemd {
                 .at(unit_path(&unit), object)
                 .await
                 .unwrap();
+            let object = UnitObject {
+                state: state.clone(),
+                unit: unit.clone(),
+            };
+            conn.object_server()
+                .at(unit_path(&unit), object)
+                .await
+                .unwrap();
         }
         Self {
             conn,
@@ -614,6 +339,19 @@ impl FakeSystemd {
         let mut out = Vec::new();
         lock(&self.state).set(name, active, sub, Some(result), &mut out);
         emit(&self.conn, &self.state, out).await;
+    }
+
+    /// The unit is loaded and reaches `active`/`sub`/`result` before
+    /// systemd's next signal dispatch: as systemd does, only `UnitNew` is
+    /// sent (it replaces a new unit's first change signal).
+    pub async fn load_quietly(&self, name: &str, active: &str, sub: &str, result: &str) {
+        {
+            let mut st = lock(&self.state);
+            let u = st.units.get_mut(name).unwrap();
+            *u = Unit::new(true, active, sub);
+            u.result = result.into();
+        }
+        emit(&self.conn, &self.state, vec![Sig::UnitNew(name.into())]).await;
     }
 
     /// systemd garbage-collects the (inactive) unit.
