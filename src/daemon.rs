@@ -25,6 +25,7 @@ use crate::server::{host, listener};
 use crate::service::Hive;
 use crate::store::{Store, agents, approvals};
 use crate::systemd::activation::{self, HOST_FD_NAME};
+use crate::systemd::dbus::{Settings, SystemdDriver};
 use crate::systemd::notify;
 
 /// How long in-flight requests may take to finish after SIGTERM.
@@ -132,17 +133,31 @@ fn host_listener(
     Ok(listener)
 }
 
+/// The container driver the config asks for. Without a reachable system
+/// bus the daemon still serves the roster and approvals, and lifecycle verbs
+/// say why they cannot act.
 async fn build_driver(config: &Config, store: &Store) -> anyhow::Result<Arc<dyn ContainerDriver>> {
+    let mut names: Vec<_> = store
+        .run(|c| agents::all(c))
+        .await?
+        .into_iter()
+        .map(|a| a.name)
+        .collect();
+    if !names.contains(&config.manager()) {
+        names.push(config.manager());
+    }
     Ok(match config.driver {
-        DriverKind::Fake => {
-            let names = store.run(|c| agents::all(c)).await?;
-            let mut names: Vec<_> = names.into_iter().map(|a| a.name).collect();
-            names.push(config.manager());
-            Arc::new(FakeDriver::with_containers(config.profile, names))
+        DriverKind::Fake => Arc::new(FakeDriver::with_containers(config.profile, names)),
+        DriverKind::Systemd => {
+            let settings = Settings::from_config(config, names);
+            match SystemdDriver::connect(config.profile, settings).await {
+                Ok(driver) => Arc::new(driver),
+                Err(err) => {
+                    tracing::error!("container driver unavailable: {err}");
+                    Arc::new(Unavailable::new(err.to_string()))
+                }
+            }
         }
-        DriverKind::Systemd => Arc::new(Unavailable::new(
-            "this build has no systemd D-Bus driver yet; run with --driver fake",
-        )),
     })
 }
 

@@ -27,7 +27,8 @@
 //! - [`hive`]: the rules without IO (approvals, topology, roster).
 //! - [`service`]: the hive as a service — rules applied with store and driver.
 //! - [`server`]: framing, the accept loop, the socket dispatchers.
-//! - [`systemd`]: socket activation, sd_notify; [`systemd::journal`] reads
+//! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
+//!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
 //!   cap, `-o json` parsing, follow, short-text rendering).
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.

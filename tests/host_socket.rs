@@ -289,3 +289,27 @@ fn a_subscriber_gets_an_ack_then_one_row_per_change() {
     lines.read_line(&mut next).unwrap();
     assert!(next.contains(r#""name":"ruth","running":true"#), "{next}");
 }
+
+#[test]
+fn without_a_system_bus_lifecycle_verbs_say_why_and_the_roster_still_answers() {
+    let d = Daemon::start_with(
+        "systemd",
+        &[(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "unix:path=/nonexistent/system_bus_socket",
+        )],
+    );
+    let status = d.request(r#"{"cmd":"agent_status"}"#);
+    assert!(
+        status.starts_with(
+            r#"{"version":1,"ok":true,"agent_statuses":[{"name":"ruth","running":false"#
+        ),
+        "{status}"
+    );
+    let start = d.request(r#"{"cmd":"start","scope":{"agent_names":["ruth"]}}"#);
+    assert!(
+        start.starts_with(r#"{"version":1,"ok":false,"error":"ruth: systemd is not reachable: "#),
+        "{start}"
+    );
+    assert!(start.contains("/nonexistent/system_bus_socket"), "{start}");
+}

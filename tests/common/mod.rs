@@ -58,6 +58,23 @@ impl Daemon {
 
     /// Start without waiting (the caller drives activation and readiness).
     pub fn spawn(dir: tempfile::TempDir, launch: Launch) -> Self {
+        Self::spawn_with(dir, launch, "fake", &[])
+    }
+
+    /// Start with the given driver and extra environment; wait for READY=1.
+    pub fn start_with(driver: &str, env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Self::spawn_with(dir, Launch::Standalone, driver, env);
+        d.wait_for("READY=1");
+        d
+    }
+
+    fn spawn_with(
+        dir: tempfile::TempDir,
+        launch: Launch,
+        driver: &str,
+        env: &[(&str, &str)],
+    ) -> Self {
         let notify_path = dir.path().join("notify.sock");
         let _ = std::fs::remove_file(&notify_path);
         let notify = UnixDatagram::bind(&notify_path).unwrap();
@@ -70,7 +87,7 @@ impl Daemon {
         let daemon_args = [
             "serve",
             "--driver",
-            "fake",
+            driver,
             "--state-dir",
             state.to_str().unwrap(),
             "--runtime-dir",
@@ -97,6 +114,7 @@ impl Daemon {
             }
         };
         let child = cmd
+            .envs(env.iter().copied())
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -1,0 +1,176 @@
+//! The nixos profile's builder seam: turning an agent into a NixOS system
+//! closure (a store path) its `container@h-<n>.service` boots.
+//!
+//! [`CommandBuilder`] runs the configured command (argv, no shell) with the
+//! machine name `h-<n>` appended and takes the last line of its stdout as
+//! the store path — `nix build --no-link --print-out-paths <flake>#h-` style
+//! commands print exactly that. [`RecordingBuilder`] is the fast-test stand-in:
+//! it records the agents it was asked for and answers a fixed path.
+//! Rejected: calling `nixos-container update`, which also restarts the
+//! container and would take lifecycle decisions out of the hive's hands.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use crate::containers::machine_name;
+use crate::wire::ident::Ident;
+
+/// Why a system closure could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("the nixos build command is empty; set it in the config")]
+    NoCommand,
+    #[error("cannot run the build command {program:?}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the build of {machine} failed ({status}): {stderr}")]
+    Failed {
+        machine: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("the build of {machine} printed no absolute store path (last line {line:?})")]
+    NoPath { machine: String, line: String },
+}
+
+/// Builds agent `name`'s system closure and returns its store path.
+#[async_trait::async_trait]
+pub trait SystemBuilder: Send + Sync + std::fmt::Debug {
+    async fn build(&self, name: &Ident) -> Result<PathBuf, BuildError>;
+}
+
+/// Runs `argv` + `h-<n>` and reads the store path from stdout.
+#[derive(Debug, Clone)]
+pub struct CommandBuilder {
+    argv: Vec<String>,
+}
+
+impl CommandBuilder {
+    pub fn new(argv: Vec<String>) -> Self {
+        Self { argv }
+    }
+}
+
+#[async_trait::async_trait]
+impl SystemBuilder for CommandBuilder {
+    async fn build(&self, name: &Ident) -> Result<PathBuf, BuildError> {
+        let (program, args) = self.argv.split_first().ok_or(BuildError::NoCommand)?;
+        let machine = machine_name(name);
+        let out = tokio::process::Command::new(program)
+            .args(args)
+            .arg(&machine)
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|source| BuildError::Spawn {
+                program: program.clone(),
+                source,
+            })?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            return Err(BuildError::Failed {
+                machine,
+                status: out.status.to_string(),
+                stderr: tail.into_iter().rev().collect::<Vec<_>>().join(" / "),
+            });
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        if !line.starts_with('/') {
+            return Err(BuildError::NoPath {
+                machine,
+                line: line.to_owned(),
+            });
+        }
+        Ok(PathBuf::from(line))
+    }
+}
+
+/// Test stand-in: records each build and answers `<out>/<h-n>-system`.
+#[derive(Debug)]
+pub struct RecordingBuilder {
+    out: PathBuf,
+    calls: Mutex<Vec<Ident>>,
+}
+
+impl RecordingBuilder {
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        Self {
+            out: out.into(),
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The agents built so far, in order.
+    pub fn calls(&self) -> Vec<Ident> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl SystemBuilder for RecordingBuilder {
+    async fn build(&self, name: &Ident) -> Result<PathBuf, BuildError> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(name.clone());
+        Ok(self.out.join(format!("{}-system", machine_name(name))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_command_gets_the_machine_name_and_its_last_line_is_the_path() {
+        let b = CommandBuilder::new(vec![
+            "sh".into(),
+            "-c".into(),
+            "echo building; echo /nix/store/x-$0".into(),
+        ]);
+        assert_eq!(
+            b.build(&id("alice")).await.unwrap(),
+            PathBuf::from("/nix/store/x-h-alice")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_build_reports_its_stderr() {
+        let b = CommandBuilder::new(vec![
+            "sh".into(),
+            "-c".into(),
+            "echo no such flake >&2; exit 3".into(),
+        ]);
+        let err = b.build(&id("a")).await.unwrap_err().to_string();
+        assert!(
+            err.contains("no such flake") && err.contains("h-a"),
+            "{err}"
+        );
+        let b = CommandBuilder::new(vec!["echo".into()]);
+        assert!(matches!(
+            b.build(&id("a")).await,
+            Err(BuildError::NoPath { .. })
+        ));
+        assert!(matches!(
+            CommandBuilder::new(vec![]).build(&id("a")).await,
+            Err(BuildError::NoCommand)
+        ));
+    }
+}

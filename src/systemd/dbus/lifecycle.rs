@@ -1,0 +1,415 @@
+//! The lifecycle verbs: what each asks systemd and machined, and how their
+//! answers become [`Outcome`]s and [`DriverError`]s.
+//!
+//! - start / restart: `StartUnit` / `RestartUnit` ("replace"), then the job's
+//!   `JobRemoved` within the answer budget.
+//! - stop, graceful: `StopUnit`, wait up to the deadline, then
+//!   `KillUnit(unit, "all", SIGKILL)` and wait (answer budget) for the same
+//!   stop job, which ends once the processes are gone. Rejected: relying on
+//!   the unit's own `TimeoutStopSec=` (90 s for nspawn units, not ours to
+//!   choose per call).
+//! - stop, hard: `KillUnit(..., SIGKILL)`, then wait on the view until the
+//!   unit is `inactive` or `failed` (systemd leaves it failed, result
+//!   `signal`). A stopped unit is [`Outcome::AlreadyInState`]; a failed one
+//!   has nothing left to kill, and a graceful stop resets its failed state.
+//! - create (nspawn): machined `CloneImage(template, h-<n>)` unless the image
+//!   exists, the `.nspawn` file, limits by `SetUnitProperties`; (nixos):
+//!   build, then `h-<n>.conf`, limits.
+//! - destroy: graceful stop (config deadline), remove the settings file,
+//!   `RevertUnitFiles` (drops the limit drop-ins), with `purge` machined
+//!   `RemoveImage` (nspawn; nixos closures are left to nix's GC).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+
+use super::jobs::{JobWait, Waited, failure_outcome};
+use super::settings_files::{self, FileError};
+use super::{Shared, limits, proxies};
+use crate::containers::{
+    ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
+};
+use crate::wire::ident::Ident;
+
+const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
+const NO_SUCH_PROCESS: &str = "org.freedesktop.systemd1.NoSuchProcess";
+const NO_SUCH_IMAGE: &str = "org.freedesktop.machine1.NoSuchImage";
+const SIGKILL: i32 = 9;
+
+/// The D-Bus error name of a failed call, if it was an error reply.
+fn error_name(e: &zbus::Error) -> Option<String> {
+    match e {
+        zbus::Error::MethodError(name, _, _) => Some(name.to_string()),
+        zbus::Error::FDO(fdo) => Some(zbus::DBusError::name(fdo.as_ref()).to_string()),
+        _ => None,
+    }
+}
+
+/// A failed call about `unit` in the caller's terms.
+fn bus_error(e: zbus::Error, unit: &str) -> DriverError {
+    match error_name(&e).as_deref() {
+        Some(NO_SUCH_UNIT) => DriverError::NoSuchUnit {
+            unit: unit.to_owned(),
+        },
+        _ if matches!(e, zbus::Error::InputOutput(_)) => DriverError::Bus(format!(
+            "the connection to the system bus is down ({e}); hive-c0re reconnects by itself, \
+             try again in a moment"
+        )),
+        _ => DriverError::Bus(format!("{unit}: {e}")),
+    }
+}
+
+fn setup(e: impl std::fmt::Display) -> DriverError {
+    DriverError::Setup(e.to_string())
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Verb {
+    Start,
+    Stop,
+    Restart,
+}
+
+impl Verb {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Stop => "stop",
+            Self::Restart => "restart",
+        }
+    }
+}
+
+/// Run blocking file work off the reactor.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, FileError> + Send + 'static,
+) -> Result<T, DriverError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(setup)?
+        .map_err(|e| setup(error_chain(&e)))
+}
+
+/// `e` and its sources on one line.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+impl Shared {
+    fn unit(&self, name: &Ident) -> String {
+        self.profile.unit_name(name)
+    }
+
+    fn budget(&self) -> Duration {
+        self.settings.answer_budget
+    }
+
+    /// Queue a job and register for its end.
+    async fn queue(&self, verb: Verb, unit: &str) -> Result<JobWait, DriverError> {
+        let conn = self.conn();
+        let systemd = proxies::systemd(&conn)
+            .await
+            .map_err(|e| bus_error(e, unit))?;
+        let job = match verb {
+            Verb::Start => systemd.start_unit(unit, "replace").await,
+            Verb::Stop => systemd.stop_unit(unit, "replace").await,
+            Verb::Restart => systemd.restart_unit(unit, "replace").await,
+        }
+        .map_err(|e| bus_error(e, unit))?;
+        Ok(self.jobs().watch(job.as_str()))
+    }
+
+    fn finish(&self, verb: Verb, unit: &str, waited: Waited) -> Result<Outcome, DriverError> {
+        match waited {
+            Waited::Removed(result) => match failure_outcome(&result) {
+                None => Ok(Outcome::Done),
+                Some(outcome) => Err(DriverError::JobFailed {
+                    verb: verb.word(),
+                    unit: unit.to_owned(),
+                    outcome,
+                }),
+            },
+            // Lost: the bus went away; the job goes on and the resync after
+            // the reconnect shows where it ended.
+            Waited::Pending | Waited::Lost => Err(DriverError::StillRunning {
+                verb: verb.word(),
+                unit: unit.to_owned(),
+            }),
+        }
+    }
+
+    /// The container was created: nspawn asks machined for its image, nixos
+    /// looks for its config file.
+    async fn ensure_exists(&self, name: &Ident) -> Result<(), DriverError> {
+        let unit = self.unit(name);
+        let exists = match self.profile {
+            Profile::Nspawn => {
+                let conn = self.conn();
+                let machined = proxies::machined(&conn)
+                    .await
+                    .map_err(|e| bus_error(e, &unit))?;
+                match machined.get_image(&machine_name(name)).await {
+                    Ok(_) => true,
+                    Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_IMAGE) => false,
+                    Err(e) => return Err(bus_error(e, &unit)),
+                }
+            }
+            Profile::Nixos => {
+                let conf =
+                    settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name);
+                tokio::fs::try_exists(&conf).await.unwrap_or(false)
+            }
+        };
+        if exists {
+            Ok(())
+        } else {
+            Err(DriverError::NoSuchUnit { unit })
+        }
+    }
+
+    pub(super) async fn start(&self, name: &Ident) -> Result<Outcome, DriverError> {
+        self.ensure_exists(name).await?;
+        if self.state(name).is_running() {
+            return Ok(Outcome::AlreadyInState);
+        }
+        let unit = self.unit(name);
+        let mut job = self.queue(Verb::Start, &unit).await?;
+        let waited = job.wait(self.budget()).await;
+        self.finish(Verb::Start, &unit, waited)
+    }
+
+    pub(super) async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
+        self.ensure_exists(name).await?;
+        let unit = self.unit(name);
+        let mut job = self.queue(Verb::Restart, &unit).await?;
+        let waited = job.wait(self.budget()).await;
+        self.finish(Verb::Restart, &unit, waited)
+    }
+
+    pub(super) async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
+        self.ensure_exists(name).await?;
+        let unit = self.unit(name);
+        match self.state(name).active {
+            ActiveState::Inactive => return Ok(Outcome::AlreadyInState),
+            // Nothing runs; a graceful stop also clears the failed state (as
+            // `systemctl reset-failed`), a hard one leaves it for the roster.
+            ActiveState::Failed => {
+                if matches!(mode, StopMode::Graceful { .. }) {
+                    let conn = self.conn();
+                    let systemd = proxies::systemd(&conn)
+                        .await
+                        .map_err(|e| bus_error(e, &unit))?;
+                    systemd
+                        .reset_failed_unit(&unit)
+                        .await
+                        .map_err(|e| bus_error(e, &unit))?;
+                }
+                return Ok(Outcome::Done);
+            }
+            _ => {}
+        }
+        match mode {
+            StopMode::Graceful { deadline } => {
+                let mut job = self.queue(Verb::Stop, &unit).await?;
+                match job.wait(deadline).await {
+                    Waited::Pending => {
+                        tracing::info!(%unit, ?deadline, "stop deadline passed, sending SIGKILL");
+                        self.kill(&unit).await?;
+                        let waited = job.wait(self.budget()).await;
+                        self.finish(Verb::Stop, &unit, waited)
+                    }
+                    waited => self.finish(Verb::Stop, &unit, waited),
+                }
+            }
+            StopMode::Hard => {
+                let mut changes = self.changes.subscribe();
+                self.kill(&unit).await?;
+                let deadline = tokio::time::Instant::now() + self.budget();
+                loop {
+                    if matches!(
+                        self.state(name).active,
+                        ActiveState::Inactive | ActiveState::Failed
+                    ) {
+                        return Ok(Outcome::Done);
+                    }
+                    match tokio::time::timeout_at(deadline, changes.recv()).await {
+                        Ok(Ok(_) | Err(RecvError::Lagged(_))) => {}
+                        Ok(Err(RecvError::Closed)) | Err(_) => {
+                            return Err(DriverError::StillRunning {
+                                verb: Verb::Stop.word(),
+                                unit,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// SIGKILL every process of the unit; none left is fine.
+    async fn kill(&self, unit: &str) -> Result<(), DriverError> {
+        let conn = self.conn();
+        let systemd = proxies::systemd(&conn)
+            .await
+            .map_err(|e| bus_error(e, unit))?;
+        match systemd.kill_unit(unit, "all", SIGKILL).await {
+            Err(e) if error_name(&e).as_deref() != Some(NO_SUCH_PROCESS) => Err(bus_error(e, unit)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Write the container's settings file (nixos: build its system first).
+    async fn write_settings(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
+        let (path, text) = match self.profile {
+            Profile::Nspawn => (
+                settings_files::nspawn_path(&self.settings.nspawn_dir, name),
+                settings_files::render_nspawn(name, spec).map_err(setup)?,
+            ),
+            Profile::Nixos => {
+                // Check the spec before spending a build on it.
+                settings_files::render_nixos_conf(name, &PathBuf::from("/nix/store/x"), spec)
+                    .map_err(setup)?;
+                let system = self
+                    .settings
+                    .builder
+                    .build(name)
+                    .await
+                    .map_err(|e| setup(error_chain(&e)))?;
+                (
+                    settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name),
+                    settings_files::render_nixos_conf(name, &system, spec).map_err(setup)?,
+                )
+            }
+        };
+        let dirs = [spec.runtime_dir.clone(), spec.state_dir.clone()];
+        blocking(move || {
+            // nspawn refuses to start when a bind source is missing.
+            for dir in &dirs {
+                std::fs::create_dir_all(dir).map_err(|source| FileError::Io {
+                    path: dir.clone(),
+                    source,
+                })?;
+            }
+            settings_files::write_atomically(&path, &text)
+        })
+        .await
+    }
+
+    async fn set_limits(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
+        let unit = self.unit(name);
+        let props = limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref())
+            .map_err(setup)?;
+        let conn = self.conn();
+        let systemd = proxies::systemd(&conn)
+            .await
+            .map_err(|e| bus_error(e, &unit))?;
+        systemd
+            .set_unit_properties(&unit, false, &props)
+            .await
+            .map_err(|e| bus_error(e, &unit))
+    }
+
+    pub(super) async fn create(
+        &self,
+        name: &Ident,
+        spec: &ContainerSpec,
+    ) -> Result<(), DriverError> {
+        // Refuse a bad spec before anything is cloned.
+        limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref()).map_err(setup)?;
+        if self.profile == Profile::Nspawn {
+            settings_files::render_nspawn(name, spec).map_err(setup)?;
+            self.clone_template(name).await?;
+        }
+        self.write_settings(name, spec).await?;
+        self.set_limits(name, spec).await?;
+        let change = self.view().track(name);
+        self.publish(change);
+        Ok(())
+    }
+
+    /// machined `CloneImage(template, h-<n>)`, unless `h-<n>` exists.
+    async fn clone_template(&self, name: &Ident) -> Result<(), DriverError> {
+        let machine = machine_name(name);
+        let template = &self.settings.template_image;
+        let conn = self.conn();
+        let machined = proxies::machined(&conn)
+            .await
+            .map_err(|e| bus_error(e, &machine))?;
+        match machined.get_image(&machine).await {
+            Ok(_) => return Ok(()),
+            Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_IMAGE) => {}
+            Err(e) => return Err(bus_error(e, &machine)),
+        }
+        match machined.clone_image(template, &machine, false).await {
+            Ok(()) => Ok(()),
+            Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_IMAGE) => {
+                Err(DriverError::Setup(format!(
+                    "the template image {template:?} is not known to machined; put it under \
+                     /var/lib/machines or set template_image in the config"
+                )))
+            }
+            Err(e) => Err(DriverError::Setup(format!(
+                "cloning image {template:?} to {machine:?} failed: {e}"
+            ))),
+        }
+    }
+
+    pub(super) async fn rebuild(
+        &self,
+        name: &Ident,
+        spec: &ContainerSpec,
+    ) -> Result<Outcome, DriverError> {
+        self.ensure_exists(name).await?;
+        limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref()).map_err(setup)?;
+        self.write_settings(name, spec).await?;
+        self.set_limits(name, spec).await?;
+        Ok(Outcome::Done)
+    }
+
+    pub(super) async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {
+        self.ensure_exists(name).await?;
+        let unit = self.unit(name);
+        let deadline = self.settings.stop_deadline;
+        self.stop(name, StopMode::Graceful { deadline }).await?;
+        let path = match self.profile {
+            Profile::Nspawn => settings_files::nspawn_path(&self.settings.nspawn_dir, name),
+            Profile::Nixos => {
+                settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name)
+            }
+        };
+        blocking(move || settings_files::remove(&path)).await?;
+        let conn = self.conn();
+        let systemd = proxies::systemd(&conn)
+            .await
+            .map_err(|e| bus_error(e, &unit))?;
+        // Drop the persistent limits SetUnitProperties wrote.
+        if let Err(e) = systemd.revert_unit_files(&[&unit]).await {
+            tracing::warn!(%unit, error = %e, "could not remove the unit's limit drop-ins");
+        }
+        if purge && self.profile == Profile::Nspawn {
+            let machine = machine_name(name);
+            let machined = proxies::machined(&conn)
+                .await
+                .map_err(|e| bus_error(e, &unit))?;
+            match machined.remove_image(&machine).await {
+                Err(e) if error_name(&e).as_deref() != Some(NO_SUCH_IMAGE) => {
+                    return Err(DriverError::Setup(format!(
+                        "removing image {machine:?} failed: {e}"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let change = self.view().forget(name);
+        self.publish(change);
+        Ok(())
+    }
+}

@@ -1,0 +1,237 @@
+//! The real container driver: systemd over D-Bus (zbus 5, tokio).
+//!
+//! [`SystemdDriver`] implements [`ContainerDriver`] with
+//! `org.freedesktop.systemd1` (start, stop, kill, restart units; wait for
+//! their jobs; watch their state) and `org.freedesktop.machine1` (images).
+//!
+//! Decisions:
+//! - **One connection, one signal stream, one dispatcher task.** At connect
+//!   the driver adds one match rule (signals from `org.freedesktop.systemd1`
+//!   under `/org/freedesktop/systemd1`), calls `Subscribe()`, and a task
+//!   drains that stream forever: `JobRemoved` goes to the job table
+//!   ([`jobs`]), `UnitNew`/`UnitRemoved`/`PropertiesChanged` to the view
+//!   ([`view`]). One ordered stream matters: systemd sends a unit's
+//!   `PropertiesChanged` before the `JobRemoved` of the job that caused it,
+//!   so when a start returns, the view already shows the unit active. The
+//!   dispatcher never awaits a D-Bus call: zbus blocks its socket reader
+//!   when a stream's queue is full, and a task that waits for a reply while
+//!   not draining its own stream deadlocks (zbus #350).
+//!   Rejected: a proxy and signal stream per unit (a match rule per agent,
+//!   and no ordering between streams).
+//! - **`view()` makes no D-Bus call**; a full resync runs at connect and
+//!   after every reconnect. When the bus connection dies (dbus-daemon
+//!   restart), pending job waits end with [`DriverError::StillRunning`]
+//!   (the jobs go on in systemd), the dispatcher reconnects with a backoff
+//!   and resyncs; lifecycle calls in between fail with [`DriverError::Bus`].
+//! - **"Already in that state" is decided from the view**, because systemd
+//!   answers a start of an active unit with a job that is simply `done`.
+//! - **A container that was never created is [`DriverError::NoSuchUnit`]**
+//!   even though the template unit would accept the start: the nspawn
+//!   profile asks machined for the image `h-<n>`, the nixos profile looks
+//!   for the container's config file.
+//!
+//! Settings files are written by [`settings_files`], limits converted by
+//! [`limits`], NixOS closures built through the [`builder`] seam.
+
+pub mod builder;
+mod dispatch;
+pub mod jobs;
+mod lifecycle;
+pub mod limits;
+pub mod proxies;
+pub mod settings_files;
+pub mod view;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+
+use self::builder::{CommandBuilder, SystemBuilder};
+use self::jobs::Jobs;
+use self::view::View;
+use crate::config::Config;
+use crate::containers::{
+    ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode, UnitChange, UnitState,
+};
+use crate::wire::ident::Ident;
+
+/// The default answer budget: how long a verb waits for its job.
+pub const ANSWER_BUDGET: Duration = Duration::from_secs(4);
+
+/// How the driver reaches systemd and lays out containers.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// A D-Bus address to use instead of the system bus (tests; the test-bed).
+    /// `None` is the system bus, where zbus honours `DBUS_SYSTEM_BUS_ADDRESS`.
+    pub bus_address: Option<String>,
+    /// How long a verb waits for its job before answering
+    /// [`DriverError::StillRunning`]; also bounds connecting.
+    pub answer_budget: Duration,
+    /// The graceful-stop deadline `destroy` uses.
+    pub stop_deadline: Duration,
+    /// machine1 image `create` clones (nspawn profile).
+    pub template_image: String,
+    /// Where `h-<n>.nspawn` files go (nspawn profile).
+    pub nspawn_dir: PathBuf,
+    /// Where `h-<n>.conf` files go (nixos profile).
+    pub nixos_containers_dir: PathBuf,
+    /// Agents that exist (from the store): shown as inactive while systemd
+    /// has not loaded their unit.
+    pub agents: Vec<Ident>,
+    /// Builds NixOS system closures (nixos profile).
+    pub builder: Arc<dyn SystemBuilder>,
+}
+
+impl Settings {
+    /// Settings from the daemon's config. The nixos builder command is not
+    /// in the config yet: until it is, the nixos profile's `create` fails
+    /// with a message saying so.
+    pub fn from_config(config: &Config, agents: Vec<Ident>) -> Self {
+        Self {
+            bus_address: None,
+            answer_budget: ANSWER_BUDGET,
+            stop_deadline: config.stop_deadline(),
+            template_image: config.template_image.clone(),
+            nspawn_dir: config.nspawn_dir.clone(),
+            nixos_containers_dir: config.nixos_containers_dir.clone(),
+            agents,
+            builder: Arc::new(CommandBuilder::new(Vec::new())),
+        }
+    }
+}
+
+/// State shared by the driver's callers and its dispatcher task.
+#[derive(Debug)]
+struct Shared {
+    profile: Profile,
+    settings: Settings,
+    conn: RwLock<zbus::Connection>,
+    view: Mutex<View>,
+    jobs: Mutex<Jobs>,
+    changes: broadcast::Sender<UnitChange>,
+    /// Resyncs run one at a time.
+    resync_lock: tokio::sync::Mutex<()>,
+}
+
+impl Shared {
+    fn conn(&self) -> zbus::Connection {
+        self.conn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn view(&self) -> MutexGuard<'_, View> {
+        self.view.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn jobs(&self) -> MutexGuard<'_, Jobs> {
+        self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn publish(&self, changes: impl IntoIterator<Item = UnitChange>) {
+        for change in changes {
+            let _ = self.changes.send(change);
+        }
+    }
+
+    /// Agent `name`'s unit as the view has it; not loaded means inactive.
+    fn state(&self, name: &Ident) -> UnitState {
+        self.view()
+            .get(name)
+            .cloned()
+            .unwrap_or_else(UnitState::inactive)
+    }
+}
+
+/// The systemd driver. See the module docs.
+#[derive(Debug)]
+pub struct SystemdDriver {
+    shared: Arc<Shared>,
+    dispatcher: tokio::task::JoinHandle<()>,
+}
+
+impl SystemdDriver {
+    /// Connect to the bus, subscribe to systemd's signals and load the view.
+    /// No bus, or no systemd on it, is [`DriverError::Unavailable`]: the
+    /// daemon then runs with `containers::unavailable::Unavailable`.
+    pub async fn connect(profile: Profile, settings: Settings) -> Result<Self, DriverError> {
+        let budget = settings.answer_budget;
+        let (conn, stream) = tokio::time::timeout(budget, dispatch::establish(&settings))
+            .await
+            .map_err(|_| {
+                DriverError::Unavailable(format!(
+                    "{} did not answer within {budget:?}",
+                    dispatch::bus_label(&settings)
+                ))
+            })?
+            .map_err(|e| {
+                DriverError::Unavailable(dispatch::describe_connect_error(&settings, &e))
+            })?;
+        let mut view = View::default();
+        for agent in &settings.agents {
+            view.track(agent);
+        }
+        let shared = Arc::new(Shared {
+            profile,
+            settings,
+            conn: RwLock::new(conn),
+            view: Mutex::new(view),
+            jobs: Mutex::new(Jobs::default()),
+            changes: broadcast::channel(1024).0,
+            resync_lock: tokio::sync::Mutex::new(()),
+        });
+        let dispatcher = tokio::spawn(dispatch::run(shared.clone(), stream));
+        let driver = Self { shared, dispatcher };
+        driver.shared.resync().await?;
+        Ok(driver)
+    }
+}
+
+impl Drop for SystemdDriver {
+    fn drop(&mut self) {
+        self.dispatcher.abort();
+    }
+}
+
+#[async_trait::async_trait]
+impl ContainerDriver for SystemdDriver {
+    async fn resync(&self) -> Result<(), DriverError> {
+        self.shared.resync().await
+    }
+
+    fn view(&self) -> HashMap<Ident, UnitState> {
+        self.shared.view().snapshot()
+    }
+
+    fn changes(&self) -> broadcast::Receiver<UnitChange> {
+        self.shared.changes.subscribe()
+    }
+
+    async fn create(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
+        self.shared.create(name, spec).await
+    }
+
+    async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError> {
+        self.shared.rebuild(name, spec).await
+    }
+
+    async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {
+        self.shared.destroy(name, purge).await
+    }
+
+    async fn start(&self, name: &Ident) -> Result<Outcome, DriverError> {
+        self.shared.start(name).await
+    }
+
+    async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
+        self.shared.stop(name, mode).await
+    }
+
+    async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
+        self.shared.restart(name).await
+    }
+}

@@ -1,0 +1,259 @@
+//! The container settings files the driver writes: the nspawn profile's
+//! `<nspawn_dir>/h-<n>.nspawn` and the nixos profile's
+//! `<nixos_containers_dir>/h-<n>.conf`.
+//!
+//! Decisions:
+//! - File names are built only from the agent's [`Ident`]; every value put
+//!   inside (bind paths, environment) is checked first, and a value that
+//!   would need quoting rules of the target format is refused with a message
+//!   naming it, rather than escaped: a wrong escape silently changes a bind
+//!   mount, a refusal is seen at spawn.
+//! - Files are written to a temporary name and renamed, so systemd never
+//!   reads a half-written file.
+//!
+//! Container side of the binds: the agent's runtime directory is `/run/hive`
+//! (its `mcp.sock` lives there) and its state directory is `/var/lib/hive`.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::containers::{ContainerSpec, machine_name};
+use crate::wire::ident::Ident;
+
+/// Where the runtime directory appears inside the container.
+pub const CONTAINER_RUNTIME_DIR: &str = "/run/hive";
+/// Where the state directory appears inside the container.
+pub const CONTAINER_STATE_DIR: &str = "/var/lib/hive";
+
+/// Why a settings file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{what} {value:?} cannot go into a container settings file: {why}")]
+    Value {
+        what: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("cannot write {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn check_path(what: &'static str, p: &Path) -> Result<String, FileError> {
+    let s = p.to_str().unwrap_or_default();
+    let bad = |why| FileError::Value {
+        what,
+        value: p.display().to_string(),
+        why,
+    };
+    if !p.is_absolute() {
+        return Err(bad("it must be an absolute path"));
+    }
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-');
+    if s.is_empty() || !s.bytes().all(allowed) || s.split('/').any(|c| c == "..") {
+        return Err(bad(
+            "use only a-z, A-Z, 0-9, '/', '.', '_' and '-', and no '..'",
+        ));
+    }
+    Ok(s.to_owned())
+}
+
+fn check_env(key: &str, value: &str, no_spaces: bool) -> Result<(), FileError> {
+    let key_ok = key
+        .bytes()
+        .enumerate()
+        .all(|(i, b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()));
+    if key.is_empty() || !key_ok {
+        return Err(FileError::Value {
+            what: "environment variable name",
+            value: key.to_owned(),
+            why: "use A-Z, a-z, 0-9 and '_', not starting with a digit",
+        });
+    }
+    let bad_char = |c: char| c.is_control() || c == '"' || c == '\\' || (no_spaces && c == ' ');
+    if value.chars().any(bad_char) {
+        return Err(FileError::Value {
+            what: "environment value of",
+            value: key.to_owned(),
+            why: if no_spaces {
+                "it must not contain control characters, quotes, backslashes or spaces"
+            } else {
+                "it must not contain control characters, quotes or backslashes"
+            },
+        });
+    }
+    Ok(())
+}
+
+/// `<dir>/h-<name>.nspawn`.
+pub fn nspawn_path(dir: &Path, name: &Ident) -> PathBuf {
+    dir.join(format!("{}.nspawn", machine_name(name)))
+}
+
+/// `<dir>/h-<name>.conf`.
+pub fn nixos_conf_path(dir: &Path, name: &Ident) -> PathBuf {
+    dir.join(format!("{}.conf", machine_name(name)))
+}
+
+/// The `.nspawn` file of agent `name`. `PrivateUsers=no` and the read-only
+/// host `/usr` match the template image (an empty `usr/`); no private
+/// network, the agent reaches the hive through its socket.
+pub fn render_nspawn(name: &Ident, spec: &ContainerSpec) -> Result<String, FileError> {
+    let runtime = check_path("runtime directory", &spec.runtime_dir)?;
+    let state = check_path("state directory", &spec.state_dir)?;
+    let mut out = format!("# Written by hive-c0re for agent {name}; rewritten on rebuild.\n");
+    out.push_str("[Exec]\nPrivateUsers=no\n");
+    for (k, v) in &spec.env {
+        check_env(k, v, false)?;
+        let _ = writeln!(out, "Environment=\"{k}={v}\"");
+    }
+    out.push_str("\n[Files]\nBindReadOnly=/usr\n");
+    let _ = writeln!(out, "Bind={runtime}:{CONTAINER_RUNTIME_DIR}");
+    let _ = writeln!(out, "Bind={state}:{CONTAINER_STATE_DIR}");
+    out.push_str("\n[Network]\nVirtualEthernet=no\n");
+    Ok(out)
+}
+
+/// The NixOS container config of agent `name` (read by NixOS's
+/// `container@.service` as an environment file): the built system, no
+/// private network, no autostart (the hive starts it), binds and environment
+/// as extra nspawn flags. The unit's script splits `EXTRA_NSPAWN_FLAGS` on
+/// spaces, so environment values with spaces are refused here.
+pub fn render_nixos_conf(
+    name: &Ident,
+    system: &Path,
+    spec: &ContainerSpec,
+) -> Result<String, FileError> {
+    let system = check_path("system closure", system)?;
+    let runtime = check_path("runtime directory", &spec.runtime_dir)?;
+    let state = check_path("state directory", &spec.state_dir)?;
+    let mut flags =
+        format!("--bind={runtime}:{CONTAINER_RUNTIME_DIR} --bind={state}:{CONTAINER_STATE_DIR}");
+    for (k, v) in &spec.env {
+        check_env(k, v, true)?;
+        let _ = write!(flags, " --setenv={k}={v}");
+    }
+    Ok(format!(
+        "# Written by hive-c0re for agent {name}; rewritten on rebuild.\n\
+         SYSTEM_PATH={system}\nPRIVATE_NETWORK=0\nAUTO_START=0\nEXTRA_NSPAWN_FLAGS=\"{flags}\"\n"
+    ))
+}
+
+/// Write `contents` to `path` through a temporary file in the same
+/// directory, creating the directory if needed.
+pub fn write_atomically(path: &Path, contents: &str) -> Result<(), FileError> {
+    let io_err = |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(dir).map_err(io_err)?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(path.file_name().unwrap_or_default());
+    tmp_name.push(".tmp");
+    let tmp = dir.join(tmp_name);
+    std::fs::write(&tmp, contents).map_err(io_err)?;
+    std::fs::rename(&tmp, path).map_err(io_err)
+}
+
+/// Remove `path`; a file that is already gone is fine.
+pub fn remove(path: &Path) -> Result<(), FileError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(FileError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    fn spec() -> ContainerSpec {
+        ContainerSpec {
+            runtime_dir: "/run/hyperhive/agents/alice".into(),
+            state_dir: "/var/lib/hyperhive/agents/alice".into(),
+            cpu_quota: None,
+            memory_max: None,
+            env: vec![("HIVE_CAPABILITIES".into(), "spawn, ask".into())],
+        }
+    }
+
+    #[test]
+    fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
+        let text = render_nspawn(&id("alice"), &spec()).unwrap();
+        let expected = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
+            [Exec]\nPrivateUsers=no\nEnvironment=\"HIVE_CAPABILITIES=spawn, ask\"\n\n\
+            [Files]\nBindReadOnly=/usr\n\
+            Bind=/run/hyperhive/agents/alice:/run/hive\n\
+            Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
+            [Network]\nVirtualEthernet=no\n";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_bind_path_with_a_colon_or_dotdot_is_refused_by_name() {
+        for bad in ["/run/a:b", "/run/../etc", "relative/dir", "/run/a b"] {
+            let mut s = spec();
+            s.runtime_dir = bad.into();
+            let err = render_nspawn(&id("a"), &s).unwrap_err().to_string();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_environment_value_that_would_break_the_file_is_refused() {
+        for (k, v) in [
+            ("A", "x\ny"),
+            ("A", "say \"hi\""),
+            ("1A", "x"),
+            ("A-B", "x"),
+        ] {
+            let mut s = spec();
+            s.env = vec![(k.into(), v.into())];
+            assert!(render_nspawn(&id("a"), &s).is_err(), "{k}={v:?}");
+        }
+    }
+
+    #[test]
+    fn the_nixos_conf_names_the_system_and_passes_binds_as_flags() {
+        let mut s = spec();
+        s.env = vec![("HIVE_X".into(), "1".into())];
+        let text = render_nixos_conf(&id("alice"), Path::new("/nix/store/abc-system"), &s).unwrap();
+        assert!(
+            text.contains("SYSTEM_PATH=/nix/store/abc-system\n"),
+            "{text}"
+        );
+        assert!(text.contains(
+            "EXTRA_NSPAWN_FLAGS=\"--bind=/run/hyperhive/agents/alice:/run/hive \
+             --bind=/var/lib/hyperhive/agents/alice:/var/lib/hive --setenv=HIVE_X=1\"\n"
+        ));
+        assert!(render_nixos_conf(&id("alice"), Path::new("/nix/store/x"), &spec()).is_err());
+    }
+
+    #[test]
+    fn files_are_named_after_the_machine_and_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = nspawn_path(&dir.path().join("nspawn"), &id("alice"));
+        assert!(path.ends_with("nspawn/h-alice.nspawn"));
+        write_atomically(&path, "one").unwrap();
+        write_atomically(&path, "two").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left behind");
+        remove(&path).unwrap();
+        remove(&path).unwrap();
+        assert!(!path.exists());
+        assert!(nixos_conf_path(dir.path(), &id("bob")).ends_with("h-bob.conf"));
+    }
+}

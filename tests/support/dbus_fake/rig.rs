@@ -1,0 +1,127 @@
+//! The test rig: a private bus, the fake on it, driver settings pointing
+//! there, and small helpers for waiting on the driver's view.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hive_c0re::containers::{
+    ActiveState, ContainerDriver, ContainerSpec, Profile, UnitChange, UnitState,
+};
+use hive_c0re::systemd::dbus::builder::RecordingBuilder;
+use hive_c0re::systemd::dbus::{Settings, SystemdDriver};
+use hive_c0re::wire::ident::Ident;
+use tempfile::TempDir;
+use tokio::sync::broadcast;
+
+use super::bus::PrivateBus;
+use super::systemd::{FakeSystemd, State, Unit};
+
+pub const LIMIT: Duration = Duration::from_secs(20);
+
+/// Run a test body with a deadline.
+pub async fn bounded<F: Future<Output = ()>>(body: F) {
+    tokio::time::timeout(LIMIT, body)
+        .await
+        .expect("the test finished within its limit");
+}
+
+pub fn id(s: &str) -> Ident {
+    Ident::new(s).unwrap()
+}
+
+pub fn nspawn(n: &str) -> String {
+    format!("systemd-nspawn@h-{n}.service")
+}
+
+/// A fake systemd whose template instances `h-<n>` exist for `names`
+/// (image and unit, not loaded) plus the template image.
+pub fn host(names: &[&str]) -> State {
+    let mut st = State::default();
+    st.images.insert("hive-template".into());
+    for n in names {
+        st.images.insert(format!("h-{n}"));
+        st.units
+            .insert(nspawn(n), Unit::new(false, "inactive", "dead"));
+    }
+    st
+}
+
+/// Settings for a bus at `address`, files under `dir`.
+pub fn settings_at(dir: &Path, address: String) -> Settings {
+    Settings {
+        bus_address: Some(address),
+        answer_budget: Duration::from_secs(3),
+        stop_deadline: Duration::from_secs(3),
+        template_image: "hive-template".into(),
+        nspawn_dir: dir.join("nspawn"),
+        nixos_containers_dir: dir.join("nixos"),
+        agents: Vec::new(),
+        builder: Arc::new(RecordingBuilder::new("/nix/store")),
+    }
+}
+
+pub struct Rig {
+    pub dir: TempDir,
+    pub bus: PrivateBus,
+    pub fake: FakeSystemd,
+}
+
+impl Rig {
+    pub async fn new(state: State) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bus = PrivateBus::start(dir.path()).await;
+        let fake = FakeSystemd::serve(&bus.address(), state).await;
+        Self { dir, bus, fake }
+    }
+
+    pub fn settings(&self, agents: &[&str]) -> Settings {
+        let mut settings = settings_at(self.dir.path(), self.bus.address());
+        settings.agents = agents.iter().map(|a| id(a)).collect();
+        settings
+    }
+
+    pub async fn driver(&self, agents: &[&str]) -> SystemdDriver {
+        SystemdDriver::connect(Profile::Nspawn, self.settings(agents))
+            .await
+            .unwrap()
+    }
+
+    pub fn spec(&self, n: &str) -> ContainerSpec {
+        ContainerSpec {
+            runtime_dir: self.dir.path().join("run").join(n),
+            state_dir: self.dir.path().join("state").join(n),
+            cpu_quota: Some("200%".into()),
+            memory_max: Some("4G".into()),
+            env: vec![("HIVE_CAPABILITIES".into(), "spawn".into())],
+        }
+    }
+}
+
+/// Wait until the driver's view of `agent` satisfies `pred`, following the
+/// change events (the view is checked first, so no event can be missed).
+pub async fn until(
+    driver: &SystemdDriver,
+    changes: &mut broadcast::Receiver<UnitChange>,
+    agent: &str,
+    pred: impl Fn(Option<&UnitState>) -> bool,
+) {
+    loop {
+        if pred(driver.view().get(&id(agent))) {
+            return;
+        }
+        match changes.recv().await {
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(e) => panic!("change channel closed: {e}"),
+        }
+    }
+}
+
+pub fn state(active: ActiveState, sub: &str, result: &str) -> UnitState {
+    UnitState {
+        active,
+        sub: sub.into(),
+        result: result.into(),
+    }
+}
