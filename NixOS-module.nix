@@ -43,6 +43,7 @@ let
     "agent_memory_max"
     "max_body_bytes"
     "message_retention_secs"
+    "journal_directory"
   ];
   # Keys set by an option of their own (or fixed by the units): setting them
   # in `settings` too would leave two answers to one question.
