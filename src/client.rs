@@ -163,8 +163,15 @@ impl Client {
     /// The returned [`Subscription`] yields the ack first, then one reply per
     /// changed row, with no time limit, until the daemon closes the stream.
     pub fn subscribe(&self) -> Result<Subscription, ClientError> {
+        self.stream(&HostRequest::SubscribeAgentStatus)
+    }
+
+    /// Send a streaming request (`subscribe_agent_status`, `logs` with
+    /// `follow`) and read its ack within the budget; then every line as it
+    /// comes, without a time limit.
+    pub fn stream(&self, request: &HostRequest) -> Result<Subscription, ClientError> {
         let deadline = Instant::now() + self.budget;
-        let mut conn = self.open(&HostRequest::SubscribeAgentStatus, deadline)?;
+        let mut conn = self.open(request, deadline)?;
         let ack = match conn.next_line(Some(deadline))? {
             Some(line) => self.parse(line)?,
             None => {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
+use crate::wire::agenda::JournalPriority;
 use crate::wire::host::{HostRequest, LifecycleScope};
 use crate::wire::ident::Ident;
 
@@ -139,6 +140,43 @@ pub enum Command {
     Urls,
     /// Follow the roster: print each agent's row whenever it changes.
     Watch,
+    /// Show an agent's container journal (journalctl -M h-NAME).
+    Logs {
+        name: Ident,
+        /// How many of the newest entries (default 30, at most 1000).
+        #[arg(short = 'n', long)]
+        lines: Option<u32>,
+        /// Keep printing new entries until interrupted.
+        #[arg(short, long)]
+        follow: bool,
+        /// Only this unit inside the container.
+        #[arg(long)]
+        unit: Option<String>,
+    },
+    /// Show the host's journal, filtered.
+    Journal {
+        /// Only this unit (e.g. hive-c0re.service).
+        #[arg(long)]
+        unit: Option<String>,
+        /// Only this agent container's journal (h-NAME).
+        #[arg(long)]
+        container: Option<String>,
+        /// This priority and more severe.
+        #[arg(short, long, value_enum)]
+        priority: Option<PriorityArg>,
+        /// Only entries whose message matches this regular expression.
+        #[arg(long)]
+        grep: Option<String>,
+        /// Entries on or after this time (journalctl syntax, e.g. -1h).
+        #[arg(long, allow_hyphen_values = true)]
+        since: Option<String>,
+        /// Entries on or before this time.
+        #[arg(long, allow_hyphen_values = true)]
+        until: Option<String>,
+        /// How many of the newest entries (default 30, at most 100).
+        #[arg(short = 'n', long)]
+        lines: Option<u32>,
+    },
     /// Print a shell completion script to stdout.
     Completions {
         #[arg(value_enum)]
@@ -149,6 +187,34 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// `--priority` values, as journalctl names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PriorityArg {
+    Emerg,
+    Alert,
+    Crit,
+    Err,
+    Warning,
+    Notice,
+    Info,
+    Debug,
+}
+
+impl From<PriorityArg> for JournalPriority {
+    fn from(p: PriorityArg) -> Self {
+        match p {
+            PriorityArg::Emerg => Self::Emerg,
+            PriorityArg::Alert => Self::Alert,
+            PriorityArg::Crit => Self::Crit,
+            PriorityArg::Err => Self::Err,
+            PriorityArg::Warning => Self::Warning,
+            PriorityArg::Notice => Self::Notice,
+            PriorityArg::Info => Self::Info,
+            PriorityArg::Debug => Self::Debug,
+        }
+    }
 }
 
 /// Which agents `start`/`stop` act on: names, or `--all`; one is required.
@@ -183,8 +249,9 @@ impl Selection {
 pub enum Action {
     /// One request, one answer.
     Call(HostRequest),
-    /// `subscribe_agent_status` until the stream ends.
-    Watch,
+    /// A streaming request (`subscribe_agent_status`, `logs --follow`):
+    /// print each line until the stream ends.
+    Stream(HostRequest),
     /// Local: print completions.
     Completions(clap_complete::Shell),
     /// Local: write man pages.
@@ -233,7 +300,42 @@ impl Command {
                 new_parent: parent.clone(),
             }),
             Self::Urls => call(HostRequest::Urls),
-            Self::Watch => Action::Watch,
+            Self::Watch => Action::Stream(HostRequest::SubscribeAgentStatus),
+            Self::Logs {
+                name,
+                lines,
+                follow,
+                unit,
+            } => {
+                let request = HostRequest::Logs {
+                    name: name.clone(),
+                    lines: *lines,
+                    unit: unit.clone(),
+                    follow: *follow,
+                };
+                if *follow {
+                    Action::Stream(request)
+                } else {
+                    call(request)
+                }
+            }
+            Self::Journal {
+                unit,
+                container,
+                priority,
+                grep,
+                since,
+                until,
+                lines,
+            } => call(HostRequest::Journal {
+                unit: unit.clone(),
+                container: container.clone(),
+                lines: *lines,
+                priority: priority.map(Into::into),
+                grep: grep.clone(),
+                since: since.clone(),
+                until: until.clone(),
+            }),
             Self::Completions { shell } => Action::Completions(*shell),
             Self::Man { out } => Action::Man(out.clone()),
         }
@@ -376,7 +478,10 @@ mod tests {
 
     #[test]
     fn watch_completions_and_man_are_not_calls() {
-        assert_eq!(parse(&["watch"]).unwrap().command.action(), Action::Watch);
+        assert_eq!(
+            parse(&["watch"]).unwrap().command.action(),
+            Action::Stream(HostRequest::SubscribeAgentStatus)
+        );
         assert_eq!(
             parse(&["completions", "zsh"]).unwrap().command.action(),
             Action::Completions(clap_complete::Shell::Zsh)

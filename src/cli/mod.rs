@@ -53,7 +53,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
     match cli.command.action() {
         Action::Call(request) => call(&client, &request, cli.json, out, err),
-        Action::Watch => watch(&client, cli.json, out, err),
+        Action::Stream(request) => stream(&client, &request, cli.json, out, err),
         Action::Completions(shell) => {
             // Into a buffer first: clap_complete panics on a failed write
             // (e.g. `hivectl completions bash | head`).
@@ -94,8 +94,14 @@ fn call(
     }
 }
 
-fn watch(client: &Client, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let stream = match client.subscribe() {
+fn stream(
+    client: &Client,
+    request: &HostRequest,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let stream = match client.stream(request) {
         Ok(stream) => stream,
         Err(e) => return unreachable(err, &e),
     };
@@ -111,7 +117,10 @@ fn watch(client: &Client, json: bool, out: &mut dyn Write, err: &mut dyn Write) 
             format!("{}\n", reply.line)
         } else {
             let rows = reply.response.agent_statuses.as_deref().unwrap_or(&[]);
-            rows.iter().map(render::status_line).collect()
+            let entries = reply.response.entries.as_deref().unwrap_or(&[]);
+            let mut text: String = rows.iter().map(render::status_line).collect();
+            text.push_str(&render::journal_lines(entries));
+            text
         };
         if let Some(status) = emit(out, &text, err) {
             return status;
@@ -122,7 +131,7 @@ fn watch(client: &Client, json: bool, out: &mut dyn Write, err: &mut dyn Write) 
     }
     let _ = writeln!(
         err,
-        "hivectl: hive-c0re closed the status stream on {}",
+        "hivectl: hive-c0re closed the stream on {}",
         client.path().display()
     );
     exit::UNREACHABLE

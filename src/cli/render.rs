@@ -24,6 +24,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         HostRequest::List => agent_list(response.agents.as_deref().unwrap_or(&[])),
         HostRequest::Pending => approvals_table(response.approvals.as_deref().unwrap_or(&[])),
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
+        HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
+            journal_lines(response.entries.as_deref().unwrap_or(&[]))
+        }
         HostRequest::SubscribeAgentStatus
         | HostRequest::SetPaused { .. }
         | HostRequest::Start { .. }
@@ -39,6 +42,12 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         | HostRequest::Deny { .. }
         | HostRequest::SetParent { .. } => String::new(),
     }
+}
+
+/// Journal entries as short text lines (control characters neutralised by
+/// the journal module's renderer).
+pub fn journal_lines(entries: &[crate::systemd::journal::JournalEntry]) -> String {
+    crate::systemd::journal::render_short(entries)
 }
 
 /// The roster as a table.

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::framing::{FrameError, MAX_LINE, read_line, terminated};
 use crate::service::{Hive, HiveError};
+use crate::systemd::journal::HostJournalRequest;
 use crate::wire::host::{HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
@@ -65,7 +66,9 @@ pub fn wire_error(err: &HiveError) -> String {
         | HiveError::ApprovalFailed { .. }
         | HiveError::Driver { .. }
         | HiveError::Partial(_)
-        | HiveError::StillRunning { .. } => err.to_string(),
+        | HiveError::StillRunning { .. }
+        | HiveError::BadFilter(_)
+        | HiveError::Journal(_) => err.to_string(),
     }
 }
 
@@ -113,6 +116,32 @@ pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::SetParent { child, new_parent } => {
             done(hive.set_parent(&child, new_parent.as_ref()).await)
         }
+        HostRequest::Logs {
+            name, lines, unit, ..
+        } => answer(
+            hive.agent_logs(&name, lines, unit.as_deref()).await,
+            HostResponse::entries,
+        ),
+        HostRequest::Journal {
+            unit,
+            container,
+            lines,
+            priority,
+            grep,
+            since,
+            until,
+        } => {
+            let request = HostJournalRequest {
+                unit: unit.as_deref(),
+                container: container.as_deref(),
+                lines,
+                priority,
+                grep: grep.as_deref(),
+                since: since.as_deref(),
+                until: until.as_deref(),
+            };
+            answer(hive.host_journal(&request).await, HostResponse::entries)
+        }
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => {
             HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")
@@ -150,6 +179,14 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
         Err(msg) => HostResponse::error(msg),
         Ok(HostRequest::SubscribeAgentStatus) => {
             return subscribe(hive, reader, write, shutdown).await;
+        }
+        Ok(HostRequest::Logs {
+            name,
+            lines,
+            unit,
+            follow: true,
+        }) => {
+            return follow_logs(hive, (name, lines, unit), reader, write, shutdown).await;
         }
         Ok(request) => dispatch(&hive, request).await,
     };
@@ -196,4 +233,51 @@ async fn subscribe(
             },
         }
     }
+}
+
+/// Stream an agent's container journal: an ack (or the error that stops
+/// it), then one line per entry, until the client hangs up or the daemon
+/// stops. journalctl is killed when the stream ends.
+async fn follow_logs(
+    hive: Hive,
+    (name, lines, unit): (crate::wire::ident::Ident, Option<u32>, Option<String>),
+    mut reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+    shutdown: CancellationToken,
+) {
+    let mut follow = match hive.follow_agent_logs(&name, lines, unit.as_deref()).await {
+        Ok(follow) => follow,
+        Err(err) => {
+            let _ = write_line(&mut write, &HostResponse::error(wire_error(&err))).await;
+            return;
+        }
+    };
+    if write_line(&mut write, &HostResponse::success())
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let mut scratch = [0u8; 256];
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            _ = reader.read(&mut scratch) => break,
+            entry = follow.next() => match entry {
+                Some(Ok(entry)) => {
+                    let line = HostResponse::entries(vec![entry]);
+                    if write_line(&mut write, &line).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Err(err)) => {
+                    let err = HiveError::Journal(err);
+                    let _ = write_line(&mut write, &HostResponse::error(wire_error(&err))).await;
+                    break;
+                }
+                None => break,
+            },
+        }
+    }
+    follow.close().await;
 }

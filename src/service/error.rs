@@ -8,6 +8,7 @@ use crate::containers::DriverError;
 use crate::hive::approvals::Refusal;
 use crate::hive::topology::TopologyError;
 use crate::store::StoreError;
+use crate::systemd::journal::{InvalidFilter, JournalError};
 use crate::wire::host::ApprovalStatus;
 use crate::wire::ident::Ident;
 
@@ -53,6 +54,12 @@ pub enum HiveError {
         verb: &'static str,
         agents: Vec<String>,
     },
+    /// A journal filter the caller passed is not acceptable; fix it.
+    #[error(transparent)]
+    BadFilter(#[from] InvalidFilter),
+    /// journalctl failed, timed out or said too much; its words are kept.
+    #[error("reading the journal failed: {0}")]
+    Journal(#[from] JournalError),
     /// A file the hive keeps (marker, directory) could not be written.
     #[error("cannot write {path}: {source}")]
     Io {

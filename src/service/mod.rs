@@ -6,11 +6,13 @@
 //! - [`approvals`]: the approval queue and the actions approvals run.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
+//! - [`logs`]: container and host journals.
 
 pub mod approvals;
 mod error;
 pub mod inbox;
 pub mod lifecycle;
+pub mod logs;
 pub mod roster;
 #[cfg(test)]
 mod tests;
@@ -28,6 +30,7 @@ use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::containers::{ContainerDriver, ContainerSpec};
 use crate::store::{Store, agents};
+use crate::systemd::journal::{Journal, JournalSource};
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
@@ -55,6 +58,8 @@ struct Inner {
     /// the agent is started again, and expires by itself (a stop that found
     /// the unit already down leaves no transition to consume it).
     expect_down: Mutex<HashMap<Ident, Instant>>,
+    /// The journalctl runner (`--directory` from config, else the system's).
+    journal: Journal,
     /// Per-agent inbox wake-ups for long-polling `recv`.
     wakers: Mutex<HashMap<Ident, Arc<Notify>>>,
 }
@@ -70,6 +75,9 @@ impl Hive {
         let manager = config.manager();
         let now = clock.now_unix();
         store.blocking(|c| agents::insert(c, &manager, None, now).map(drop))?;
+        let journal = Journal::new(JournalSource::from_config(
+            config.journal_directory.as_deref(),
+        ));
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
@@ -79,6 +87,7 @@ impl Hive {
                 rows: broadcast::channel(256).0,
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
+                journal,
             }),
         })
     }
@@ -93,6 +102,10 @@ impl Hive {
 
     pub fn driver(&self) -> &Arc<dyn ContainerDriver> {
         &self.inner.driver
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.inner.journal
     }
 
     pub fn now(&self) -> i64 {

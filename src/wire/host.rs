@@ -8,7 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::agenda::JournalPriority;
 use super::ident::Ident;
+use crate::systemd::journal::JournalEntry;
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
 pub const VERSION: u32 = 1;
@@ -64,6 +66,35 @@ pub enum HostRequest {
         child: Ident,
         new_parent: Option<Ident>,
     },
+    // ---- additive to v1 -------------------------------------------------
+    /// An agent's container journal (`journalctl -M h-<name>`); with
+    /// `follow`, a stream: an ack, then one line per new entry.
+    Logs {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        #[serde(default)]
+        follow: bool,
+    },
+    /// The host's journal, filtered (the filters of `get_host_journal`).
+    Journal {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        container: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        priority: Option<JournalPriority>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grep: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<String>,
+    },
 }
 
 impl HostRequest {
@@ -88,6 +119,8 @@ impl HostRequest {
         "approve",
         "deny",
         "set_parent",
+        "logs",
+        "journal",
     ];
 }
 
@@ -151,6 +184,9 @@ pub struct HostResponse {
     pub urls: Option<HiveUrls>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approvals: Option<Vec<Approval>>,
+    /// Journal entries (`logs`, `journal`), oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<JournalEntry>>,
 }
 
 fn default_version() -> u32 {
@@ -168,6 +204,7 @@ impl HostResponse {
             agent_statuses: None,
             urls: None,
             approvals: None,
+            entries: None,
         }
     }
 
@@ -204,6 +241,13 @@ impl HostResponse {
     pub fn approvals(rows: Vec<Approval>) -> Self {
         Self {
             approvals: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn entries(entries: Vec<JournalEntry>) -> Self {
+        Self {
+            entries: Some(entries),
             ..Self::success()
         }
     }

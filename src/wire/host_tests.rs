@@ -87,6 +87,27 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             },
             r#"{"cmd":"set_parent","child":"alice","new_parent":null}"#,
         ),
+        (
+            HostRequest::Logs {
+                name: id("alice"),
+                lines: Some(5),
+                unit: None,
+                follow: true,
+            },
+            r#"{"cmd":"logs","name":"alice","lines":5,"follow":true}"#,
+        ),
+        (
+            HostRequest::Journal {
+                unit: Some("hive-c0re.service".into()),
+                container: None,
+                lines: None,
+                priority: Some(super::agenda::JournalPriority::Warning),
+                grep: None,
+                since: Some("-1h".into()),
+                until: None,
+            },
+            r#"{"cmd":"journal","unit":"hive-c0re.service","priority":"warning","since":"-1h"}"#,
+        ),
     ]
 }
 
@@ -213,6 +234,16 @@ fn every_response_shape_has_its_golden_line() {
         (
             HostResponse::urls(HiveUrls::default()),
             r#"{"version":1,"ok":true,"urls":{}}"#,
+        ),
+        (
+            HostResponse::entries(vec![crate::systemd::journal::JournalEntry {
+                time_us: Some(1_796_040_000_000_000),
+                priority: Some(super::agenda::JournalPriority::Info),
+                unit: Some("hello.service".into()),
+                message: "hi".into(),
+                ..Default::default()
+            }]),
+            r#"{"version":1,"ok":true,"entries":[{"time_us":1796040000000000,"priority":"info","unit":"hello.service","message":"hi"}]}"#,
         ),
         (
             HostResponse::approvals(vec![approval]),

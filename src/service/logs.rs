@@ -1,0 +1,53 @@
+//! Logs for the operator and the manager: an agent's container journal and
+//! the host journal, through the validated journalctl runner.
+
+use super::{Hive, HiveError};
+use crate::systemd::journal::query::UnitFilter;
+use crate::systemd::journal::{Follow, HostJournalRequest, JournalEntry, JournalQuery};
+use crate::wire::ident::Ident;
+
+impl Hive {
+    fn agent_query(
+        name: &Ident,
+        lines: Option<u32>,
+        unit: Option<&str>,
+    ) -> Result<JournalQuery, HiveError> {
+        let mut query = JournalQuery::agent_logs(name.clone(), lines);
+        query.unit = unit.map(UnitFilter::new).transpose()?;
+        Ok(query)
+    }
+
+    /// The newest entries of an agent's container journal.
+    pub async fn agent_logs(
+        &self,
+        name: &Ident,
+        lines: Option<u32>,
+        unit: Option<&str>,
+    ) -> Result<Vec<JournalEntry>, HiveError> {
+        self.require(name).await?;
+        let query = Self::agent_query(name, lines, unit)?;
+        tracing::debug!(agent = %name, "reading container journal");
+        Ok(self.journal().read(&query).await?)
+    }
+
+    /// Follow an agent's container journal from its newest entries on.
+    pub async fn follow_agent_logs(
+        &self,
+        name: &Ident,
+        lines: Option<u32>,
+        unit: Option<&str>,
+    ) -> Result<Follow, HiveError> {
+        self.require(name).await?;
+        let query = Self::agent_query(name, lines, unit)?;
+        Ok(self.journal().follow(&query)?)
+    }
+
+    /// The host journal, filtered.
+    pub async fn host_journal(
+        &self,
+        request: &HostJournalRequest<'_>,
+    ) -> Result<Vec<JournalEntry>, HiveError> {
+        let query = JournalQuery::host_journal(request)?;
+        Ok(self.journal().read(&query).await?)
+    }
+}
