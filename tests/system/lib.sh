@@ -31,6 +31,20 @@ TB_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 TB_UNIT=hive-c0re.service
 TB_SOCKET_UNIT=hive-c0re.socket
 
+# tb_subreaper SCRIPT ARGS...: re-exec SCRIPT with this process as a child subreaper.
+# Why: an interrupted `nsenter` dies before its child in the bed; the orphan is reparented to
+# the host's PID 1, which (on these VMs not systemd) may not reap it soon; the zombie sits in
+# the bed's PID namespace and its halt waits ~10 s for it. As a subreaper, bash gets the
+# orphans and reaps them. The attribute survives exec; python3 is the only tool needed.
+tb_subreaper() {
+  [ -n "${TB_SUBREAPER:-}" ] && return 0
+  export TB_SUBREAPER=$$
+  exec "$TB_PYTHON" -c 'import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed")
+os.execv("/bin/bash", ["bash"] + sys.argv[1:])' "$@"
+}
+
 tb_now() { echo "${EPOCHREALTIME/./}"; }        # microseconds
 tb_log() { printf '%s\n' "$*" >&2; }
 tb_die() { tb_log "test-bed: $*"; exit 1; }
@@ -154,6 +168,16 @@ journal_tail() {
   fi
 }
 
+# tb_find_leader NSPAWN_PID: the bed's PID 1 as the host sees it: the child of nspawn that is
+# PID 1 of its own PID namespace. (Not just "the child": nspawn first forks a short-lived
+# helper, which a busy machine catches often enough.)
+tb_find_leader() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    [ "$(sed -n 's/^NSpid:.*[[:space:]]\([0-9]*\)$/\1/p' "/proc/$c/status" 2>/dev/null)" = 1 ] && { echo "$c"; return; }
+  done
+}
+
 # tb_up: boot the bed and wait until its systemd says "running".
 tb_up() {
   tb_is_up && return 0
@@ -179,7 +203,7 @@ tb_up() {
   echo "$ns" > "$TB_DIR/nspawn.pid"
   end=$(( $(tb_now) + 20000000 ))
   while [ -z "$leader" ]; do
-    leader=$(ps -o pid= --ppid "$ns" 2>/dev/null | tr -d ' ' | head -1 || true)
+    leader=$(tb_find_leader "$ns")
     [ -n "$leader" ] && break
     kill -0 "$ns" 2>/dev/null || { cat "$TB_DIR/console.log" >&2; tb_log "test-bed: nspawn exited"; return 1; }
     [ "$(tb_now)" -lt "$end" ] || { tb_log "test-bed: no container leader after 20 s"; return 1; }
@@ -207,9 +231,24 @@ tb_up() {
   ln -sfn "/proc/$leader/root/run/hyperhive/host.sock" "$TB_DIR/host.sock"
 }
 
+# tb_kill_helpers: SIGKILL our host-side `nsenter -t <leader>` processes still running (after
+# an interrupt). Why: at halt, systemd-shutdown SIGSTOPs everything in the bed; nsenter then
+# stops itself too (it mirrors its child's stop) and never reaps its child, so the halt waits
+# ~10 s on that zombie. Killed first, their children fall to the bed's PID 1, which reaps them.
+tb_kill_helpers() {
+  local leader p args
+  leader=$(tb_leader 2>/dev/null) || return 0
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = nsenter ] || continue
+    args=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    case " $args" in *" -t $leader "*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
+  done
+}
+
 # tb_down: power the bed off and remove its cgroups; KEEP=1 keeps $TB_DIR (logs, journal).
 tb_down() {
   local ns cg end
+  tb_kill_helpers
   if ns=$(tb_nspawn_pid) && kill -0 "$ns" 2>/dev/null; then
     kill -TERM "$ns" 2>/dev/null || true     # nspawn: SIGTERM = clean poweroff of the bed
     end=$(( $(tb_now) + 30000000 ))
