@@ -165,7 +165,10 @@ mod tests {
         std::fs::write(&path, r#"{"stop_deadline_sec": 5}"#).unwrap();
         let err = Config::load(&path).unwrap_err();
         let chain = format!("{:#}", anyhow::Error::from(err));
-        assert!(chain.contains("unknown field `stop_deadline_sec`"), "{chain}");
+        assert!(
+            chain.contains("unknown field `stop_deadline_sec`"),
+            "{chain}"
+        );
     }
 
     #[test]

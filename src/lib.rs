@@ -22,14 +22,32 @@
 //! - [`wire`]: serde types of every socket, no IO.
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
-//! - [`containers`]: the driver seam, naming, the fake.
+//! - [`containers`]: the driver seam over systemd, naming, the fake.
+//! - [`store`]: SQLite — open, migrations, one file per table family.
+//! - [`hive`]: the rules without IO (approvals, topology, roster).
+//! - [`service`]: the hive as a service — rules applied with store and driver.
+//! - [`server`]: framing, the accept loop, the socket dispatchers.
+//! - [`systemd`]: socket activation, sd_notify.
+//! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
+//! - [`logging`]: the daemon's own logs.
+//! - [`client`]: the synchronous host.sock client (typed connect errors, 5 s budget).
+//! - [`cli`]: `hivectl`'s command line, rendering and exit statuses.
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
 
 #![deny(unsafe_code)]
 
+pub mod cli;
+pub mod client;
 pub mod clock;
 pub mod config;
 pub mod containers;
+pub mod daemon;
+pub mod hive;
+pub mod logging;
+pub mod server;
+pub mod service;
+pub mod store;
+pub mod systemd;
 pub mod wire;

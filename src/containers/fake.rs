@@ -54,6 +54,16 @@ impl FakeDriver {
         }
     }
 
+    /// A host on which these agents' containers exist, stopped: what the
+    /// daemon starts from with `--driver fake`.
+    pub fn with_containers(profile: Profile, names: impl IntoIterator<Item = Ident>) -> Self {
+        let driver = Self::new(profile);
+        driver
+            .units()
+            .extend(names.into_iter().map(|n| (n, UnitState::inactive())));
+        driver
+    }
+
     fn units(&self) -> MutexGuard<'_, HashMap<Ident, UnitState>> {
         self.units.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 
 use tokio::sync::broadcast;
 
-use super::{ContainerDriver, ContainerSpec, DriverError, Outcome, StopMode, UnitChange, UnitState};
+use super::{
+    ContainerDriver, ContainerSpec, DriverError, Outcome, StopMode, UnitChange, UnitState,
+};
 use crate::wire::ident::Ident;
 
 /// Answers every lifecycle call with [`DriverError::Unavailable`].

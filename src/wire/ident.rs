@@ -114,7 +114,16 @@ mod tests {
     #[test]
     fn anything_that_could_reach_a_path_or_unit_name_is_refused() {
         for bad in [
-            "", "Alice", "a/b", "..", "a.b", "a b", "a@b", "a;b", "<parent>", "é",
+            "",
+            "Alice",
+            "a/b",
+            "..",
+            "a.b",
+            "a b",
+            "a@b",
+            "a;b",
+            "<parent>",
+            "é",
             &"x".repeat(64),
         ] {
             assert!(Ident::new(bad).is_err(), "{bad:?} was accepted");

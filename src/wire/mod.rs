@@ -2,6 +2,12 @@
 //!
 //! - [`ident`]: the one validated name type.
 //! - [`host`]: host.sock v1, the operator's socket.
+//! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
+//! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
+//! - [`events`]: `HelperEvent`s pushed to the manager.
 
+pub mod agenda;
+pub mod agent;
+pub mod events;
 pub mod host;
 pub mod ident;

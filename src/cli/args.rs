@@ -1,0 +1,389 @@
+//! hivectl's command line (clap derive) and how each subcommand becomes a
+//! host.sock request.
+//!
+//! Names are parsed as [`Ident`] by clap itself, so a bad name is a usage
+//! error (exit 2) before any connection. `start`/`stop` demand names or
+//! `--all`: the protocol reads an empty scope as "everything", and a
+//! forgotten argument must not stop the whole hive. Rejected alternative:
+//! defaulting to everything like the wire does — convenient, and one typo
+//! away from an outage.
+
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Args, Parser, Subcommand};
+
+use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
+use crate::wire::host::{HostRequest, LifecycleScope};
+use crate::wire::ident::Ident;
+
+/// The default `--socket`: `/run/hyperhive/host.sock`.
+pub fn default_socket() -> PathBuf {
+    PathBuf::from(DEFAULT_RUNTIME_DIR).join(HOST_SOCKET_NAME)
+}
+
+/// Operate a hive: talk to hive-c0re over its admin socket (host.sock).
+#[derive(Debug, Parser)]
+#[command(name = "hivectl", version, propagate_version = true)]
+#[command(
+    after_help = "Exit status: 0 ok, 1 refused by hive-c0re (or a local file could not be \
+                        written), 2 usage error, 3 hive-c0re could not be reached or did not \
+                        answer properly."
+)]
+pub struct Cli {
+    /// Path of hive-c0re's admin socket.
+    #[arg(long, global = true, env = "HIVE_SOCKET", value_name = "PATH",
+          default_value_os_t = default_socket())]
+    pub socket: PathBuf,
+
+    /// Print hive-c0re's answer line(s) unchanged instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Total time budget of one call, in milliseconds (default 5000). For
+    /// tests; set through HIVECTL_TIMEOUT_MS.
+    #[arg(long = "timeout-ms", global = true, env = "HIVECTL_TIMEOUT_MS", hide = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_ms: Option<u64>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// One subcommand per host.sock verb, plus two local helpers.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the roster: one row per managed agent.
+    Status,
+    /// List managed agents by name.
+    List,
+    /// Start agent containers.
+    Start(Selection),
+    /// Stop agent containers.
+    Stop {
+        #[command(flatten)]
+        which: Selection,
+        /// Ask each agent to quiesce and stop cleanly within a deadline, then kill.
+        #[arg(long)]
+        graceful: bool,
+    },
+    /// Stop and start one container without rebuilding its config.
+    Restart {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Restart every managed container, one after the other.
+    RestartAll,
+    /// Park an agent's turn loop (works on a stopped container too).
+    Pause {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Un-park an agent's turn loop.
+    Resume {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Create and start a sub-agent now, without approval.
+    Spawn {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Queue a spawn approval for the operator.
+    RequestSpawn {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Stop a managed container (gracefully).
+    Kill {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Tear a container down; its state is kept unless --purge.
+    Destroy {
+        /// The agent's name.
+        name: Ident,
+        /// Delete the agent's state too.
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Apply pending config to a container.
+    Rebuild {
+        /// The agent's name.
+        name: Ident,
+    },
+    /// Show the approval queue.
+    Pending,
+    /// Approve a pending approval: its action runs now.
+    Approve {
+        /// The approval's id, as `hivectl pending` shows it.
+        id: i64,
+    },
+    /// Deny a pending approval.
+    Deny {
+        /// The approval's id, as `hivectl pending` shows it.
+        id: i64,
+    },
+    /// Move an agent in the topology: under PARENT, or to the root.
+    #[command(group(ArgGroup::new("target").required(true).args(["parent", "root"])))]
+    #[command(override_usage = "hivectl set-parent <CHILD> <PARENT|--root>")]
+    SetParent {
+        /// The agent to move.
+        child: Ident,
+        /// The new parent.
+        parent: Option<Ident>,
+        /// Make CHILD a root agent.
+        #[arg(long)]
+        root: bool,
+    },
+    /// Show this hive's domain and browser URLs.
+    Urls,
+    /// Follow the roster: print each agent's row whenever it changes.
+    Watch,
+    /// Print a shell completion script to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write manual pages (hivectl.1 and one per subcommand) into DIR.
+    Man {
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+/// Which agents `start`/`stop` act on: names, or `--all`; one is required.
+#[derive(Debug, Clone, Args)]
+#[group(id = "which", required = true, multiple = false)]
+pub struct Selection {
+    /// Agents to act on.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<Ident>,
+    /// Every managed agent.
+    #[arg(long)]
+    pub all: bool,
+}
+
+impl Selection {
+    /// The wire scope: `--all` selects every agent (`agents: true`), names
+    /// select those agents only.
+    pub fn scope(&self) -> LifecycleScope {
+        if self.all {
+            LifecycleScope {
+                agents: true,
+                ..LifecycleScope::default()
+            }
+        } else {
+            LifecycleScope::agents(self.names.clone())
+        }
+    }
+}
+
+/// What a subcommand does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// One request, one answer.
+    Call(HostRequest),
+    /// `subscribe_agent_status` until the stream ends.
+    Watch,
+    /// Local: print completions.
+    Completions(clap_complete::Shell),
+    /// Local: write man pages.
+    Man(PathBuf),
+}
+
+impl Command {
+    /// The action, with the request it sends.
+    pub fn action(&self) -> Action {
+        let call = Action::Call;
+        match self {
+            Self::Status => call(HostRequest::AgentStatus),
+            Self::List => call(HostRequest::List),
+            Self::Start(which) => call(HostRequest::Start {
+                scope: which.scope(),
+            }),
+            Self::Stop { which, graceful } => call(HostRequest::Stop {
+                scope: which.scope(),
+                graceful: *graceful,
+            }),
+            Self::Restart { name } => call(HostRequest::Restart { name: name.clone() }),
+            Self::RestartAll => call(HostRequest::RestartAll),
+            Self::Pause { name } => call(HostRequest::SetPaused {
+                name: name.clone(),
+                paused: true,
+            }),
+            Self::Resume { name } => call(HostRequest::SetPaused {
+                name: name.clone(),
+                paused: false,
+            }),
+            Self::Spawn { name } => call(HostRequest::Spawn { name: name.clone() }),
+            Self::RequestSpawn { name } => call(HostRequest::RequestSpawn { name: name.clone() }),
+            Self::Kill { name } => call(HostRequest::Kill { name: name.clone() }),
+            Self::Destroy { name, purge } => call(HostRequest::Destroy {
+                name: name.clone(),
+                purge: *purge,
+            }),
+            Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
+            Self::Pending => call(HostRequest::Pending),
+            Self::Approve { id } => call(HostRequest::Approve { id: *id }),
+            Self::Deny { id } => call(HostRequest::Deny { id: *id }),
+            // clap's group guarantees exactly one of `parent` and `--root`;
+            // `--root` (no parent) is null on the wire.
+            Self::SetParent { child, parent, .. } => call(HostRequest::SetParent {
+                child: child.clone(),
+                new_parent: parent.clone(),
+            }),
+            Self::Urls => call(HostRequest::Urls),
+            Self::Watch => Action::Watch,
+            Self::Completions { shell } => Action::Completions(*shell),
+            Self::Man { out } => Action::Man(out.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("hivectl").chain(args.iter().copied()))
+    }
+
+    /// The request line `args` would send, exactly as serde writes it.
+    fn line(args: &[&str]) -> String {
+        match parse(args).unwrap().command.action() {
+            Action::Call(request) => serde_json::to_string(&request).unwrap(),
+            other => panic!("{args:?} is not a call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn stop_all_graceful_sends_every_agent_and_graceful() {
+        assert_eq!(
+            line(&["stop", "--all", "--graceful"]),
+            r#"{"cmd":"stop","scope":{"agent_names":[],"agents":true,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true}"#
+        );
+    }
+
+    #[test]
+    fn start_with_names_selects_only_those_agents() {
+        assert_eq!(
+            line(&["start", "alice", "bob"]),
+            r#"{"cmd":"start","scope":{"agent_names":["alice","bob"],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false}}"#
+        );
+    }
+
+    #[test]
+    fn each_single_name_verb_sends_its_cmd_and_name() {
+        for (args, want) in [
+            (&["restart", "a"][..], r#"{"cmd":"restart","name":"a"}"#),
+            (&["restart-all"], r#"{"cmd":"restart_all"}"#),
+            (
+                &["pause", "a"],
+                r#"{"cmd":"set_paused","name":"a","paused":true}"#,
+            ),
+            (
+                &["resume", "a"],
+                r#"{"cmd":"set_paused","name":"a","paused":false}"#,
+            ),
+            (&["spawn", "a"], r#"{"cmd":"spawn","name":"a"}"#),
+            (
+                &["request-spawn", "a"],
+                r#"{"cmd":"request_spawn","name":"a"}"#,
+            ),
+            (&["kill", "a"], r#"{"cmd":"kill","name":"a"}"#),
+            (
+                &["destroy", "a"],
+                r#"{"cmd":"destroy","name":"a","purge":false}"#,
+            ),
+            (
+                &["destroy", "a", "--purge"],
+                r#"{"cmd":"destroy","name":"a","purge":true}"#,
+            ),
+            (&["rebuild", "a"], r#"{"cmd":"rebuild","name":"a"}"#),
+            (&["status"], r#"{"cmd":"agent_status"}"#),
+            (&["list"], r#"{"cmd":"list"}"#),
+            (&["pending"], r#"{"cmd":"pending"}"#),
+            (&["urls"], r#"{"cmd":"urls"}"#),
+            (&["approve", "7"], r#"{"cmd":"approve","id":7}"#),
+            (&["deny", "8"], r#"{"cmd":"deny","id":8}"#),
+        ] {
+            assert_eq!(line(args), want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn set_parent_sends_the_parent_or_null_for_root() {
+        assert_eq!(
+            line(&["set-parent", "alice", "ruth"]),
+            r#"{"cmd":"set_parent","child":"alice","new_parent":"ruth"}"#
+        );
+        assert_eq!(
+            line(&["set-parent", "alice", "--root"]),
+            r#"{"cmd":"set_parent","child":"alice","new_parent":null}"#
+        );
+    }
+
+    #[test]
+    fn set_parent_needs_exactly_one_of_parent_and_root() {
+        assert!(parse(&["set-parent", "alice"]).is_err());
+        assert!(parse(&["set-parent", "alice", "ruth", "--root"]).is_err());
+    }
+
+    #[test]
+    fn start_or_stop_without_names_or_all_is_a_usage_error() {
+        for args in [&["start"][..], &["stop"], &["stop", "--graceful"]] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn names_and_all_together_are_a_usage_error() {
+        let err = parse(&["stop", "alice", "--all"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn a_bad_name_is_a_usage_error_naming_the_value() {
+        let err = parse(&["kill", "../etc"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("invalid name \"../etc\""), "{err}");
+    }
+
+    #[test]
+    fn the_default_socket_is_the_runtime_dirs_host_sock() {
+        let cmd = Cli::command();
+        let socket = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "socket")
+            .unwrap();
+        assert_eq!(socket.get_default_values(), ["/run/hyperhive/host.sock"]);
+        assert_eq!(socket.get_env(), Some(std::ffi::OsStr::new("HIVE_SOCKET")));
+    }
+
+    #[test]
+    fn global_flags_are_accepted_after_the_subcommand() {
+        let cli = parse(&["status", "--json", "--socket", "/tmp/x.sock"]).unwrap();
+        assert!(cli.json);
+        assert_eq!(cli.socket, PathBuf::from("/tmp/x.sock"));
+    }
+
+    #[test]
+    fn watch_completions_and_man_are_not_calls() {
+        assert_eq!(parse(&["watch"]).unwrap().command.action(), Action::Watch);
+        assert_eq!(
+            parse(&["completions", "zsh"]).unwrap().command.action(),
+            Action::Completions(clap_complete::Shell::Zsh)
+        );
+        assert_eq!(
+            parse(&["man", "--out", "/tmp/m"]).unwrap().command.action(),
+            Action::Man(PathBuf::from("/tmp/m"))
+        );
+    }
+}

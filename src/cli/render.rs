@@ -1,0 +1,281 @@
+//! Human output of hivectl: aligned tables and one-line row summaries.
+//!
+//! Pure functions from wire types to text, so every layout is unit-tested
+//! without a socket. Free text from agents (status text, descriptions,
+//! notes) is cleaned of control characters before it reaches the terminal:
+//! an agent must not be able to move the operator's cursor or hide rows with
+//! escape sequences. Rejected alternative: a table crate — the layouts are
+//! four small tables, and `--json` serves every script.
+
+use std::fmt::Write as _;
+
+use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
+use crate::wire::ident::Ident;
+
+/// Longest free text shown in a table cell; `--json` has the full value.
+const MAX_CELL: usize = 80;
+
+/// The stdout text for a successful answer to `request` (empty for write
+/// verbs, which succeed silently like `systemctl`).
+pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
+    match request {
+        HostRequest::AgentStatus => status_table(response.agent_statuses.as_deref().unwrap_or(&[])),
+        HostRequest::List => agent_list(response.agents.as_deref().unwrap_or(&[])),
+        HostRequest::Pending => approvals_table(response.approvals.as_deref().unwrap_or(&[])),
+        HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
+        HostRequest::SubscribeAgentStatus
+        | HostRequest::SetPaused { .. }
+        | HostRequest::Start { .. }
+        | HostRequest::Stop { .. }
+        | HostRequest::Restart { .. }
+        | HostRequest::RestartAll
+        | HostRequest::Spawn { .. }
+        | HostRequest::RequestSpawn { .. }
+        | HostRequest::Kill { .. }
+        | HostRequest::Destroy { .. }
+        | HostRequest::Rebuild { .. }
+        | HostRequest::Approve { .. }
+        | HostRequest::Deny { .. }
+        | HostRequest::SetParent { .. } => String::new(),
+    }
+}
+
+/// The roster as a table.
+pub fn status_table(rows: &[AgentStatusRow]) -> String {
+    if rows.is_empty() {
+        return "no managed agents\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.to_string(),
+                yes_no(r.running),
+                yes_no(r.failed),
+                yes_no(r.paused),
+                needs(r).unwrap_or_else(|| "-".into()),
+                r.pending_reminders.to_string(),
+                or_dash(r.parent.as_ref().map(Ident::as_str)),
+                or_dash(r.active_model.as_deref()),
+                or_dash(r.status_text.as_deref()),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &[
+            "NAME",
+            "RUNNING",
+            "FAILED",
+            "PAUSED",
+            "NEEDS",
+            "REMINDERS",
+            "PARENT",
+            "MODEL",
+            "STATUS",
+        ],
+        &body,
+    )
+}
+
+/// One name per line.
+pub fn agent_list(names: &[Ident]) -> String {
+    names.iter().fold(String::new(), |mut out, n| {
+        let _ = writeln!(out, "{n}");
+        out
+    })
+}
+
+/// The approval queue as a table.
+pub fn approvals_table(rows: &[Approval]) -> String {
+    if rows.is_empty() {
+        return "no approvals\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|a| {
+            let detail = match (&a.description, &a.note) {
+                (Some(d), Some(n)) => format!("{d} (note: {n})"),
+                (Some(d), None) => d.clone(),
+                (None, Some(n)) => format!("note: {n}"),
+                (None, None) => String::new(),
+            };
+            vec![
+                a.id.to_string(),
+                a.agent.to_string(),
+                a.kind.as_str().to_owned(),
+                a.status.as_str().to_owned(),
+                utc(a.requested_at),
+                or_dash(Some(&a.commit_ref)),
+                or_dash(Some(&detail)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &[
+            "ID",
+            "AGENT",
+            "KIND",
+            "STATUS",
+            "REQUESTED",
+            "REF",
+            "DETAIL",
+        ],
+        &body,
+    )
+}
+
+/// The hive's URLs, one `key  value` line each.
+pub fn urls(urls: &HiveUrls) -> String {
+    let body = [
+        ("domain", &urls.domain),
+        ("home", &urls.home),
+        ("forge", &urls.forge),
+        ("matrix", &urls.matrix),
+    ]
+    .into_iter()
+    .filter_map(|(key, value)| Some(vec![key.to_owned(), clean(value.as_deref()?)]))
+    .collect::<Vec<_>>();
+    if body.is_empty() {
+        return "no domain or URLs configured\n".into();
+    }
+    table(&[], &body)
+}
+
+/// One changed row for `watch`: a readable sentence-like line.
+pub fn status_line(row: &AgentStatusRow) -> String {
+    let mut parts = vec![if row.running { "running" } else { "stopped" }.to_owned()];
+    if row.failed {
+        parts.push("failed".into());
+    }
+    if row.paused {
+        parts.push("paused".into());
+    }
+    if let Some(needs) = needs(row) {
+        parts.push(format!("needs {}", needs.replace(',', " and ")));
+    }
+    if row.pending_reminders > 0 {
+        parts.push(format!("{} reminders", row.pending_reminders));
+    }
+    if let Some(parent) = &row.parent {
+        parts.push(format!("parent {parent}"));
+    }
+    if let Some(model) = &row.active_model {
+        parts.push(format!("model {}", clean(model)));
+    }
+    let mut line = format!("{}: {}", row.name, parts.join(", "));
+    if let Some(text) = &row.status_text {
+        let _ = write!(line, " — {:?}", clean(text));
+        if let Some(at) = &row.status_set_at {
+            let _ = write!(line, " since {}", clean(at));
+        }
+    }
+    line.push('\n');
+    line
+}
+
+/// `update`, `login`, `update,login` or nothing.
+fn needs(row: &AgentStatusRow) -> Option<String> {
+    let needs: Vec<&str> = [(row.needs_update, "update"), (row.needs_login, "login")]
+        .into_iter()
+        .filter_map(|(flag, what)| flag.then_some(what))
+        .collect();
+    (!needs.is_empty()).then(|| needs.join(","))
+}
+
+fn yes_no(flag: bool) -> String {
+    if flag { "yes" } else { "no" }.into()
+}
+
+/// A cleaned, shortened cell; `-` when absent or empty.
+fn or_dash(value: Option<&str>) -> String {
+    match value.map(clean) {
+        Some(v) if !v.is_empty() => shorten(&v),
+        _ => "-".into(),
+    }
+}
+
+/// Control characters (newlines, tabs, ESC, DEL, C1) become spaces.
+pub fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= MAX_CELL {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(MAX_CELL - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Columns separated by two spaces, each as wide as its widest cell; the
+/// last column is not padded (no trailing blanks). No header when `headers`
+/// is empty.
+fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let header: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
+    let all: Vec<&Vec<String>> = (!header.is_empty())
+        .then_some(&header)
+        .into_iter()
+        .chain(rows)
+        .collect();
+    let columns = all.iter().map(|r| r.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            all.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in all {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let pad = widths[c] - cell.chars().count();
+                let _ = write!(line, "{cell}{:pad$}  ", "");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Unix seconds as RFC 3339 UTC (`2026-11-30T12:00:00Z`).
+pub fn utc(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    // d is in 1..=31 and m in 1..=12 by construction.
+    (y, m as u32, d as u32)
+}
+
+#[cfg(test)]
+#[path = "render_tests.rs"]
+mod tests;

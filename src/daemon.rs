@@ -1,0 +1,159 @@
+//! `hive-c0re serve`: start-up, serving, and a bounded drain on SIGTERM.
+//!
+//! Order matters for `Type=notify`: READY=1 goes out only after the store is
+//! migrated, host.sock accepts and the driver's first view is loaded, so a
+//! unit that is `active` is a daemon that answers correctly. Containers are
+//! units of their own: stopping the daemon never stops them.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::{Config, DriverKind};
+use crate::containers::ContainerDriver;
+use crate::containers::fake::FakeDriver;
+use crate::containers::unavailable::Unavailable;
+use crate::server::{host, listener};
+use crate::service::Hive;
+use crate::store::{Store, agents, approvals};
+use crate::systemd::activation::{self, HOST_FD_NAME};
+use crate::systemd::notify;
+
+/// How long in-flight requests may take to finish after SIGTERM.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Run the daemon until SIGTERM/SIGINT. Call from a single-threaded `main`:
+/// it takes the activation fds before starting the runtime.
+pub fn serve(config: Config) -> anyhow::Result<()> {
+    let fds = activation::take_named_fds().context("read socket activation")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    runtime.block_on(run(config, fds))
+}
+
+async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Result<()> {
+    notify::status("opening the store");
+    let db = config.database();
+    let store = tokio::task::spawn_blocking(move || Store::open(&db))
+        .await
+        .context("open the store")??;
+    let now = SystemClock.now_unix();
+    for row in store
+        .run(move |c| approvals::fail_interrupted(c, now))
+        .await?
+    {
+        tracing::warn!(id = row.id, agent = %row.agent, "approval interrupted by a restart; marked failed");
+    }
+
+    notify::status("loading container states");
+    let driver = build_driver(&config, &store).await?;
+    if let Err(err) = driver.resync().await {
+        tracing::warn!("first container view incomplete: {err}");
+    }
+    let hive = Hive::new(config.clone(), store, driver, Arc::new(SystemClock))?;
+
+    let (listener, bound_path) = host_listener(&config, &mut fds)?;
+    for name in fds.keys() {
+        tracing::warn!(fd = %name, "ignoring an activation fd this build does not use");
+    }
+    let listener = tokio::net::UnixListener::from_std(listener).context("register host.sock")?;
+
+    let shutdown = CancellationToken::new();
+    let tasks = TaskTracker::new();
+    tokio::spawn(hive.clone().watch_units());
+    let accept = {
+        let (hive, shutdown2) = (hive.clone(), shutdown.clone());
+        tokio::spawn(listener::accept_loop(
+            listener,
+            "host.sock",
+            shutdown.clone(),
+            tasks.clone(),
+            move |stream| host::serve(hive.clone(), stream, shutdown2.clone()),
+        ))
+    };
+
+    // Handlers go in before READY=1: a SIGTERM right after readiness must
+    // drain, not kill.
+    let stop = stop_signal()?;
+    let agents = hive.list().await?.len();
+    notify::ready(&format!("serving host.sock; {agents} agents"));
+
+    stop.await;
+    notify::stopping("draining connections");
+    shutdown.cancel();
+    let _ = accept.await;
+    tasks.close();
+    if tokio::time::timeout(DRAIN_DEADLINE, tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the drain deadline; closing them");
+    }
+    if let Some(path) = bound_path {
+        // Ours to remove: we bound it. An activated socket is systemd's.
+        let _ = std::fs::remove_file(path);
+    }
+    tracing::info!("stopped; containers keep running");
+    Ok(())
+}
+
+/// host.sock from activation, else bound by us (then its path, to remove
+/// on exit).
+fn host_listener(
+    config: &Config,
+    fds: &mut HashMap<String, OwnedFd>,
+) -> anyhow::Result<(std::os::unix::net::UnixListener, Option<PathBuf>)> {
+    let listener = match fds.remove(HOST_FD_NAME) {
+        Some(fd) => {
+            tracing::info!("host.sock handed over by systemd");
+            (activation::listener_from_fd(HOST_FD_NAME, fd)?, None)
+        }
+        None => {
+            let path = config.host_socket();
+            let l = activation::bind(&path)?;
+            tracing::info!(path = %path.display(), "host.sock bound by the daemon (not socket-activated)");
+            (l, Some(path))
+        }
+    };
+    listener
+        .0
+        .set_nonblocking(true)
+        .context("make host.sock non-blocking")?;
+    Ok(listener)
+}
+
+async fn build_driver(config: &Config, store: &Store) -> anyhow::Result<Arc<dyn ContainerDriver>> {
+    Ok(match config.driver {
+        DriverKind::Fake => {
+            let names = store.run(|c| agents::all(c)).await?;
+            let mut names: Vec<_> = names.into_iter().map(|a| a.name).collect();
+            names.push(config.manager());
+            Arc::new(FakeDriver::with_containers(config.profile, names))
+        }
+        DriverKind::Systemd => Arc::new(Unavailable::new(
+            "this build has no systemd D-Bus driver yet; run with --driver fake",
+        )),
+    })
+}
+
+/// Install SIGTERM/SIGINT handlers now; the future resolves on either.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let mut term = signal(SignalKind::terminate()).context("watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("watch SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}

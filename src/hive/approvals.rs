@@ -1,0 +1,89 @@
+//! The approval state machine: pending → approved | denied | failed |
+//! cancelled, and nothing leaves a terminal status.
+//!
+//! Approving runs the row's action exactly once, however many approves race:
+//! the first approve *claims* the row (the store flips `claimed` inside a
+//! write transaction after [`check`] said yes), runs the action, then moves
+//! the row to `approved` or `failed`. Every other approve, deny or cancel of a
+//! claimed row is refused as [`Refusal::InProgress`]. Rejected alternative:
+//! setting `approved` before running the action, which would show an
+//! approved row whose action then failed.
+
+use crate::wire::host::ApprovalStatus;
+
+/// What a caller asks of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The operator approves: run the action.
+    Approve,
+    /// The operator denies.
+    Deny,
+    /// The requester withdraws it, or its agent was destroyed.
+    Cancel,
+}
+
+/// Why a decision is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The row already ended with this status.
+    AlreadyResolved(ApprovalStatus),
+    /// An approve is running the row's action right now.
+    InProgress,
+}
+
+/// May `decision` be applied to a row in `status` (with `claimed` set while
+/// an approve runs its action)?
+pub fn check(status: ApprovalStatus, claimed: bool, _decision: Decision) -> Result<(), Refusal> {
+    if status.is_terminal() {
+        return Err(Refusal::AlreadyResolved(status));
+    }
+    if claimed {
+        return Err(Refusal::InProgress);
+    }
+    Ok(())
+}
+
+/// The terminal status of a row whose decision was taken (for approve: after
+/// its action ran, with the action's error if any).
+pub fn outcome(decision: Decision, action: Result<(), String>) -> (ApprovalStatus, Option<String>) {
+    match (decision, action) {
+        (Decision::Approve, Ok(())) => (ApprovalStatus::Approved, None),
+        (Decision::Approve, Err(why)) => (ApprovalStatus::Failed, Some(why)),
+        (Decision::Deny, _) => (ApprovalStatus::Denied, None),
+        (Decision::Cancel, Ok(())) => (ApprovalStatus::Cancelled, None),
+        (Decision::Cancel, Err(why)) => (ApprovalStatus::Cancelled, Some(why)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ApprovalStatus::*;
+
+    #[test]
+    fn only_a_pending_unclaimed_row_takes_a_decision() {
+        for d in [Decision::Approve, Decision::Deny, Decision::Cancel] {
+            assert_eq!(check(Pending, false, d), Ok(()));
+            assert_eq!(check(Pending, true, d), Err(Refusal::InProgress));
+        }
+    }
+
+    #[test]
+    fn a_terminal_row_never_moves() {
+        for s in [Approved, Denied, Failed, Cancelled] {
+            for d in [Decision::Approve, Decision::Deny, Decision::Cancel] {
+                assert_eq!(check(s, false, d), Err(Refusal::AlreadyResolved(s)));
+            }
+        }
+    }
+
+    #[test]
+    fn an_approved_action_that_fails_leaves_the_row_failed_with_the_reason() {
+        assert_eq!(outcome(Decision::Approve, Ok(())), (Approved, None));
+        assert_eq!(
+            outcome(Decision::Approve, Err("boom".into())),
+            (Failed, Some("boom".into()))
+        );
+        assert_eq!(outcome(Decision::Deny, Ok(())), (Denied, None));
+    }
+}

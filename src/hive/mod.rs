@@ -1,0 +1,11 @@
+//! The hive's rules, without IO of their own: pure functions and small state
+//! machines that the service layer (`crate::service`) applies with the store
+//! and the container driver.
+//!
+//! - [`approvals`]: the approval state machine.
+//! - [`topology`]: the parent tree and its move rules.
+//! - [`roster`]: how a roster row is built; what a crash is.
+
+pub mod approvals;
+pub mod roster;
+pub mod topology;

@@ -1,0 +1,138 @@
+//! The roster: how one agent's row is put together, and what counts as a
+//! crash. Pure functions over the registry record and the driver's view.
+
+use crate::clock::rfc3339;
+use crate::containers::UnitState;
+use crate::store::agents::AgentRecord;
+use crate::wire::host::{AgentStatusRow, HiveUrls};
+
+/// Everything a row is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct RowInputs<'a> {
+    pub record: &'a AgentRecord,
+    /// The container unit's state; `None` when systemd does not know it.
+    pub unit: Option<&'a UnitState>,
+    pub paused: bool,
+    pub pending_reminders: u64,
+    pub domain: Option<&'a str>,
+}
+
+/// One row of `agent_status`.
+pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
+    let running = i.unit.is_some_and(UnitState::is_running);
+    // The status text describes a live agent: hidden while it is not running,
+    // and the two fields travel together.
+    let status = match (&i.record.status_text, i.record.status_set_at) {
+        (Some(text), Some(at)) if running => Some((text.clone(), rfc3339(at))),
+        _ => None,
+    };
+    let (status_text, status_set_at) = status.unzip();
+    AgentStatusRow {
+        name: i.record.name.clone(),
+        running,
+        failed: i.unit.is_some_and(UnitState::is_failed),
+        needs_update: i.record.needs_update,
+        needs_login: i.record.needs_login,
+        deployed_sha: i
+            .record
+            .deployed_sha
+            .as_ref()
+            .map(|s| s.chars().take(12).collect()),
+        pending_reminders: i.pending_reminders,
+        paused: i.paused,
+        parent: i.record.parent.clone(),
+        active_model: i.record.active_model.clone(),
+        status_text,
+        status_set_at,
+        url: i
+            .domain
+            .map(|d| format!("https://{d}/agent/{}/", i.record.name)),
+    }
+}
+
+/// A unit that leaves `active` while no operator stop is in progress is a
+/// crash.
+pub fn is_crash(old: Option<&UnitState>, new: Option<&UnitState>, operator_stopping: bool) -> bool {
+    let was_running = old.is_some_and(UnitState::is_running);
+    let still_running = new.is_some_and(UnitState::is_running);
+    was_running && !still_running && !operator_stopping
+}
+
+/// The `urls` answer.
+pub fn urls(domain: Option<&str>, forge: Option<&str>, matrix: Option<&str>) -> HiveUrls {
+    HiveUrls {
+        domain: domain.map(str::to_owned),
+        home: domain.map(|d| format!("https://{d}/")),
+        forge: forge.map(str::to_owned),
+        matrix: matrix.map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::containers::ActiveState;
+    use crate::wire::ident::Ident;
+
+    fn record() -> AgentRecord {
+        AgentRecord {
+            name: Ident::new("alice").unwrap(),
+            parent: Some(Ident::new("ruth").unwrap()),
+            created_at: 0,
+            status_text: Some("triaging".into()),
+            status_set_at: Some(1_796_040_000),
+            deployed_sha: Some("0123456789abcdef".into()),
+            needs_update: false,
+            needs_login: false,
+            active_model: None,
+        }
+    }
+
+    #[test]
+    fn a_running_agent_shows_its_status_text_url_and_short_sha() {
+        let rec = record();
+        let unit = UnitState::running();
+        let r = row(RowInputs {
+            record: &rec,
+            unit: Some(&unit),
+            paused: false,
+            pending_reminders: 2,
+            domain: Some("hive.example"),
+        });
+        let line = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            line,
+            r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"deployed_sha":"0123456789ab","pending_reminders":2,"paused":false,"parent":"ruth","status_text":"triaging","status_set_at":"2026-11-30T12:00:00Z","url":"https://hive.example/agent/alice/"}"#
+        );
+    }
+
+    #[test]
+    fn a_stopped_agent_hides_its_status_text_and_time_together() {
+        let rec = record();
+        let unit = UnitState::inactive();
+        let r = row(RowInputs {
+            record: &rec,
+            unit: Some(&unit),
+            paused: true,
+            pending_reminders: 0,
+            domain: None,
+        });
+        assert_eq!((r.status_text, r.status_set_at, r.url), (None, None, None));
+        assert!(r.paused && !r.running && !r.failed);
+    }
+
+    #[test]
+    fn leaving_active_without_an_operator_stop_is_a_crash() {
+        let up = UnitState::running();
+        let failed = UnitState {
+            active: ActiveState::Failed,
+            sub: "failed".into(),
+            result: "signal".into(),
+        };
+        assert!(is_crash(Some(&up), Some(&failed), false));
+        assert!(is_crash(Some(&up), Some(&UnitState::inactive()), false));
+        assert!(!is_crash(Some(&up), Some(&failed), true));
+        assert!(!is_crash(Some(&UnitState::inactive()), Some(&up), false));
+        assert!(!is_crash(None, Some(&failed), false));
+    }
+}

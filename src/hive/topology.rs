@@ -1,0 +1,190 @@
+//! The topology tree: every agent has at most one parent; roots have none.
+//!
+//! Pure rules over a snapshot of the registry's parent column. The store
+//! applies a move only after [`Topology::check_move`] allowed it, inside the
+//! same write transaction, so two racing moves cannot build a cycle.
+
+use std::collections::BTreeMap;
+
+use crate::wire::ident::Ident;
+
+/// Why a move is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TopologyError {
+    #[error("agent \"{0}\" is not managed by this hive")]
+    UnknownChild(Ident),
+    #[error("agent \"{0}\" is not managed by this hive")]
+    UnknownParent(Ident),
+    #[error("agent \"{0}\" cannot be its own parent")]
+    SelfParent(Ident),
+    #[error(
+        "moving \"{child}\" under \"{parent}\" would make a cycle: \"{parent}\" is below \"{child}\""
+    )]
+    Cycle { child: Ident, parent: Ident },
+}
+
+/// Whether a permitted move changes anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Unchanged,
+    Moved,
+}
+
+/// A snapshot of the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Topology {
+    parents: BTreeMap<Ident, Option<Ident>>,
+}
+
+impl Topology {
+    pub fn new(parents: BTreeMap<Ident, Option<Ident>>) -> Self {
+        Self { parents }
+    }
+
+    pub fn contains(&self, name: &Ident) -> bool {
+        self.parents.contains_key(name)
+    }
+
+    /// The agent's parent; `None` for a root or an unknown agent.
+    pub fn parent_of(&self, name: &Ident) -> Option<&Ident> {
+        self.parents.get(name).and_then(Option::as_ref)
+    }
+
+    /// Direct children, by name.
+    pub fn children(&self, name: &Ident) -> Vec<Ident> {
+        self.parents
+            .iter()
+            .filter(|(_, p)| p.as_ref() == Some(name))
+            .map(|(c, _)| c.clone())
+            .collect()
+    }
+
+    /// Every descendant, parents before children, by name within a depth.
+    pub fn descendants(&self, name: &Ident) -> Vec<Ident> {
+        let mut out = Vec::new();
+        let mut tier = self.children(name);
+        while !tier.is_empty() {
+            let next: Vec<Ident> = tier.iter().flat_map(|c| self.children(c)).collect();
+            out.append(&mut tier);
+            tier = next;
+            tier.sort();
+        }
+        out
+    }
+
+    /// Is `ancestor` on the path from `name` up to its root?
+    pub fn is_below(&self, name: &Ident, ancestor: &Ident) -> bool {
+        let mut seen = 0;
+        let mut at = self.parent_of(name);
+        while let Some(p) = at {
+            if p == ancestor {
+                return true;
+            }
+            seen += 1;
+            if seen > self.parents.len() {
+                return false; // a cycle in stored data; refuse to loop
+            }
+            at = self.parent_of(p);
+        }
+        false
+    }
+
+    /// May `child` move under `new_parent` (`None` = root)?
+    pub fn check_move(
+        &self,
+        child: &Ident,
+        new_parent: Option<&Ident>,
+    ) -> Result<Move, TopologyError> {
+        if !self.contains(child) {
+            return Err(TopologyError::UnknownChild(child.clone()));
+        }
+        if let Some(parent) = new_parent {
+            if !self.contains(parent) {
+                return Err(TopologyError::UnknownParent(parent.clone()));
+            }
+            if parent == child {
+                return Err(TopologyError::SelfParent(child.clone()));
+            }
+            if self.is_below(parent, child) {
+                return Err(TopologyError::Cycle {
+                    child: child.clone(),
+                    parent: parent.clone(),
+                });
+            }
+        }
+        if self.parent_of(child) == new_parent {
+            Ok(Move::Unchanged)
+        } else {
+            Ok(Move::Moved)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    /// ruth → a → b → c, ruth → d
+    fn tree() -> Topology {
+        let mut m = BTreeMap::new();
+        m.insert(id("ruth"), None);
+        m.insert(id("a"), Some(id("ruth")));
+        m.insert(id("b"), Some(id("a")));
+        m.insert(id("c"), Some(id("b")));
+        m.insert(id("d"), Some(id("ruth")));
+        Topology::new(m)
+    }
+
+    #[test]
+    fn unknown_child_or_parent_is_refused() {
+        let t = tree();
+        assert_eq!(
+            t.check_move(&id("zz"), None),
+            Err(TopologyError::UnknownChild(id("zz")))
+        );
+        assert_eq!(
+            t.check_move(&id("a"), Some(&id("zz"))),
+            Err(TopologyError::UnknownParent(id("zz")))
+        );
+    }
+
+    #[test]
+    fn self_parenting_and_cycles_are_refused() {
+        let t = tree();
+        assert_eq!(
+            t.check_move(&id("a"), Some(&id("a"))),
+            Err(TopologyError::SelfParent(id("a")))
+        );
+        assert_eq!(
+            t.check_move(&id("a"), Some(&id("c"))),
+            Err(TopologyError::Cycle {
+                child: id("a"),
+                parent: id("c")
+            })
+        );
+    }
+
+    #[test]
+    fn no_change_is_a_success_and_a_real_move_is_reported() {
+        let t = tree();
+        assert_eq!(t.check_move(&id("b"), Some(&id("a"))), Ok(Move::Unchanged));
+        assert_eq!(t.check_move(&id("ruth"), None), Ok(Move::Unchanged));
+        assert_eq!(t.check_move(&id("c"), Some(&id("d"))), Ok(Move::Moved));
+        assert_eq!(t.check_move(&id("c"), None), Ok(Move::Moved));
+    }
+
+    #[test]
+    fn descendants_come_parents_first_then_by_name() {
+        let t = tree();
+        assert_eq!(
+            t.descendants(&id("ruth")),
+            vec![id("a"), id("d"), id("b"), id("c")]
+        );
+        assert_eq!(t.children(&id("ruth")), vec![id("a"), id("d")]);
+        assert!(t.descendants(&id("c")).is_empty());
+    }
+}

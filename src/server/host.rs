@@ -1,0 +1,199 @@
+//! host.sock: one request per connection, answered with one line, except
+//! `subscribe_agent_status`, which streams rows until the client hangs up.
+//!
+//! Bad input of any kind (not UTF-8, not JSON, not an object, unknown `cmd`,
+//! wrong field types, an over-long line) gets one `ok:false` line naming the
+//! problem, then the connection closes. Each connection is its own task, so
+//! nothing a client does reaches another connection or the listener.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::framing::{FrameError, MAX_LINE, read_line, terminated};
+use crate::service::{Hive, HiveError};
+use crate::wire::host::{HostRequest, HostResponse};
+
+/// How long a client may take to send its request line.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client may take to read an answer.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Parse one request line, or say what is wrong with it.
+pub fn parse_request(line: &[u8]) -> Result<HostRequest, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "request is not valid UTF-8".to_owned())?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
+    let Some(object) = value.as_object() else {
+        return Err("request is not a JSON object".to_owned());
+    };
+    let cmd = match object.get("cmd") {
+        Some(Value::String(cmd)) => cmd.clone(),
+        Some(_) => return Err("\"cmd\" must be a string".to_owned()),
+        None => return Err("request has no \"cmd\"".to_owned()),
+    };
+    if !HostRequest::COMMANDS.contains(&cmd.as_str()) {
+        return Err(format!(
+            "unknown cmd {cmd:?}; this hive-c0re knows: {}",
+            HostRequest::COMMANDS.join(", ")
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("invalid {cmd} request: {e}"))
+}
+
+/// The wire text of a hive error. One exhaustive match, so a new variant
+/// must decide here what the operator is told; internal failures are logged
+/// in full and reported briefly.
+pub fn wire_error(err: &HiveError) -> String {
+    match err {
+        HiveError::Store(_) | HiveError::Internal(_) | HiveError::Io { .. } => {
+            tracing::error!("request failed: {}", chain(err));
+            err.to_string()
+        }
+        HiveError::UnknownAgent(_)
+        | HiveError::AlreadyManaged(_)
+        | HiveError::ManagerProtected { .. }
+        | HiveError::Topology(_)
+        | HiveError::UnknownApproval(_)
+        | HiveError::ApprovalResolved { .. }
+        | HiveError::ApprovalInProgress(_)
+        | HiveError::ApprovalFailed { .. }
+        | HiveError::Driver { .. }
+        | HiveError::Partial(_)
+        | HiveError::StillRunning { .. } => err.to_string(),
+    }
+}
+
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> HostResponse) -> HostResponse {
+    match result {
+        Ok(value) => ok(value),
+        Err(err) => HostResponse::error(wire_error(&err)),
+    }
+}
+
+fn done<T>(result: Result<T, HiveError>) -> HostResponse {
+    answer(result, |_| HostResponse::success())
+}
+
+/// Answer one (non-streaming) request.
+pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
+    match request {
+        HostRequest::List => answer(hive.list().await, HostResponse::agents),
+        HostRequest::AgentStatus => answer(hive.agent_status().await, HostResponse::agent_statuses),
+        HostRequest::Urls => HostResponse::urls(hive.urls()),
+        HostRequest::SetPaused { name, paused } => done(hive.set_paused(&name, paused).await),
+        HostRequest::Start { scope } => done(hive.start(&scope).await),
+        HostRequest::Stop { scope, graceful } => done(hive.stop(&scope, graceful).await),
+        HostRequest::Restart { name } => done(hive.restart(&name).await),
+        HostRequest::RestartAll => done(hive.restart_all().await),
+        HostRequest::Spawn { name } => done(hive.spawn(&name).await),
+        HostRequest::RequestSpawn { name } => done(hive.request_spawn(&name).await),
+        HostRequest::Kill { name } => done(hive.kill(&name).await),
+        HostRequest::Destroy { name, purge } => done(hive.destroy(&name, purge).await),
+        HostRequest::Rebuild { name } => done(hive.rebuild(&name).await),
+        HostRequest::Pending => answer(hive.approvals().await, HostResponse::approvals),
+        HostRequest::Approve { id } => done(hive.approve(id).await),
+        HostRequest::Deny { id } => done(hive.deny(id).await),
+        HostRequest::SetParent { child, new_parent } => {
+            done(hive.set_parent(&child, new_parent.as_ref()).await)
+        }
+        // Streaming; `serve` handles it before dispatching.
+        HostRequest::SubscribeAgentStatus => {
+            HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")
+        }
+    }
+}
+
+async fn write_line(w: &mut OwnedWriteHalf, response: &HostResponse) -> std::io::Result<()> {
+    let bytes = terminated(&response.to_line());
+    tokio::time::timeout(WRITE_TIMEOUT, w.write_all(&bytes))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client did not read"))?
+}
+
+/// Serve one host.sock connection.
+pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::with_capacity(64 * 1024, read);
+    let line = match tokio::time::timeout(READ_TIMEOUT, read_line(&mut reader, MAX_LINE)).await {
+        Ok(Ok(Some(line))) => line,
+        // Connected and closed without a word: a liveness probe.
+        Ok(Ok(None)) => return,
+        Ok(Err(FrameError::Io(_))) => return,
+        Ok(Err(err @ FrameError::TooLong(_))) => {
+            let _ = write_line(&mut write, &HostResponse::error(err.to_string())).await;
+            return;
+        }
+        Err(_) => {
+            let msg = format!("no request line within {} s", READ_TIMEOUT.as_secs());
+            let _ = write_line(&mut write, &HostResponse::error(msg)).await;
+            return;
+        }
+    };
+    let response = match parse_request(&line) {
+        Err(msg) => HostResponse::error(msg),
+        Ok(HostRequest::SubscribeAgentStatus) => {
+            return subscribe(hive, reader, write, shutdown).await;
+        }
+        Ok(request) => dispatch(&hive, request).await,
+    };
+    if let Err(err) = write_line(&mut write, &response).await {
+        tracing::debug!("host.sock client went away before its answer: {err}");
+    }
+    let _ = write.shutdown().await;
+}
+
+/// Stream roster rows: an ack, then one single-row line per change, until
+/// the client hangs up or the daemon stops. A reader that falls behind
+/// skips rows (the broadcast channel drops them); the daemon never waits.
+async fn subscribe(
+    hive: Hive,
+    mut reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+    shutdown: CancellationToken,
+) {
+    let mut rows = hive.subscribe_rows();
+    if write_line(&mut write, &HostResponse::success())
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let mut scratch = [0u8; 256];
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            // The client sends nothing more; a read returning means it hung
+            // up (or misbehaves, which ends its stream the same way).
+            _ = reader.read(&mut scratch) => return,
+            row = rows.recv() => match row {
+                Ok(row) => {
+                    let line = HostResponse::agent_statuses(vec![row]);
+                    if write_line(&mut write, &line).await.is_err() {
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "a status subscriber fell behind");
+                }
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}

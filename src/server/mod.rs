@@ -1,0 +1,9 @@
+//! The sockets: framing, the accept loop, and one dispatcher per socket kind.
+//!
+//! - [`framing`]: one JSON line, capped while reading.
+//! - [`listener`]: the accept loop with tracked connection tasks.
+//! - [`host`]: host.sock, the operator's socket.
+
+pub mod framing;
+pub mod host;
+pub mod listener;

@@ -1,0 +1,93 @@
+//! What can go wrong in a hive operation, one variant per reaction the
+//! caller (an operator, a dashboard, an agent) must make. The sockets turn
+//! these into wire errors with one exhaustive match each.
+
+use std::path::PathBuf;
+
+use crate::containers::DriverError;
+use crate::hive::approvals::Refusal;
+use crate::hive::topology::TopologyError;
+use crate::store::StoreError;
+use crate::wire::host::ApprovalStatus;
+use crate::wire::ident::Ident;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HiveError {
+    /// The name is valid but no such agent is managed: check `hivectl list`.
+    #[error("agent \"{0}\" is not managed by this hive")]
+    UnknownAgent(Ident),
+    /// `spawn` of a name that is taken: pick another name.
+    #[error("agent \"{0}\" already exists in this hive; choose another name")]
+    AlreadyManaged(Ident),
+    /// The manager agent is part of the hive itself.
+    #[error("\"{name}\" is the hive's manager and cannot be {verb}")]
+    ManagerProtected { name: Ident, verb: &'static str },
+    /// A topology move that is not allowed.
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    /// No approval row has this id: check `hivectl pending`.
+    #[error("approval {0} does not exist; see `hivectl pending`")]
+    UnknownApproval(i64),
+    /// The row already ended; nothing to do.
+    #[error("approval {id} is already {}", .status.as_str())]
+    ApprovalResolved { id: i64, status: ApprovalStatus },
+    /// Another approve is running this row's action right now.
+    #[error("approval {0} is being approved right now")]
+    ApprovalInProgress(i64),
+    /// The approval was granted, its action ran and failed; the row is `failed`.
+    #[error("approval {id} was approved but its action failed: {note}")]
+    ApprovalFailed { id: i64, note: String },
+    /// systemd refused or failed, for one agent.
+    #[error("{agent}: {source}")]
+    Driver {
+        agent: Ident,
+        #[source]
+        source: DriverError,
+    },
+    /// Several agents of a scope failed; the others were done.
+    #[error("{}", summary(.0))]
+    Partial(Vec<(Ident, DriverError)>),
+    /// The work goes on in the background past the answer budget.
+    #[error("{verb} of {} is still in progress; watch `hivectl status`", .agents.join(", "))]
+    StillRunning {
+        verb: &'static str,
+        agents: Vec<String>,
+    },
+    /// A file the hive keeps (marker, directory) could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A bug or a panic inside the daemon; the operator reads its log.
+    #[error("internal error: {0}; see `journalctl -u hive-c0re`")]
+    Internal(String),
+    /// The database failed; the operator reads the daemon's log.
+    #[error("internal error in the hive's database; see `journalctl -u hive-c0re`")]
+    Store(#[from] StoreError),
+}
+
+fn summary(failures: &[(Ident, DriverError)]) -> String {
+    failures
+        .iter()
+        .map(|(agent, err)| format!("{agent}: {err}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl HiveError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn refused(id: i64, refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::AlreadyResolved(status) => Self::ApprovalResolved { id, status },
+            Refusal::InProgress => Self::ApprovalInProgress(id),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Delivering into inboxes: the one path by which anything — an agent's
+//! `send`, a reminder, a schedule, a `HelperEvent` — becomes a message.
+//!
+//! A delivery is committed to SQLite first, then the recipient's waiters are
+//! woken, so a long-polling `recv` sees the row the moment it exists.
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use super::{Hive, HiveError};
+use crate::store::messages::{self, Recipient};
+use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
+use crate::wire::ident::Ident;
+
+impl Hive {
+    /// The wake-up handle of an agent's inbox (one per agent, made on first
+    /// use). `recv` waits on it; [`Hive::deliver`] notifies it.
+    pub fn inbox_waker(&self, name: &Ident) -> Arc<Notify> {
+        self.wakers()
+            .entry(name.clone())
+            .or_insert_with(|| Arc::new(Notify::new()))
+            .clone()
+    }
+
+    /// Store a message for `to` and wake its waiters. Returns the row id.
+    pub async fn deliver(
+        &self,
+        to: Recipient,
+        from: &str,
+        body: String,
+        in_reply_to: Option<i64>,
+    ) -> Result<i64, HiveError> {
+        let (now, from_owned, to_row) = (self.now(), from.to_owned(), to.clone());
+        let id = self
+            .store()
+            .run(move |c| messages::insert(c, &from_owned, &to_row, &body, in_reply_to, now))
+            .await?;
+        if let Recipient::Agent(name) = &to {
+            self.inbox_waker(name).notify_waiters();
+        }
+        Ok(id)
+    }
+
+    /// Push an event into the manager's inbox. A failure is logged: the
+    /// event's cause already happened and must not be undone by it.
+    pub async fn notify_manager(&self, event: HelperEvent) {
+        let manager = Recipient::Agent(self.config().manager());
+        if let Err(err) = self
+            .deliver(manager, SYSTEM_SENDER, event.to_body(), None)
+            .await
+        {
+            tracing::error!("cannot deliver {event:?} to the manager: {err}");
+        }
+    }
+}

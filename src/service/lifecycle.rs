@@ -1,0 +1,316 @@
+//! Container lifecycle: the scope rules, the answer budget, and the agent
+//! registry kept in step with the containers.
+//!
+//! Every verb runs its work in a task of its own and waits for it at most
+//! [`ANSWER_BUDGET`]: a graceful stop may take the whole stop deadline, but
+//! the client must hear back within 5 s. Past the budget the answer says
+//! "still in progress" and the work goes on; the roster shows the result.
+
+use std::future::Future;
+
+use tokio::task::JoinSet;
+
+use super::{ANSWER_BUDGET, Hive, HiveError};
+use crate::containers::{DriverError, Outcome, StopMode};
+use crate::store::{agents, approvals};
+use crate::wire::events::HelperEvent;
+use crate::wire::host::LifecycleScope;
+use crate::wire::ident::Ident;
+
+/// Run `op` for every name (concurrently, or one after another), within the
+/// answer budget.
+async fn for_each<F, Fut>(
+    hive: &Hive,
+    verb: &'static str,
+    names: Vec<Ident>,
+    sequential: bool,
+    op: F,
+) -> Result<(), HiveError>
+where
+    F: Fn(Hive, Ident) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Outcome, DriverError>> + Send + 'static,
+{
+    let listed: Vec<String> = names.iter().map(ToString::to_string).collect();
+    let hive = hive.clone();
+    let work = async move {
+        let mut failures = Vec::new();
+        if sequential {
+            for name in names {
+                if let Err(e) = op(hive.clone(), name.clone()).await {
+                    failures.push((name, e));
+                }
+            }
+        } else {
+            let mut set = JoinSet::new();
+            for name in names {
+                let fut = op(hive.clone(), name.clone());
+                set.spawn(async move { (name, fut.await) });
+            }
+            while let Some(joined) = set.join_next().await {
+                if let Ok((name, Err(e))) = joined {
+                    failures.push((name, e));
+                }
+            }
+        }
+        for (name, e) in &failures {
+            tracing::warn!(agent = %name, "{verb} failed: {e}");
+        }
+        failures.sort_by(|a, b| a.0.cmp(&b.0));
+        failures
+    };
+    let mut failures = within_budget(verb, listed, work).await?;
+    match failures.len() {
+        0 => Ok(()),
+        1 => {
+            let (agent, source) = failures.remove(0);
+            Err(HiveError::Driver { agent, source })
+        }
+        _ => Err(HiveError::Partial(failures)),
+    }
+}
+
+/// Run `work` in its own task; answer with its result if it ends within the
+/// budget, else [`HiveError::StillRunning`] while it goes on.
+pub(crate) async fn within_budget<T: Send + 'static>(
+    verb: &'static str,
+    agents: Vec<String>,
+    work: impl Future<Output = T> + Send + 'static,
+) -> Result<T, HiveError> {
+    match tokio::time::timeout(ANSWER_BUDGET, tokio::spawn(work)).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(join)) => Err(HiveError::Internal(format!("{verb} task ended: {join}"))),
+        Err(_) => Err(HiveError::StillRunning { verb, agents }),
+    }
+}
+
+impl Hive {
+    /// The managed agents a scope selects. Names must all be managed.
+    pub async fn select(&self, scope: &LifecycleScope) -> Result<Vec<Ident>, HiveError> {
+        let all = self.list().await?;
+        if scope.selects_all_agents() {
+            return Ok(all);
+        }
+        let mut names = scope.agent_names.clone();
+        names.sort();
+        names.dedup();
+        if let Some(unknown) = names.iter().find(|n| !all.contains(n)) {
+            return Err(HiveError::UnknownAgent(unknown.clone()));
+        }
+        Ok(names)
+    }
+
+    async fn start_one(self, name: Ident) -> Result<Outcome, DriverError> {
+        self.clear_going_down(&name);
+        self.driver().start(&name).await
+    }
+
+    async fn stop_one(self, name: Ident, mode: StopMode) -> Result<Outcome, DriverError> {
+        self.mark_going_down(&name);
+        let outcome = self.driver().stop(&name, mode).await;
+        match outcome {
+            Ok(Outcome::AlreadyInState) => self.clear_going_down(&name),
+            Ok(Outcome::Done) => {
+                let agent = name.to_string();
+                self.notify_manager(HelperEvent::Killed { agent }).await;
+            }
+            Err(_) => {}
+        }
+        outcome
+    }
+
+    async fn restart_one(self, name: Ident) -> Result<Outcome, DriverError> {
+        self.mark_going_down(&name);
+        self.driver().restart(&name).await
+    }
+
+    fn stop_mode(&self, graceful: bool) -> StopMode {
+        if graceful {
+            StopMode::Graceful {
+                deadline: self.config().stop_deadline(),
+            }
+        } else {
+            StopMode::Hard
+        }
+    }
+
+    /// Start the containers the scope selects.
+    pub async fn start(&self, scope: &LifecycleScope) -> Result<(), HiveError> {
+        let names = self.select(scope).await?;
+        for_each(self, "start", names, false, Hive::start_one).await
+    }
+
+    /// Stop the containers the scope selects.
+    pub async fn stop(&self, scope: &LifecycleScope, graceful: bool) -> Result<(), HiveError> {
+        let names = self.select(scope).await?;
+        let mode = self.stop_mode(graceful);
+        for_each(self, "stop", names, false, move |h, n| h.stop_one(n, mode)).await
+    }
+
+    /// Stop one container gracefully.
+    pub async fn kill(&self, name: &Ident) -> Result<(), HiveError> {
+        self.require(name).await?;
+        let mode = self.stop_mode(true);
+        for_each(self, "kill", vec![name.clone()], false, move |h, n| {
+            h.stop_one(n, mode)
+        })
+        .await
+    }
+
+    /// Stop and start one container.
+    pub async fn restart(&self, name: &Ident) -> Result<(), HiveError> {
+        self.require(name).await?;
+        for_each(
+            self,
+            "restart",
+            vec![name.clone()],
+            false,
+            Hive::restart_one,
+        )
+        .await
+    }
+
+    /// Restart every managed container, one after another.
+    pub async fn restart_all(&self) -> Result<(), HiveError> {
+        let names = self.list().await?;
+        for_each(self, "restart", names, true, Hive::restart_one).await
+    }
+
+    /// Re-apply an agent's container settings.
+    pub async fn rebuild(&self, name: &Ident) -> Result<(), HiveError> {
+        self.require(name).await?;
+        let spec = self.spec(name);
+        for_each(self, "rebuild", vec![name.clone()], false, move |h, n| {
+            let spec = spec.clone();
+            async move { h.driver().rebuild(&n, &spec).await }
+        })
+        .await
+    }
+
+    /// Create and start a sub-agent of the manager, within the answer budget.
+    pub async fn spawn(&self, name: &Ident) -> Result<(), HiveError> {
+        let hive = self.clone();
+        let n = name.clone();
+        within_budget("spawn", vec![name.to_string()], async move {
+            hive.spawn_now(&n).await
+        })
+        .await?
+    }
+
+    /// Create and start a sub-agent of the manager, however long it takes.
+    /// A container that cannot be created leaves no registry row behind, so
+    /// the spawn can simply be tried again.
+    pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
+        let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
+        let inserted = self
+            .store()
+            .run(move |c| agents::insert(c, &n, Some(&parent), now))
+            .await?;
+        if !inserted {
+            return Err(HiveError::AlreadyManaged(name.clone()));
+        }
+        let spec = self.spec(name);
+        let created = async {
+            for dir in [&spec.state_dir, &spec.runtime_dir] {
+                tokio::fs::create_dir_all(dir)
+                    .await
+                    .map_err(|e| HiveError::io(dir, e))?;
+            }
+            self.driver()
+                .create(name, &spec)
+                .await
+                .map_err(|source| HiveError::Driver {
+                    agent: name.clone(),
+                    source,
+                })
+        }
+        .await;
+        if let Err(err) = created {
+            let n = name.clone();
+            self.store().run(move |c| agents::remove(c, &n)).await?;
+            self.notify_spawned(name, Some(err.to_string())).await;
+            return Err(err);
+        }
+        tracing::info!(agent = %name, "spawned");
+        let started = self.clone().start_one(name.clone()).await;
+        self.publish(name).await;
+        let started = started.map(drop).map_err(|source| HiveError::Driver {
+            agent: name.clone(),
+            source,
+        });
+        let note = started.as_ref().err().map(ToString::to_string);
+        self.notify_spawned(name, note).await;
+        started
+    }
+
+    async fn notify_spawned(&self, name: &Ident, failure: Option<String>) {
+        let event = HelperEvent::Spawned {
+            agent: name.to_string(),
+            ok: failure.is_none(),
+            note: failure,
+            sha: None,
+        };
+        self.notify_manager(event).await;
+    }
+
+    /// Tear an agent's container down and forget the agent. Its state
+    /// directory stays unless `purge`; its pending approvals are cancelled;
+    /// its children move to its parent.
+    pub async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
+        if *name == self.config().manager() {
+            return Err(HiveError::ManagerProtected {
+                name: name.clone(),
+                verb: "destroyed",
+            });
+        }
+        self.require(name).await?;
+        let hive = self.clone();
+        let n = name.clone();
+        within_budget("destroy", vec![name.to_string()], async move {
+            hive.destroy_now(&n, purge).await
+        })
+        .await?
+    }
+
+    async fn destroy_now(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
+        self.mark_going_down(name);
+        match self.driver().destroy(name, purge).await {
+            Ok(()) | Err(DriverError::NoSuchUnit { .. }) => {}
+            Err(source) => {
+                return Err(HiveError::Driver {
+                    agent: name.clone(),
+                    source,
+                });
+            }
+        }
+        let (n, now) = (name.clone(), self.now());
+        let cancelled = self
+            .store()
+            .run(move |c| {
+                let cancelled =
+                    approvals::cancel_pending_of(c, &n, "the agent was destroyed", now)?;
+                agents::remove(c, &n)?;
+                Ok(cancelled)
+            })
+            .await?;
+        let runtime = self.config().agent_runtime_dir(name);
+        remove_dir_if_present(&runtime).await?;
+        if purge {
+            remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
+        }
+        tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "destroyed");
+        for row in &cancelled {
+            self.notify_resolved(row).await;
+        }
+        let agent = name.to_string();
+        self.notify_manager(HelperEvent::Destroyed { agent }).await;
+        Ok(())
+    }
+}
+
+async fn remove_dir_if_present(dir: &std::path::Path) -> Result<(), HiveError> {
+    match tokio::fs::remove_dir_all(dir).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(HiveError::io(dir, e)),
+    }
+}

@@ -1,0 +1,164 @@
+//! The hive as a service: the rules of [`crate::hive`] applied with the
+//! [`Store`] and the [`ContainerDriver`]. Every socket calls into [`Hive`];
+//! nothing below the sockets knows about wire framing.
+//!
+//! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
+//! - [`approvals`]: the approval queue and the actions approvals run.
+//! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
+//! - [`inbox`]: delivering messages and manager events.
+
+pub mod approvals;
+mod error;
+pub mod inbox;
+pub mod lifecycle;
+pub mod roster;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, broadcast};
+
+pub use error::HiveError;
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::containers::{ContainerDriver, ContainerSpec};
+use crate::store::{Store, agents};
+use crate::wire::host::AgentStatusRow;
+use crate::wire::ident::Ident;
+
+/// How long a request waits for its work before answering "still in
+/// progress" (clients give up after 5 s).
+pub const ANSWER_BUDGET: Duration = Duration::from_secs(4);
+
+/// The hive: shared by every connection. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Hive {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Config,
+    store: Store,
+    driver: Arc<dyn ContainerDriver>,
+    clock: SharedClock,
+    /// Roster rows, pushed on every change, for `subscribe_agent_status`.
+    rows: broadcast::Sender<AgentStatusRow>,
+    /// Agents an operator (or the hive) is taking down, each until an
+    /// instant: their unit leaving `active` before then is not a crash. A
+    /// mark is consumed when the watcher sees the unit go down, dropped when
+    /// the agent is started again, and expires by itself (a stop that found
+    /// the unit already down leaves no transition to consume it).
+    expect_down: Mutex<HashMap<Ident, Instant>>,
+    /// Per-agent inbox wake-ups for long-polling `recv`.
+    wakers: Mutex<HashMap<Ident, Arc<Notify>>>,
+}
+
+impl Hive {
+    /// Build the hive and make sure the manager agent is registered.
+    pub fn new(
+        config: Config,
+        store: Store,
+        driver: Arc<dyn ContainerDriver>,
+        clock: SharedClock,
+    ) -> Result<Self, HiveError> {
+        let manager = config.manager();
+        let now = clock.now_unix();
+        store.blocking(|c| agents::insert(c, &manager, None, now).map(drop))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                driver,
+                clock,
+                rows: broadcast::channel(256).0,
+                expect_down: Mutex::new(HashMap::new()),
+                wakers: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn driver(&self) -> &Arc<dyn ContainerDriver> {
+        &self.inner.driver
+    }
+
+    pub fn now(&self) -> i64 {
+        self.inner.clock.now_unix()
+    }
+
+    /// Rows as they change. A receiver that lags loses rows, never blocks.
+    pub fn subscribe_rows(&self) -> broadcast::Receiver<AgentStatusRow> {
+        self.inner.rows.subscribe()
+    }
+
+    fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
+        self.inner
+            .expect_down
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wakers(&self) -> MutexGuard<'_, HashMap<Ident, Arc<Notify>>> {
+        self.inner
+            .wakers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Mark `name` as going down on purpose (see `Inner::expect_down`).
+    fn mark_going_down(&self, name: &Ident) {
+        let until = Instant::now() + self.config().stop_deadline() + Duration::from_secs(30);
+        self.expect_down().insert(name.clone(), until);
+    }
+
+    /// Consume the mark of `name`: was its going down expected?
+    fn take_going_down(&self, name: &Ident) -> bool {
+        self.expect_down()
+            .remove(name)
+            .is_some_and(|until| Instant::now() < until)
+    }
+
+    fn clear_going_down(&self, name: &Ident) {
+        self.expect_down().remove(name);
+    }
+
+    /// The agent's registry record, or [`HiveError::UnknownAgent`].
+    pub async fn require(&self, name: &Ident) -> Result<agents::AgentRecord, HiveError> {
+        let n = name.clone();
+        self.inner
+            .store
+            .run(move |c| agents::get(c, &n))
+            .await?
+            .ok_or_else(|| HiveError::UnknownAgent(name.clone()))
+    }
+
+    /// The container spec of an agent, from config and its [`Ident`].
+    pub fn spec(&self, name: &Ident) -> ContainerSpec {
+        let c = &self.inner.config;
+        ContainerSpec {
+            runtime_dir: c.agent_runtime_dir(name),
+            state_dir: c.agent_state_dir(name),
+            cpu_quota: c.agent_cpu_quota.clone(),
+            memory_max: c.agent_memory_max.clone(),
+            env: Vec::new(),
+        }
+    }
+
+    /// The pause marker of an agent.
+    pub fn paused_marker(&self, name: &Ident) -> PathBuf {
+        self.inner.config.agent_state_dir(name).join("paused")
+    }
+}

@@ -1,0 +1,206 @@
+//! The live roster: rows built from the registry and the driver's view,
+//! pushed to subscribers on every change, and the crash watcher.
+
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Hive, HiveError};
+use crate::containers::{UnitChange, UnitState};
+use crate::hive::roster::{self, RowInputs};
+use crate::hive::topology::{Move, Topology};
+use crate::store::{agents, immediate};
+use crate::wire::events::HelperEvent;
+use crate::wire::host::{AgentStatusRow, HiveUrls};
+use crate::wire::ident::Ident;
+
+/// Whether a setter changed anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Changed {
+    Yes,
+    /// It already was so (idempotent setters answer success either way).
+    AlreadySo,
+}
+
+impl Hive {
+    /// Managed agents by name.
+    pub async fn list(&self) -> Result<Vec<Ident>, HiveError> {
+        let all = self.store().run(|c| agents::all(c)).await?;
+        Ok(all.into_iter().map(|a| a.name).collect())
+    }
+
+    /// One row per managed agent, by name. No D-Bus call: the unit states
+    /// come from the driver's live view.
+    pub async fn agent_status(&self) -> Result<Vec<AgentStatusRow>, HiveError> {
+        let records = self.store().run(|c| agents::all(c)).await?;
+        let view = self.driver().view();
+        let mut rows = Vec::with_capacity(records.len());
+        for record in &records {
+            let paused = self.is_paused(&record.name).await;
+            rows.push(roster::row(RowInputs {
+                record,
+                unit: view.get(&record.name),
+                paused,
+                pending_reminders: 0,
+                domain: self.config().domain.as_deref(),
+            }));
+        }
+        Ok(rows)
+    }
+
+    /// The current row of one agent, if managed.
+    pub async fn row(&self, name: &Ident) -> Result<Option<AgentStatusRow>, HiveError> {
+        let n = name.clone();
+        let Some(record) = self.store().run(move |c| agents::get(c, &n)).await? else {
+            return Ok(None);
+        };
+        let unit: Option<UnitState> = self.driver().view().remove(name);
+        Ok(Some(roster::row(RowInputs {
+            record: &record,
+            unit: unit.as_ref(),
+            paused: self.is_paused(name).await,
+            pending_reminders: 0,
+            domain: self.config().domain.as_deref(),
+        })))
+    }
+
+    /// Push an agent's current row to subscribers.
+    pub async fn publish(&self, name: &Ident) {
+        match self.row(name).await {
+            Ok(Some(row)) => {
+                let _ = self.inner.rows.send(row);
+            }
+            Ok(None) => {}
+            Err(err) => tracing::warn!(agent = %name, "cannot build roster row: {err:#}"),
+        }
+    }
+
+    async fn is_paused(&self, name: &Ident) -> bool {
+        tokio::fs::try_exists(self.paused_marker(name))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// The hive's URLs.
+    pub fn urls(&self) -> HiveUrls {
+        let c = self.config();
+        roster::urls(
+            c.domain.as_deref(),
+            c.forge_url.as_deref(),
+            c.matrix_url.as_deref(),
+        )
+    }
+
+    /// Park (`true`) or un-park an agent's turn loop: a marker file in its
+    /// state directory, which the harness watches. Works whether or not the
+    /// container runs.
+    pub async fn set_paused(&self, name: &Ident, paused: bool) -> Result<Changed, HiveError> {
+        self.require(name).await?;
+        let marker = self.paused_marker(name);
+        let changed = if paused {
+            if let Some(dir) = marker.parent() {
+                tokio::fs::create_dir_all(dir)
+                    .await
+                    .map_err(|e| HiveError::io(dir, e))?;
+            }
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&marker)
+                .await
+            {
+                Ok(_) => Changed::Yes,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Changed::AlreadySo,
+                Err(e) => return Err(HiveError::io(marker, e)),
+            }
+        } else {
+            match tokio::fs::remove_file(&marker).await {
+                Ok(()) => Changed::Yes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Changed::AlreadySo,
+                Err(e) => return Err(HiveError::io(marker, e)),
+            }
+        };
+        if changed == Changed::Yes {
+            tracing::info!(agent = %name, paused, "pause marker changed");
+            self.publish(name).await;
+        }
+        Ok(changed)
+    }
+
+    /// Move `child` under `new_parent` (`None` = root). Checked and applied in
+    /// one write transaction, so racing moves cannot build a cycle.
+    pub async fn set_parent(
+        &self,
+        child: &Ident,
+        new_parent: Option<&Ident>,
+    ) -> Result<Changed, HiveError> {
+        let (c, p) = (child.clone(), new_parent.cloned());
+        let moved = self
+            .store()
+            .run(move |conn| {
+                let tx = immediate(conn)?;
+                let topology = Topology::new(agents::parents(&tx)?);
+                let verdict = topology.check_move(&c, p.as_ref());
+                if verdict == Ok(Move::Moved) {
+                    agents::set_parent(&tx, &c, p.as_ref())?;
+                    tx.commit()?;
+                }
+                Ok(verdict)
+            })
+            .await??;
+        if moved == Move::Unchanged {
+            return Ok(Changed::AlreadySo);
+        }
+        tracing::info!(agent = %child, parent = ?new_parent, "moved in the topology");
+        self.publish(child).await;
+        Ok(Changed::Yes)
+    }
+
+    /// Follow the driver's changes for as long as the hive lives: record
+    /// crashes, push rows.
+    pub async fn watch_units(self) {
+        let mut changes = self.driver().changes();
+        loop {
+            match changes.recv().await {
+                Ok(change) => self.on_unit_change(change).await,
+                Err(RecvError::Lagged(missed)) => {
+                    // Changes were dropped: push every row so subscribers
+                    // reconcile, as after a resync.
+                    tracing::warn!(missed, "unit changes lagged; republishing every row");
+                    if let Ok(names) = self.list().await {
+                        for name in names {
+                            self.publish(&name).await;
+                        }
+                    }
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+
+    async fn on_unit_change(&self, change: UnitChange) {
+        let name = change.agent.clone();
+        let went_down = change.old.as_ref().is_some_and(UnitState::is_running)
+            && !change.new.as_ref().is_some_and(UnitState::is_running);
+        let expected = went_down && self.take_going_down(&name);
+        if roster::is_crash(change.old.as_ref(), change.new.as_ref(), expected) {
+            let result = change
+                .new
+                .as_ref()
+                .map_or_else(|| "unit removed".to_owned(), |s| s.result.clone());
+            let (at, n, r) = (self.now(), name.clone(), result.clone());
+            match self
+                .store()
+                .run(move |c| agents::record_crash(c, &n, at, &r))
+                .await
+            {
+                Ok(()) => tracing::warn!(agent = %name, %result, "container crashed"),
+                Err(err) => tracing::error!(agent = %name, "cannot record crash: {err:#}"),
+            }
+            let event = HelperEvent::ContainerCrash {
+                agent: name.to_string(),
+                note: Some(format!("unit result: {result}")),
+            };
+            self.notify_manager(event).await;
+        }
+        self.publish(&name).await;
+    }
+}

@@ -1,0 +1,187 @@
+//! The service layer against the fake driver and an in-memory store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Hive;
+use crate::clock::ManualClock;
+use crate::config::{Config, DriverKind};
+use crate::containers::fake::FakeDriver;
+use crate::store::{Store, agents};
+use crate::wire::host::{ApprovalStatus, LifecycleScope};
+use crate::wire::ident::Ident;
+
+fn id(s: &str) -> Ident {
+    Ident::new(s).unwrap()
+}
+
+fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        state_dir: dir.path().join("state"),
+        runtime_dir: dir.path().join("run"),
+        driver: DriverKind::Fake,
+        ..Config::default()
+    };
+    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
+    let store = Store::open_in_memory().unwrap();
+    let hive = Hive::new(
+        config,
+        store,
+        driver.clone(),
+        Arc::new(ManualClock::new(1000)),
+    )
+    .unwrap();
+    tokio::spawn(hive.clone().watch_units());
+    (hive, driver, dir)
+}
+
+/// `(sender, body)` of every message to `to`, oldest first.
+async fn inbox(hive: &Hive, to: &str) -> Vec<(String, String)> {
+    let to = to.to_owned();
+    hive.store()
+        .run(move |c| {
+            let mut stmt =
+                c.prepare("SELECT sender, body FROM messages WHERE recipient = ?1 ORDER BY id")?;
+            let rows = stmt.query_map([to], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+        .unwrap()
+}
+
+async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
+    for _ in 0..200 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn a_container_that_dies_on_its_own_is_recorded_as_a_crash_and_reported() {
+    let (hive, driver, _dir) = hive();
+    hive.spawn(&id("alice")).await.unwrap();
+    driver.crash(&id("alice"));
+    eventually("the crash record", async || {
+        let h = hive.clone();
+        h.store()
+            .run(|c| agents::crashes(c, &id("alice")))
+            .await
+            .unwrap()
+            .len()
+            == 1
+    })
+    .await;
+    let events = inbox(&hive, "ruth").await;
+    assert!(
+        events.iter().any(|(from, body)| from == "system"
+            && body
+                == r#"{"event":"container_crash","agent":"alice","note":"unit result: signal"}"#),
+        "{events:?}"
+    );
+    let row = hive.row(&id("alice")).await.unwrap().unwrap();
+    assert!(row.failed && !row.running);
+}
+
+#[tokio::test]
+async fn an_operator_stop_is_not_a_crash_even_a_hard_one() {
+    let (hive, driver, _dir) = hive();
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.spawn(&id("bob")).await.unwrap();
+    hive.stop(&LifecycleScope::agents(vec![id("alice")]), false)
+        .await
+        .unwrap();
+    // The watcher handles changes in order: once bob's later crash is
+    // recorded, alice's stop has been judged too.
+    driver.crash(&id("bob"));
+    eventually("bob's crash record", async || {
+        let h = hive.clone();
+        !h.store()
+            .run(|c| agents::crashes(c, &id("bob")))
+            .await
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    let crashes = hive
+        .store()
+        .run(|c| agents::crashes(c, &id("alice")))
+        .await
+        .unwrap();
+    assert!(crashes.is_empty(), "{crashes:?}");
+}
+
+#[tokio::test]
+async fn destroying_an_agent_cancels_its_pending_approvals_and_tells_the_manager() {
+    let (hive, _driver, dir) = hive();
+    hive.spawn(&id("alice")).await.unwrap();
+    let row = hive
+        .request_approval(crate::store::approvals::NewApproval {
+            agent: id("alice"),
+            kind: crate::wire::host::ApprovalKind::ApplyCommit,
+            commit_ref: "0123456".into(),
+            description: None,
+        })
+        .await
+        .unwrap();
+    hive.destroy(&id("alice"), true).await.unwrap();
+    let after = hive
+        .store()
+        .run(move |c| crate::store::approvals::get(c, row.id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.status, ApprovalStatus::Cancelled);
+    assert!(
+        !dir.path().join("state/agents/alice").exists(),
+        "purge keeps no state"
+    );
+    let bodies: Vec<String> = inbox(&hive, "ruth")
+        .await
+        .into_iter()
+        .map(|(_, b)| b)
+        .collect();
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains(r#""event":"approval_resolved""#)
+                && b.contains(r#""status":"cancelled""#)),
+        "{bodies:?}"
+    );
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b == r#"{"event":"destroyed","agent":"alice"}"#),
+        "{bodies:?}"
+    );
+    assert!(hive.row(&id("alice")).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_failed_start_at_spawn_keeps_the_agent_and_tells_the_manager() {
+    let (hive, driver, _dir) = hive();
+    driver.fail_starts(&id("bob"));
+    let err = hive.spawn(&id("bob")).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("start of systemd-nspawn@h-bob.service failed"),
+        "{err}"
+    );
+    // The container exists (create succeeded), so the agent stays managed
+    // and a start can be retried; the manager hears that the spawn failed.
+    assert!(hive.row(&id("bob")).await.unwrap().unwrap().failed);
+    let bodies: Vec<String> = inbox(&hive, "ruth")
+        .await
+        .into_iter()
+        .map(|(_, b)| b)
+        .collect();
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains(r#""event":"spawned","agent":"bob","ok":false"#)),
+        "{bodies:?}"
+    );
+}

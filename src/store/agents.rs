@@ -1,0 +1,212 @@
+//! The agent registry: who is managed, where each sits in the topology, and
+//! the per-agent facts the roster shows.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::StoreError;
+use crate::wire::ident::Ident;
+
+/// One managed agent as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRecord {
+    pub name: Ident,
+    pub parent: Option<Ident>,
+    pub created_at: i64,
+    pub status_text: Option<String>,
+    pub status_set_at: Option<i64>,
+    pub deployed_sha: Option<String>,
+    pub needs_update: bool,
+    pub needs_login: bool,
+    pub active_model: Option<String>,
+}
+
+const COLUMNS: &str = "name, parent, created_at, status_text, status_set_at, deployed_sha, \
+                       needs_update, needs_login, active_model";
+
+pub(crate) fn ident(value: String) -> Result<Ident, StoreError> {
+    Ident::new(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<(String, Option<String>, AgentRecordRest)> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        AgentRecordRest {
+            created_at: row.get(2)?,
+            status_text: row.get(3)?,
+            status_set_at: row.get(4)?,
+            deployed_sha: row.get(5)?,
+            needs_update: row.get(6)?,
+            needs_login: row.get(7)?,
+            active_model: row.get(8)?,
+        },
+    ))
+}
+
+struct AgentRecordRest {
+    created_at: i64,
+    status_text: Option<String>,
+    status_set_at: Option<i64>,
+    deployed_sha: Option<String>,
+    needs_update: bool,
+    needs_login: bool,
+    active_model: Option<String>,
+}
+
+fn build(
+    (name, parent, rest): (String, Option<String>, AgentRecordRest),
+) -> Result<AgentRecord, StoreError> {
+    Ok(AgentRecord {
+        name: ident(name)?,
+        parent: parent.map(ident).transpose()?,
+        created_at: rest.created_at,
+        status_text: rest.status_text,
+        status_set_at: rest.status_set_at,
+        deployed_sha: rest.deployed_sha,
+        needs_update: rest.needs_update,
+        needs_login: rest.needs_login,
+        active_model: rest.active_model,
+    })
+}
+
+/// Every managed agent, by name.
+pub fn all(conn: &Connection) -> Result<Vec<AgentRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM agents ORDER BY name"))?;
+    let rows = stmt.query_map([], from_row)?;
+    rows.map(|r| build(r?)).collect()
+}
+
+/// One agent, if managed.
+pub fn get(conn: &Connection, name: &Ident) -> Result<Option<AgentRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM agents WHERE name = ?1"))?;
+    stmt.query_row([name.as_str()], from_row)
+        .optional()?
+        .map(build)
+        .transpose()
+}
+
+/// The topology: every agent's parent.
+pub fn parents(conn: &Connection) -> Result<BTreeMap<Ident, Option<Ident>>, StoreError> {
+    all(conn).map(|v| v.into_iter().map(|a| (a.name, a.parent)).collect())
+}
+
+/// Register an agent. Returns false if it already was.
+pub fn insert(
+    conn: &Connection,
+    name: &Ident,
+    parent: Option<&Ident>,
+    at: i64,
+) -> Result<bool, StoreError> {
+    let n = conn.execute(
+        "INSERT OR IGNORE INTO agents (name, parent, created_at) VALUES (?1, ?2, ?3)",
+        params![name.as_str(), parent.map(Ident::as_str), at],
+    )?;
+    Ok(n == 1)
+}
+
+/// Forget an agent. Its children move to its parent.
+pub fn remove(conn: &Connection, name: &Ident) -> Result<bool, StoreError> {
+    conn.execute(
+        "UPDATE agents SET parent = (SELECT parent FROM agents WHERE name = ?1) WHERE parent = ?1",
+        [name.as_str()],
+    )?;
+    Ok(conn.execute("DELETE FROM agents WHERE name = ?1", [name.as_str()])? == 1)
+}
+
+/// Set an agent's parent (`None` = root).
+pub fn set_parent(
+    conn: &Connection,
+    child: &Ident,
+    parent: Option<&Ident>,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE agents SET parent = ?2 WHERE name = ?1",
+        params![child.as_str(), parent.map(Ident::as_str)],
+    )?;
+    Ok(())
+}
+
+/// Set (or, with `None`, clear) an agent's free-text status.
+pub fn set_status(
+    conn: &Connection,
+    name: &Ident,
+    text: Option<&str>,
+    at: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE agents SET status_text = ?2, status_set_at = CASE WHEN ?2 IS NULL THEN NULL ELSE ?3 END
+         WHERE name = ?1",
+        params![name.as_str(), text, at],
+    )?;
+    Ok(())
+}
+
+/// Record that an agent's container died without an operator stop.
+pub fn record_crash(
+    conn: &Connection,
+    name: &Ident,
+    at: i64,
+    result: &str,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO crashes (agent, at, result) VALUES (?1, ?2, ?3)",
+        params![name.as_str(), at, result],
+    )?;
+    Ok(())
+}
+
+/// Crash records of an agent, oldest first: `(at, result)`.
+pub fn crashes(conn: &Connection, name: &Ident) -> Result<Vec<(i64, String)>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT at, result FROM crashes WHERE agent = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([name.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    #[test]
+    fn removing_an_agent_moves_its_children_to_its_parent() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                insert(c, &id("ruth"), None, 1)?;
+                insert(c, &id("mid"), Some(&id("ruth")), 1)?;
+                insert(c, &id("leaf"), Some(&id("mid")), 1)?;
+                assert!(remove(c, &id("mid"))?);
+                assert_eq!(get(c, &id("leaf"))?.unwrap().parent, Some(id("ruth")));
+                assert!(get(c, &id("mid"))?.is_none());
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn clearing_a_status_clears_its_time_too() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                insert(c, &id("a"), None, 1)?;
+                set_status(c, &id("a"), Some("busy"), 50)?;
+                let a = get(c, &id("a"))?.unwrap();
+                assert_eq!(
+                    (a.status_text.as_deref(), a.status_set_at),
+                    (Some("busy"), Some(50))
+                );
+                set_status(c, &id("a"), None, 60)?;
+                let a = get(c, &id("a"))?.unwrap();
+                assert_eq!((a.status_text, a.status_set_at), (None, None));
+                Ok(())
+            })
+            .unwrap();
+    }
+}

@@ -1,0 +1,327 @@
+//! The approval queue. Rows are never deleted: the table is the audit trail.
+//! The rules of who may move a row live in [`crate::hive::approvals`]; this
+//! module applies them inside write transactions.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{StoreError, agents::ident, immediate};
+use crate::hive::approvals::{self, Decision, Refusal};
+use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
+use crate::wire::ident::Ident;
+
+/// How many resolved rows `list` returns after the pending ones.
+pub const RECENT_RESOLVED: u32 = 50;
+
+/// A new row's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApproval {
+    pub agent: Ident,
+    pub kind: ApprovalKind,
+    pub commit_ref: String,
+    pub description: Option<String>,
+}
+
+/// The answer of a decision on a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decided {
+    /// The decision was taken; the row as it is now (for approve: claimed,
+    /// still pending, its action is the caller's to run).
+    Taken(Approval),
+    Refused(Refusal),
+    NotFound,
+}
+
+const COLUMNS: &str = "id, agent, kind, commit_ref, fetched_sha, requested_at, status, \
+                       resolved_at, note, description, claimed";
+
+type RawRow = (
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    String,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    bool,
+);
+
+fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+    ))
+}
+
+fn build(r: RawRow) -> Result<(Approval, bool), StoreError> {
+    let (
+        id,
+        agent,
+        kind,
+        commit_ref,
+        fetched_sha,
+        requested_at,
+        status,
+        resolved_at,
+        note,
+        description,
+        claimed,
+    ) = r;
+    let kind = ApprovalKind::parse(&kind)
+        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} has kind {kind:?}")))?;
+    let status = ApprovalStatus::parse(&status)
+        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} has status {status:?}")))?;
+    Ok((
+        Approval {
+            id,
+            agent: ident(agent)?,
+            kind,
+            commit_ref,
+            fetched_sha,
+            requested_at,
+            status,
+            resolved_at,
+            note,
+            description,
+        },
+        claimed,
+    ))
+}
+
+fn get_with_claim(conn: &Connection, id: i64) -> Result<Option<(Approval, bool)>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))?;
+    stmt.query_row([id], raw).optional()?.map(build).transpose()
+}
+
+/// One row.
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Approval>, StoreError> {
+    Ok(get_with_claim(conn, id)?.map(|(a, _)| a))
+}
+
+/// Add a pending row.
+pub fn insert(conn: &Connection, new: &NewApproval, at: i64) -> Result<Approval, StoreError> {
+    conn.execute(
+        "INSERT INTO approvals (agent, kind, commit_ref, requested_at, description)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            new.agent.as_str(),
+            new.kind.as_str(),
+            new.commit_ref,
+            at,
+            new.description
+        ],
+    )?;
+    let id = conn.last_insert_rowid();
+    get(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
+}
+
+/// Every pending row, then the most recent resolved ones; by id.
+pub fn list(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = 'pending'
+         UNION ALL
+         SELECT * FROM (SELECT {COLUMNS} FROM approvals WHERE status != 'pending'
+                        ORDER BY id DESC LIMIT ?1)
+         ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([RECENT_RESOLVED], raw)?;
+    rows.map(|r| Ok(build(r?)?.0)).collect()
+}
+
+/// Pending rows only.
+pub fn pending(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
+    Ok(list(conn)?
+        .into_iter()
+        .filter(|a| a.status == ApprovalStatus::Pending)
+        .collect())
+}
+
+/// Take `decision` on row `id`. Approve only claims the row (the caller runs
+/// the action and then calls [`finish`]); deny and cancel end it at once.
+pub fn decide(
+    conn: &mut Connection,
+    id: i64,
+    decision: Decision,
+    at: i64,
+) -> Result<Decided, StoreError> {
+    let tx = immediate(conn)?;
+    let Some((row, claimed)) = get_with_claim(&tx, id)? else {
+        return Ok(Decided::NotFound);
+    };
+    if let Err(refusal) = approvals::check(row.status, claimed, decision) {
+        return Ok(Decided::Refused(refusal));
+    }
+    if decision == Decision::Approve {
+        tx.execute("UPDATE approvals SET claimed = 1 WHERE id = ?1", [id])?;
+    } else {
+        let (status, note) = approvals::outcome(decision, Ok(()));
+        end(&tx, id, status, note.as_deref(), at)?;
+    }
+    let row =
+        get(&tx, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
+    tx.commit()?;
+    Ok(Decided::Taken(row))
+}
+
+fn end(
+    conn: &Connection,
+    id: i64,
+    status: ApprovalStatus,
+    note: Option<&str>,
+    at: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE approvals SET status = ?2, note = COALESCE(?3, note), resolved_at = ?4, claimed = 0
+         WHERE id = ?1 AND status = 'pending'",
+        params![id, status.as_str(), note, at],
+    )?;
+    Ok(())
+}
+
+/// End a claimed row with its action's result.
+pub fn finish(
+    conn: &Connection,
+    id: i64,
+    action: Result<(), String>,
+    at: i64,
+) -> Result<Approval, StoreError> {
+    let (status, note) = approvals::outcome(Decision::Approve, action);
+    end(conn, id, status, note.as_deref(), at)?;
+    get(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
+}
+
+/// Cancel every pending row of `agent` (it was destroyed).
+pub fn cancel_pending_of(
+    conn: &mut Connection,
+    agent: &Ident,
+    note: &str,
+    at: i64,
+) -> Result<Vec<Approval>, StoreError> {
+    let tx = immediate(conn)?;
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id FROM approvals WHERE agent = ?1 AND status = 'pending' AND claimed = 0",
+        )?;
+        let rows = stmt.query_map([agent.as_str()], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        end(&tx, id, ApprovalStatus::Cancelled, Some(note), at)?;
+        out.extend(get(&tx, id)?);
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Rows claimed by a daemon that died while running their action: the
+/// action's effect is unknown, so they end `failed` with a note saying so.
+pub fn fail_interrupted(conn: &mut Connection, at: i64) -> Result<Vec<Approval>, StoreError> {
+    let tx = immediate(conn)?;
+    let ids: Vec<i64> = {
+        let mut stmt =
+            tx.prepare_cached("SELECT id FROM approvals WHERE status = 'pending' AND claimed = 1")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let note =
+            "hive-c0re stopped while the approved action ran; check the agent and request again";
+        end(&tx, id, ApprovalStatus::Failed, Some(note), at)?;
+        out.extend(get(&tx, id)?);
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn new(agent: &str) -> NewApproval {
+        NewApproval {
+            agent: Ident::new(agent).unwrap(),
+            kind: ApprovalKind::Spawn,
+            commit_ref: String::new(),
+            description: None,
+        }
+    }
+
+    #[test]
+    fn a_claimed_row_refuses_a_second_approve_and_a_deny() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let a = insert(c, &new("x"), 10)?;
+                assert!(matches!(
+                    decide(c, a.id, Decision::Approve, 11)?,
+                    Decided::Taken(_)
+                ));
+                assert_eq!(
+                    decide(c, a.id, Decision::Approve, 12)?,
+                    Decided::Refused(Refusal::InProgress)
+                );
+                assert_eq!(
+                    decide(c, a.id, Decision::Deny, 12)?,
+                    Decided::Refused(Refusal::InProgress)
+                );
+                let done = finish(c, a.id, Ok(()), 13)?;
+                assert_eq!(
+                    (done.status, done.resolved_at),
+                    (ApprovalStatus::Approved, Some(13))
+                );
+                assert_eq!(
+                    decide(c, a.id, Decision::Deny, 14)?,
+                    Decided::Refused(Refusal::AlreadyResolved(ApprovalStatus::Approved))
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn an_interrupted_approve_ends_failed_at_the_next_start() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let a = insert(c, &new("x"), 10)?;
+                decide(c, a.id, Decision::Approve, 11)?;
+                let failed = fail_interrupted(c, 20)?;
+                assert_eq!(failed.len(), 1);
+                assert_eq!(failed[0].status, ApprovalStatus::Failed);
+                assert!(failed[0].note.as_deref().unwrap_or("").contains("stopped"));
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn list_shows_pending_rows_and_recent_resolved_ones_in_id_order() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let a = insert(c, &new("a"), 1)?;
+                let b = insert(c, &new("b"), 2)?;
+                decide(c, a.id, Decision::Deny, 3)?;
+                let ids: Vec<i64> = list(c)?.iter().map(|r| r.id).collect();
+                assert_eq!(ids, vec![a.id, b.id]);
+                assert_eq!(pending(c)?.len(), 1);
+                Ok(())
+            })
+            .unwrap();
+    }
+}

@@ -1,0 +1,110 @@
+//! Numbered schema migrations, tracked in `PRAGMA user_version`.
+//!
+//! Each step runs once, in order, inside one transaction with the version
+//! bump. Steps are only ever appended: an edited step would not run again on
+//! databases that already have it. Rejected: `rusqlite_migration`, which
+//! does the same in more code and pins rusqlite to an older line.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// The schema, one entry per version (index 0 = version 1).
+const STEPS: &[&str] = &[
+    // 1: agents with their topology, the approval queue, crash records.
+    "CREATE TABLE agents (
+        name          TEXT PRIMARY KEY,
+        parent        TEXT,
+        created_at    INTEGER NOT NULL,
+        status_text   TEXT,
+        status_set_at INTEGER,
+        deployed_sha  TEXT,
+        needs_update  INTEGER NOT NULL DEFAULT 0,
+        needs_login   INTEGER NOT NULL DEFAULT 0,
+        active_model  TEXT
+    );
+    CREATE TABLE approvals (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent        TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        commit_ref   TEXT NOT NULL DEFAULT '',
+        fetched_sha  TEXT,
+        requested_at INTEGER NOT NULL,
+        status       TEXT NOT NULL DEFAULT 'pending',
+        resolved_at  INTEGER,
+        note         TEXT,
+        description  TEXT,
+        -- set while an approve runs the row's action: the claim that makes
+        -- the action run once however many approves race
+        claimed      INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX approvals_by_status ON approvals(status, id);
+    CREATE TABLE crashes (
+        id     INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent  TEXT NOT NULL,
+        at     INTEGER NOT NULL,
+        result TEXT NOT NULL
+    );",
+    // 2: the broker's messages. `recipient` is an agent name or `operator`;
+    // `state` moves pending -> inflight (popped by recv) -> handled (acked).
+    "CREATE TABLE messages (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        sender      TEXT NOT NULL,
+        recipient   TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        in_reply_to INTEGER,
+        at          INTEGER NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending',
+        redelivered INTEGER NOT NULL DEFAULT 0,
+        popped_at   INTEGER,
+        handled_at  INTEGER
+    );
+    CREATE INDEX messages_inbox ON messages(recipient, state, id);",
+];
+
+/// The schema version this build writes.
+pub fn latest() -> i64 {
+    STEPS.len() as i64
+}
+
+/// Bring the database up to [`latest`].
+pub fn apply(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > latest() {
+        return Err(StoreError::TooNew {
+            found: current,
+            known: latest(),
+        });
+    }
+    for (index, sql) in STEPS.iter().enumerate().skip(current as usize) {
+        let tx = super::immediate(conn)?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op_and_lands_on_the_latest_version() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        apply(&mut conn).unwrap();
+        apply(&mut conn).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, latest());
+    }
+
+    #[test]
+    fn a_database_from_a_newer_build_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", latest() + 1)
+            .unwrap();
+        assert!(matches!(apply(&mut conn), Err(StoreError::TooNew { .. })));
+    }
+}

@@ -1,0 +1,7 @@
+//! Everything that talks to systemd.
+//!
+//! - [`activation`]: host.sock from socket activation (by name) or bound.
+//! - [`notify`]: READY=1, STATUS= and STOPPING=1.
+
+pub mod activation;
+pub mod notify;

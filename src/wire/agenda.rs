@@ -1,0 +1,270 @@
+//! Wire types of the agents' agenda: loose ends, reminders, schedules,
+//! capabilities and tool groups (the seed's shapes, field for field).
+
+use serde::{Deserialize, Serialize};
+
+/// One open thread of an agent, tagged by `kind`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LooseEnd {
+    /// A pending approval row.
+    Approval {
+        id: i64,
+        agent: String,
+        commit_ref: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        age_seconds: u64,
+    },
+    /// An unanswered question.
+    Question {
+        id: i64,
+        asker: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+        question: String,
+        age_seconds: u64,
+    },
+    /// A reminder not yet delivered.
+    Reminder {
+        id: i64,
+        owner: String,
+        message: String,
+        due_at: i64,
+        age_seconds: u64,
+    },
+    /// Unread matrix notifications (added by the in-container harness,
+    /// never by hive-c0re).
+    UnreadMatrix {
+        rooms: u32,
+        #[serde(default)]
+        summary: String,
+    },
+}
+
+/// What `cancel_loose_end` cancels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelLooseEndKind {
+    Question,
+    Reminder,
+    /// A pending approval (manager socket only).
+    Approval,
+}
+
+/// When a reminder fires.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "timing_type", rename_all = "snake_case")]
+pub enum ReminderTiming {
+    /// This many seconds from now.
+    InSeconds { seconds: u64 },
+    /// At this unix time.
+    At { unix_timestamp: i64 },
+}
+
+/// Reminder counts over a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReminderStats {
+    pub scheduled: u64,
+    pub delivered: u64,
+    pub pending: u64,
+}
+
+/// A scheduled prompt as requested (also stored in the approval's
+/// `commit_ref` as JSON until approved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedulePromptPayload {
+    /// Recipient agents; `operator` allowed.
+    pub targets: Vec<String>,
+    pub body: String,
+    pub first_fire_at_unix: i64,
+    /// `None` = one-shot; `Some(n > 0)` = every `n` seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A schedule as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireSchedule {
+    pub id: i64,
+    pub owner: String,
+    pub body: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<u64>,
+    pub next_fire_at_unix: i64,
+    pub created_at_unix: i64,
+    pub source: WireScheduleSource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_at_unix: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub targets: Vec<WireScheduleTarget>,
+}
+
+/// Who created a schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WireScheduleSource {
+    Operator,
+    Approval { id: i64 },
+}
+
+/// One target of a schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireScheduleTarget {
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_at_unix: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_fired_at_unix: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_result: Option<String>,
+}
+
+/// A named group of the harness's MCP tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolGroup {
+    Messaging,
+    Meta,
+    Inbox,
+    Lifecycle,
+    Approvals,
+    Scheduling,
+    Diagnostics,
+    Execution,
+    WebTools,
+}
+
+impl ToolGroup {
+    /// Groups an agent gets when none are configured.
+    pub const AGENT_DEFAULT: &'static [Self] =
+        &[Self::Messaging, Self::Meta, Self::Inbox, Self::Execution];
+
+    pub const ALL: &'static [Self] = &[
+        Self::Messaging,
+        Self::Meta,
+        Self::Inbox,
+        Self::Lifecycle,
+        Self::Approvals,
+        Self::Scheduling,
+        Self::Diagnostics,
+        Self::Execution,
+        Self::WebTools,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Messaging => "messaging",
+            Self::Meta => "meta",
+            Self::Inbox => "inbox",
+            Self::Lifecycle => "lifecycle",
+            Self::Approvals => "approvals",
+            Self::Scheduling => "scheduling",
+            Self::Diagnostics => "diagnostics",
+            Self::Execution => "execution",
+            Self::WebTools => "web_tools",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|g| g.as_str() == value)
+    }
+}
+
+/// A system-level grant hive-c0re enforces at dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Lifecycle-manage the root agent when it has crashed.
+    ManageRootAgent,
+    /// Read the host journal with `get_host_journal`.
+    ReadHostJournal,
+    /// Query non-child agents' loose ends and reminders.
+    QueryAgentState,
+}
+
+impl Capability {
+    pub const ALL: &'static [Self] = &[
+        Self::ManageRootAgent,
+        Self::ReadHostJournal,
+        Self::QueryAgentState,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ManageRootAgent => "manage_root_agent",
+            Self::ReadHostJournal => "read_host_journal",
+            Self::QueryAgentState => "query_agent_state",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == value)
+    }
+}
+
+/// Syslog priority for `get_host_journal`, as journalctl's `-p` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalPriority {
+    Emerg,
+    Alert,
+    Crit,
+    Err,
+    Warning,
+    Notice,
+    Info,
+    Debug,
+}
+
+impl JournalPriority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Emerg => "emerg",
+            Self::Alert => "alert",
+            Self::Crit => "crit",
+            Self::Err => "err",
+            Self::Warning => "warning",
+            Self::Notice => "notice",
+            Self::Info => "info",
+            Self::Debug => "debug",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names_match_the_lookup_tables() {
+        for g in ToolGroup::ALL {
+            assert_eq!(
+                serde_json::to_string(g).unwrap(),
+                format!("\"{}\"", g.as_str())
+            );
+            assert_eq!(ToolGroup::parse(g.as_str()), Some(*g));
+        }
+        for c in Capability::ALL {
+            assert_eq!(
+                serde_json::to_string(c).unwrap(),
+                format!("\"{}\"", c.as_str())
+            );
+            assert_eq!(Capability::parse(c.as_str()), Some(*c));
+        }
+    }
+
+    #[test]
+    fn reminder_timing_is_tagged_by_timing_type() {
+        let t: ReminderTiming =
+            serde_json::from_str(r#"{"timing_type":"in_seconds","seconds":30}"#).unwrap();
+        assert_eq!(t, ReminderTiming::InSeconds { seconds: 30 });
+        assert_eq!(
+            serde_json::to_string(&ReminderTiming::At { unix_timestamp: 5 }).unwrap(),
+            r#"{"timing_type":"at","unix_timestamp":5}"#
+        );
+    }
+}

@@ -1,0 +1,462 @@
+//! The agent and manager sockets' unified `Request`/`Response` (the seed's
+//! shapes). Requests are tagged `cmd`, responses `kind`, both snake_case.
+//! The sender of a request is the socket it arrived on, never a field.
+
+use serde::{Deserialize, Serialize};
+
+use super::agenda::{
+    CancelLooseEndKind, JournalPriority, LooseEnd, ReminderStats, ReminderTiming,
+    SchedulePromptPayload, WireSchedule,
+};
+use super::ident::Ident;
+
+/// One request on an agent or the manager socket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Request {
+    /// Send a message: `to` is an agent, `operator`, `<parent>` or `<children>`.
+    Send {
+        to: String,
+        body: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<i64>,
+    },
+    /// Pop pending messages (long-poll with `wait_seconds`).
+    Recv {
+        #[serde(default)]
+        wait_seconds: Option<u64>,
+        #[serde(default)]
+        max: Option<u32>,
+    },
+    /// How many messages are pending for me.
+    Status,
+    /// A message to me from `operator` (my own web UI).
+    OperatorMsg { body: String },
+    /// A message to me from a caller-chosen sender; `transient` = memory only.
+    Wake {
+        from: String,
+        body: String,
+        #[serde(default)]
+        transient: bool,
+    },
+    /// My newest `limit` messages, without delivering them.
+    Recent { limit: u64 },
+    /// Ask the operator (`to` absent) or an agent a question.
+    Ask {
+        question: String,
+        #[serde(default)]
+        options: Vec<String>,
+        #[serde(default)]
+        multi: bool,
+        #[serde(default)]
+        ttl_seconds: Option<u64>,
+        #[serde(default)]
+        to: Option<Ident>,
+    },
+    /// Answer a question routed to me.
+    Answer { id: i64, answer: String },
+    /// Remind me later.
+    Remind {
+        message: String,
+        timing: ReminderTiming,
+        #[serde(default)]
+        file_path: Option<String>,
+    },
+    /// Open threads of me, a child, another agent, or (`*`, manager) all.
+    GetLooseEnds {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// Undelivered reminders of me or another agent.
+    CountPendingReminders {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// Reminder statistics over the last `since_secs` (0 = all).
+    ReminderRollup {
+        #[serde(default)]
+        since_secs: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// Set my free-text status (empty clears it).
+    SetStatus { text: String },
+    /// Identity and status of me (`None`) or another agent.
+    GetAgentMeta {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<Ident>,
+    },
+    /// Cancel an open thread I own.
+    CancelLooseEnd { kind: CancelLooseEndKind, id: i64 },
+    /// Every message popped since the last ack is handled.
+    AckTurn,
+    /// Every popped-unacked message goes back to pending, marked redelivered.
+    RequeueInflight,
+    /// Recent host journal lines (needs `read_host_journal`).
+    GetHostJournal {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        container: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        priority: Option<JournalPriority>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grep: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<String>,
+    },
+    /// *(privileged)* Seed a new agent's config and queue an approval.
+    RequestInitConfig {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// *(privileged)* Stop a sub-agent (graceful).
+    Kill { name: Ident },
+    /// *(privileged)* Start a stopped sub-agent.
+    Start { name: Ident },
+    /// *(privileged)* Restart a sub-agent.
+    Restart { name: Ident },
+    /// *(privileged)* Rebuild a sub-agent.
+    Update { name: Ident },
+    /// *(privileged)* Submit a config commit (7-40 hex) for approval.
+    RequestApplyCommit {
+        agent: Ident,
+        commit_ref: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// *(privileged)* Recent journal lines of a sub-agent's container.
+    GetLogs {
+        agent: Ident,
+        #[serde(default)]
+        lines: Option<u32>,
+    },
+    /// *(privileged)* Queue a `nix flake update` of the meta inputs.
+    RequestUpdateMetaInputs {
+        #[serde(default)]
+        inputs: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// *(privileged)* Queue a scheduled prompt for approval.
+    RequestSchedulePrompt(SchedulePromptPayload),
+    /// *(privileged)* Cancel a schedule, or some of its targets.
+    CancelSchedule {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        targets: Option<Vec<String>>,
+    },
+    /// *(privileged)* Every schedule.
+    ListSchedules,
+    /// My descendants in the topology (needs the `lifecycle` tool group).
+    ListDescendants,
+    /// *(privileged)* Fire a schedule now.
+    FireScheduleNow { id: i64 },
+    /// *(privileged)* Edit a schedule; `Some(None)` clears a field.
+    EditSchedule {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "double_option"
+        )]
+        description: Option<Option<String>>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "double_option"
+        )]
+        interval_seconds: Option<Option<u64>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next_fire_at_unix: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        targets_add: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        targets_remove: Option<Vec<String>>,
+    },
+}
+
+/// `Option<Option<T>>` where an absent key is `None` and `null` is
+/// `Some(None)` ("clear it"), which plain serde folds together.
+mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(
+        value: &Option<Option<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(inner) => inner.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}
+
+/// Where a request may be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privilege {
+    /// Any agent socket and the manager socket.
+    Open,
+    /// The manager socket only.
+    Privileged,
+}
+
+impl Request {
+    /// Every `cmd` this build knows.
+    pub const COMMANDS: &'static [&'static str] = &[
+        "send",
+        "recv",
+        "status",
+        "operator_msg",
+        "wake",
+        "recent",
+        "ask",
+        "answer",
+        "remind",
+        "get_loose_ends",
+        "count_pending_reminders",
+        "reminder_rollup",
+        "set_status",
+        "get_agent_meta",
+        "cancel_loose_end",
+        "ack_turn",
+        "requeue_inflight",
+        "get_host_journal",
+        "request_init_config",
+        "kill",
+        "start",
+        "restart",
+        "update",
+        "request_apply_commit",
+        "get_logs",
+        "request_update_meta_inputs",
+        "request_schedule_prompt",
+        "cancel_schedule",
+        "list_schedules",
+        "list_descendants",
+        "fire_schedule_now",
+        "edit_schedule",
+    ];
+
+    /// The request's `cmd` and where it may be served. One exhaustive match:
+    /// a new variant must say here whether an agent socket may use it.
+    pub fn describe(&self) -> (&'static str, Privilege) {
+        use Privilege::{Open, Privileged};
+        match self {
+            Self::Send { .. } => ("send", Open),
+            Self::Recv { .. } => ("recv", Open),
+            Self::Status => ("status", Open),
+            Self::OperatorMsg { .. } => ("operator_msg", Open),
+            Self::Wake { .. } => ("wake", Open),
+            Self::Recent { .. } => ("recent", Open),
+            Self::Ask { .. } => ("ask", Open),
+            Self::Answer { .. } => ("answer", Open),
+            Self::Remind { .. } => ("remind", Open),
+            Self::GetLooseEnds { .. } => ("get_loose_ends", Open),
+            Self::CountPendingReminders { .. } => ("count_pending_reminders", Open),
+            Self::ReminderRollup { .. } => ("reminder_rollup", Open),
+            Self::SetStatus { .. } => ("set_status", Open),
+            Self::GetAgentMeta { .. } => ("get_agent_meta", Open),
+            Self::CancelLooseEnd { .. } => ("cancel_loose_end", Open),
+            Self::AckTurn => ("ack_turn", Open),
+            Self::RequeueInflight => ("requeue_inflight", Open),
+            Self::GetHostJournal { .. } => ("get_host_journal", Open),
+            Self::ListDescendants => ("list_descendants", Open),
+            Self::RequestInitConfig { .. } => ("request_init_config", Privileged),
+            Self::Kill { .. } => ("kill", Privileged),
+            Self::Start { .. } => ("start", Privileged),
+            Self::Restart { .. } => ("restart", Privileged),
+            Self::Update { .. } => ("update", Privileged),
+            Self::RequestApplyCommit { .. } => ("request_apply_commit", Privileged),
+            Self::GetLogs { .. } => ("get_logs", Privileged),
+            Self::RequestUpdateMetaInputs { .. } => ("request_update_meta_inputs", Privileged),
+            Self::RequestSchedulePrompt(_) => ("request_schedule_prompt", Privileged),
+            Self::CancelSchedule { .. } => ("cancel_schedule", Privileged),
+            Self::ListSchedules => ("list_schedules", Privileged),
+            Self::FireScheduleNow { .. } => ("fire_schedule_now", Privileged),
+            Self::EditSchedule { .. } => ("edit_schedule", Privileged),
+        }
+    }
+}
+
+/// One response, tagged by `kind`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Response {
+    Ok,
+    Err {
+        message: String,
+    },
+    Messages {
+        messages: Vec<DeliveredMessage>,
+    },
+    Status {
+        unread: u64,
+    },
+    Recent {
+        rows: Vec<InboxRow>,
+    },
+    QuestionQueued {
+        id: i64,
+    },
+    LooseEnds {
+        loose_ends: Vec<LooseEnd>,
+    },
+    PendingRemindersCount {
+        count: u64,
+    },
+    ReminderRollup(ReminderStats),
+    AgentMeta {
+        name: String,
+        #[serde(default = "default_true")]
+        running: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hyperhive_rev: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status_text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status_set_at: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hive_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        swarm_name: Option<String>,
+    },
+    Logs {
+        content: String,
+    },
+    HostJournal {
+        content: String,
+    },
+    Schedules {
+        schedules: Vec<WireSchedule>,
+    },
+    Containers {
+        containers: Vec<ContainerInfo>,
+    },
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Response {
+    pub fn err(message: impl Into<String>) -> Self {
+        Self::Err {
+            message: message.into(),
+        }
+    }
+}
+
+/// One message handed out by `recv`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveredMessage {
+    pub from: String,
+    pub body: String,
+    /// Broker row id, for `ack_turn` bookkeeping in the harness.
+    #[serde(default)]
+    pub id: i64,
+    /// Popped before and never acked: it may already be handled.
+    #[serde(default)]
+    pub redelivered: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<i64>,
+}
+
+/// One row of `recent` or the operator's inbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxRow {
+    pub id: i64,
+    pub from: String,
+    pub body: String,
+    pub at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<i64>,
+}
+
+/// One entry of `list_descendants`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerInfo {
+    pub name: String,
+    pub running: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_cmd_is_described_by_the_same_name() {
+        // A sample request per cmd, parsed from its minimal JSON: the
+        // describe() name must round-trip, so COMMANDS and the enum agree.
+        for cmd in Request::COMMANDS {
+            let minimal = minimal_json(cmd);
+            let req: Request =
+                serde_json::from_str(&minimal).unwrap_or_else(|e| panic!("{minimal}: {e}"));
+            assert_eq!(req.describe().0, *cmd);
+        }
+    }
+
+    /// The smallest valid JSON of each cmd.
+    pub(crate) fn minimal_json(cmd: &str) -> String {
+        let fields = match cmd {
+            "send" => r#","to":"a","body":"b""#,
+            "operator_msg" => r#","body":"b""#,
+            "wake" => r#","from":"x","body":"b""#,
+            "recent" => r#","limit":1"#,
+            "ask" => r#","question":"q""#,
+            "answer" => r#","id":1,"answer":"a""#,
+            "remind" => r#","message":"m","timing":{"timing_type":"in_seconds","seconds":1}"#,
+            "set_status" => r#","text":"t""#,
+            "cancel_loose_end" => r#","kind":"reminder","id":1"#,
+            "request_init_config" | "kill" | "start" | "restart" | "update" => r#","name":"a""#,
+            "request_apply_commit" => r#","agent":"a","commit_ref":"0123456""#,
+            "get_logs" => r#","agent":"a""#,
+            "request_schedule_prompt" => r#","targets":["a"],"body":"b","first_fire_at_unix":1"#,
+            "cancel_schedule" | "fire_schedule_now" | "edit_schedule" => r#","id":1"#,
+            _ => "",
+        };
+        format!(r#"{{"cmd":"{cmd}"{fields}}}"#)
+    }
+
+    #[test]
+    fn edit_schedule_tells_an_absent_field_from_a_null_one() {
+        let r: Request =
+            serde_json::from_str(r#"{"cmd":"edit_schedule","id":1,"description":null}"#).unwrap();
+        let Request::EditSchedule {
+            description,
+            interval_seconds,
+            ..
+        } = r
+        else {
+            panic!("wrong variant")
+        };
+        assert_eq!(description, Some(None));
+        assert_eq!(interval_seconds, None);
+    }
+
+    #[test]
+    fn a_rollup_response_carries_its_stats_beside_the_kind() {
+        let r = Response::ReminderRollup(ReminderStats {
+            scheduled: 3,
+            delivered: 2,
+            pending: 1,
+        });
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"kind":"reminder_rollup","scheduled":3,"delivered":2,"pending":1}"#
+        );
+    }
+}

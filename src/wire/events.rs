@@ -1,0 +1,121 @@
+//! Events hive-c0re pushes into the manager's inbox, from sender `system`,
+//! as the JSON body of a message (the seed's `HelperEvent`).
+
+use serde::{Deserialize, Serialize};
+
+use super::host::ApprovalStatus;
+
+/// The sender name of hive-c0re's own messages to the manager.
+pub const SYSTEM_SENDER: &str = "system";
+
+/// One event, tagged by `event`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum HelperEvent {
+    /// An approval reached a terminal status.
+    ApprovalResolved {
+        id: i64,
+        agent: String,
+        commit_ref: String,
+        status: ApprovalStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tag: Option<String>,
+    },
+    /// A container was spawned; `ok = false` means the spawn failed.
+    Spawned {
+        agent: String,
+        ok: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha: Option<String>,
+    },
+    /// A container was rebuilt.
+    Rebuilt {
+        agent: String,
+        ok: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tag: Option<String>,
+    },
+    /// A new agent's proposed config repo was seeded.
+    ConfigReady { agent: String },
+    /// A container was stopped (state kept).
+    Killed { agent: String },
+    /// A container was torn down.
+    Destroyed { agent: String },
+    /// An agent has no Claude session yet.
+    NeedsLogin { agent: String },
+    /// An agent completed its Claude login.
+    LoggedIn { agent: String },
+    /// An agent's deployed config is stale.
+    NeedsUpdate { agent: String },
+    /// A container exited without an operator stop.
+    ContainerCrash {
+        agent: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// A question was answered (`answerer`: operator, an agent, or
+    /// `ttl-watchdog` on expiry).
+    QuestionAnswered {
+        id: i64,
+        question: String,
+        answer: String,
+        answerer: String,
+    },
+    /// Somebody asked this agent a question.
+    QuestionAsked {
+        id: i64,
+        asker: String,
+        question: String,
+        #[serde(default)]
+        options: Vec<String>,
+        #[serde(default)]
+        multi: bool,
+    },
+}
+
+impl HelperEvent {
+    /// The event as a message body.
+    pub fn to_body(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_tagged_by_event_and_omit_absent_optionals() {
+        let e = HelperEvent::ApprovalResolved {
+            id: 3,
+            agent: "alice".into(),
+            commit_ref: String::new(),
+            status: ApprovalStatus::Approved,
+            note: None,
+            sha: None,
+            tag: None,
+        };
+        assert_eq!(
+            e.to_body(),
+            r#"{"event":"approval_resolved","id":3,"agent":"alice","commit_ref":"","status":"approved"}"#
+        );
+        assert_eq!(
+            HelperEvent::ContainerCrash {
+                agent: "a".into(),
+                note: Some("signal".into())
+            }
+            .to_body(),
+            r#"{"event":"container_crash","agent":"a","note":"signal"}"#
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! Running the real `hive-c0re` binary for integration tests: temp state and
+//! runtime directories, the fake driver, and readiness read from a
+//! `NOTIFY_SOCKET` datagram listener — tests wait for READY=1, never sleep.
+
+#![allow(dead_code)] // each test binary uses a different part of this
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic fails the test
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixDatagram, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_hive-c0re");
+
+/// A daemon under test, killed when dropped.
+pub struct Daemon {
+    pub dir: tempfile::TempDir,
+    pub child: Child,
+    notify: UnixDatagram,
+}
+
+/// How the daemon gets host.sock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// It binds `<runtime>/host.sock` itself.
+    Standalone,
+    /// `systemd-socket-activate --fdname=host` hands it over.
+    Activated,
+}
+
+impl Daemon {
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("run/host.sock")
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// Start in a fresh temp dir and wait for READY=1.
+    pub fn start(launch: Launch) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(dir, launch)
+    }
+
+    /// Start on an existing dir (a restart) and wait for READY=1.
+    pub fn start_in(dir: tempfile::TempDir, launch: Launch) -> Self {
+        let d = Self::spawn(dir, launch);
+        if launch == Launch::Activated {
+            // systemd-socket-activate execs the daemon on the first
+            // connection; a probe that says nothing triggers it.
+            d.wait_for_socket();
+            drop(UnixStream::connect(d.socket()).unwrap());
+        }
+        d.wait_for("READY=1");
+        d
+    }
+
+    /// Start without waiting (the caller drives activation and readiness).
+    pub fn spawn(dir: tempfile::TempDir, launch: Launch) -> Self {
+        let notify_path = dir.path().join("notify.sock");
+        let _ = std::fs::remove_file(&notify_path);
+        let notify = UnixDatagram::bind(&notify_path).unwrap();
+        notify
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let state = dir.path().join("state");
+        let run = dir.path().join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        let daemon_args = [
+            "serve",
+            "--driver",
+            "fake",
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--runtime-dir",
+            run.to_str().unwrap(),
+        ];
+        let mut cmd = match launch {
+            Launch::Standalone => {
+                let mut c = Command::new(BIN);
+                c.args(daemon_args).env("NOTIFY_SOCKET", &notify_path);
+                c
+            }
+            Launch::Activated => {
+                let mut c = Command::new("systemd-socket-activate");
+                c.arg("-l")
+                    .arg(run.join("host.sock"))
+                    .arg("--fdname=host")
+                    .arg("-E")
+                    .arg(format!("NOTIFY_SOCKET={}", notify_path.display()))
+                    .arg("-E")
+                    .arg("RUST_LOG=info")
+                    .arg(BIN)
+                    .args(daemon_args);
+                c
+            }
+        };
+        let child = cmd
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Self { dir, child, notify }
+    }
+
+    /// Wait until the socket file exists (the launcher bound it).
+    pub fn wait_for_socket(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.socket().exists() {
+            assert!(Instant::now() < deadline, "socket never appeared");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Read notify datagrams until one contains `needle`; return it.
+    pub fn wait_for(&self, needle: &str) -> String {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = self
+                .notify
+                .recv(&mut buf)
+                .unwrap_or_else(|e| panic!("no {needle} from the daemon: {e}"));
+            let msg = String::from_utf8_lossy(&buf[..n]).into_owned();
+            if msg.contains(needle) {
+                return msg;
+            }
+        }
+    }
+
+    /// One request line, one answer line.
+    pub fn request(&self, line: &str) -> String {
+        request_raw(&self.socket(), format!("{line}\n").as_bytes())
+    }
+
+    /// SIGKILL, then give the temp dir back for a restart.
+    pub fn kill_hard(mut self) -> tempfile::TempDir {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::mem::replace(&mut self.dir, dir)
+    }
+
+    /// Wait for an exit already under way; the exit status.
+    pub fn terminate_wait(mut self) -> std::process::ExitStatus {
+        self.child.wait().unwrap()
+    }
+
+    /// SIGTERM and wait for exit; the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Send raw bytes, read one line back (with a 10 s guard).
+pub fn request_raw(socket: &Path, bytes: &[u8]) -> String {
+    let mut s = UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(bytes).unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    line.trim_end().to_owned()
+}

@@ -1,0 +1,365 @@
+//! The real `hivectl` binary against real Unix sockets: missing, stale and
+//! forbidden sockets, and a tiny in-test daemon that answers with canned
+//! lines (end-to-end tests against hive-c0re itself live elsewhere).
+//!
+//! Every run of the binary has a deadline ([`LIMIT`]); a hung hivectl is
+//! killed and the test fails.
+
+// The whole file is test code; clippy.toml's allow-unwrap-in-tests does not
+// reach the helpers here because they are not `#[test]` functions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// How to run hivectl.
+#[derive(Default)]
+struct Run<'a> {
+    env: Vec<(&'a str, &'a str)>,
+    /// Run as this uid/gid instead of the test's (root).
+    as_user: Option<u32>,
+}
+
+/// Run hivectl with `args` (after `--socket <socket>`) and wait at most
+/// [`LIMIT`] for it.
+fn hivectl(socket: &Path, args: &[&str], how: Run<'_>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hivectl"));
+    cmd.arg("--socket")
+        .arg(socket)
+        .args(args)
+        .env_remove("HIVE_SOCKET")
+        .env_remove("HIVECTL_TIMEOUT_MS")
+        .envs(how.env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(id) = how.as_user {
+        cmd.uid(id).gid(id);
+    }
+    let child = cmd.spawn().unwrap();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(LIMIT) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = kill(pid, Signal::SIGKILL);
+            panic!("hivectl {args:?} did not finish within {LIMIT:?}");
+        }
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A stand-in daemon for one connection: it reports the request line it
+/// read, writes `reply` verbatim and closes — or, with `reply: None`,
+/// keeps the connection open without answering until dropped.
+struct Daemon {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    requests: Receiver<String>,
+    _hold: Sender<()>,
+}
+
+impl Daemon {
+    fn start(reply: Option<String>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("host.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let (req_tx, requests) = mpsc::channel();
+        let (hold, release) = mpsc::channel::<()>();
+        thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut line = String::new();
+            BufReader::new(stream.try_clone().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let _ = req_tx.send(line);
+            match reply {
+                Some(reply) => stream.write_all(reply.as_bytes()).unwrap(),
+                None => {
+                    let _ = release.recv();
+                }
+            }
+        });
+        Self {
+            _dir: dir,
+            path,
+            requests,
+            _hold: hold,
+        }
+    }
+
+    fn answering(reply: &str) -> Self {
+        Self::start(Some(reply.to_owned()))
+    }
+
+    fn silent() -> Self {
+        Self::start(None)
+    }
+
+    /// The request line hivectl sent.
+    fn request(&self) -> String {
+        self.requests.recv_timeout(LIMIT).unwrap()
+    }
+}
+
+const ALICE: &str = r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"deployed_sha":"0123456789ab","pending_reminders":2,"paused":false,"parent":"ruth","status_text":"triaging","status_set_at":"2026-11-30T12:00:00Z","url":"https://hive.example/agent/alice/"}"#;
+
+#[test]
+fn a_missing_socket_exits_3_and_says_to_start_the_socket_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.sock");
+    let out = hivectl(&path, &["status"], Run::default());
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.starts_with("hivectl: no socket at "), "{err}");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("systemctl start hive-c0re.socket"), "{err}");
+}
+
+#[test]
+fn a_socket_file_left_by_a_dead_listener_exits_3_and_is_called_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.sock");
+    drop(UnixListener::bind(&path).unwrap());
+    let out = hivectl(&path, &["list"], Run::default());
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("nobody is listening on"), "{err}");
+    assert!(err.contains("stale socket"), "{err}");
+}
+
+#[test]
+fn a_user_outside_hive_admin_exits_3_and_is_told_to_join_the_group() {
+    // Root bypasses file modes, so run hivectl as nobody against a socket
+    // that only root (and its group) may open, as in production.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().join("host.sock");
+    let _listener = UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o660)).unwrap();
+    let nobody = Run {
+        as_user: Some(65534),
+        ..Run::default()
+    };
+    let out = hivectl(&path, &["status"], nobody);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("permission denied on"), "{err}");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("hive-admin"), "{err}");
+    assert!(err.contains("log in again"), "{err}");
+}
+
+#[test]
+fn a_refusal_exits_1_and_prints_the_daemons_error() {
+    let d = Daemon::answering(
+        "{\"version\":1,\"ok\":false,\"error\":\"agent \\\"zed\\\" is not managed by this hive\"}\n",
+    );
+    let out = hivectl(&d.path, &["kill", "zed"], Run::default());
+    assert_eq!(d.request(), "{\"cmd\":\"kill\",\"name\":\"zed\"}\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "hivectl: agent \"zed\" is not managed by this hive\n"
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn status_prints_the_roster_table_and_exits_0() {
+    let d = Daemon::answering(&format!(
+        "{{\"version\":1,\"ok\":true,\"agent_statuses\":[{ALICE}]}}\n"
+    ));
+    let out = hivectl(&d.path, &["status"], Run::default());
+    assert_eq!(d.request(), "{\"cmd\":\"agent_status\"}\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "\
+NAME   RUNNING  FAILED  PAUSED  NEEDS  REMINDERS  PARENT  MODEL  STATUS
+alice  yes      no      no      -      2          ruth    -      triaging
+"
+    );
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn a_successful_write_verb_prints_nothing_and_exits_0() {
+    let d = Daemon::answering("{\"version\":1,\"ok\":true}\n");
+    let out = hivectl(&d.path, &["stop", "--all", "--graceful"], Run::default());
+    assert_eq!(
+        d.request(),
+        "{\"cmd\":\"stop\",\"scope\":{\"agent_names\":[],\"agents\":true,\"ci\":false,\
+         \"forge\":false,\"gateway\":false,\"matrix\":false},\"graceful\":true}\n"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn json_prints_the_daemons_line_byte_for_byte() {
+    // Odd spacing and an unknown key: hivectl must not re-serialize.
+    let line =
+        "{\"version\":1, \"ok\":true,\"agents\":[\"alice\" ,\"bob\"],\"later\":{\"k\":[1,2]}}";
+    let d = Daemon::answering(&format!("{line}\n"));
+    let out = hivectl(&d.path, &["list", "--json"], Run::default());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{line}\n"));
+}
+
+#[test]
+fn json_of_a_refusal_prints_the_line_and_still_exits_1() {
+    let line = "{\"version\":1,\"ok\":false,\"error\":\"no such approval 9\"}";
+    let d = Daemon::answering(&format!("{line}\n"));
+    let out = hivectl(&d.path, &["--json", "approve", "9"], Run::default());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), format!("{line}\n"));
+    assert_eq!(stderr(&out), "hivectl: no such approval 9\n");
+}
+
+#[test]
+fn a_newer_daemon_gets_a_warning_and_the_command_still_succeeds() {
+    let d = Daemon::answering("{\"version\":2,\"ok\":true,\"agents\":[\"alice\"],\"new\":1}\n");
+    let out = hivectl(&d.path, &["list"], Run::default());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "alice\n");
+    let err = stderr(&out);
+    assert!(err.starts_with("hivectl: warning: "), "{err}");
+    assert!(err.contains("version 2"), "{err}");
+}
+
+#[test]
+fn a_daemon_that_never_answers_exits_3_after_the_budget() {
+    let d = Daemon::silent();
+    let fast = Run {
+        env: vec![("HIVECTL_TIMEOUT_MS", "300")],
+        ..Run::default()
+    };
+    let out = hivectl(&d.path, &["pending"], fast);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("did not answer"), "{err}");
+    assert!(err.contains("within 300 ms"), "{err}");
+}
+
+#[test]
+fn an_answer_that_is_not_json_exits_3_as_a_protocol_error() {
+    let d = Daemon::answering("HTTP/1.1 400 Bad Request\n");
+    let out = hivectl(&d.path, &["urls"], Run::default());
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("not a host.sock response"), "{err}");
+    assert!(err.contains("HTTP/1.1 400"), "{err}");
+}
+
+#[test]
+fn start_or_stop_without_names_or_all_is_a_usage_error_and_sends_nothing() {
+    let d = Daemon::silent();
+    for args in [&["start"][..], &["stop", "--graceful"]] {
+        let out = hivectl(&d.path, args, Run::default());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    assert!(d.requests.try_recv().is_err(), "a request was sent");
+}
+
+#[test]
+fn a_bad_name_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hivectl(&dir.path().join("s"), &["kill", "Alice"], Run::default());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid name \"Alice\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn watch_prints_each_changed_row_and_exits_3_when_the_stream_ends() {
+    let row = |n: &str, paused: bool| {
+        format!(
+            "{{\"version\":1,\"ok\":true,\"agent_statuses\":[{{\"name\":\"{n}\",\"running\":true,\
+             \"failed\":false,\"needs_update\":false,\"needs_login\":false,\
+             \"pending_reminders\":0,\"paused\":{paused}}}]}}\n"
+        )
+    };
+    let stream = format!(
+        "{{\"version\":1,\"ok\":true}}\n{}{}",
+        row("alice", true),
+        row("bob", false)
+    );
+    let d = Daemon::answering(&stream);
+    let out = hivectl(&d.path, &["watch"], Run::default());
+    assert_eq!(d.request(), "{\"cmd\":\"subscribe_agent_status\"}\n");
+    assert_eq!(stdout(&out), "alice: running, paused\nbob: running\n");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("closed the status stream"),
+        "{}",
+        stderr(&out)
+    );
+
+    let d = Daemon::answering(&stream);
+    let out = hivectl(&d.path, &["watch", "--json"], Run::default());
+    assert_eq!(stdout(&out), stream);
+}
+
+#[test]
+fn completions_print_a_script_for_each_shell() {
+    let nowhere = Path::new("/nonexistent/host.sock");
+    for shell in ["bash", "zsh", "fish"] {
+        let out = hivectl(nowhere, &["completions", shell], Run::default());
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        assert!(script.contains("hivectl"), "{shell}");
+        assert!(script.contains("request-spawn"), "{shell}");
+    }
+}
+
+#[test]
+fn man_writes_a_page_for_hivectl_and_each_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("man1");
+    let out = hivectl(
+        Path::new("/nonexistent/host.sock"),
+        &["man", "--out", out_dir.to_str().unwrap()],
+        Run::default(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for page in [
+        "hivectl.1",
+        "hivectl-status.1",
+        "hivectl-set-parent.1",
+        "hivectl-watch.1",
+    ] {
+        let text = std::fs::read_to_string(out_dir.join(page)).unwrap();
+        assert!(text.starts_with(".ie") || text.contains(".TH"), "{page}");
+    }
+    let main = std::fs::read_to_string(out_dir.join("hivectl.1")).unwrap();
+    assert!(
+        main.contains("HIVE_SOCKET"),
+        "the socket env var is documented"
+    );
+}

@@ -1,0 +1,83 @@
+//! hivectl against the real daemon (fake driver): the whole operator path.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+mod common;
+
+use std::process::Command;
+
+use common::{Daemon, Launch};
+
+const HIVECTL: &str = env!("CARGO_BIN_EXE_hivectl");
+
+fn hivectl(d: &Daemon, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(HIVECTL)
+        .arg("--socket")
+        .arg(d.socket())
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_operator_spawns_pauses_and_reparents_an_agent_with_hivectl() {
+    let d = Daemon::start(Launch::Standalone);
+    assert_eq!(hivectl(&d, &["spawn", "alice"]).0, 0);
+    assert_eq!(hivectl(&d, &["pause", "alice"]).0, 0);
+    assert_eq!(hivectl(&d, &["set-parent", "alice", "--root"]).0, 0);
+    let (code, out, _) = hivectl(&d, &["--json", "status"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"pending_reminders":0,"paused":true}"#),
+        "{out}"
+    );
+    let (code, out, _) = hivectl(&d, &["status"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.lines().next().unwrap_or("").starts_with("NAME"),
+        "{out}"
+    );
+    assert!(out.contains("alice") && out.contains("ruth"), "{out}");
+}
+
+#[test]
+fn a_refusal_by_the_daemon_exits_one_with_its_words() {
+    let d = Daemon::start(Launch::Standalone);
+    let (code, _, err) = hivectl(&d, &["kill", "nobody"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim_end(),
+        r#"hivectl: agent "nobody" is not managed by this hive"#
+    );
+    let (code, _, err) = hivectl(&d, &["destroy", "ruth"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("is the hive's manager and cannot be destroyed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_spawn_request_is_approved_from_the_pending_list() {
+    let d = Daemon::start(Launch::Standalone);
+    assert_eq!(hivectl(&d, &["request-spawn", "bob"]).0, 0);
+    let (code, out, _) = hivectl(&d, &["pending"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("bob") && out.contains("spawn") && out.contains("pending"),
+        "{out}"
+    );
+    assert_eq!(hivectl(&d, &["approve", "1"]).0, 0);
+    let (code, _, err) = hivectl(&d, &["deny", "1"]);
+    assert_eq!(
+        (code, err.trim_end()),
+        (1, "hivectl: approval 1 is already approved")
+    );
+    let (_, out, _) = hivectl(&d, &["list"]);
+    assert_eq!(out, "bob\nruth\n");
+}
