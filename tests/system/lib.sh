@@ -156,14 +156,16 @@ journal_mark() {
   TB_CURSOR=$(in_c journalctl -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p')
 }
 
-# journal_tail [UNIT [N]]: the last N lines of UNIT's journal since journal_mark (live bed or after).
+# journal_tail ["UNIT..." [N]]: the last N lines of the units' journal since journal_mark (on
+# a live bed, or from its journal directory after it is down). UNIT is a space-separated list.
 journal_tail() {
-  local unit=${1:-$TB_UNIT} n=${2:-20} since=()
-  [ -n "${TB_CURSOR:-}" ] && since=(--after-cursor="$TB_CURSOR")
+  local units=${1:-$TB_UNIT} n=${2:-20} args=() u
+  for u in $units; do args+=(-u "$u"); done
+  [ -n "${TB_CURSOR:-}" ] && args+=(--after-cursor="$TB_CURSOR")
   if tb_is_up; then
-    in_c journalctl -u "$unit" -n "$n" "${since[@]}" --no-pager -o short-monotonic 2>&1
+    in_c journalctl "${args[@]}" -n "$n" --no-pager -o short-monotonic 2>&1
   else
-    journalctl -D "$TB_DIR/journal/$(cat "$TB_DIR/machine-id")" -u "$unit" -n "$n" "${since[@]}" \
+    journalctl -D "$TB_DIR/journal/$(cat "$TB_DIR/machine-id")" "${args[@]}" -n "$n" \
       --no-pager -o short-monotonic 2>&1
   fi
 }

@@ -96,3 +96,30 @@ a_sigkilled_daemon_is_restarted_by_systemd_with_its_approvals_intact() {
   expect_ne "MainPID" "$old" "$(unit_prop "$TB_UNIT" MainPID)"
   expect_match "hivectl pending after the restart" "crash-probe" "$(hivectl_root pending 2>&1)"
 }
+
+# With two sockets the order of LISTEN_FDS is systemd's choice: the daemon must take "host"
+# by name. A second socket unit is added for this test only (a drop-in adds it to the
+# service's Sockets=); the shipped files stay as they are.
+_remove_extra_socket() {
+  in_c systemctl stop "$TB_UNIT" hive-tb-extra.socket || true
+  rm -rf "$TB_DIR/units/hive-tb-extra.socket" "$TB_DIR/units/$TB_UNIT.d"
+  in_c systemctl daemon-reload
+}
+the_daemon_takes_host_sock_by_name_among_several_activated_sockets() {
+  trap _remove_extra_socket EXIT
+  printf '[Socket]\nListenStream=/run/hive-tb-extra.sock\nFileDescriptorName=extra\nService=%s\n' \
+    "$TB_UNIT" > "$TB_DIR/units/hive-tb-extra.socket"
+  mkdir -p "$TB_DIR/units/$TB_UNIT.d"
+  printf '[Unit]\nRequires=hive-tb-extra.socket\nAfter=hive-tb-extra.socket\n[Service]\nSockets=hive-tb-extra.socket\n' \
+    > "$TB_DIR/units/$TB_UNIT.d/tb-extra.conf"
+  in_c systemctl daemon-reload
+  in_c systemctl start hive-tb-extra.socket
+  _listening
+  local out rc=0 names
+  out=$(hivectl_root status 2>&1) || rc=$?
+  expect_eq "hivectl status exit code with two activated sockets (output: $out)" 0 "$rc"
+  names=$(in_c sh -c "tr '\\0' '\\n' < /proc/\$(systemctl show -P MainPID $TB_UNIT)/environ" |
+    sed -n 's/^LISTEN_FDNAMES=//p' | tr ':' '\n' | sort | paste -sd ' ' -)
+  expect_eq "the fd names systemd passed (sorted)" "extra host" "$names"
+  expect_eq "service state" "active running" "$(_service_state)"
+}
