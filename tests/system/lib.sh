@@ -29,6 +29,7 @@ TB_REPO=${TB_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TB_PYTHON=/usr/bin/python3              # the host's /usr is the container's: same path inside
 TB_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 TB_UNIT=hive-c0re.service
+# shellcheck disable=SC2034  # used by the scripts that source this file
 TB_SOCKET_UNIT=hive-c0re.socket
 
 # tb_subreaper SCRIPT ARGS...: re-exec SCRIPT with this process as a child subreaper.
@@ -52,7 +53,9 @@ tb_die() { tb_log "test-bed: $*"; exit 1; }
 # tb_need: install what the bed needs with apt, only when missing.
 tb_need() {
   [ "$(id -u)" = 0 ] || tb_die "must run as root (it boots a container)"
-  [ -L /bin ] && [ -e /usr/lib/os-release ] || tb_die "the host must be merged-usr (/bin -> usr/bin)"
+  if [ ! -L /bin ] || [ ! -e /usr/lib/os-release ]; then
+    tb_die "the host must be merged-usr (/bin -> usr/bin)"
+  fi
   [ -d /usr/local/bin ] || tb_die "/usr/local/bin is missing (the binaries are bound onto it)"
   local pkgs=()
   command -v systemd-nspawn >/dev/null || pkgs+=(systemd-container)
@@ -61,7 +64,7 @@ tb_need() {
   [ -x "$TB_PYTHON" ] || pkgs+=(python3-minimal)
   [ ${#pkgs[@]} = 0 ] && return 0
   tb_log "test-bed: apt-get install ${pkgs[*]}"
-  local i; for i in 1 2 3 4 5 6 7 8 9 10; do   # another apt may hold the lists lock
+  local _; for _ in 1 2 3 4 5 6 7 8 9 10; do   # another apt may hold the lists lock
     apt-get update -q >/dev/null && break; sleep 6; done
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 \
     --no-install-recommends "${pkgs[@]}" >/dev/null || tb_die "apt-get install ${pkgs[*]} failed"
@@ -99,6 +102,7 @@ tb_new_id() { local u; u=$(cat /proc/sys/kernel/random/uuid); echo "${u//-/}" > 
 tb_prepare() {
   local d=$TB_DIR b
   mkdir -p "$d"/{dbus,units,nspawn,journal,bin,sysusers.d}
+  touch "$d/.hive-testbed"       # tb_down removes only a directory that carries this mark
   [ -s "$d/machine-id" ] || tb_new_id "$d/machine-id"
   # /etc/machine-id is a read-only bind (else: first boot, a wizard on the console), so the
   # service that would commit it can only fail: mask it.
@@ -270,7 +274,7 @@ tb_down() {
   # not a tmpfs: "Attempted to remove disk file system under ..."): empty, remove it
   rmdir "/run/systemd/nspawn/propagate/$TB_NAME" 2>/dev/null || true
   rm -f "$TB_DIR/nspawn.pid" "$TB_DIR/leader.pid" "$TB_DIR/host.sock"
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$TB_DIR"; fi
+  if [ "${KEEP:-0}" != 1 ] && [ -e "$TB_DIR/.hive-testbed" ]; then rm -rf "$TB_DIR"; fi
   return 0
 }
 

@@ -79,6 +79,8 @@ a_restart_under_load_refuses_no_connection() {
     "$(grep -vx ok "$TB_DIR/hammer.out" | sort | uniq -c)"
 }
 
+_restarted_since() { [ "$(unit_prop "$TB_UNIT" NRestarts)" -gt "$1" ] && _service_is "active running"; }
+
 a_sigkilled_daemon_is_restarted_by_systemd_with_its_approvals_intact() {
   _listening
   local out rc=0 old restarts
@@ -89,8 +91,7 @@ a_sigkilled_daemon_is_restarted_by_systemd_with_its_approvals_intact() {
   restarts=$(unit_prop "$TB_UNIT" NRestarts)
   in_c kill -KILL "$old"
   # Restart=on-failure, RestartSec=1s: systemd itself brings it back, with no request
-  _restarted() { [ "$(unit_prop "$TB_UNIT" NRestarts)" -gt "$restarts" ] && _service_is "active running"; }
-  wait_for 15 "systemd to restart the daemon" _restarted || true
+  wait_for 15 "systemd to restart the daemon" _restarted_since "$restarts" || true
   expect_eq "NRestarts, state" "$((restarts + 1)) active running" \
     "$(unit_prop "$TB_UNIT" NRestarts) $(_service_state)"
   expect_ne "MainPID" "$old" "$(unit_prop "$TB_UNIT" MainPID)"
