@@ -290,6 +290,14 @@ tb_leftovers() {
   return 0
 }
 
+# tb_nspawn_settings MACHINE [EXTRA-LINES]: /etc/systemd/nspawn/MACHINE.nspawn in the bed, the
+# settings the nspawn profile gives h-<n>: no user namespace (the bound /usr keeps uid 0), the
+# bed's /usr bound read-only, no veth. A file in /etc/systemd/nspawn is trusted: Bind= applies.
+tb_nspawn_settings() {
+  printf '[Exec]\nPrivateUsers=no\n[Files]\nBindReadOnly=/usr\n%s[Network]\nVirtualEthernet=no\n' \
+    "${2:+$2$'\n'}" > "$TB_DIR/nspawn/$1.nspawn"
+}
+
 # tb_make_template NAME: a nested-container template image under /var/lib/machines/NAME in
 # the bed (os-release, an empty usr/ to bind the host's /usr on, the merged-usr symlinks).
 tb_make_template() {
@@ -300,4 +308,8 @@ tb_make_template() {
   in_c ln -sfn usr/sbin "$t/sbin"
   in_c ln -sfn usr/lib "$t/lib"
   in_c ln -sfn usr/lib64 "$t/lib64"
+  # No machine-id (each clone gets its own at first boot), so every boot of a clone is a
+  # "first boot": without this mask the First Boot Wizard waits on the console for ever.
+  in_c mkdir -p "$t/etc/systemd/system"
+  in_c ln -sfn /dev/null "$t/etc/systemd/system/systemd-firstboot.service"
 }
