@@ -88,7 +88,9 @@ tb_init() {
     TB_NAME=$(basename "$TB_DIR" | tr 'A-Z.' 'a-z-')
   fi
   TB_BUS=unix:path=$TB_DIR/dbus/system_bus_socket
-  TB_BIN=${TB_BIN:-$TB_REPO/target/release}
+  local target=${CARGO_TARGET_DIR:-target}
+  case "$target" in /*) ;; *) target=$TB_REPO/$target ;; esac   # cargo runs in $TB_REPO
+  TB_BIN=${TB_BIN:-$target/release}
 }
 
 tb_cgroups() {  # the cgroup(s) nspawn is launched from: hybrid v1+v2 (this VM) or pure v2

@@ -21,8 +21,11 @@ the_bed_boots_a_nested_container_cloned_from_the_template() {
   wait_for 20 "machined to list h-bed-probe" m1 GetMachine s h-bed-probe
   wait_for 30 "the nested systemd to be running" _machine_running h-bed-probe || true
   expect_eq "nested systemd state" running "$(in_c systemctl -M h-bed-probe is-system-running 2>&1 || true)"
-  expect_match "journalctl -M h-bed-probe" "Startup finished" \
-    "$(in_c journalctl -M h-bed-probe -b --no-pager -o cat 2>&1)"
+  in_c timeout 20 systemd-run -q -M h-bed-probe --wait --unit=bed-hello sh -c 'echo hello-from-nested'
+  wait_for 5 "the nested unit's line in journalctl -M" \
+    in_c journalctl -M h-bed-probe -u bed-hello -g hello-from-nested --no-pager
+  expect_match "journalctl -M h-bed-probe -u bed-hello" "^hello-from-nested$" \
+    "$(in_c journalctl -M h-bed-probe -u bed-hello --no-pager -o cat 2>&1)"
   sd1 StopUnit ss systemd-nspawn@h-bed-probe.service replace >/dev/null
   wait_for 20 "h-bed-probe to leave machined's list" _machine_gone h-bed-probe
   expect_eq "unit state after StopUnit" inactive \
