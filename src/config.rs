@@ -19,6 +19,9 @@ pub const DEFAULT_STATE_DIR: &str = "/var/lib/hyperhive";
 pub const DEFAULT_RUNTIME_DIR: &str = "/run/hyperhive";
 /// The operator socket's file name inside the runtime directory.
 pub const HOST_SOCKET_NAME: &str = "host.sock";
+/// Where the shipped unit runs the daemon from (`make install`-style
+/// setups; the NixOS package rewrites it).
+pub const INSTALLED_BINARY: &str = "/usr/local/bin/hive-c0re";
 /// The group whose members may use host.sock.
 pub const ADMIN_GROUP: &str = "hive-admin";
 /// The manager agent's logical name.

@@ -7,6 +7,7 @@
 //! escape sequences. Rejected alternative: a table crate — the layouts are
 //! four small tables, and `--json` serves every script.
 
+use crate::clock::rfc3339;
 use std::fmt::Write as _;
 
 use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
@@ -104,7 +105,7 @@ pub fn approvals_table(rows: &[Approval]) -> String {
                 a.agent.to_string(),
                 a.kind.as_str().to_owned(),
                 a.status.as_str().to_owned(),
-                utc(a.requested_at),
+                rfc3339(a.requested_at),
                 or_dash(Some(&a.commit_ref)),
                 or_dash(Some(&detail)),
             ]
@@ -245,35 +246,6 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Unix seconds as RFC 3339 UTC (`2026-11-30T12:00:00Z`).
-pub fn utc(unix: i64) -> String {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    // d is in 1..=31 and m in 1..=12 by construction.
-    (y, m as u32, d as u32)
 }
 
 #[cfg(test)]

@@ -121,10 +121,13 @@ ID  AGENT  KIND          STATUS   REQUESTED             REF               DETAIL
 
 #[test]
 fn unix_seconds_render_as_rfc3339_utc() {
-    assert_eq!(utc(0), "1970-01-01T00:00:00Z");
-    assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
-    assert_eq!(utc(1_796_040_000 + 61), "2026-11-30T12:01:01Z");
-    assert_eq!(utc(-1), "1969-12-31T23:59:59Z");
+    assert_eq!(crate::clock::rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(crate::clock::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(
+        crate::clock::rfc3339(1_796_040_000 + 61),
+        "2026-11-30T12:01:01Z"
+    );
+    assert_eq!(crate::clock::rfc3339(-1), "1969-12-31T23:59:59Z");
 }
 
 #[test]

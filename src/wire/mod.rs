@@ -11,3 +11,6 @@ pub mod agent;
 pub mod events;
 pub mod host;
 pub mod ident;
+
+#[cfg(test)]
+mod host_tests;

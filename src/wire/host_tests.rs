@@ -1,0 +1,252 @@
+//! Golden lines: the exact bytes of every host.sock request and response
+//! shape. Existing clients parse these; a diff here is a protocol change.
+
+use super::host::*;
+use super::ident::Ident;
+
+fn id(s: &str) -> Ident {
+    Ident::new(s).unwrap()
+}
+
+/// Each request, and the line it is on the wire.
+fn requests() -> Vec<(HostRequest, &'static str)> {
+    let scope = LifecycleScope::agents(vec![id("alice")]);
+    vec![
+        (HostRequest::List, r#"{"cmd":"list"}"#),
+        (HostRequest::AgentStatus, r#"{"cmd":"agent_status"}"#),
+        (
+            HostRequest::SubscribeAgentStatus,
+            r#"{"cmd":"subscribe_agent_status"}"#,
+        ),
+        (HostRequest::Urls, r#"{"cmd":"urls"}"#),
+        (
+            HostRequest::SetPaused {
+                name: id("alice"),
+                paused: true,
+            },
+            r#"{"cmd":"set_paused","name":"alice","paused":true}"#,
+        ),
+        (
+            HostRequest::Start {
+                scope: scope.clone(),
+            },
+            r#"{"cmd":"start","scope":{"agent_names":["alice"],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false}}"#,
+        ),
+        (
+            HostRequest::Stop {
+                scope: LifecycleScope::default(),
+                graceful: true,
+            },
+            r#"{"cmd":"stop","scope":{"agent_names":[],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true}"#,
+        ),
+        (
+            HostRequest::Restart { name: id("alice") },
+            r#"{"cmd":"restart","name":"alice"}"#,
+        ),
+        (HostRequest::RestartAll, r#"{"cmd":"restart_all"}"#),
+        (
+            HostRequest::Spawn { name: id("alice") },
+            r#"{"cmd":"spawn","name":"alice"}"#,
+        ),
+        (
+            HostRequest::RequestSpawn { name: id("alice") },
+            r#"{"cmd":"request_spawn","name":"alice"}"#,
+        ),
+        (
+            HostRequest::Kill { name: id("alice") },
+            r#"{"cmd":"kill","name":"alice"}"#,
+        ),
+        (
+            HostRequest::Destroy {
+                name: id("alice"),
+                purge: false,
+            },
+            r#"{"cmd":"destroy","name":"alice","purge":false}"#,
+        ),
+        (
+            HostRequest::Rebuild { name: id("alice") },
+            r#"{"cmd":"rebuild","name":"alice"}"#,
+        ),
+        (HostRequest::Pending, r#"{"cmd":"pending"}"#),
+        (
+            HostRequest::Approve { id: 7 },
+            r#"{"cmd":"approve","id":7}"#,
+        ),
+        (HostRequest::Deny { id: 7 }, r#"{"cmd":"deny","id":7}"#),
+        (
+            HostRequest::SetParent {
+                child: id("alice"),
+                new_parent: Some(id("ruth")),
+            },
+            r#"{"cmd":"set_parent","child":"alice","new_parent":"ruth"}"#,
+        ),
+        (
+            HostRequest::SetParent {
+                child: id("alice"),
+                new_parent: None,
+            },
+            r#"{"cmd":"set_parent","child":"alice","new_parent":null}"#,
+        ),
+    ]
+}
+
+#[test]
+fn every_request_serializes_to_its_golden_line_and_parses_back() {
+    for (request, line) in requests() {
+        assert_eq!(serde_json::to_string(&request).unwrap(), line);
+        assert_eq!(serde_json::from_str::<HostRequest>(line).unwrap(), request);
+    }
+}
+
+#[test]
+fn every_cmd_in_the_table_has_a_golden_line() {
+    let covered: Vec<String> = requests()
+        .iter()
+        .map(|(_, line)| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["cmd"].to_string()
+        })
+        .collect();
+    for cmd in HostRequest::COMMANDS {
+        assert!(
+            covered.contains(&format!("\"{cmd}\"")),
+            "{cmd} has no golden line"
+        );
+    }
+}
+
+#[test]
+fn optional_request_fields_may_be_omitted_and_unknown_keys_are_ignored() {
+    let r: HostRequest = serde_json::from_str(r#"{"cmd":"destroy","name":"a","x":1}"#).unwrap();
+    assert_eq!(
+        r,
+        HostRequest::Destroy {
+            name: id("a"),
+            purge: false
+        }
+    );
+    let r: HostRequest = serde_json::from_str(r#"{"cmd":"stop","scope":{}}"#).unwrap();
+    assert_eq!(
+        r,
+        HostRequest::Stop {
+            scope: LifecycleScope::default(),
+            graceful: false
+        }
+    );
+    assert!(LifecycleScope::default().selects_all_agents());
+    let names_only: LifecycleScope = serde_json::from_str(r#"{"agent_names":[]}"#).unwrap();
+    assert!(names_only.selects_nothing());
+    let flags_only: LifecycleScope = serde_json::from_str(r#"{"forge":true}"#).unwrap();
+    assert!(
+        !flags_only.selects_all_agents(),
+        "a service flag alone selects no agent"
+    );
+}
+
+#[test]
+fn a_bad_name_in_a_request_is_refused_at_parse_time() {
+    for line in [
+        r#"{"cmd":"kill","name":"../x"}"#,
+        r#"{"cmd":"kill","name":"Alice"}"#,
+        r#"{"cmd":"start","scope":{"agent_names":["a/b"]}}"#,
+        r#"{"cmd":"set_parent","child":"a","new_parent":""}"#,
+    ] {
+        assert!(serde_json::from_str::<HostRequest>(line).is_err(), "{line}");
+    }
+}
+
+fn row() -> AgentStatusRow {
+    AgentStatusRow {
+        name: id("alice"),
+        running: true,
+        failed: false,
+        needs_update: false,
+        needs_login: false,
+        deployed_sha: Some("0123456789ab".into()),
+        pending_reminders: 2,
+        paused: false,
+        parent: Some(id("ruth")),
+        active_model: None,
+        status_text: Some("triaging".into()),
+        status_set_at: Some("2026-11-30T12:00:00Z".into()),
+        url: Some("https://hive.example/agent/alice/".into()),
+    }
+}
+
+#[test]
+fn every_response_shape_has_its_golden_line() {
+    let approval = Approval {
+        id: 4,
+        agent: id("alice"),
+        kind: ApprovalKind::Spawn,
+        commit_ref: String::new(),
+        fetched_sha: None,
+        requested_at: 1_796_040_000,
+        status: ApprovalStatus::Failed,
+        resolved_at: Some(1_796_040_060),
+        note: Some("boom".into()),
+        description: None,
+    };
+    let cases = [
+        (HostResponse::success(), r#"{"version":1,"ok":true}"#),
+        (
+            HostResponse::error("nope"),
+            r#"{"version":1,"ok":false,"error":"nope"}"#,
+        ),
+        (
+            HostResponse::agents(vec![id("a"), id("b")]),
+            r#"{"version":1,"ok":true,"agents":["a","b"]}"#,
+        ),
+        // The spec's own example, byte for byte.
+        (
+            HostResponse::agent_statuses(vec![row()]),
+            r#"{"version":1,"ok":true,"agent_statuses":[{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"deployed_sha":"0123456789ab","pending_reminders":2,"paused":false,"parent":"ruth","status_text":"triaging","status_set_at":"2026-11-30T12:00:00Z","url":"https://hive.example/agent/alice/"}]}"#,
+        ),
+        (
+            HostResponse::urls(HiveUrls {
+                domain: Some("hive.example".into()),
+                home: Some("https://hive.example/".into()),
+                forge: None,
+                matrix: Some("https://m.example/".into()),
+            }),
+            r#"{"version":1,"ok":true,"urls":{"domain":"hive.example","home":"https://hive.example/","matrix":"https://m.example/"}}"#,
+        ),
+        (
+            HostResponse::urls(HiveUrls::default()),
+            r#"{"version":1,"ok":true,"urls":{}}"#,
+        ),
+        (
+            HostResponse::approvals(vec![approval]),
+            r#"{"version":1,"ok":true,"approvals":[{"id":4,"agent":"alice","kind":"spawn","commit_ref":"","requested_at":1796040000,"status":"failed","resolved_at":1796040060,"note":"boom"}]}"#,
+        ),
+    ];
+    for (response, line) in cases {
+        assert_eq!(response.to_line(), line);
+        assert_eq!(
+            serde_json::from_str::<HostResponse>(line).unwrap(),
+            response
+        );
+    }
+}
+
+#[test]
+fn a_client_ignores_unknown_response_keys() {
+    let line = r#"{"version":2,"ok":true,"agents":["a"],"new_thing":{"x":[1]}}"#;
+    let r: HostResponse = serde_json::from_str(line).unwrap();
+    assert_eq!((r.version, r.agents), (2, Some(vec![id("a")])));
+}
+
+#[test]
+fn approval_kinds_and_statuses_use_their_snake_case_names() {
+    for k in ApprovalKind::ALL {
+        assert_eq!(
+            serde_json::to_string(k).unwrap(),
+            format!("\"{}\"", k.as_str())
+        );
+    }
+    for s in ApprovalStatus::ALL {
+        assert_eq!(
+            serde_json::to_string(s).unwrap(),
+            format!("\"{}\"", s.as_str())
+        );
+    }
+}

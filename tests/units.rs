@@ -1,0 +1,83 @@
+//! The shipped systemd units agree with the code's defaults, and explain
+//! themselves.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+use std::path::Path;
+
+use hive_c0re::config::{ADMIN_GROUP, DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME, INSTALLED_BINARY};
+use hive_c0re::systemd::activation::HOST_FD_NAME;
+
+fn unit(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("systemd")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The values of `key=` in a unit, in order.
+fn values(text: &str, key: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_socket_unit_listens_where_the_code_and_hivectl_look() {
+    let socket = unit("hive-c0re.socket");
+    assert_eq!(
+        values(&socket, "ListenStream"),
+        vec![format!("{DEFAULT_RUNTIME_DIR}/{HOST_SOCKET_NAME}")]
+    );
+    assert_eq!(values(&socket, "FileDescriptorName"), vec![HOST_FD_NAME]);
+    assert_eq!(values(&socket, "SocketGroup"), vec![ADMIN_GROUP]);
+    assert_eq!(values(&socket, "SocketMode"), vec!["0660"]);
+    assert_eq!(values(&socket, "DirectoryMode"), vec!["0751"]);
+    assert_eq!(values(&socket, "Service"), vec!["hive-c0re.service"]);
+}
+
+#[test]
+fn the_service_runs_the_installed_binary_as_a_notify_service() {
+    let service = unit("hive-c0re.service");
+    assert_eq!(
+        values(&service, "ExecStart"),
+        vec![format!("{INSTALLED_BINARY} serve")]
+    );
+    assert_eq!(values(&service, "Type"), vec!["notify"]);
+    assert_eq!(values(&service, "RuntimeDirectory"), vec!["hyperhive"]);
+    assert_eq!(values(&service, "RuntimeDirectoryPreserve"), vec!["yes"]);
+    assert_eq!(values(&service, "Requires"), vec!["hive-c0re.socket"]);
+    assert!(DEFAULT_RUNTIME_DIR.ends_with("/hyperhive"));
+}
+
+#[test]
+fn the_sysusers_file_creates_the_admin_group() {
+    assert!(
+        unit("hive-c0re.sysusers")
+            .lines()
+            .any(|l| l == format!("g {ADMIN_GROUP} -"))
+    );
+}
+
+#[test]
+fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
+    for name in ["hive-c0re.socket", "hive-c0re.service"] {
+        let text = unit(name);
+        let mut section = "";
+        let mut previous = "";
+        for line in text.lines() {
+            if line.starts_with('[') {
+                section = line;
+            } else if section != "[Unit]" && line.contains('=') && !line.starts_with('#') {
+                assert!(
+                    previous.starts_with('#'),
+                    "{name}: {line:?} has no comment above it"
+                );
+            }
+            previous = line;
+        }
+    }
+}
