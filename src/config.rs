@@ -68,6 +68,10 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// How long handled messages are kept before they are vacuumed.
     pub message_retention_secs: u64,
+    /// Read logs from journal files in this directory (`journalctl
+    /// --directory=`) instead of the host journal: tests, and hosts whose
+    /// journal lives elsewhere. Container logs need the host journal.
+    pub journal_directory: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -88,6 +92,7 @@ impl Default for Config {
             agent_memory_max: Some("4G".into()),
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,
+            journal_directory: None,
         }
     }
 }

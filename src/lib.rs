@@ -27,9 +27,12 @@
 //! - [`hive`]: the rules without IO (approvals, topology, roster).
 //! - [`service`]: the hive as a service — rules applied with store and driver.
 //! - [`server`]: framing, the accept loop, the socket dispatchers.
-//! - [`systemd`]: socket activation, sd_notify.
+//! - [`systemd`]: socket activation, sd_notify; [`systemd::journal`] reads
+//!   container and host logs with journalctl (validated argv, timeout, output
+//!   cap, `-o json` parsing, follow, short-text rendering).
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
-//! - [`logging`]: the daemon's own logs.
+//! - [`logging`]: the daemon's own logs — journald with structured fields
+//!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
 //! - [`client`]: the synchronous host.sock client (typed connect errors, 5 s budget).
 //! - [`cli`]: `hivectl`'s command line, rendering and exit statuses.
 //!

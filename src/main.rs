@@ -37,7 +37,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    hive_c0re::logging::init();
+    match hive_c0re::logging::init() {
+        Ok(target) => tracing::debug!(?target, "logging"),
+        Err(err) => {
+            eprintln!("hive-c0re: {err:#}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match cli.command {
         Command::Serve {
             config,

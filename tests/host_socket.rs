@@ -16,10 +16,9 @@ const OK: &str = r#"{"version":1,"ok":true}"#;
 fn socket_activation_hands_over_host_sock_by_name_and_ready_comes_before_the_first_answer() {
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::spawn(dir, Launch::Activated);
-    d.wait_for_socket();
     // This connection exists before the daemon does: systemd-socket-activate
     // execs it on this connect. No request is written until READY=1.
-    let mut s = UnixStream::connect(d.socket()).unwrap();
+    let mut s = d.connect_when_listening();
     let ready = d.wait_for("READY=1");
     assert!(ready.contains("STATUS=serving host.sock"), "{ready}");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

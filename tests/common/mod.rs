@@ -50,8 +50,7 @@ impl Daemon {
         if launch == Launch::Activated {
             // systemd-socket-activate execs the daemon on the first
             // connection; a probe that says nothing triggers it.
-            d.wait_for_socket();
-            drop(UnixStream::connect(d.socket()).unwrap());
+            drop(d.connect_when_listening());
         }
         d.wait_for("READY=1");
         d
@@ -106,12 +105,16 @@ impl Daemon {
         Self { dir, child, notify }
     }
 
-    /// Wait until the socket file exists (the launcher bound it).
-    pub fn wait_for_socket(&self) {
+    /// Connect as soon as the launcher listens (the socket file appears at
+    /// bind, a moment before listen).
+    pub fn connect_when_listening(&self) -> UnixStream {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.socket().exists() {
-            assert!(Instant::now() < deadline, "socket never appeared");
-            std::thread::sleep(Duration::from_millis(10));
+        loop {
+            match UnixStream::connect(self.socket()) {
+                Ok(s) => return s,
+                Err(e) => assert!(Instant::now() < deadline, "never listened: {e}"),
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 

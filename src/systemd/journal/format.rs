@@ -1,0 +1,190 @@
+//! Entries as text, for the `Logs { content }` and `HostJournal { content }`
+//! answers: one line per entry in the shape of `journalctl -o short-iso`
+//! (`2026-11-30T12:50:00Z hive1 hive-c0re[812]: agent started`).
+//!
+//! Decisions: times are UTC with a `Z`, because the reader (an agent or an
+//! operator elsewhere) does not share the host's time zone; control
+//! characters in a message become U+FFFD so a log line cannot move the
+//! reader's cursor or forge another line; a multi-line message continues on
+//! indented lines, as journalctl does. Rejected: running journalctl a second
+//! time with `-o short`, which doubles the cost and still prints binary
+//! messages as `[17B blob data]`.
+
+use std::fmt::Write as _;
+
+use super::entry::JournalEntry;
+
+/// One line (or one line plus indented continuations) per entry, each
+/// ending in `\n`.
+pub fn render_short(entries: &[JournalEntry]) -> String {
+    let mut out = String::new();
+    for entry in entries {
+        render_entry(entry, &mut out);
+    }
+    out
+}
+
+/// One entry as [`render_short`] writes it (with its trailing `\n`): for
+/// streaming a follow line by line.
+pub fn render_line(entry: &JournalEntry) -> String {
+    let mut out = String::new();
+    render_entry(entry, &mut out);
+    out
+}
+
+fn render_entry(entry: &JournalEntry, out: &mut String) {
+    let start = out.len();
+    match entry.time_us {
+        Some(us) => out.push_str(&utc_timestamp(us)),
+        None => out.push('-'),
+    }
+    if let Some(host) = &entry.hostname {
+        out.push(' ');
+        push_clean(out, host);
+    }
+    out.push(' ');
+    let name = entry
+        .identifier
+        .as_deref()
+        .or(entry.unit.as_deref())
+        .unwrap_or("unknown");
+    push_clean(out, name);
+    if let Some(pid) = &entry.pid {
+        out.push('[');
+        push_clean(out, pid);
+        out.push(']');
+    }
+    out.push_str(": ");
+    let indent = out.len() - start;
+    for (i, line) in entry.message.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', indent));
+        }
+        push_clean(out, line);
+    }
+    out.push('\n');
+}
+
+/// Append `text` with every control character (including a lone `\r`)
+/// replaced by U+FFFD; tabs are kept.
+fn push_clean(out: &mut String, text: &str) {
+    out.extend(text.chars().map(|c| {
+        if c.is_control() && c != '\t' {
+            '\u{fffd}'
+        } else {
+            c
+        }
+    }));
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for microseconds since the epoch.
+pub fn utc_timestamp(micros: u64) -> String {
+    let secs = micros / 1_000_000;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    let mut text = String::with_capacity(20);
+    let _ = write!(
+        text,
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
+    text
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`, for non-negative days).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(message: &str) -> JournalEntry {
+        JournalEntry {
+            time_us: Some(1_796_043_000_123_456),
+            hostname: Some("hive1".into()),
+            identifier: Some("hive-c0re".into()),
+            pid: Some("812".into()),
+            unit: Some("hive-c0re.service".into()),
+            message: message.into(),
+            ..JournalEntry::default()
+        }
+    }
+
+    #[test]
+    fn an_entry_renders_like_journalctl_short_iso_in_utc() {
+        assert_eq!(
+            render_short(&[entry("agent started")]),
+            "2026-11-30T12:50:00Z hive1 hive-c0re[812]: agent started\n"
+        );
+    }
+
+    #[test]
+    fn utc_timestamps_are_right_across_epochs_leap_days_and_year_ends() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400_000_000), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_timestamp(1_704_067_199_999_999), "2023-12-31T23:59:59Z");
+        assert_eq!(utc_timestamp(4_102_444_800_000_000), "2100-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn missing_identifier_falls_back_to_the_unit_then_unknown() {
+        let mut e = entry("m");
+        e.identifier = None;
+        e.pid = None;
+        e.hostname = None;
+        e.time_us = None;
+        assert_eq!(
+            render_short(std::slice::from_ref(&e)),
+            "- hive-c0re.service: m\n"
+        );
+        e.unit = None;
+        assert_eq!(render_short(&[e]), "- unknown: m\n");
+    }
+
+    #[test]
+    fn a_multi_line_message_continues_on_indented_lines() {
+        let text = render_short(&[entry("one\ntwo")]);
+        let prefix = "2026-11-30T12:50:00Z hive1 hive-c0re[812]: ";
+        assert_eq!(
+            text,
+            format!("{prefix}one\n{}two\n", " ".repeat(prefix.len()))
+        );
+    }
+
+    #[test]
+    fn control_characters_cannot_forge_lines_or_escape_sequences() {
+        let text = render_short(&[entry("a\r\u{1b}[2Jb\u{0}c\td")]);
+        assert!(
+            text.ends_with(": a\u{fffd}\u{fffd}[2Jb\u{fffd}c\td\n"),
+            "{text:?}"
+        );
+        assert_eq!(text.lines().count(), 1);
+    }
+
+    #[test]
+    fn one_rendered_line_is_the_same_text_as_in_a_list() {
+        let e = entry("x");
+        assert_eq!(render_line(&e), render_short(&[e]));
+    }
+
+    #[test]
+    fn no_entries_render_as_empty_text() {
+        assert_eq!(render_short(&[]), "");
+    }
+}

@@ -1,0 +1,477 @@
+//! The journal reader against the **real journalctl** on journal files the
+//! test writes with `systemd-journal-remote` (export format in, real
+//! `*.journal` files out), read through `--directory=`.
+//!
+//! What this proves that the unit tests cannot: journalctl really takes each
+//! `--option=value` element as one value (a grep of `--output=cat`, a since
+//! of `-1h`), its filters select what we claim, its `-o json` (byte arrays
+//! included) parses, its refusals reach us as `Refused` with its words, and
+//! `--follow` delivers a new entry promptly.
+//!
+//! What it cannot: `--machine=h-<n>` needs machined and a running container;
+//! that check lives in the systemd test-bed. An agent's logs are tested here
+//! through the directory layout (`<dir>/h-<n>/`) instead.
+//!
+//! Needs `journalctl` and `systemd-journal-remote` (Debian: `apt-get install
+//! systemd-journal-remote`). Without them the tests fail and say so; set
+//! `HIVE_SKIP_REAL_JOURNAL=1` to skip them knowingly.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hive_c0re::systemd::journal::{
+    HostJournalRequest, Journal, JournalError, JournalPriority, JournalQuery, JournalSource,
+};
+
+const TEST_DEADLINE: Duration = Duration::from_secs(20);
+const BOOT_ID: &str = "6b1a5e0f2c2d4f0b9d8e7f6a5b4c3d2e";
+
+/// A field value in the export format: text, or bytes (length-prefixed).
+enum Value<'a> {
+    Text(&'a str),
+    Bytes(&'a [u8]),
+}
+
+struct Entry<'a> {
+    realtime_us: u64,
+    fields: Vec<(&'a str, Value<'a>)>,
+}
+
+fn export(entries: &[Entry<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in entries {
+        // One boot for every file: journalctl orders entries of the same
+        // boot by their monotonic time, so it must grow with the wall clock
+        // (a later file restarting at 1 would sort before what -f has shown).
+        out.extend_from_slice(
+            format!(
+                "__REALTIME_TIMESTAMP={0}\n__MONOTONIC_TIMESTAMP={0}\n_BOOT_ID={BOOT_ID}\n",
+                entry.realtime_us
+            )
+            .as_bytes(),
+        );
+        for (name, value) in &entry.fields {
+            match value {
+                Value::Text(text) => out.extend_from_slice(format!("{name}={text}\n").as_bytes()),
+                Value::Bytes(bytes) => {
+                    out.extend_from_slice(format!("{name}\n").as_bytes());
+                    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                    out.extend_from_slice(bytes);
+                    out.push(b'\n');
+                }
+            }
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+fn tool(candidates: &[&str]) -> Option<PathBuf> {
+    candidates.iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+/// `None` when the run was asked to skip; panics naming the package otherwise.
+fn journal_remote() -> Option<PathBuf> {
+    if std::env::var_os("HIVE_SKIP_REAL_JOURNAL").is_some() {
+        eprintln!("skipped: HIVE_SKIP_REAL_JOURNAL is set");
+        return None;
+    }
+    let found = tool(&[
+        "/usr/lib/systemd/systemd-journal-remote",
+        "/lib/systemd/systemd-journal-remote",
+    ]);
+    assert!(
+        found.is_some(),
+        "systemd-journal-remote is missing: apt-get install systemd-journal-remote \
+         (or set HIVE_SKIP_REAL_JOURNAL=1)"
+    );
+    found
+}
+
+/// Write `entries` as the journal file `<dir>/<name>.journal`.
+fn write_journal(remote: &Path, dir: &Path, name: &str, entries: &[Entry<'_>]) {
+    let input = dir.join(format!("{name}.export"));
+    std::fs::write(&input, export(entries)).unwrap();
+    let status = Command::new(remote)
+        .arg(format!(
+            "--output={}",
+            dir.join(format!("{name}.journal")).display()
+        ))
+        .arg(&input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "systemd-journal-remote failed: {status}");
+    std::fs::remove_file(input).unwrap();
+}
+
+#[allow(clippy::disallowed_methods)] // --since=-1h is relative to the real clock
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64
+}
+
+fn text<'a>(name: &'a str, value: &'a str) -> (&'a str, Value<'a>) {
+    (name, Value::Text(value))
+}
+
+/// A small host journal: the daemon, a container unit, a failing tool with a
+/// binary message, and an old line from two hours ago.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Option<Self> {
+        let remote = journal_remote()?;
+        let dir = tempfile::tempdir().unwrap();
+        // journal-remote only writes files, but a directory of our own keeps
+        // the export input out of journalctl's sight.
+        let journal_dir = dir.path().join("journal");
+        std::fs::create_dir(&journal_dir).unwrap();
+        let now = now_us();
+        let minute = 60_000_000;
+        write_journal(
+            &remote,
+            &journal_dir,
+            "host",
+            &[
+                Entry {
+                    realtime_us: now - 120 * minute,
+                    fields: vec![
+                        text("PRIORITY", "6"),
+                        text("_SYSTEMD_UNIT", "hive-c0re.service"),
+                        text("SYSLOG_IDENTIFIER", "hive-c0re"),
+                        text("_HOSTNAME", "hive1"),
+                        text("MESSAGE", "old line from two hours ago"),
+                    ],
+                },
+                Entry {
+                    realtime_us: now - 3 * minute,
+                    fields: vec![
+                        text("PRIORITY", "6"),
+                        text("_SYSTEMD_UNIT", "hive-c0re.service"),
+                        text("SYSLOG_IDENTIFIER", "hive-c0re"),
+                        text("_PID", "812"),
+                        text("_HOSTNAME", "hive1"),
+                        text("AGENT", "iris"),
+                        text("MESSAGE", "agent iris started"),
+                    ],
+                },
+                Entry {
+                    realtime_us: now - 2 * minute,
+                    fields: vec![
+                        text("PRIORITY", "3"),
+                        text("_SYSTEMD_UNIT", "tool.service"),
+                        text("_COMM", "tool"),
+                        text("_HOSTNAME", "hive1"),
+                        ("MESSAGE", Value::Bytes(b"tool failed: \x01\xff")),
+                    ],
+                },
+                Entry {
+                    realtime_us: now - minute,
+                    fields: vec![
+                        text("PRIORITY", "4"),
+                        text("_SYSTEMD_UNIT", "systemd-nspawn@h-iris.service"),
+                        text("SYSLOG_IDENTIFIER", "systemd-nspawn"),
+                        text("_HOSTNAME", "hive1"),
+                        text("MESSAGE", "warning: try --output=cat to see it"),
+                    ],
+                },
+            ],
+        );
+        Some(Self { dir })
+    }
+
+    fn journal_dir(&self) -> PathBuf {
+        self.dir.path().join("journal")
+    }
+
+    fn journal(&self) -> Journal {
+        Journal::new(JournalSource::Directory(self.journal_dir()))
+    }
+
+    async fn messages(&self, request: HostJournalRequest<'_>) -> Result<Vec<String>, JournalError> {
+        let query = JournalQuery::host_journal(&request).unwrap();
+        let entries = tokio::time::timeout(TEST_DEADLINE, self.journal().read(&query))
+            .await
+            .unwrap()?;
+        Ok(entries.into_iter().map(|e| e.message).collect())
+    }
+}
+
+#[tokio::test]
+async fn the_real_journalctl_output_parses_including_a_binary_message() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let journal = fixture.journal();
+    let entries = tokio::time::timeout(TEST_DEADLINE, journal.read(&JournalQuery::default()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(entries.len(), 4);
+    let started = &entries[1];
+    assert_eq!(started.message, "agent iris started");
+    assert_eq!(started.unit.as_deref(), Some("hive-c0re.service"));
+    assert_eq!(started.priority, Some(JournalPriority::Info));
+    assert_eq!(started.hostname.as_deref(), Some("hive1"));
+    assert_eq!(entries[2].message, "tool failed: \u{1}\u{fffd}");
+    let text = tokio::time::timeout(TEST_DEADLINE, journal.read_text(&JournalQuery::default()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        text.contains(" hive1 hive-c0re[812]: agent iris started\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" hive1 tool: tool failed: \u{fffd}\u{fffd}\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_unit_filter_selects_only_that_units_lines() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        unit: Some("hive-c0re.service"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(
+        fixture.messages(request).await.unwrap(),
+        ["old line from two hours ago", "agent iris started"]
+    );
+    let glob = HostJournalRequest {
+        unit: Some("systemd-nspawn@*"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(
+        fixture.messages(glob).await.unwrap(),
+        ["warning: try --output=cat to see it"]
+    );
+}
+
+#[tokio::test]
+async fn a_priority_filter_selects_that_level_and_more_severe() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        priority: Some(JournalPriority::Warning),
+        ..HostJournalRequest::default()
+    };
+    let messages = fixture.messages(request).await.unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].starts_with("tool failed"));
+    assert!(messages[1].starts_with("warning:"));
+}
+
+#[tokio::test]
+async fn a_grep_that_looks_like_an_option_is_matched_as_text_not_obeyed() {
+    // Had `--output=cat` become an option, journalctl would print plain
+    // text and nothing would parse as JSON.
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        grep: Some("--output=cat"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(
+        fixture.messages(request).await.unwrap(),
+        ["warning: try --output=cat to see it"]
+    );
+}
+
+#[tokio::test]
+async fn a_grep_that_matches_nothing_returns_no_lines() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        grep: Some("no line says this"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(
+        fixture.messages(request).await.unwrap(),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn a_since_or_until_starting_with_a_dash_is_a_relative_time() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let recent = HostJournalRequest {
+        since: Some("-1h"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(fixture.messages(recent).await.unwrap().len(), 3);
+    let old = HostJournalRequest {
+        until: Some("-1h"),
+        ..HostJournalRequest::default()
+    };
+    assert_eq!(
+        fixture.messages(old).await.unwrap(),
+        ["old line from two hours ago"]
+    );
+}
+
+#[tokio::test]
+async fn lines_returns_the_newest_entries_oldest_first() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        lines: Some(2),
+        ..HostJournalRequest::default()
+    };
+    let messages = fixture.messages(request).await.unwrap();
+    assert_eq!(messages.len(), 2);
+    assert!(messages[0].starts_with("tool failed"));
+    assert!(messages[1].starts_with("warning:"));
+}
+
+#[tokio::test]
+async fn a_pattern_journalctl_cannot_compile_is_refused_in_its_own_words() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        grep: Some("(unclosed"),
+        ..HostJournalRequest::default()
+    };
+    let err = fixture.messages(request).await.unwrap_err();
+    let JournalError::Refused { stderr, .. } = &err else {
+        panic!("expected Refused, got {err:?}");
+    };
+    assert!(stderr.contains("(unclosed"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_time_journalctl_cannot_parse_is_refused_in_its_own_words() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let request = HostJournalRequest {
+        since: Some("next blue moon"),
+        ..HostJournalRequest::default()
+    };
+    let err = fixture.messages(request).await.unwrap_err();
+    assert!(
+        err.to_string().contains("Failed to parse timestamp"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn follow_delivers_an_entry_written_later_within_a_second() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let Some(remote) = journal_remote() else {
+        return;
+    };
+    let journal = fixture.journal();
+    let query = JournalQuery {
+        lines: Some(1),
+        ..JournalQuery::default()
+    };
+    let mut follow = journal.follow(&query).unwrap();
+    let first = tokio::time::timeout(TEST_DEADLINE, follow.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.message, "warning: try --output=cat to see it");
+
+    let written = Instant::now();
+    write_journal(
+        &remote,
+        &fixture.journal_dir(),
+        "live",
+        &[Entry {
+            realtime_us: now_us(),
+            fields: vec![text("MESSAGE", "a new line")],
+        }],
+    );
+    let next = tokio::time::timeout(TEST_DEADLINE, follow.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let latency = written.elapsed();
+    assert_eq!(next.message, "a new line");
+    assert!(latency < Duration::from_secs(1), "took {latency:?}");
+    eprintln!("follow latency: {latency:?}");
+
+    let pid = follow.pid().unwrap();
+    tokio::time::timeout(TEST_DEADLINE, follow.close())
+        .await
+        .unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "journalctl {pid} survived close"
+    );
+}
+
+#[tokio::test]
+async fn an_agents_logs_come_from_its_h_name_journal_and_not_the_hosts() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    let Some(remote) = journal_remote() else {
+        return;
+    };
+    let machine_dir = fixture.journal_dir().join("h-iris");
+    std::fs::create_dir(&machine_dir).unwrap();
+    let now = now_us();
+    let lines: Vec<String> = (1..=4).map(|i| format!("harness turn {i}")).collect();
+    let entries: Vec<Entry<'_>> = lines
+        .iter()
+        .zip(0u64..)
+        .map(|(line, i)| Entry {
+            realtime_us: now - 10_000_000 + i,
+            fields: vec![
+                text("_HOSTNAME", "h-iris"),
+                text("_SYSTEMD_UNIT", "harness.service"),
+                text("SYSLOG_IDENTIFIER", "harness"),
+                text("MESSAGE", line),
+            ],
+        })
+        .collect();
+    write_journal(&remote, &machine_dir, "container", &entries);
+
+    let query =
+        JournalQuery::agent_logs(hive_c0re::wire::ident::Ident::new("iris").unwrap(), Some(3));
+    let text = tokio::time::timeout(TEST_DEADLINE, fixture.journal().read_text(&query))
+        .await
+        .unwrap()
+        .unwrap();
+    let got: Vec<&str> = text.lines().collect();
+    assert_eq!(got.len(), 3, "{text}");
+    assert!(
+        got[0].ends_with(" h-iris harness: harness turn 2"),
+        "{text}"
+    );
+    assert!(
+        got[2].ends_with(" h-iris harness: harness turn 4"),
+        "{text}"
+    );
+
+    let nobody =
+        JournalQuery::agent_logs(hive_c0re::wire::ident::Ident::new("nobody").unwrap(), None);
+    let err = fixture.journal().read(&nobody).await.unwrap_err();
+    assert!(matches!(err, JournalError::Refused { .. }), "{err:?}");
+    assert!(err.to_string().contains("h-nobody"), "{err}");
+}
