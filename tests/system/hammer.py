@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Hammer host.sock with one-request connections until a stop file appears.
 
-usage: hammer.py SOCKET STOP_FILE [THREADS]
+usage: hammer.py SOCKET STOP_FILE [THREADS]   (at most 60 s; also stops if STOP_FILE's directory goes)
 
 Each thread loops: connect, send {"cmd":"list"}, read one line. Every attempt prints one
 line to stdout: "ok", or the errno name of a failed connect (ECONNREFUSED, ENOENT, ...),
@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 sock_path, stop_file = sys.argv[1], sys.argv[2]
 threads = int(sys.argv[3]) if len(sys.argv) > 3 else 4
@@ -50,7 +51,11 @@ def one_request():
 
 
 def loop():
-    while not os.path.exists(stop_file):
+    # Also stop when the bed's directory is gone (the harness was interrupted and tore the bed
+    # down) or after a minute: never outlive the test.
+    deadline = time.monotonic() + 60
+    bed_dir = os.path.dirname(stop_file)
+    while not os.path.exists(stop_file) and os.path.isdir(bed_dir) and time.monotonic() < deadline:
         emit(one_request())
 
 

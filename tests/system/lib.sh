@@ -286,6 +286,10 @@ tb_leftovers() {
   for f in /proc/[0-9]*/cgroup; do
     grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' < "${f%/cgroup}/cmdline" 2>/dev/null)"
   done
+  for f in /proc/[0-9]*/cmdline; do   # e.g. nspawn itself, or a test's client left running
+    [ "${f%/cmdline}" = "/proc/$$" ] || [ "${f%/cmdline}" = "/proc/$BASHPID" ] && continue
+    tr '\0' ' ' < "$f" 2>/dev/null | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' < "$f")"
+  done
   find /sys/fs/cgroup -maxdepth 2 -name "$TB_NAME" 2>/dev/null | sed 's/^/cgroup /'
   grep -F -e "$TB_DIR" -e "/$TB_NAME" /proc/self/mountinfo | sed 's/^/mount /'
   [ -e "/run/systemd/nspawn/propagate/$TB_NAME" ] && echo "dir /run/systemd/nspawn/propagate/$TB_NAME"
