@@ -199,6 +199,8 @@ tb_up() {
         --bind="$TB_DIR/journal:/var/log/journal"
         --bind="$TB_DIR/dbus:/run/dbus"
         --bind-ro="$TB_DIR/bin:/usr/local/bin")
+  # shellcheck disable=SC2206  # TB_NSPAWN_EXTRA: extra nspawn arguments, split on spaces
+  args+=(${TB_NSPAWN_EXTRA:-})
   # --register=no --keep-unit: nspawn needs no systemd on the host. --keep-unit puts the
   # container in sub-cgroups of the caller's: give each bed a cgroup of its own.
   for cg in $(tb_cgroups); do mkdir -p "$cg"; done
