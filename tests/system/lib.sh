@@ -1,0 +1,323 @@
+# shellcheck shell=bash
+# The real-systemd test-bed: a library sourced by tests/system/run and tests/system/hive-shell.
+#
+# What it builds: a real systemd (PID 1, system D-Bus, journald, machined) booted with
+# `systemd-nspawn --boot` on a machine whose own PID 1 need not be systemd. The container's
+# root is an empty tmpfs (`--volatile=yes`) over the host's own /usr, so nothing is downloaded
+# and setup is one apt package (systemd-container). Into it go, unchanged, the project's
+# shipped units (systemd/hive-c0re.{socket,service} -> /etc/systemd/system, the sysusers file
+# -> /etc/sysusers.d) and the freshly built binaries (a directory bound read-only on
+# /usr/local/bin, where the shipped unit's ExecStart expects hive-c0re).
+#
+# Decision: boot the host's /usr rather than a debootstrapped Debian rootfs. Rejected
+# alternative: debootstrap (the DESIGN's first plan) costs ~50 s and ~500 MB per fresh machine
+# and a download; the host's /usr is the same Debian userland, ready in a second.
+#
+# Decision: the host reaches host.sock through /proc/<leader>/root/run/hyperhive (a symlink
+# at $TB_DIR/host.sock), not through a host directory bound onto /run/hyperhive. Rejected
+# alternative: with a bind, /run/hyperhive exists before systemd starts the socket unit, so
+# its mode would be the bind's and the DirectoryMode= test could not fail. This way systemd
+# creates the directory and the socket, as it does on a real host.
+#
+# Every bed has its own name and directory (TB_NAME, TB_DIR), and launches nspawn from its
+# own cgroup, so two beds run side by side. tb_down leaves no process, cgroup or mount.
+#
+# Helpers for tests: in_c, hivectl_root, hivectl_as, wait_for, journal_tail, unit_prop,
+# sd1/m1 (busctl on the contained bus from the host). Nested containers: tb_make_template.
+
+TB_REPO=${TB_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+TB_PYTHON=/usr/bin/python3              # the host's /usr is the container's: same path inside
+TB_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+TB_UNIT=hive-c0re.service
+# shellcheck disable=SC2034  # used by the scripts that source this file
+TB_SOCKET_UNIT=hive-c0re.socket
+
+# tb_subreaper SCRIPT ARGS...: re-exec SCRIPT with this process as a child subreaper.
+# Why: an interrupted `nsenter` dies before its child in the bed; the orphan is reparented to
+# the host's PID 1, which (on these VMs not systemd) may not reap it soon; the zombie sits in
+# the bed's PID namespace and its halt waits ~10 s for it. As a subreaper, bash gets the
+# orphans and reaps them. The attribute survives exec; python3 is the only tool needed.
+tb_subreaper() {
+  [ -n "${TB_SUBREAPER:-}" ] && return 0
+  export TB_SUBREAPER=$$
+  exec "$TB_PYTHON" -c 'import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed")
+os.execv("/bin/bash", ["bash"] + sys.argv[1:])' "$@"
+}
+
+tb_now() { echo "${EPOCHREALTIME/./}"; }        # microseconds
+tb_log() { printf '%s\n' "$*" >&2; }
+tb_die() { tb_log "test-bed: $*"; exit 1; }
+
+# tb_need: install what the bed needs with apt, only when missing.
+tb_need() {
+  [ "$(id -u)" = 0 ] || tb_die "must run as root (it boots a container)"
+  if [ ! -L /bin ] || [ ! -e /usr/lib/os-release ]; then
+    tb_die "the host must be merged-usr (/bin -> usr/bin)"
+  fi
+  [ -d /usr/local/bin ] || tb_die "/usr/local/bin is missing (the binaries are bound onto it)"
+  local pkgs=()
+  command -v systemd-nspawn >/dev/null || pkgs+=(systemd-container)
+  command -v busctl >/dev/null && [ -x /usr/lib/systemd/systemd ] || pkgs+=(systemd dbus)
+  command -v nsenter >/dev/null && command -v setpriv >/dev/null || pkgs+=(util-linux)
+  [ -x "$TB_PYTHON" ] || pkgs+=(python3-minimal)
+  [ ${#pkgs[@]} = 0 ] && return 0
+  tb_log "test-bed: apt-get install ${pkgs[*]}"
+  local _; for _ in 1 2 3 4 5 6 7 8 9 10; do   # another apt may hold the lists lock
+    apt-get update -q >/dev/null && break; sleep 6; done
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 \
+    --no-install-recommends "${pkgs[@]}" >/dev/null || tb_die "apt-get install ${pkgs[*]} failed"
+}
+
+# tb_build: the release binaries, rebuilt when stale (cargo is incremental).
+tb_build() {
+  command -v cargo >/dev/null || tb_die "cargo not found (set TB_BIN to prebuilt binaries)"
+  (cd "$TB_REPO" && cargo build --release --bins --quiet) || tb_die "cargo build --release failed"
+}
+
+# tb_init [NAME [DIR]]: names and paths of one bed; a fresh unique pair by default.
+tb_init() {
+  TB_NAME=${1:-}
+  TB_DIR=${2:-}
+  if [ -z "$TB_DIR" ]; then
+    TB_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hivetb.XXXXXX")
+    chmod 0755 "$TB_DIR"
+  fi
+  if [ -z "$TB_NAME" ]; then
+    TB_NAME=$(basename "$TB_DIR" | tr 'A-Z.' 'a-z-')
+  fi
+  TB_BUS=unix:path=$TB_DIR/dbus/system_bus_socket
+  local target=${CARGO_TARGET_DIR:-target}
+  case "$target" in /*) ;; *) target=$TB_REPO/$target ;; esac   # cargo runs in $TB_REPO
+  TB_BIN=${TB_BIN:-$target/release}
+}
+
+tb_cgroups() {  # the cgroup(s) nspawn is launched from: hybrid v1+v2 (this VM) or pure v2
+  if [ -e /sys/fs/cgroup/cgroup.controllers ]; then echo "/sys/fs/cgroup/$TB_NAME"
+  else echo "/sys/fs/cgroup/unified/$TB_NAME /sys/fs/cgroup/systemd/$TB_NAME"; fi
+}
+
+tb_new_id() { local u; u=$(cat /proc/sys/kernel/random/uuid); echo "${u//-/}" > "$1"; }
+
+# tb_prepare: the directories bound into the bed, with the shipped units and fresh binaries.
+tb_prepare() {
+  local d=$TB_DIR b
+  mkdir -p "$d"/{dbus,units,nspawn,journal,bin,sysusers.d}
+  touch "$d/.hive-testbed"       # tb_down removes only a directory that carries this mark
+  [ -s "$d/machine-id" ] || tb_new_id "$d/machine-id"
+  # /etc/machine-id is a read-only bind (else: first boot, a wizard on the console), so the
+  # service that would commit it can only fail: mask it.
+  ln -sfn /dev/null "$d/units/systemd-machine-id-commit.service"
+  # The shipped units, byte for byte.
+  cp "$TB_REPO/systemd/hive-c0re.socket" "$TB_REPO/systemd/hive-c0re.service" "$d/units/"
+  # The shipped sysusers file, where an admin's would go (/etc is a fresh tmpfs each boot).
+  cp "$TB_REPO/systemd/hive-c0re.sysusers" "$d/sysusers.d/hive-c0re.conf"
+  # Test-bed users: one outside hive-admin, one member.
+  cat > "$d/sysusers.d/zz-hive-testbed.conf" <<'EOF'
+u hive-outsider - "test-bed user outside hive-admin"
+u hive-member - "test-bed user in hive-admin"
+m hive-member hive-admin
+EOF
+  # A copy, not the build directory: a rebuild during the run must not change the bed.
+  for b in hive-c0re hivectl; do
+    [ -x "$TB_BIN/$b" ] || tb_die "$TB_BIN/$b is missing (cargo build --release --bins)"
+    cp "$TB_BIN/$b" "$d/bin/$b"
+  done
+}
+
+tb_nspawn_pid() { [ -s "$TB_DIR/nspawn.pid" ] && cat "$TB_DIR/nspawn.pid"; }
+tb_leader() { cat "$TB_DIR/leader.pid"; }
+tb_is_up() { local p; p=$(tb_nspawn_pid) && kill -0 "$p" 2>/dev/null; }
+
+# in_c CMD...: run CMD inside the bed as root, with a clean environment.
+in_c() {
+  nsenter -t "$(tb_leader)" -a -- /usr/bin/env -i PATH="$TB_PATH" LANG=C.UTF-8 \
+    SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"
+}
+# in_c_as USER CMD...: as USER with that user's groups (from the bed's /etc/group).
+in_c_as() {
+  local u=$1; shift
+  in_c setpriv --reuid="$u" --regid="$u" --init-groups --reset-env -- "$@"
+}
+hivectl_root() { in_c timeout 10 hivectl "$@"; }
+hivectl_as() { local u=$1; shift; in_c_as "$u" timeout 10 hivectl "$@"; }
+hbus() { busctl --address="$TB_BUS" "$@"; }   # host-side busctl on the contained system bus
+sd1() { hbus call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager "$@"; }
+m1() { hbus call org.freedesktop.machine1 /org/freedesktop/machine1 org.freedesktop.machine1.Manager "$@"; }
+unit_prop() { in_c systemctl show -P "$2" "$1"; }   # unit_prop UNIT PROPERTY
+
+# wait_for SECONDS DESCRIPTION CMD...: poll CMD (every 50 ms) until it succeeds.
+wait_for() {
+  local secs=$1 what=$2; shift 2
+  local end=$(( $(tb_now) + secs * 1000000 ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(tb_now)" -ge "$end" ]; then tb_log "timed out after ${secs}s waiting for: $what"; return 1; fi
+    sleep 0.05
+  done
+}
+
+# journal_mark: remember the journal's end; journal_tail then shows only what came after.
+journal_mark() {
+  TB_CURSOR=$(in_c journalctl -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p')
+}
+
+# journal_tail ["UNIT..." [N]]: the last N lines of the units' journal since journal_mark (on
+# a live bed, or from its journal directory after it is down). UNIT is a space-separated list.
+journal_tail() {
+  local units=${1:-$TB_UNIT} n=${2:-20} args=() u
+  for u in $units; do args+=(-u "$u"); done
+  [ -n "${TB_CURSOR:-}" ] && args+=(--after-cursor="$TB_CURSOR")
+  if tb_is_up; then
+    in_c journalctl "${args[@]}" -n "$n" --no-pager -o short-monotonic 2>&1
+  else
+    journalctl -D "$TB_DIR/journal/$(cat "$TB_DIR/machine-id")" "${args[@]}" -n "$n" \
+      --no-pager -o short-monotonic 2>&1
+  fi
+}
+
+# tb_find_leader NSPAWN_PID: the bed's PID 1 as the host sees it: the child of nspawn that is
+# PID 1 of its own PID namespace. (Not just "the child": nspawn first forks a short-lived
+# helper, which a busy machine catches often enough.)
+tb_find_leader() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    [ "$(sed -n 's/^NSpid:.*[[:space:]]\([0-9]*\)$/\1/p' "/proc/$c/status" 2>/dev/null)" = 1 ] && { echo "$c"; return; }
+  done
+}
+
+# tb_up: boot the bed and wait until its systemd says "running".
+tb_up() {
+  tb_is_up && return 0
+  local d args cg
+  args=(--quiet --boot --register=no --keep-unit -M "$TB_NAME" --console=read-only
+        --private-network -D / --volatile=yes
+        --bind-ro="$TB_DIR/machine-id:/etc/machine-id"
+        --bind="$TB_DIR/units:/etc/systemd/system"
+        --bind-ro="$TB_DIR/sysusers.d:/etc/sysusers.d"
+        --bind="$TB_DIR/nspawn:/etc/systemd/nspawn"
+        --bind="$TB_DIR/journal:/var/log/journal"
+        --bind="$TB_DIR/dbus:/run/dbus"
+        --bind-ro="$TB_DIR/bin:/usr/local/bin")
+  # shellcheck disable=SC2206  # TB_NSPAWN_EXTRA: extra nspawn arguments, split on spaces
+  args+=(${TB_NSPAWN_EXTRA:-})
+  # --register=no --keep-unit: nspawn needs no systemd on the host. --keep-unit puts the
+  # container in sub-cgroups of the caller's: give each bed a cgroup of its own.
+  for cg in $(tb_cgroups); do mkdir -p "$cg"; done
+  (
+    for cg in $(tb_cgroups); do echo "$BASHPID" > "$cg/cgroup.procs"; done
+    # own session: a Ctrl-C on the terminal reaches the harness (which tears down), not nspawn
+    exec setsid systemd-nspawn "${args[@]}"
+  ) </dev/null >"$TB_DIR/console.log" 2>&1 &
+  local ns=$! leader="" end
+  echo "$ns" > "$TB_DIR/nspawn.pid"
+  end=$(( $(tb_now) + 20000000 ))
+  while [ -z "$leader" ]; do
+    leader=$(tb_find_leader "$ns")
+    [ -n "$leader" ] && break
+    kill -0 "$ns" 2>/dev/null || { cat "$TB_DIR/console.log" >&2; tb_log "test-bed: nspawn exited"; return 1; }
+    [ "$(tb_now)" -lt "$end" ] || { tb_log "test-bed: no container leader after 20 s"; return 1; }
+    sleep 0.05
+  done
+  echo "$leader" > "$TB_DIR/leader.pid"
+  # the bus refuses connections for a moment after the leader appears: retry
+  local st=""
+  end=$(( $(tb_now) + 60000000 ))
+  while :; do
+    st=$(timeout 30 nsenter -t "$leader" -a -- systemctl is-system-running --wait 2>/dev/null || true)
+    case "$st" in running|degraded) break ;; esac
+    [ "$(tb_now)" -lt "$end" ] || break
+    sleep 0.05
+  done
+  if [ "$st" != running ]; then
+    tb_log "test-bed: the bed's systemd is '$st', expected 'running'"
+    in_c systemctl --failed --no-pager >&2 || true
+    tail -30 "$TB_DIR/console.log" >&2
+    return 1
+  fi
+  # What a distro install does after dropping a sysusers file: create hive-admin (and the
+  # test users). /etc is a tmpfs, so this happens on every boot.
+  in_c systemd-sysusers || { tb_log "test-bed: systemd-sysusers failed"; return 1; }
+  ln -sfn "/proc/$leader/root/run/hyperhive/host.sock" "$TB_DIR/host.sock"
+}
+
+# tb_kill_helpers: SIGKILL our host-side `nsenter -t <leader>` processes still running (after
+# an interrupt). Why: at halt, systemd-shutdown SIGSTOPs everything in the bed; nsenter then
+# stops itself too (it mirrors its child's stop) and never reaps its child, so the halt waits
+# ~10 s on that zombie. Killed first, their children fall to the bed's PID 1, which reaps them.
+tb_kill_helpers() {
+  local leader p args
+  leader=$(tb_leader 2>/dev/null) || return 0
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = nsenter ] || continue
+    args=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    case " $args" in *" -t $leader "*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
+  done
+}
+
+# tb_down: power the bed off and remove its cgroups; KEEP=1 keeps $TB_DIR (logs, journal).
+tb_down() {
+  local ns cg end
+  tb_kill_helpers
+  if ns=$(tb_nspawn_pid) && kill -0 "$ns" 2>/dev/null; then
+    kill -TERM "$ns" 2>/dev/null || true     # nspawn: SIGTERM = clean poweroff of the bed
+    end=$(( $(tb_now) + 30000000 ))
+    while kill -0 "$ns" 2>/dev/null && [ "$(tb_now)" -lt "$end" ]; do sleep 0.05; done
+    if kill -0 "$ns" 2>/dev/null; then
+      tb_log "test-bed: nspawn $ns still running after 30 s: SIGKILL"
+      kill -KILL "$ns" 2>/dev/null || true
+      end=$(( $(tb_now) + 10000000 ))
+      while kill -0 "$ns" 2>/dev/null && [ "$(tb_now)" -lt "$end" ]; do sleep 0.05; done
+    fi
+  fi
+  # nothing can be left in them once the container's PID 1 is gone; remove depth-first
+  for cg in $(tb_cgroups); do
+    [ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  # nspawn's host-side scratch directory for this machine (left when the host's /run is
+  # not a tmpfs: "Attempted to remove disk file system under ..."): empty, remove it
+  rmdir "/run/systemd/nspawn/propagate/$TB_NAME" 2>/dev/null || true
+  rm -f "$TB_DIR/nspawn.pid" "$TB_DIR/leader.pid" "$TB_DIR/host.sock"
+  if [ "${KEEP:-0}" != 1 ] && [ -e "$TB_DIR/.hive-testbed" ]; then rm -rf "$TB_DIR"; fi
+  return 0
+}
+
+# tb_leftovers: print what this bed left on the host (processes, cgroups, mounts); empty = clean.
+tb_leftovers() {
+  local f
+  for f in /proc/[0-9]*/cgroup; do
+    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' < "${f%/cgroup}/cmdline" 2>/dev/null)"
+  done
+  for f in /proc/[0-9]*/cmdline; do   # e.g. nspawn itself, or a test's client left running
+    [ "${f%/cmdline}" = "/proc/$$" ] || [ "${f%/cmdline}" = "/proc/$BASHPID" ] && continue
+    tr '\0' ' ' < "$f" 2>/dev/null | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' < "$f")"
+  done
+  find /sys/fs/cgroup -maxdepth 2 -name "$TB_NAME" 2>/dev/null | sed 's/^/cgroup /'
+  grep -F -e "$TB_DIR" -e "/$TB_NAME" /proc/self/mountinfo | sed 's/^/mount /'
+  [ -e "/run/systemd/nspawn/propagate/$TB_NAME" ] && echo "dir /run/systemd/nspawn/propagate/$TB_NAME"
+  return 0
+}
+
+# tb_nspawn_settings MACHINE [EXTRA-LINES]: /etc/systemd/nspawn/MACHINE.nspawn in the bed, the
+# settings the nspawn profile gives h-<n>: no user namespace (the bound /usr keeps uid 0), the
+# bed's /usr bound read-only, no veth. A file in /etc/systemd/nspawn is trusted: Bind= applies.
+tb_nspawn_settings() {
+  printf '[Exec]\nPrivateUsers=no\n[Files]\nBindReadOnly=/usr\n%s[Network]\nVirtualEthernet=no\n' \
+    "${2:+$2$'\n'}" > "$TB_DIR/nspawn/$1.nspawn"
+}
+
+# tb_make_template NAME: a nested-container template image under /var/lib/machines/NAME in
+# the bed (os-release, an empty usr/ to bind the host's /usr on, the merged-usr symlinks).
+tb_make_template() {
+  local t=/var/lib/machines/$1
+  in_c mkdir -p "$t/etc" "$t/usr"
+  in_c cp /usr/lib/os-release "$t/etc/os-release"
+  in_c ln -sfn usr/bin "$t/bin"
+  in_c ln -sfn usr/sbin "$t/sbin"
+  in_c ln -sfn usr/lib "$t/lib"
+  in_c ln -sfn usr/lib64 "$t/lib64"
+  # No machine-id (each clone gets its own at first boot), so every boot of a clone is a
+  # "first boot": without this mask the First Boot Wizard waits on the console for ever.
+  in_c mkdir -p "$t/etc/systemd/system"
+  in_c ln -sfn /dev/null "$t/etc/systemd/system/systemd-firstboot.service"
+}
