@@ -13,6 +13,8 @@ use serde::Deserialize;
 use crate::containers::Profile;
 use crate::wire::ident::Ident;
 
+/// The config file `serve` reads when `--config` is not given (if it exists).
+pub const DEFAULT_CONFIG: &str = "/etc/hive-c0re/config.json";
 /// Where the daemon keeps its database and agents' state.
 pub const DEFAULT_STATE_DIR: &str = "/var/lib/hyperhive";
 /// Where the sockets live; `hive-c0re.socket` owns `host.sock` in it.

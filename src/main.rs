@@ -17,7 +17,8 @@ struct Cli {
 enum Command {
     /// Run the daemon (socket-activated by hive-c0re.socket, or standalone).
     Serve {
-        /// JSON config file; flags below override it.
+        /// JSON config file; flags below override it [default:
+        /// /etc/hive-c0re/config.json when it exists].
         #[arg(long)]
         config: Option<PathBuf>,
         /// Database and agents' state [default: /var/lib/hyperhive].
@@ -72,6 +73,8 @@ fn load(
     driver: Option<DriverKind>,
     domain: Option<String>,
 ) -> anyhow::Result<Config> {
+    let default = PathBuf::from(hive_c0re::config::DEFAULT_CONFIG);
+    let file = file.or_else(|| default.exists().then_some(default));
     let mut config = match file {
         Some(path) => Config::load(&path)?,
         None => Config::default(),
