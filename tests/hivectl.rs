@@ -316,7 +316,7 @@ fn watch_prints_each_changed_row_and_exits_3_when_the_stream_ends() {
     assert_eq!(stdout(&out), "alice: running, paused\nbob: running\n");
     assert_eq!(out.status.code(), Some(3));
     assert!(
-        stderr(&out).contains("closed the status stream"),
+        stderr(&out).contains("closed the stream"),
         "{}",
         stderr(&out)
     );

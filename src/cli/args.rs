@@ -162,8 +162,8 @@ pub enum Command {
         #[arg(long)]
         container: Option<String>,
         /// This priority and more severe.
-        #[arg(short, long, value_enum)]
-        priority: Option<PriorityArg>,
+        #[arg(short, long, value_parser = priority_parser())]
+        priority: Option<JournalPriority>,
         /// Only entries whose message matches this regular expression.
         #[arg(long)]
         grep: Option<String>,
@@ -189,32 +189,14 @@ pub enum Command {
     },
 }
 
-/// `--priority` values, as journalctl names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PriorityArg {
-    Emerg,
-    Alert,
-    Crit,
-    Err,
-    Warning,
-    Notice,
-    Info,
-    Debug,
-}
-
-impl From<PriorityArg> for JournalPriority {
-    fn from(p: PriorityArg) -> Self {
-        match p {
-            PriorityArg::Emerg => Self::Emerg,
-            PriorityArg::Alert => Self::Alert,
-            PriorityArg::Crit => Self::Crit,
-            PriorityArg::Err => Self::Err,
-            PriorityArg::Warning => Self::Warning,
-            PriorityArg::Notice => Self::Notice,
-            PriorityArg::Info => Self::Info,
-            PriorityArg::Debug => Self::Debug,
-        }
-    }
+/// `--priority`: journalctl's names, offered to completion, parsed into the
+/// wire type.
+fn priority_parser() -> impl clap::builder::TypedValueParser<Value = JournalPriority> {
+    use clap::builder::TypedValueParser;
+    let names: Vec<&'static str> = JournalPriority::ALL.iter().map(|p| p.as_str()).collect();
+    clap::builder::PossibleValuesParser::new(names).try_map(|name: String| {
+        JournalPriority::parse(&name).ok_or_else(|| format!("unknown priority {name:?}"))
+    })
 }
 
 /// Which agents `start`/`stop` act on: names, or `--all`; one is required.
@@ -331,7 +313,7 @@ impl Command {
                 unit: unit.clone(),
                 container: container.clone(),
                 lines: *lines,
-                priority: priority.map(Into::into),
+                priority: *priority,
                 grep: grep.clone(),
                 since: since.clone(),
                 until: until.clone(),

@@ -196,16 +196,54 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
     let _ = write.shutdown().await;
 }
 
-/// Stream roster rows: an ack, then one single-row line per change, until
-/// the client hangs up or the daemon stops. A reader that falls behind
-/// skips rows (the broadcast channel drops them); the daemon never waits.
-async fn subscribe(
-    hive: Hive,
+/// A source of stream lines: roster rows, or journal entries.
+trait Feed {
+    /// The next line to send; `None` ends the stream (after sending the
+    /// line, if the feed ends with an error line).
+    async fn next_line(&mut self) -> Option<(HostResponse, bool)>;
+}
+
+/// Roster rows as they change. A reader that falls behind skips rows (the
+/// broadcast channel drops them); the daemon never waits for it.
+struct Rows(tokio::sync::broadcast::Receiver<crate::wire::host::AgentStatusRow>);
+
+impl Feed for Rows {
+    async fn next_line(&mut self) -> Option<(HostResponse, bool)> {
+        loop {
+            match self.0.recv().await {
+                Ok(row) => return Some((HostResponse::agent_statuses(vec![row]), false)),
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "a status subscriber fell behind");
+                }
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+/// New entries of a container journal; journalctl dies with the feed.
+struct Entries(crate::systemd::journal::Follow);
+
+impl Feed for Entries {
+    async fn next_line(&mut self) -> Option<(HostResponse, bool)> {
+        match self.0.next().await? {
+            Ok(entry) => Some((HostResponse::entries(vec![entry]), false)),
+            Err(err) => {
+                let err = HiveError::Journal(err);
+                Some((HostResponse::error(wire_error(&err)), true))
+            }
+        }
+    }
+}
+
+/// Stream a feed: an ack, then one line per item, until the client hangs
+/// up, the feed ends or the daemon stops.
+async fn pump(
+    mut feed: impl Feed,
     mut reader: BufReader<tokio::net::unix::OwnedReadHalf>,
     mut write: OwnedWriteHalf,
     shutdown: CancellationToken,
 ) {
-    let mut rows = hive.subscribe_rows();
     if write_line(&mut write, &HostResponse::success())
         .await
         .is_err()
@@ -219,65 +257,41 @@ async fn subscribe(
             // The client sends nothing more; a read returning means it hung
             // up (or misbehaves, which ends its stream the same way).
             _ = reader.read(&mut scratch) => return,
-            row = rows.recv() => match row {
-                Ok(row) => {
-                    let line = HostResponse::agent_statuses(vec![row]);
-                    if write_line(&mut write, &line).await.is_err() {
+            line = feed.next_line() => match line {
+                Some((line, last)) => {
+                    if write_line(&mut write, &line).await.is_err() || last {
                         return;
                     }
                 }
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, "a status subscriber fell behind");
-                }
-                Err(RecvError::Closed) => return,
+                None => return,
             },
         }
     }
 }
 
-/// Stream an agent's container journal: an ack (or the error that stops
-/// it), then one line per entry, until the client hangs up or the daemon
-/// stops. journalctl is killed when the stream ends.
+/// `subscribe_agent_status`: one single-row line per change.
+async fn subscribe(
+    hive: Hive,
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    write: OwnedWriteHalf,
+    shutdown: CancellationToken,
+) {
+    pump(Rows(hive.subscribe_rows()), reader, write, shutdown).await;
+}
+
+/// `logs` with `follow`: an ack (or the error that stops it), then one line
+/// per new entry.
 async fn follow_logs(
     hive: Hive,
     (name, lines, unit): (crate::wire::ident::Ident, Option<u32>, Option<String>),
-    mut reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
     mut write: OwnedWriteHalf,
     shutdown: CancellationToken,
 ) {
-    let mut follow = match hive.follow_agent_logs(&name, lines, unit.as_deref()).await {
-        Ok(follow) => follow,
+    match hive.follow_agent_logs(&name, lines, unit.as_deref()).await {
+        Ok(follow) => pump(Entries(follow), reader, write, shutdown).await,
         Err(err) => {
             let _ = write_line(&mut write, &HostResponse::error(wire_error(&err))).await;
-            return;
-        }
-    };
-    if write_line(&mut write, &HostResponse::success())
-        .await
-        .is_err()
-    {
-        return;
-    }
-    let mut scratch = [0u8; 256];
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => break,
-            _ = reader.read(&mut scratch) => break,
-            entry = follow.next() => match entry {
-                Some(Ok(entry)) => {
-                    let line = HostResponse::entries(vec![entry]);
-                    if write_line(&mut write, &line).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Err(err)) => {
-                    let err = HiveError::Journal(err);
-                    let _ = write_line(&mut write, &HostResponse::error(wire_error(&err))).await;
-                    break;
-                }
-                None => break,
-            },
         }
     }
-    follow.close().await;
 }

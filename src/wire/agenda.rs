@@ -221,6 +221,22 @@ pub enum JournalPriority {
 }
 
 impl JournalPriority {
+    /// Most severe first, as journalctl orders them.
+    pub const ALL: &'static [Self] = &[
+        Self::Emerg,
+        Self::Alert,
+        Self::Crit,
+        Self::Err,
+        Self::Warning,
+        Self::Notice,
+        Self::Info,
+        Self::Debug,
+    ];
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|p| p.as_str() == value)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Emerg => "emerg",
