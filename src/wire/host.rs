@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::agent::InboxRow;
 use super::ident::Ident;
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
@@ -64,7 +65,18 @@ pub enum HostRequest {
         child: Ident,
         new_parent: Option<Ident>,
     },
+    /// The operator's inbox: messages agents sent to `operator`, newest
+    /// first (default [`DEFAULT_INBOX_LIMIT`]).
+    Inbox {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+    },
+    /// A message from `operator` to an agent.
+    Send { to: Ident, body: String },
 }
+
+/// How many rows `inbox` returns without a `limit`.
+pub const DEFAULT_INBOX_LIMIT: u64 = 50;
 
 impl HostRequest {
     /// Every `cmd` this build knows, so an unknown one gets its own error
@@ -88,6 +100,8 @@ impl HostRequest {
         "approve",
         "deny",
         "set_parent",
+        "inbox",
+        "send",
     ];
 }
 
@@ -151,6 +165,9 @@ pub struct HostResponse {
     pub urls: Option<HiveUrls>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approvals: Option<Vec<Approval>>,
+    /// The operator's inbox, newest first (`inbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<InboxRow>>,
 }
 
 fn default_version() -> u32 {
@@ -168,6 +185,7 @@ impl HostResponse {
             agent_statuses: None,
             urls: None,
             approvals: None,
+            messages: None,
         }
     }
 
@@ -204,6 +222,13 @@ impl HostResponse {
     pub fn approvals(rows: Vec<Approval>) -> Self {
         Self {
             approvals: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn messages(rows: Vec<InboxRow>) -> Self {
+        Self {
+            messages: Some(rows),
             ..Self::success()
         }
     }
