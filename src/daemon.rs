@@ -1,8 +1,11 @@
 //! `hive-c0re serve`: start-up, serving, and a bounded drain on SIGTERM.
 //!
 //! Order matters for `Type=notify`: READY=1 goes out only after the store is
-//! migrated, host.sock accepts and the driver's first view is loaded, so a
-//! unit that is `active` is a daemon that answers correctly. Containers are
+//! migrated, host.sock accepts, every agent socket and the manager socket
+//! are bound and the driver's first view is loaded, so a unit that is
+//! `active` is a daemon that answers correctly. Agent sockets are always
+//! bound by the daemon itself (not activated) and removed on exit; a stale
+//! one left by a crash is replaced at start. Containers are
 //! units of their own: stopping the daemon never stops them.
 
 use std::collections::HashMap;

@@ -319,3 +319,7 @@ impl Hive {
             .collect())
     }
 }
+
+#[cfg(test)]
+#[path = "broker_tests.rs"]
+mod tests;
