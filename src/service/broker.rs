@@ -192,6 +192,11 @@ impl Hive {
         }
     }
 
+    /// Forget `agent`'s transient wakes (it was destroyed).
+    pub(crate) fn drop_transient(&self, agent: &Ident) {
+        self.transient().remove(agent);
+    }
+
     fn requeue_transient(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
         if messages.is_empty() {
             return;
@@ -280,6 +285,7 @@ impl Hive {
 
     /// Set (empty: clear) `agent`'s free-text status and push its row.
     pub async fn set_status_text(&self, agent: &Ident, text: String) -> Result<(), HiveError> {
+        self.check_body(&text)?;
         let (n, now) = (agent.clone(), self.now());
         self.store()
             .run(move |c| {

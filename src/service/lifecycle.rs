@@ -297,6 +297,7 @@ impl Hive {
             })
             .await?;
         self.close_socket(name);
+        self.drop_transient(name);
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         if purge {
