@@ -387,3 +387,29 @@ fn the_operator_reads_its_inbox_and_sends_to_an_agent_over_host_sock() {
         "{refused}"
     );
 }
+
+#[test]
+fn sigterm_ends_open_long_polls_promptly_and_removes_the_agent_sockets() {
+    let d = daemon_with(&["alice"]);
+    let mut alice = Conn::open(&d.agent_socket("alice"));
+    assert_eq!(
+        alice.ask(r#"{"cmd":"status"}"#),
+        r#"{"kind":"status","unread":0}"#
+    );
+    let poll = std::thread::spawn(move || alice.recv(170, 10));
+    // The poll is in flight (or about to be): either way the drain must
+    // not wait for its 170 s.
+    let (agent_socket, manager_socket) = (d.agent_socket("alice"), d.manager_socket());
+    let started = Instant::now();
+    let pid = nix::unistd::Pid::from_raw(d.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(d.terminate_wait().success());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    // The poll got its (empty) answer or its connection closed.
+    let _ = poll.join();
+    assert!(!agent_socket.exists() && !manager_socket.exists());
+}

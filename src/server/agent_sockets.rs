@@ -145,3 +145,82 @@ impl AgentSockets for SocketRegistry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::config::{Config, DriverKind};
+    use crate::containers::fake::FakeDriver;
+    use crate::store::Store;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    fn hive(dir: &tempfile::TempDir) -> (Hive, Arc<SocketRegistry>) {
+        let config = Config {
+            state_dir: dir.path().join("state"),
+            runtime_dir: dir.path().join("run"),
+            driver: DriverKind::Fake,
+            ..Config::default()
+        };
+        let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
+        let store = Store::open_in_memory().unwrap();
+        let hive = Hive::new(config, store, driver, Arc::new(ManualClock::new(1))).unwrap();
+        let registry = Arc::new(SocketRegistry::new(
+            CancellationToken::new(),
+            TaskTracker::new(),
+        ));
+        hive.set_agent_sockets(registry.clone());
+        (hive, registry)
+    }
+
+    #[tokio::test]
+    async fn spawn_binds_the_socket_and_destroy_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (hive, registry) = hive(&dir);
+        hive.spawn(&id("alice")).await.unwrap();
+        let path = dir.path().join("run/agents/alice/mcp.sock");
+        assert!(path.exists());
+        assert_eq!(registry.open_agents(), vec![id("alice")]);
+        // Opening again is a no-op, not a second bind.
+        registry.open(&hive, &id("alice")).unwrap();
+        hive.destroy(&id("alice"), false).await.unwrap();
+        assert!(!path.exists());
+        assert!(registry.open_agents().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_live_socket_at_the_agents_path_fails_the_spawn_and_leaves_no_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let (hive, registry) = hive(&dir);
+        let path = dir.path().join("run/agents/zed/mcp.sock");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _someone_else = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let err = hive.spawn(&id("zed")).await.unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "cannot serve the socket of agent \"zed\": hive-c0re is already running on"
+            ),
+            "{err}"
+        );
+        assert!(hive.row(&id("zed")).await.unwrap().is_none());
+        assert!(registry.open_agents().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_stale_socket_file_is_replaced_and_the_manager_gets_its_own_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let (hive, registry) = hive(&dir);
+        let path = dir.path().join("run/manager/mcp.sock");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+        assert_eq!(registry.open_manager(&hive).unwrap(), path);
+        assert!(std::os::unix::net::UnixStream::connect(&path).is_ok());
+        registry.remove_files();
+        assert!(!path.exists());
+    }
+}

@@ -420,3 +420,30 @@ async fn destroying_an_agent_ends_its_open_connections() {
         .unwrap();
     assert_eq!(rest, "");
 }
+
+#[tokio::test]
+async fn messages_popped_for_a_client_that_cannot_read_them_go_back_marked_redelivered() {
+    let (hive, _dir) = hive().await;
+    hive.send(&id("bob"), "alice", "important".into(), None)
+        .await
+        .unwrap();
+    let (mut client, server) = UnixStream::pair().unwrap();
+    // Written and gone before the (current-thread) server task first runs:
+    // it pops, then fails to write the answer.
+    client.write_all(b"{\"cmd\":\"recv\"}\n").await.unwrap();
+    drop(client);
+    let task = tokio::spawn(serve(
+        hive.clone(),
+        Caller::Agent(id("alice")),
+        server,
+        CancellationToken::new(),
+    ));
+    tokio::time::timeout(LIMIT, task).await.unwrap().unwrap();
+    let got = hive
+        .recv(&id("alice"), None, None, std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, "important");
+    assert!(got[0].redelivered, "it may have been seen: flagged");
+}
