@@ -24,9 +24,12 @@
 //! - [`clock`]: time as a parameter.
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
 //! - [`store`]: SQLite — open, migrations, one file per table family.
-//! - [`hive`]: the rules without IO (approvals, topology, roster).
+//! - [`hive`]: the rules without IO (approvals, topology, roster, broker
+//!   recipients).
 //! - [`service`]: the hive as a service — rules applied with store and driver.
-//! - [`server`]: framing, the accept loop, the socket dispatchers.
+//! - [`server`]: framing, the accept loop, the socket dispatchers (host.sock,
+//!   the agent and manager sockets with their privilege gate), the registry
+//!   of agent listeners.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output

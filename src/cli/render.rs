@@ -10,6 +10,7 @@
 use crate::clock::rfc3339;
 use std::fmt::Write as _;
 
+use crate::wire::agent::InboxRow;
 use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
 
@@ -27,6 +28,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
             journal_lines(response.entries.as_deref().unwrap_or(&[]))
         }
+        HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
         HostRequest::SubscribeAgentStatus
         | HostRequest::SetPaused { .. }
         | HostRequest::Start { .. }
@@ -40,7 +42,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         | HostRequest::Rebuild { .. }
         | HostRequest::Approve { .. }
         | HostRequest::Deny { .. }
-        | HostRequest::SetParent { .. } => String::new(),
+        | HostRequest::SetParent { .. }
+        | HostRequest::Send { .. } => String::new(),
     }
 }
 
@@ -132,6 +135,28 @@ pub fn approvals_table(rows: &[Approval]) -> String {
         ],
         &body,
     )
+}
+
+/// The operator's inbox as a table, newest first. Bodies are cleaned and
+/// shortened like every agent-written cell; `--json` has them whole.
+pub fn inbox_table(rows: &[InboxRow]) -> String {
+    if rows.is_empty() {
+        return "no messages\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|m| {
+            vec![
+                m.id.to_string(),
+                rfc3339(m.at),
+                or_dash(Some(&m.from)),
+                m.in_reply_to
+                    .map_or_else(|| "-".into(), |id| id.to_string()),
+                or_dash(Some(&m.body)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(&["ID", "AT", "FROM", "REPLY-TO", "BODY"], &body)
 }
 
 /// The hive's URLs, one `key  value` line each.

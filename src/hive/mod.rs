@@ -3,9 +3,11 @@
 //! and the container driver.
 //!
 //! - [`approvals`]: the approval state machine.
+//! - [`broker`]: who a message reaches (`<parent>`, `<children>`, names).
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: how a roster row is built; what a crash is.
 
 pub mod approvals;
+pub mod broker;
 pub mod roster;
 pub mod topology;

@@ -7,19 +7,24 @@
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
+//! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
+//! - [`sockets`]: the hook through which spawn and destroy open and close
+//!   an agent's socket.
 
 pub mod approvals;
+pub mod broker;
 mod error;
 pub mod inbox;
 pub mod lifecycle;
 pub mod logs;
 pub mod roster;
+pub mod sockets;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, broadcast};
@@ -31,6 +36,7 @@ use crate::config::Config;
 use crate::containers::{ContainerDriver, ContainerSpec};
 use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
+use crate::wire::agent::DeliveredMessage;
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
@@ -62,6 +68,12 @@ struct Inner {
     journal: Journal,
     /// Per-agent inbox wake-ups for long-polling `recv`.
     wakers: Mutex<HashMap<Ident, Arc<Notify>>>,
+    /// Per-agent `wake {transient: true}` messages: memory only, lost on
+    /// restart by design.
+    transient: Mutex<HashMap<Ident, VecDeque<DeliveredMessage>>>,
+    /// Binds and unbinds agents' sockets (set by the daemon; absent in
+    /// service tests, where agents have no sockets).
+    sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
 }
 
 impl Hive {
@@ -88,6 +100,8 @@ impl Hive {
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
                 journal,
+                transient: Mutex::new(HashMap::new()),
+                sockets: OnceLock::new(),
             }),
         })
     }
@@ -127,6 +141,13 @@ impl Hive {
     fn wakers(&self) -> MutexGuard<'_, HashMap<Ident, Arc<Notify>>> {
         self.inner
             .wakers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn transient(&self) -> MutexGuard<'_, HashMap<Ident, VecDeque<DeliveredMessage>>> {
+        self.inner
+            .transient
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::agenda::JournalPriority;
+use super::agent::InboxRow;
 use super::ident::Ident;
 use crate::systemd::journal::JournalEntry;
 
@@ -95,7 +96,18 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until: Option<String>,
     },
+    /// The operator's inbox: messages agents sent to `operator`, newest
+    /// first (default [`DEFAULT_INBOX_LIMIT`]).
+    Inbox {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+    },
+    /// A message from `operator` to an agent.
+    Send { to: Ident, body: String },
 }
+
+/// How many rows `inbox` returns without a `limit`.
+pub const DEFAULT_INBOX_LIMIT: u64 = 50;
 
 impl HostRequest {
     /// Every `cmd` this build knows, so an unknown one gets its own error
@@ -121,6 +133,8 @@ impl HostRequest {
         "set_parent",
         "logs",
         "journal",
+        "inbox",
+        "send",
     ];
 }
 
@@ -187,6 +201,9 @@ pub struct HostResponse {
     /// Journal entries (`logs`, `journal`), oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<JournalEntry>>,
+    /// The operator's inbox, newest first (`inbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<InboxRow>>,
 }
 
 fn default_version() -> u32 {
@@ -205,6 +222,7 @@ impl HostResponse {
             urls: None,
             approvals: None,
             entries: None,
+            messages: None,
         }
     }
 
@@ -248,6 +266,13 @@ impl HostResponse {
     pub fn entries(entries: Vec<JournalEntry>) -> Self {
         Self {
             entries: Some(entries),
+            ..Self::success()
+        }
+    }
+
+    pub fn messages(rows: Vec<InboxRow>) -> Self {
+        Self {
+            messages: Some(rows),
             ..Self::success()
         }
     }

@@ -97,6 +97,17 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"logs","name":"alice","lines":5,"follow":true}"#,
         ),
         (
+            HostRequest::Inbox { limit: Some(20) },
+            r#"{"cmd":"inbox","limit":20}"#,
+        ),
+        (
+            HostRequest::Send {
+                to: id("alice"),
+                body: "hi".into(),
+            },
+            r#"{"cmd":"send","to":"alice","body":"hi"}"#,
+        ),
+        (
             HostRequest::Journal {
                 unit: Some("hive-c0re.service".into()),
                 container: None,
