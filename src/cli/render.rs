@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
 
@@ -23,6 +24,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         HostRequest::List => agent_list(response.agents.as_deref().unwrap_or(&[])),
         HostRequest::Pending => approvals_table(response.approvals.as_deref().unwrap_or(&[])),
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
+        HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),
+        HostRequest::Schedules => schedules_table(response.schedules.as_deref().unwrap_or(&[])),
+        HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
         HostRequest::SubscribeAgentStatus
         | HostRequest::SetPaused { .. }
         | HostRequest::Start { .. }
@@ -36,7 +40,11 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         | HostRequest::Rebuild { .. }
         | HostRequest::Approve { .. }
         | HostRequest::Deny { .. }
-        | HostRequest::SetParent { .. } => String::new(),
+        | HostRequest::SetParent { .. }
+        | HostRequest::Answer { .. }
+        | HostRequest::CancelSchedule { .. }
+        | HostRequest::Grant { .. }
+        | HostRequest::Revoke { .. } => String::new(),
     }
 }
 
@@ -122,6 +130,89 @@ pub fn approvals_table(rows: &[Approval]) -> String {
         ],
         &body,
     )
+}
+
+/// Open questions as a table.
+pub fn questions_table(rows: &[WireQuestion]) -> String {
+    if rows.is_empty() {
+        return "no open questions\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|q| {
+            let expires = q.expires_at.map(utc);
+            vec![
+                q.id.to_string(),
+                clean(&q.asker),
+                or_dash(Some(q.target.as_deref().unwrap_or("operator"))),
+                utc(q.asked_at),
+                or_dash(expires.as_deref()),
+                or_dash(Some(&q.options.join(if q.multi { " + " } else { " | " }))),
+                or_dash(Some(&q.question)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &["ID", "ASKER", "TO", "ASKED", "EXPIRES", "OPTIONS", "QUESTION"],
+        &body,
+    )
+}
+
+/// Scheduled prompts as a table.
+pub fn schedules_table(rows: &[WireSchedule]) -> String {
+    if rows.is_empty() {
+        return "no schedules\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|s| {
+            let targets: Vec<String> = s
+                .targets
+                .iter()
+                .map(|t| match t.cancelled_at_unix {
+                    Some(_) => format!("{} (cancelled)", t.target),
+                    None => t.target.clone(),
+                })
+                .collect();
+            let state = match s.cancelled_at_unix {
+                Some(at) => format!("ended {}", utc(at)),
+                None => format!("next {}", utc(s.next_fire_at_unix)),
+            };
+            vec![
+                s.id.to_string(),
+                state,
+                s.interval_seconds
+                    .map_or_else(|| "once".to_owned(), |i| format!("every {i} s")),
+                or_dash(Some(&targets.join(", "))),
+                or_dash(s.description.as_deref()),
+                or_dash(Some(&s.body)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &["ID", "STATE", "REPEAT", "TARGETS", "DESCRIPTION", "BODY"],
+        &body,
+    )
+}
+
+/// Grants as a table.
+pub fn grants_table(rows: &[AgentGrants]) -> String {
+    if rows.is_empty() {
+        return "no managed agents\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|g| {
+            let caps: Vec<&str> = g.capabilities.iter().map(|c| c.as_str()).collect();
+            let groups: Vec<&str> = g.tool_groups.iter().map(|t| t.as_str()).collect();
+            vec![
+                clean(&g.name),
+                or_dash(Some(&caps.join(","))),
+                or_dash(Some(&groups.join(","))),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(&["NAME", "CAPABILITIES", "TOOL GROUPS"], &body)
 }
 
 /// The hive's URLs, one `key  value` line each.

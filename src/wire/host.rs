@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::agenda::{AgentGrants, Capability, ToolGroup, WireQuestion, WireSchedule};
 use super::ident::Ident;
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
@@ -64,6 +65,39 @@ pub enum HostRequest {
         child: Ident,
         new_parent: Option<Ident>,
     },
+    /// Open questions (asked of the operator or of an agent).
+    Questions,
+    /// Answer a question as the operator.
+    Answer { id: i64, answer: String },
+    /// Every scheduled prompt, cancelled and finished ones too.
+    Schedules,
+    /// Cancel a schedule, or some of its targets.
+    CancelSchedule {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        targets: Option<Vec<String>>,
+    },
+    /// Grants of one agent, or of every agent.
+    Grants {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<Ident>,
+    },
+    /// Grant an agent one capability or one tool group (exactly one).
+    Grant {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capability: Option<Capability>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_group: Option<ToolGroup>,
+    },
+    /// Revoke one capability or one tool group (exactly one).
+    Revoke {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capability: Option<Capability>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_group: Option<ToolGroup>,
+    },
 }
 
 impl HostRequest {
@@ -88,6 +122,13 @@ impl HostRequest {
         "approve",
         "deny",
         "set_parent",
+        "questions",
+        "answer",
+        "schedules",
+        "cancel_schedule",
+        "grants",
+        "grant",
+        "revoke",
     ];
 }
 
@@ -151,6 +192,12 @@ pub struct HostResponse {
     pub urls: Option<HiveUrls>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approvals: Option<Vec<Approval>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub questions: Option<Vec<WireQuestion>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedules: Option<Vec<WireSchedule>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants: Option<Vec<AgentGrants>>,
 }
 
 fn default_version() -> u32 {
@@ -168,6 +215,9 @@ impl HostResponse {
             agent_statuses: None,
             urls: None,
             approvals: None,
+            questions: None,
+            schedules: None,
+            grants: None,
         }
     }
 
@@ -204,6 +254,27 @@ impl HostResponse {
     pub fn approvals(rows: Vec<Approval>) -> Self {
         Self {
             approvals: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn questions(rows: Vec<WireQuestion>) -> Self {
+        Self {
+            questions: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn schedules(rows: Vec<WireSchedule>) -> Self {
+        Self {
+            schedules: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn grants(rows: Vec<AgentGrants>) -> Self {
+        Self {
+            grants: Some(rows),
             ..Self::success()
         }
     }
