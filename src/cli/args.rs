@@ -182,7 +182,8 @@ pub enum Command {
 
 /// What `grant`/`revoke` change: exactly one capability or tool group.
 #[derive(Debug, Clone, Args)]
-#[group(id = "grant", required = true, multiple = false, args = ["capability", "tool_group"])]
+#[group(skip)]
+#[command(group(ArgGroup::new("grant").required(true).args(["capability", "tool_group"])))]
 pub struct GrantArgs {
     /// The agent's name.
     pub name: Ident,
@@ -405,7 +406,10 @@ mod tests {
                 r#"{"cmd":"answer","id":3,"answer":"yes, ship it"}"#,
             ),
             (&["schedules"], r#"{"cmd":"schedules"}"#),
-            (&["cancel-schedule", "4"], r#"{"cmd":"cancel_schedule","id":4}"#),
+            (
+                &["cancel-schedule", "4"],
+                r#"{"cmd":"cancel_schedule","id":4}"#,
+            ),
             (
                 &["cancel-schedule", "4", "--target", "alice"],
                 r#"{"cmd":"cancel_schedule","id":4,"targets":["alice"]}"#,

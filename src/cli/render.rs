@@ -153,7 +153,9 @@ pub fn questions_table(rows: &[WireQuestion]) -> String {
         })
         .collect::<Vec<_>>();
     table(
-        &["ID", "ASKER", "TO", "ASKED", "EXPIRES", "OPTIONS", "QUESTION"],
+        &[
+            "ID", "ASKER", "TO", "ASKED", "EXPIRES", "OPTIONS", "QUESTION",
+        ],
         &body,
     )
 }

@@ -428,10 +428,7 @@ mod tests {
         );
         for bad in ["../x", "a/../../x", "/etc/passwd", "", ".", "a\0b"] {
             assert!(
-                matches!(
-                    check_relative_path(bad),
-                    Err(AgendaError::BadPath { .. })
-                ),
+                matches!(check_relative_path(bad), Err(AgendaError::BadPath { .. })),
                 "{bad:?}"
             );
         }

@@ -125,7 +125,9 @@ pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::CancelSchedule { id, targets } => {
             done(hive.cancel_schedule(id, targets).await)
         }
-        HostRequest::Grants { name } => answer(hive.grants(name.as_ref()).await, HostResponse::grants),
+        HostRequest::Grants { name } => {
+            answer(hive.grants(name.as_ref()).await, HostResponse::grants)
+        }
         HostRequest::Grant {
             name,
             capability,

@@ -57,7 +57,10 @@ impl Hive {
     /// An agent's tool groups ([`ToolGroup::AGENT_DEFAULT`] until set).
     pub async fn tool_groups(&self, name: &Ident) -> Result<Vec<ToolGroup>, HiveError> {
         let n = name.to_string();
-        Ok(self.store().run(move |c| grants::tool_groups(c, &n)).await?)
+        Ok(self
+            .store()
+            .run(move |c| grants::tool_groups(c, &n))
+            .await?)
     }
 
     /// Refuse unless `name` holds `capability`.
@@ -98,7 +101,12 @@ impl Hive {
     /// Grant (`on`) or revoke one capability or tool group of a managed
     /// agent. Takes effect at dispatch at once; the container's
     /// environment follows at its next rebuild.
-    pub async fn set_grant(&self, name: &Ident, grant: Grant, on: bool) -> Result<Changed, HiveError> {
+    pub async fn set_grant(
+        &self,
+        name: &Ident,
+        grant: Grant,
+        on: bool,
+    ) -> Result<Changed, HiveError> {
         self.require(name).await?;
         let n = name.to_string();
         let changed = self
@@ -109,7 +117,11 @@ impl Hive {
             })
             .await?;
         tracing::info!(agent = %name, ?grant, on, changed, "grant changed");
-        Ok(if changed { Changed::Yes } else { Changed::AlreadySo })
+        Ok(if changed {
+            Changed::Yes
+        } else {
+            Changed::AlreadySo
+        })
     }
 
     /// The grants of one agent, or of every managed agent.
@@ -154,7 +166,11 @@ impl Hive {
     /// Is `name` managed? (For grant listing of unknown names.)
     pub async fn is_managed(&self, name: &Ident) -> Result<bool, HiveError> {
         let n = name.clone();
-        Ok(self.store().run(move |c| agents::get(c, &n)).await?.is_some())
+        Ok(self
+            .store()
+            .run(move |c| agents::get(c, &n))
+            .await?
+            .is_some())
     }
 }
 

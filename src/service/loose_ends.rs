@@ -128,8 +128,10 @@ impl Hive {
         agent: Option<&str>,
     ) -> Result<ReminderStats, HiveError> {
         let who = owner_filter(self.resolve_scope(caller, agent).await?);
-        let cutoff = (since_secs > 0)
-            .then(|| self.now().saturating_sub(i64::try_from(since_secs).unwrap_or(i64::MAX)));
+        let cutoff = (since_secs > 0).then(|| {
+            self.now()
+                .saturating_sub(i64::try_from(since_secs).unwrap_or(i64::MAX))
+        });
         Ok(self
             .store()
             .run(move |c| reminders::rollup(c, who.as_deref(), cutoff))

@@ -43,7 +43,8 @@ impl Hive {
             self.require(target).await?;
         }
         let now = self.now();
-        let expires_at = ttl_seconds.map(|t| now.saturating_add(i64::try_from(t).unwrap_or(i64::MAX)));
+        let expires_at =
+            ttl_seconds.map(|t| now.saturating_add(i64::try_from(t).unwrap_or(i64::MAX)));
         let new = NewQuestion {
             asker: asker.to_string(),
             target: to.as_ref().map(ToString::to_string),
@@ -90,15 +91,13 @@ impl Hive {
     ) -> Result<(), HiveError> {
         check_len("the answer", &answer, QUESTION_MAX, "")?;
         let name = answerer.name().to_owned();
-        self.close_question(id, answer, name, move |row| {
-            match &answerer {
-                Answerer::Operator => Ok(()),
-                Answerer::Agent(me) if row.target.as_deref() == Some(me.as_str()) => Ok(()),
-                Answerer::Agent(me) => Err(AgendaError::NotTheTarget {
-                    id,
-                    caller: me.to_string(),
-                }),
-            }
+        self.close_question(id, answer, name, move |row| match &answerer {
+            Answerer::Operator => Ok(()),
+            Answerer::Agent(me) if row.target.as_deref() == Some(me.as_str()) => Ok(()),
+            Answerer::Agent(me) => Err(AgendaError::NotTheTarget {
+                id,
+                caller: me.to_string(),
+            }),
         })
         .await
     }
@@ -176,7 +175,10 @@ impl Hive {
     /// Close every question whose TTL ran out, as `ttl-watchdog`. How many.
     pub(crate) async fn expire_questions(&self) -> Result<usize, HiveError> {
         let now = self.now();
-        let due = self.store().run(move |c| questions::expired(c, now)).await?;
+        let due = self
+            .store()
+            .run(move |c| questions::expired(c, now))
+            .await?;
         let mut closed = 0;
         for row in due {
             let ttl = row.expires_at.unwrap_or(now).saturating_sub(row.asked_at);

@@ -129,12 +129,14 @@ pub(crate) fn write_confined(
             Err(e) => return Err(io(e)),
         };
     }
-    let file_flags = OFlag::O_WRONLY
-        | OFlag::O_CREAT
-        | OFlag::O_NOFOLLOW
-        | OFlag::O_CLOEXEC
-        | OFlag::O_NONBLOCK;
-    let fd = match openat(&dir, file.as_str(), file_flags, Mode::from_bits_truncate(0o644)) {
+    let file_flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+    let fd = match openat(
+        &dir,
+        file.as_str(),
+        file_flags,
+        Mode::from_bits_truncate(0o644),
+    ) {
         Ok(fd) => fd,
         Err(Errno::ELOOP) => return Err(refused(shown, "it is a symbolic link")),
         Err(Errno::EISDIR) => return Err(refused(shown, "it is a directory")),
@@ -142,7 +144,9 @@ pub(crate) fn write_confined(
         Err(e) => return Err(io(e)),
     };
     let mut f = File::from(fd);
-    let meta = f.metadata().map_err(|e| HiveError::io(root.join(shown), e))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| HiveError::io(root.join(shown), e))?;
     if !meta.file_type().is_file() {
         return Err(refused(shown, "it is not a regular file"));
     }

@@ -15,10 +15,10 @@ impl Hive {
     async fn check_targets(&self, targets: &[String]) -> Result<Vec<String>, HiveError> {
         let mut out: Vec<String> = Vec::with_capacity(targets.len());
         for t in targets {
-            if let ScheduleTarget::Agent(name) = ScheduleTarget::parse(t)? {
-                if self.require(&name).await.is_err() {
-                    return Err(AgendaError::UnknownTarget(t.clone()).into());
-                }
+            if let ScheduleTarget::Agent(name) = ScheduleTarget::parse(t)?
+                && !self.is_managed(&name).await?
+            {
+                return Err(AgendaError::UnknownTarget(t.clone()).into());
             }
             if !out.contains(t) {
                 out.push(t.clone());

@@ -17,9 +17,8 @@ const CAPABILITY: &str = "capability";
 const TOOL_GROUP: &str = "tool_group";
 
 fn values(conn: &Connection, agent: &str, kind: &str) -> Result<Vec<String>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT value FROM grants WHERE agent = ?1 AND kind = ?2 ORDER BY value",
-    )?;
+    let mut stmt = conn
+        .prepare_cached("SELECT value FROM grants WHERE agent = ?1 AND kind = ?2 ORDER BY value")?;
     let rows = stmt.query_map(params![agent, kind], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -43,7 +42,9 @@ pub fn tool_groups(conn: &Connection, agent: &str) -> Result<Vec<ToolGroup>, Sto
     }
     let mut out = values(conn, agent, TOOL_GROUP)?
         .into_iter()
-        .map(|v| ToolGroup::parse(&v).ok_or_else(|| StoreError::Corrupt(format!("tool group {v:?}"))))
+        .map(|v| {
+            ToolGroup::parse(&v).ok_or_else(|| StoreError::Corrupt(format!("tool group {v:?}")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     out.sort();
     Ok(out)
@@ -58,7 +59,13 @@ fn explicit(conn: &Connection, agent: &str) -> Result<bool, StoreError> {
     Ok(n > 0)
 }
 
-fn set(conn: &Connection, agent: &str, kind: &str, value: &str, on: bool) -> Result<bool, StoreError> {
+fn set(
+    conn: &Connection,
+    agent: &str,
+    kind: &str,
+    value: &str,
+    on: bool,
+) -> Result<bool, StoreError> {
     let n = if on {
         conn.execute(
             "INSERT OR IGNORE INTO grants (agent, kind, value) VALUES (?1, ?2, ?3)",

@@ -117,7 +117,10 @@ pub fn pending_counts(conn: &Connection) -> Result<HashMap<String, u64>, StoreEr
         "SELECT owner, COUNT(*) FROM reminders WHERE {PENDING} GROUP BY owner"
     ))?;
     let rows = stmt.query_map([], |r| {
-        Ok((r.get::<_, String>(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)))
+        Ok((
+            r.get::<_, String>(0)?,
+            u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+        ))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -179,7 +179,8 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<WireSchedule>, StoreErro
 /// Every schedule, by id.
 pub fn list(conn: &Connection) -> Result<Vec<WireSchedule>, StoreError> {
     let heads: Vec<Head> = {
-        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM schedules ORDER BY id"))?;
+        let mut stmt =
+            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM schedules ORDER BY id"))?;
         let rows = stmt.query_map([], head)?;
         rows.collect::<Result<_, _>>()?
     };
@@ -304,10 +305,10 @@ pub fn cancel(
     if let Some(refused) = live(&tx, id)? {
         return Ok(refused);
     }
-    if let Some(names) = targets {
-        if let Some(refused) = cancel_targets(&tx, id, names, now)? {
-            return Ok(refused);
-        }
+    if let Some(names) = targets
+        && let Some(refused) = cancel_targets(&tx, id, names, now)?
+    {
+        return Ok(refused);
     }
     if targets.is_none() || active_targets(&tx, id)?.is_empty() {
         end(&tx, id, now)?;
@@ -328,7 +329,10 @@ pub fn edit(
         return Ok(refused);
     }
     if let Some(body) = &edit.body {
-        tx.execute("UPDATE schedules SET body = ?2 WHERE id = ?1", params![id, body])?;
+        tx.execute(
+            "UPDATE schedules SET body = ?2 WHERE id = ?1",
+            params![id, body],
+        )?;
     }
     if let Some(description) = &edit.description {
         tx.execute(
@@ -355,10 +359,10 @@ pub fn edit(
             params![id, name],
         )?;
     }
-    if let Some(names) = &edit.targets_remove {
-        if let Some(refused) = cancel_targets(&tx, id, names, now)? {
-            return Ok(refused);
-        }
+    if let Some(names) = &edit.targets_remove
+        && let Some(refused) = cancel_targets(&tx, id, names, now)?
+    {
+        return Ok(refused);
     }
     if active_targets(&tx, id)?.is_empty() {
         return Ok(Change::NoTargetsLeft);
