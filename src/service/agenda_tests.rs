@@ -368,7 +368,14 @@ async fn reminder_file_paths_that_escape_the_state_directory_are_refused() {
     std::os::unix::fs::symlink(&outside, state.join("dirlink")).unwrap();
     // A hard link to a file elsewhere on the same filesystem.
     std::fs::hard_link(outside.join("secret"), state.join("hard")).unwrap();
+    // A FIFO, which a blocking open for writing would wait on forever.
+    nix::unistd::mkfifo(
+        &state.join("fifo"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
     for path in [
+        "fifo",
         "../x",
         "/etc/passwd",
         "a/../../x",
@@ -377,15 +384,16 @@ async fn reminder_file_paths_that_escape_the_state_directory_are_refused() {
         "dirlink/new",
         "hard",
     ] {
-        let r = w
-            .hive
-            .remind(
-                &id("alice"),
-                "pwned".into(),
-                ReminderTiming::InSeconds { seconds: 0 },
-                Some(path.into()),
-            )
-            .await;
+        let alice = id("alice");
+        let remind = w.hive.remind(
+            &alice,
+            "pwned".into(),
+            ReminderTiming::InSeconds { seconds: 0 },
+            Some(path.into()),
+        );
+        let r = tokio::time::timeout(std::time::Duration::from_secs(10), remind)
+            .await
+            .unwrap_or_else(|_| panic!("remind with {path:?} hung"));
         assert!(
             matches!(agenda(r.unwrap_err()), AgendaError::BadPath { .. }),
             "{path}"
