@@ -157,10 +157,20 @@ impl Hive {
         Ok(self.spec(name, &caps, &groups))
     }
 
-    /// Forget an agent's grants (it was destroyed).
-    pub(crate) async fn forget_grants(&self, name: &Ident) -> Result<(), HiveError> {
-        let n = name.to_string();
-        Ok(self.store().run(move |c| grants::forget(c, &n)).await?)
+    /// An agent was destroyed: forget its grants (a later agent of the same
+    /// name starts from the defaults) and cancel its pending reminders.
+    pub(crate) async fn forget_agenda_of(&self, name: &Ident) -> Result<(), HiveError> {
+        let (n, now) = (name.to_string(), self.now());
+        Ok(self
+            .store()
+            .run(move |c| {
+                let tx = crate::store::immediate(c)?;
+                grants::forget(&tx, &n)?;
+                crate::store::reminders::cancel_pending_of(&tx, &n, now)?;
+                tx.commit()?;
+                Ok(())
+            })
+            .await?)
     }
 
     /// Is `name` managed? (For grant listing of unknown names.)

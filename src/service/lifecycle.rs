@@ -292,7 +292,7 @@ impl Hive {
                 Ok(cancelled)
             })
             .await?;
-        self.forget_grants(name).await?;
+        self.forget_agenda_of(name).await?;
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         if purge {

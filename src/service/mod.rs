@@ -21,6 +21,8 @@ pub mod loose_ends;
 pub mod questions;
 pub mod reminders;
 pub mod roster;
+#[cfg(test)]
+mod schedule_tests;
 pub mod schedules;
 #[cfg(test)]
 mod tests;

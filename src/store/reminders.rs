@@ -93,6 +93,14 @@ pub fn cancel(conn: &Connection, id: i64, at: i64) -> Result<bool, StoreError> {
     Ok(n == 1)
 }
 
+/// Cancel every pending reminder of `owner`; how many.
+pub fn cancel_pending_of(conn: &Connection, owner: &str, at: i64) -> Result<usize, StoreError> {
+    Ok(conn.execute(
+        &format!("UPDATE reminders SET cancelled_at = ?2 WHERE owner = ?1 AND {PENDING}"),
+        params![owner, at],
+    )?)
+}
+
 /// Pending reminders of one owner (`None` = everybody's).
 pub fn pending_of(conn: &Connection, owner: Option<&str>) -> Result<Vec<ReminderRow>, StoreError> {
     match owner {

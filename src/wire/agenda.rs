@@ -286,6 +286,24 @@ mod tests {
     }
 
     #[test]
+    fn an_operator_question_omits_its_target_and_empty_options() {
+        let q = WireQuestion {
+            id: 1,
+            asker: "alice".into(),
+            target: None,
+            question: "ship?".into(),
+            options: vec![],
+            multi: false,
+            asked_at: 5,
+            expires_at: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&q).unwrap(),
+            r#"{"id":1,"asker":"alice","question":"ship?","multi":false,"asked_at":5}"#
+        );
+    }
+
+    #[test]
     fn reminder_timing_is_tagged_by_timing_type() {
         let t: ReminderTiming =
             serde_json::from_str(r#"{"timing_type":"in_seconds","seconds":30}"#).unwrap();
