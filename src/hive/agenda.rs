@@ -42,12 +42,27 @@ pub const OPERATOR: &str = "operator";
 /// The `agent` value that asks for the whole hive (manager socket only).
 pub const HIVE_WIDE: &str = "*";
 
-/// Who is calling: an agent on its own socket, or the manager on the
-/// manager socket. The identity comes from the socket, never the request.
+/// Who is calling: an agent on its own socket, or the manager (by its
+/// logical name) on the manager socket. The identity comes from the
+/// socket, never the request. Same shape as the socket layer's caller, so
+/// one can stand for the other.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
     Agent(Ident),
-    Manager,
+    Manager(Ident),
+}
+
+impl Caller {
+    /// The caller's name as a sender, owner or asker.
+    pub fn name(&self) -> &Ident {
+        match self {
+            Self::Agent(name) | Self::Manager(name) => name,
+        }
+    }
+
+    pub fn is_manager(&self) -> bool {
+        matches!(self, Self::Manager(_))
+    }
 }
 
 /// Who answers a question.
@@ -187,21 +202,16 @@ pub fn check_len(
 /// (they are not in `topology`).
 pub fn resolve_target(
     caller: &Caller,
-    manager: &Ident,
     requested: Option<&str>,
     topology: &Topology,
     may_query_others: bool,
 ) -> Result<Target, ScopeTarget> {
-    let me = match caller {
-        Caller::Agent(name) => name,
-        Caller::Manager => manager,
-    };
     let Some(requested) = requested else {
-        return Ok(Target::One(me.clone()));
+        return Ok(Target::One(caller.name().clone()));
     };
     if requested == HIVE_WIDE {
         return match caller {
-            Caller::Manager => Ok(Target::Hive),
+            Caller::Manager(_) => Ok(Target::Hive),
             Caller::Agent(_) => Err(ScopeTarget::Refused(AgendaError::HiveWideRefused)),
         };
     }
@@ -211,7 +221,7 @@ pub fn resolve_target(
         return Err(ScopeTarget::Unknown(target));
     }
     match caller {
-        Caller::Manager => Ok(Target::One(target)),
+        Caller::Manager(_) => Ok(Target::One(target)),
         Caller::Agent(me) => {
             let is_child = topology.parent_of(&target) == Some(me);
             if target == *me || is_child || may_query_others {
@@ -341,7 +351,7 @@ mod tests {
     }
 
     fn resolve(caller: Caller, agent: Option<&str>, cap: bool) -> Result<Target, ScopeTarget> {
-        resolve_target(&caller, &id("ruth"), agent, &tree(), cap)
+        resolve_target(&caller, agent, &tree(), cap)
     }
 
     #[test]
@@ -373,20 +383,23 @@ mod tests {
     #[test]
     fn the_manager_sees_itself_any_agent_and_the_whole_hive() {
         assert_eq!(
-            resolve(Caller::Manager, None, false),
+            resolve(Caller::Manager(id("ruth")), None, false),
             Ok(Target::One(id("ruth")))
         );
         assert_eq!(
-            resolve(Caller::Manager, Some("kid"), false),
+            resolve(Caller::Manager(id("ruth")), Some("kid"), false),
             Ok(Target::One(id("kid")))
         );
-        assert_eq!(resolve(Caller::Manager, Some("*"), false), Ok(Target::Hive));
         assert_eq!(
-            resolve(Caller::Manager, Some("ghost"), false),
+            resolve(Caller::Manager(id("ruth")), Some("*"), false),
+            Ok(Target::Hive)
+        );
+        assert_eq!(
+            resolve(Caller::Manager(id("ruth")), Some("ghost"), false),
             Err(ScopeTarget::Unknown(id("ghost")))
         );
         assert!(matches!(
-            resolve(Caller::Manager, Some("../x"), false),
+            resolve(Caller::Manager(id("ruth")), Some("../x"), false),
             Err(ScopeTarget::Refused(AgendaError::BadAgentName(_)))
         ));
     }

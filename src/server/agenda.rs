@@ -28,7 +28,7 @@ fn done<T>(result: Result<T, HiveError>) -> Response {
 
 /// Answer `request` if it is an agenda variant; `None` for any other.
 pub async fn dispatch(hive: &Hive, caller: &Caller, request: &Request) -> Option<Response> {
-    let me = hive.caller_name(caller);
+    let me = caller.name().clone();
     let (cmd, _) = request.describe();
     let privileged = matches!(
         request,
@@ -160,6 +160,10 @@ mod tests {
         (hive, dir)
     }
 
+    fn manager() -> Caller {
+        Caller::Manager(id("ruth"))
+    }
+
     async fn call(hive: &Hive, caller: &Caller, line: &str) -> Option<String> {
         let request: Request = serde_json::from_str(line).unwrap();
         dispatch(hive, caller, &request)
@@ -176,12 +180,7 @@ mod tests {
             Some(r#"{"kind":"question_queued","id":1}"#.into())
         );
         assert_eq!(
-            call(
-                &hive,
-                &Caller::Manager,
-                r#"{"cmd":"answer","id":1,"answer":"a"}"#
-            )
-            .await,
+            call(&hive, &manager(), r#"{"cmd":"answer","id":1,"answer":"a"}"#).await,
             Some(r#"{"kind":"ok"}"#.into())
         );
         assert_eq!(
@@ -231,11 +230,11 @@ mod tests {
         );
         let request = r#"{"cmd":"request_schedule_prompt","targets":["alice","operator"],"body":"b","first_fire_at_unix":2000,"interval_seconds":60}"#;
         assert_eq!(
-            call(&hive, &Caller::Manager, request).await,
+            call(&hive, &manager(), request).await,
             Some(r#"{"kind":"ok"}"#.into())
         );
         hive.approve(1).await.unwrap();
-        let listed = call(&hive, &Caller::Manager, r#"{"cmd":"list_schedules"}"#)
+        let listed = call(&hive, &manager(), r#"{"cmd":"list_schedules"}"#)
             .await
             .unwrap();
         assert!(
@@ -245,7 +244,7 @@ mod tests {
         assert_eq!(
             call(
                 &hive,
-                &Caller::Manager,
+                &manager(),
                 r#"{"cmd":"edit_schedule","id":1,"interval_seconds":null}"#
             )
             .await,

@@ -474,24 +474,27 @@ async fn loose_ends_are_scoped_to_self_and_children_unless_query_agent_state_is_
     // The manager sees the whole hive, and itself by default.
     let all = w
         .hive
-        .loose_ends(&Caller::Manager, Some("*"))
+        .loose_ends(&Caller::Manager(id("ruth")), Some("*"))
         .await
         .unwrap();
     assert_eq!(all.len(), 3);
     assert!(
         w.hive
-            .loose_ends(&Caller::Manager, None)
+            .loose_ends(&Caller::Manager(id("ruth")), None)
             .await
             .unwrap()
             .is_empty()
     );
     let stats = w
         .hive
-        .reminder_rollup(&Caller::Manager, 0, Some("*"))
+        .reminder_rollup(&Caller::Manager(id("ruth")), 0, Some("*"))
         .await
         .unwrap();
     assert_eq!((stats.scheduled, stats.pending), (3, 3));
-    let unknown = w.hive.loose_ends(&Caller::Manager, Some("ghost")).await;
+    let unknown = w
+        .hive
+        .loose_ends(&Caller::Manager(id("ruth")), Some("ghost"))
+        .await;
     assert!(matches!(unknown.unwrap_err(), HiveError::UnknownAgent(_)));
 }
 

@@ -14,14 +14,6 @@ use crate::wire::agenda::{CancelLooseEndKind, Capability, LooseEnd, ReminderStat
 use crate::wire::ident::Ident;
 
 impl Hive {
-    /// The caller's own name (the manager's logical name on its socket).
-    pub fn caller_name(&self, caller: &Caller) -> Ident {
-        match caller {
-            Caller::Agent(name) => name.clone(),
-            Caller::Manager => self.config().manager(),
-        }
-    }
-
     /// Whose data a query with `agent` covers, for this caller.
     pub async fn resolve_scope(
         &self,
@@ -30,24 +22,18 @@ impl Hive {
     ) -> Result<Target, HiveError> {
         let parents = self.store().run(|c| agents::parents(c)).await?;
         let may_query_others = match caller {
-            Caller::Manager => true,
+            Caller::Manager(_) => true,
             Caller::Agent(name) => self
                 .capabilities(name)
                 .await?
                 .contains(&Capability::QueryAgentState),
         };
-        let manager = self.config().manager();
-        resolve_target(
-            caller,
-            &manager,
-            agent,
-            &Topology::new(parents),
-            may_query_others,
+        resolve_target(caller, agent, &Topology::new(parents), may_query_others).map_err(
+            |e| match e {
+                ScopeTarget::Unknown(name) => HiveError::UnknownAgent(name),
+                ScopeTarget::Refused(why) => why.into(),
+            },
         )
-        .map_err(|e| match e {
-            ScopeTarget::Unknown(name) => HiveError::UnknownAgent(name),
-            ScopeTarget::Refused(why) => why.into(),
-        })
     }
 
     /// `get_loose_ends`: open questions, pending reminders and (manager or
@@ -146,12 +132,12 @@ impl Hive {
         kind: CancelLooseEndKind,
         id: i64,
     ) -> Result<(), HiveError> {
-        let me = self.caller_name(caller);
+        let me = caller.name();
         match kind {
-            CancelLooseEndKind::Question => self.withdraw_question(&me, id).await,
-            CancelLooseEndKind::Reminder => self.cancel_reminder(&me, id).await,
+            CancelLooseEndKind::Question => self.withdraw_question(me, id).await,
+            CancelLooseEndKind::Reminder => self.cancel_reminder(me, id).await,
             CancelLooseEndKind::Approval => match caller {
-                Caller::Manager => self.cancel_approval(id).await.map(drop),
+                Caller::Manager(_) => self.cancel_approval(id).await.map(drop),
                 Caller::Agent(_) => Err(AgendaError::ApprovalNeedsManager.into()),
             },
         }

@@ -75,7 +75,7 @@ impl Hive {
             })
             .await?;
         if let Some(target) = &to {
-            self.wake(&Recipient::Agent(target.clone()));
+            self.wake_inbox(&Recipient::Agent(target.clone()));
         }
         tracing::info!(id, asker = %asker, to = ?to.as_ref().map(Ident::as_str), "question asked");
         Ok(id)
@@ -140,7 +140,7 @@ impl Hive {
                 Ok(Ok(asker))
             })
             .await??;
-        self.wake(&Recipient::Agent(asker));
+        self.wake_inbox(&Recipient::Agent(asker));
         tracing::info!(id, "question answered");
         Ok(())
     }

@@ -106,7 +106,7 @@ impl Hive {
             .await?;
         if let Fired::Delivered(to) = &fired {
             for r in to {
-                self.wake(r);
+                self.wake_inbox(r);
             }
             tracing::info!(id, targets = to.len(), advance, "schedule fired");
         }

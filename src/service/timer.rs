@@ -36,7 +36,7 @@ pub struct TickReport {
 impl Hive {
     /// Wake the waiters of a recipient's inbox after a message was stored
     /// outside [`Hive::deliver`] (inside an agenda transaction).
-    pub(crate) fn wake(&self, to: &Recipient) {
+    pub(crate) fn wake_inbox(&self, to: &Recipient) {
         if let Recipient::Agent(name) = to {
             self.inbox_waker(name).notify_waiters();
         }
@@ -87,7 +87,7 @@ impl Hive {
             })
             .await?;
         for to in &owners {
-            self.wake(to);
+            self.wake_inbox(to);
             if let Recipient::Agent(name) = to {
                 self.publish(name).await;
             }
