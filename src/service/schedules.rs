@@ -27,7 +27,7 @@ impl Hive {
         Ok(out)
     }
 
-    fn check_body(&self, body: &str) -> Result<(), HiveError> {
+    fn check_schedule_body(&self, body: &str) -> Result<(), HiveError> {
         Ok(check_len(
             "the schedule body",
             body,
@@ -43,7 +43,7 @@ impl Hive {
         if p.interval_seconds == Some(0) {
             return Err(AgendaError::ZeroInterval.into());
         }
-        self.check_body(&p.body)?;
+        self.check_schedule_body(&p.body)?;
         self.check_targets(&p.targets).await
     }
 
@@ -138,7 +138,7 @@ impl Hive {
     /// `edit_schedule`: change the given fields (see [`ScheduleEdit`]).
     pub async fn edit_schedule(&self, id: i64, edit: ScheduleEdit) -> Result<(), HiveError> {
         if let Some(body) = &edit.body {
-            self.check_body(body)?;
+            self.check_schedule_body(body)?;
         }
         if edit.interval_seconds == Some(Some(0)) {
             return Err(AgendaError::ZeroInterval.into());
