@@ -5,6 +5,12 @@
 //! unit that is `active` is a daemon that answers correctly. Containers are
 //! units of their own: stopping the daemon never stops them. The agenda's
 //! timer ticks once before READY=1 (catch-up) and then every second.
+//! migrated, host.sock accepts, every agent socket and the manager socket
+//! are bound and the driver's first view is loaded, so a unit that is
+//! `active` is a daemon that answers correctly. Agent sockets are always
+//! bound by the daemon itself (not activated) and removed on exit; a stale
+//! one left by a crash is replaced at start. Containers are
+//! units of their own: stopping the daemon never stops them.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -22,11 +28,16 @@ use crate::config::{Config, DriverKind};
 use crate::containers::ContainerDriver;
 use crate::containers::fake::FakeDriver;
 use crate::containers::unavailable::Unavailable;
+use crate::server::agent_sockets::SocketRegistry;
 use crate::server::{host, listener};
 use crate::service::Hive;
+use crate::service::sockets::AgentSockets;
 use crate::store::{Store, agents, approvals};
 use crate::systemd::activation::{self, HOST_FD_NAME};
 use crate::systemd::notify;
+
+/// How often handled messages past their retention are deleted.
+pub const VACUUM_EVERY: Duration = Duration::from_secs(600);
 
 /// How long in-flight requests may take to finish after SIGTERM.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
@@ -77,8 +88,27 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
 
     let shutdown = CancellationToken::new();
     let tasks = TaskTracker::new();
+
+    // After host.sock: a second daemon is refused there, before it could
+    // touch the first one's agent sockets.
+    notify::status("binding agent sockets");
+    let sockets = Arc::new(SocketRegistry::new(shutdown.clone(), tasks.clone()));
+    hive.set_agent_sockets(sockets.clone());
+    sockets
+        .open_manager(&hive)
+        .context("bind the manager socket")?;
+    let manager = config.manager();
+    for name in hive.list().await? {
+        if name != manager {
+            sockets
+                .open(&hive, &name)
+                .with_context(|| format!("bind the socket of agent {name}"))?;
+        }
+    }
+
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
+    tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
     let accept = {
         let (hive, shutdown2) = (hive.clone(), shutdown.clone());
         tokio::spawn(listener::accept_loop(
@@ -107,12 +137,29 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     {
         tracing::warn!("connections still open after the drain deadline; closing them");
     }
+    sockets.remove_files();
     if let Some(path) = bound_path {
         // Ours to remove: we bound it. An activated socket is systemd's.
         let _ = std::fs::remove_file(path);
     }
     tracing::info!("stopped; containers keep running");
     Ok(())
+}
+
+/// Delete handled messages past the retention window, now and then every
+/// [`VACUUM_EVERY`], until shutdown.
+async fn vacuum_messages(hive: Hive, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(VACUUM_EVERY);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = tick.tick() => {
+                if let Err(err) = hive.vacuum_messages().await {
+                    tracing::warn!("message vacuum failed: {err}");
+                }
+            }
+        }
+    }
 }
 
 /// host.sock from activation, else bound by us (then its path, to remove

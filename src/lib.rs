@@ -29,6 +29,12 @@
 //! - [`service`]: the hive as a service — rules applied with store and driver;
 //!   questions, reminders, loose ends, schedules, grants and the agenda timer.
 //! - [`server`]: framing, the accept loop, the socket dispatchers.
+//! - [`hive`]: the rules without IO (approvals, topology, roster, broker
+//!   recipients).
+//! - [`service`]: the hive as a service — rules applied with store and driver.
+//! - [`server`]: framing, the accept loop, the socket dispatchers (host.sock,
+//!   the agent and manager sockets with their privilege gate), the registry
+//!   of agent listeners.
 //! - [`systemd`]: socket activation, sd_notify.
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs.

@@ -81,3 +81,42 @@ fn a_spawn_request_is_approved_from_the_pending_list() {
     let (_, out, _) = hivectl(&d, &["list"]);
     assert_eq!(out, "bob\nruth\n");
 }
+
+#[test]
+fn the_operator_sends_to_an_agent_and_reads_the_inbox_with_hivectl() {
+    let d = Daemon::start(Launch::Standalone);
+    assert_eq!(hivectl(&d, &["spawn", "alice"]).0, 0);
+    let (code, out, err) = hivectl(&d, &["send", "alice", "please report"]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    // alice answers the operator through her own socket.
+    let mut alice = common::Conn::open(&d.agent_socket("alice"));
+    let got = alice.recv(5, 10);
+    assert_eq!(got[0]["from"], "operator");
+    assert_eq!(got[0]["body"], "please report");
+    for body in ["all good", "line one\nline two"] {
+        let line = serde_json::json!({"cmd": "send", "to": "operator", "body": body});
+        assert_eq!(alice.ask(&line.to_string()), r#"{"kind":"ok"}"#);
+    }
+    let (code, out, _) = hivectl(&d, &["inbox"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("ID") && lines[0].contains("BODY"),
+        "{out}"
+    );
+    // Newest first; a newline in a body cannot break the table.
+    assert!(lines[1].ends_with("line one line two"), "{out}");
+    assert!(lines[2].ends_with("all good"), "{out}");
+    assert_eq!(lines.len(), 3, "{out}");
+    let (code, out, _) = hivectl(&d, &["inbox", "-n", "1", "--json"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("line one\\nline two") && !out.contains("all good"),
+        "{out}"
+    );
+    let (code, _, err) = hivectl(&d, &["send", "zed", "hi"]);
+    assert_eq!(
+        (code, err.trim_end()),
+        (1, r#"hivectl: agent "zed" is not managed by this hive"#)
+    );
+}

@@ -14,7 +14,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::{Capability, ToolGroup};
-use crate::wire::host::{HostRequest, LifecycleScope};
+use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope};
 use crate::wire::ident::Ident;
 
 /// The default `--socket`: `/run/hyperhive/host.sock`.
@@ -166,6 +166,19 @@ pub enum Command {
     Grant(GrantArgs),
     /// Revoke a capability or a tool group from an agent.
     Revoke(GrantArgs),
+    /// Show the operator's inbox: messages agents sent to `operator`, newest first.
+    Inbox {
+        /// How many messages to show.
+        #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_INBOX_LIMIT)]
+        limit: u64,
+    },
+    /// Send a message to an agent, as `operator`.
+    Send {
+        /// The agent's name.
+        agent: Ident,
+        /// The message.
+        text: String,
+    },
     /// Follow the roster: print each agent's row whenever it changes.
     Watch,
     /// Print a shell completion script to stdout.
@@ -313,6 +326,13 @@ impl Command {
                 capability: g.capability,
                 tool_group: g.tool_group,
             }),
+            Self::Inbox { limit } => call(HostRequest::Inbox {
+                limit: Some(*limit),
+            }),
+            Self::Send { agent, text } => call(HostRequest::Send {
+                to: agent.clone(),
+                body: text.clone(),
+            }),
             Self::Watch => Action::Watch,
             Self::Completions { shell } => Action::Completions(*shell),
             Self::Man { out } => Action::Man(out.clone()),
@@ -392,6 +412,12 @@ mod tests {
             (&["urls"], r#"{"cmd":"urls"}"#),
             (&["approve", "7"], r#"{"cmd":"approve","id":7}"#),
             (&["deny", "8"], r#"{"cmd":"deny","id":8}"#),
+            (&["inbox"], r#"{"cmd":"inbox","limit":50}"#),
+            (&["inbox", "-n", "3"], r#"{"cmd":"inbox","limit":3}"#),
+            (
+                &["send", "alice", "hello there"],
+                r#"{"cmd":"send","to":"alice","body":"hello there"}"#,
+            ),
         ] {
             assert_eq!(line(args), want, "{args:?}");
         }

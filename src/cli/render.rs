@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
+use crate::wire::agent::InboxRow;
 use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
 
@@ -27,6 +28,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),
         HostRequest::Schedules => schedules_table(response.schedules.as_deref().unwrap_or(&[])),
         HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
+        HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
         HostRequest::SubscribeAgentStatus
         | HostRequest::SetPaused { .. }
         | HostRequest::Start { .. }
@@ -44,7 +46,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         | HostRequest::Answer { .. }
         | HostRequest::CancelSchedule { .. }
         | HostRequest::Grant { .. }
-        | HostRequest::Revoke { .. } => String::new(),
+        | HostRequest::Revoke { .. }
+        | HostRequest::Send { .. } => String::new(),
     }
 }
 
@@ -215,6 +218,28 @@ pub fn grants_table(rows: &[AgentGrants]) -> String {
         })
         .collect::<Vec<_>>();
     table(&["NAME", "CAPABILITIES", "TOOL GROUPS"], &body)
+}
+
+/// The operator's inbox as a table, newest first. Bodies are cleaned and
+/// shortened like every agent-written cell; `--json` has them whole.
+pub fn inbox_table(rows: &[InboxRow]) -> String {
+    if rows.is_empty() {
+        return "no messages\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|m| {
+            vec![
+                m.id.to_string(),
+                utc(m.at),
+                or_dash(Some(&m.from)),
+                m.in_reply_to
+                    .map_or_else(|| "-".into(), |id| id.to_string()),
+                or_dash(Some(&m.body)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(&["ID", "AT", "FROM", "REPLY-TO", "BODY"], &body)
 }
 
 /// The hive's URLs, one `key  value` line each.

@@ -181,3 +181,30 @@ fn the_answer_of_status_is_the_table_of_its_rows() {
         status_table(&[row("a")])
     );
 }
+
+#[test]
+fn the_inbox_table_is_newest_first_with_clean_bodies_and_reply_ids() {
+    let rows = vec![
+        InboxRow {
+            id: 9,
+            from: "bob".into(),
+            body: "done\u{1b}[2J".into(),
+            at: 1_796_040_000,
+            in_reply_to: Some(4),
+        },
+        InboxRow {
+            id: 4,
+            from: "alice".into(),
+            body: "hello".into(),
+            at: 1_796_040_000,
+            in_reply_to: None,
+        },
+    ];
+    assert_eq!(
+        inbox_table(&rows),
+        "ID  AT                    FROM   REPLY-TO  BODY\n\
+         9   2026-11-30T12:00:00Z  bob    4         done [2J\n\
+         4   2026-11-30T12:00:00Z  alice  -         hello\n"
+    );
+    assert_eq!(inbox_table(&[]), "no messages\n");
+}

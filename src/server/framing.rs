@@ -5,6 +5,8 @@
 //! The codec works on any `AsyncBufRead`, so it is tested on byte slices;
 //! the listeners add the read timeout around it.
 
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// The longest request line accepted: 1 MiB.
@@ -49,6 +51,30 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
         line.extend_from_slice(buf);
         reader.consume(n);
     }
+}
+
+/// Parse one request line tagged by `cmd`, or say what is wrong with it:
+/// not UTF-8, not JSON, not an object, no `cmd`, a `cmd` not in
+/// `commands` (listed back), or fields of the wrong shape.
+pub fn parse_request<T: DeserializeOwned>(line: &[u8], commands: &[&str]) -> Result<T, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "request is not valid UTF-8".to_owned())?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
+    let Some(object) = value.as_object() else {
+        return Err("request is not a JSON object".to_owned());
+    };
+    let cmd = match object.get("cmd") {
+        Some(Value::String(cmd)) => cmd.clone(),
+        Some(_) => return Err("\"cmd\" must be a string".to_owned()),
+        None => return Err("request has no \"cmd\"".to_owned()),
+    };
+    if !commands.contains(&cmd.as_str()) {
+        return Err(format!(
+            "unknown cmd {cmd:?}; this hive-c0re knows: {}",
+            commands.join(", ")
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("invalid {cmd} request: {e}"))
 }
 
 /// `line` followed by `\n`, ready to write in one call.

@@ -8,19 +8,19 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::framing::{FrameError, MAX_LINE, read_line, terminated};
+use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
 use crate::hive::agenda::Answerer;
 use crate::service::grants::Grant;
 use crate::service::{Hive, HiveError};
+use crate::store::messages::Recipient;
 use crate::wire::agenda::{Capability, ToolGroup};
-use crate::wire::host::{HostRequest, HostResponse};
+use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -29,24 +29,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Parse one request line, or say what is wrong with it.
 pub fn parse_request(line: &[u8]) -> Result<HostRequest, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "request is not valid UTF-8".to_owned())?;
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("request is not valid JSON: {e}"))?;
-    let Some(object) = value.as_object() else {
-        return Err("request is not a JSON object".to_owned());
-    };
-    let cmd = match object.get("cmd") {
-        Some(Value::String(cmd)) => cmd.clone(),
-        Some(_) => return Err("\"cmd\" must be a string".to_owned()),
-        None => return Err("request has no \"cmd\"".to_owned()),
-    };
-    if !HostRequest::COMMANDS.contains(&cmd.as_str()) {
-        return Err(format!(
-            "unknown cmd {cmd:?}; this hive-c0re knows: {}",
-            HostRequest::COMMANDS.join(", ")
-        ));
-    }
-    serde_json::from_value(value).map_err(|e| format!("invalid {cmd} request: {e}"))
+    framing::parse_request(line, HostRequest::COMMANDS)
 }
 
 /// The wire text of a hive error. One exhaustive match, so a new variant
@@ -54,7 +37,10 @@ pub fn parse_request(line: &[u8]) -> Result<HostRequest, String> {
 /// in full and reported briefly.
 pub fn wire_error(err: &HiveError) -> String {
     match err {
-        HiveError::Store(_) | HiveError::Internal(_) | HiveError::Io { .. } => {
+        HiveError::Store(_)
+        | HiveError::Internal(_)
+        | HiveError::Io { .. }
+        | HiveError::AgentSocket { .. } => {
             tracing::error!("request failed: {}", chain(err));
             err.to_string()
         }
@@ -70,6 +56,7 @@ pub fn wire_error(err: &HiveError) -> String {
         | HiveError::Partial(_)
         | HiveError::StillRunning { .. }
         | HiveError::Agenda(_) => err.to_string(),
+        HiveError::UnknownRecipient(_) | HiveError::BodyTooLarge { .. } => err.to_string(),
     }
 }
 
@@ -144,6 +131,12 @@ pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             Ok(grant) => done(hive.set_grant(&name, grant, false).await),
             Err(msg) => HostResponse::error(msg),
         },
+        HostRequest::Inbox { limit } => answer(
+            hive.recent(Recipient::Operator, limit.unwrap_or(DEFAULT_INBOX_LIMIT))
+                .await,
+            HostResponse::messages,
+        ),
+        HostRequest::Send { to, body } => done(hive.send_from_operator(&to, body).await),
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => {
             HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")

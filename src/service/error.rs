@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use crate::containers::DriverError;
 use crate::hive::agenda::AgendaError;
 use crate::hive::approvals::Refusal;
+use crate::hive::broker::UnknownRecipient;
 use crate::hive::topology::TopologyError;
 use crate::store::StoreError;
+use crate::systemd::activation::BindError;
 use crate::wire::host::ApprovalStatus;
 use crate::wire::ident::Ident;
 
@@ -54,6 +56,19 @@ pub enum HiveError {
         verb: &'static str,
         agents: Vec<String>,
     },
+    /// `send` to nobody: the sender fixes the name.
+    #[error(transparent)]
+    UnknownRecipient(#[from] UnknownRecipient),
+    /// A message body over the configured cap: the sender shortens it.
+    #[error(
+        "message body is {size} bytes, over this hive's cap of {cap} bytes \
+         (max_body_bytes); shorten it or put the text in a file and send its path"
+    )]
+    BodyTooLarge { size: usize, cap: usize },
+    /// An agent's socket could not be bound: the operator reads the reason
+    /// (path too long, another daemon, permissions).
+    #[error("cannot serve the socket of agent \"{agent}\": {reason}")]
+    AgentSocket { agent: Ident, reason: BindError },
     /// A file the hive keeps (marker, directory) could not be written.
     #[error("cannot write {path}: {source}")]
     Io {

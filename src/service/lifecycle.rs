@@ -215,6 +215,9 @@ impl Hive {
                     .await
                     .map_err(|e| HiveError::io(dir, e))?;
             }
+            // The socket exists before the container starts, so the
+            // harness finds it at boot.
+            self.open_socket(name)?;
             self.driver()
                 .create(name, &spec)
                 .await
@@ -225,6 +228,7 @@ impl Hive {
         }
         .await;
         if let Err(err) = created {
+            self.close_socket(name);
             let n = name.clone();
             self.store().run(move |c| agents::remove(c, &n)).await?;
             self.notify_spawned(name, Some(err.to_string())).await;
@@ -293,6 +297,8 @@ impl Hive {
             })
             .await?;
         self.forget_agenda_of(name).await?;
+        self.close_socket(name);
+        self.drop_transient(name);
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         if purge {

@@ -9,10 +9,14 @@
 //! - [`questions`], [`reminders`], [`loose_ends`], [`schedules`]: the
 //!   agents' agenda; [`timer`] fires what falls due.
 //! - [`grants`]: capabilities and tool groups, and the container env.
+//! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
+//! - [`sockets`]: the hook through which spawn and destroy open and close
+//!   an agent's socket.
 
 #[cfg(test)]
 mod agenda_tests;
 pub mod approvals;
+pub mod broker;
 mod error;
 pub mod grants;
 pub mod inbox;
@@ -24,13 +28,14 @@ pub mod roster;
 #[cfg(test)]
 mod schedule_tests;
 pub mod schedules;
+pub mod sockets;
 #[cfg(test)]
 mod tests;
 pub mod timer;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, broadcast};
@@ -42,6 +47,7 @@ use crate::config::Config;
 use crate::containers::{ContainerDriver, ContainerSpec};
 use crate::store::{Store, agents};
 use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::agent::DeliveredMessage;
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
@@ -71,6 +77,12 @@ struct Inner {
     expect_down: Mutex<HashMap<Ident, Instant>>,
     /// Per-agent inbox wake-ups for long-polling `recv`.
     wakers: Mutex<HashMap<Ident, Arc<Notify>>>,
+    /// Per-agent `wake {transient: true}` messages: memory only, lost on
+    /// restart by design.
+    transient: Mutex<HashMap<Ident, VecDeque<DeliveredMessage>>>,
+    /// Binds and unbinds agents' sockets (set by the daemon; absent in
+    /// service tests, where agents have no sockets).
+    sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
 }
 
 impl Hive {
@@ -93,6 +105,8 @@ impl Hive {
                 rows: broadcast::channel(256).0,
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
+                transient: Mutex::new(HashMap::new()),
+                sockets: OnceLock::new(),
             }),
         })
     }
@@ -128,6 +142,13 @@ impl Hive {
     fn wakers(&self) -> MutexGuard<'_, HashMap<Ident, Arc<Notify>>> {
         self.inner
             .wakers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn transient(&self) -> MutexGuard<'_, HashMap<Ident, VecDeque<DeliveredMessage>>> {
+        self.inner
+            .transient
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }

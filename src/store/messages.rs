@@ -1,9 +1,17 @@
 //! The broker's message table: every message accepted is a row before it is
 //! acknowledged, so nothing acknowledged is lost across a crash.
+//!
+//! A row moves `pending` → `inflight` (popped by `recv`, in the same write
+//! transaction that selected it, so two concurrent pops cannot both take
+//! it) → `handled` (`ack_turn`). `requeue_inflight` moves `inflight` back
+//! to `pending` and marks it `redelivered`. Handled rows are kept for an
+//! audit window, then [`vacuum`]ed. Rows for the operator stay `pending`:
+//! nobody `recv`s them, the operator's inbox lists them.
 
 use rusqlite::{Connection, params};
 
-use super::StoreError;
+use super::{StoreError, immediate};
+use crate::wire::agent::{DeliveredMessage, InboxRow};
 use crate::wire::ident::Ident;
 
 /// The operator's name as a recipient or sender.
@@ -35,9 +43,195 @@ pub fn insert(
     in_reply_to: Option<i64>,
     at: i64,
 ) -> Result<i64, StoreError> {
-    conn.execute(
+    let mut stmt = conn.prepare_cached(
         "INSERT INTO messages (sender, recipient, body, in_reply_to, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![from, to.as_str(), body, in_reply_to, at],
     )?;
+    stmt.execute(params![from, to.as_str(), body, in_reply_to, at])?;
     Ok(conn.last_insert_rowid())
+}
+
+/// Take up to `max` pending messages of `agent`, oldest first, and mark them
+/// in flight — one write transaction, so no row is handed out twice.
+pub fn pop(
+    conn: &mut Connection,
+    agent: &Ident,
+    max: u32,
+    now: i64,
+) -> Result<Vec<DeliveredMessage>, StoreError> {
+    let tx = immediate(conn)?;
+    let popped = {
+        let mut select = tx.prepare_cached(
+            "SELECT id, sender, body, redelivered, in_reply_to FROM messages
+             WHERE recipient = ?1 AND state = 'pending' ORDER BY id LIMIT ?2",
+        )?;
+        let rows = select.query_map(params![agent.as_str(), max], |r| {
+            Ok(DeliveredMessage {
+                id: r.get(0)?,
+                from: r.get(1)?,
+                body: r.get(2)?,
+                redelivered: r.get(3)?,
+                in_reply_to: r.get(4)?,
+            })
+        })?;
+        let popped = rows.collect::<Result<Vec<_>, _>>()?;
+        let mut mark = tx.prepare_cached(
+            "UPDATE messages SET state = 'inflight', popped_at = ?2 WHERE id = ?1",
+        )?;
+        for m in &popped {
+            mark.execute(params![m.id, now])?;
+        }
+        popped
+    };
+    tx.commit()?;
+    Ok(popped)
+}
+
+/// Every in-flight message of `agent` becomes handled; how many.
+pub fn ack(conn: &Connection, agent: &Ident, now: i64) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE messages SET state = 'handled', handled_at = ?2
+         WHERE recipient = ?1 AND state = 'inflight'",
+    )?;
+    Ok(stmt.execute(params![agent.as_str(), now])?)
+}
+
+/// Every in-flight message of `agent` goes back to pending, marked
+/// redelivered; how many.
+pub fn requeue(conn: &Connection, agent: &Ident) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE messages SET state = 'pending', redelivered = 1, popped_at = NULL
+         WHERE recipient = ?1 AND state = 'inflight'",
+    )?;
+    Ok(stmt.execute([agent.as_str()])?)
+}
+
+/// Put these in-flight messages of `agent` back to pending, marked
+/// redelivered (their answer could not be written); how many.
+pub fn requeue_ids(conn: &mut Connection, agent: &Ident, ids: &[i64]) -> Result<usize, StoreError> {
+    let tx = immediate(conn)?;
+    let mut n = 0;
+    {
+        let mut stmt = tx.prepare_cached(
+            "UPDATE messages SET state = 'pending', redelivered = 1, popped_at = NULL
+             WHERE id = ?1 AND recipient = ?2 AND state = 'inflight'",
+        )?;
+        for id in ids {
+            n += stmt.execute(params![id, agent.as_str()])?;
+        }
+    }
+    tx.commit()?;
+    Ok(n)
+}
+
+/// How many messages wait for `recipient`.
+pub fn pending_count(conn: &Connection, recipient: &Recipient) -> Result<u64, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT COUNT(*) FROM messages WHERE recipient = ?1 AND state = 'pending'",
+    )?;
+    let n: i64 = stmt.query_row([recipient.as_str()], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The newest `limit` messages to `recipient` in any state, newest first.
+pub fn recent(
+    conn: &Connection,
+    recipient: &Recipient,
+    limit: u64,
+) -> Result<Vec<InboxRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, sender, body, at, in_reply_to FROM messages
+         WHERE recipient = ?1 ORDER BY id DESC LIMIT ?2",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt.query_map(params![recipient.as_str(), limit], |r| {
+        Ok(InboxRow {
+            id: r.get(0)?,
+            from: r.get(1)?,
+            body: r.get(2)?,
+            at: r.get(3)?,
+            in_reply_to: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Delete handled messages acknowledged before `before`; how many.
+pub fn vacuum(conn: &Connection, before: i64) -> Result<usize, StoreError> {
+    Ok(conn.execute(
+        "DELETE FROM messages WHERE state = 'handled' AND handled_at < ?1",
+        [before],
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    #[test]
+    fn a_popped_message_is_not_popped_again_until_requeued() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let bob = Recipient::Agent(id("bob"));
+                for body in ["one", "two", "three"] {
+                    insert(c, "alice", &bob, body, None, 1)?;
+                }
+                let first = pop(c, &id("bob"), 2, 5)?;
+                let bodies: Vec<_> = first.iter().map(|m| m.body.as_str()).collect();
+                assert_eq!(bodies, ["one", "two"]);
+                let second = pop(c, &id("bob"), 10, 5)?;
+                assert_eq!(second.len(), 1);
+                assert_eq!(second[0].body, "three");
+                assert!(pop(c, &id("bob"), 10, 5)?.is_empty());
+                assert_eq!(requeue(c, &id("bob"))?, 3);
+                let again = pop(c, &id("bob"), 10, 6)?;
+                assert!(again.iter().all(|m| m.redelivered));
+                assert_eq!(again.len(), 3);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn ack_touches_only_the_acking_agents_inflight_rows() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                insert(c, "x", &Recipient::Agent(id("a")), "for a", None, 1)?;
+                insert(c, "x", &Recipient::Agent(id("b")), "for b", None, 1)?;
+                pop(c, &id("a"), 10, 2)?;
+                pop(c, &id("b"), 10, 2)?;
+                assert_eq!(ack(c, &id("a"), 3)?, 1);
+                assert_eq!(requeue(c, &id("b"))?, 1);
+                assert_eq!(pending_count(c, &Recipient::Agent(id("b")))?, 1);
+                assert_eq!(pending_count(c, &Recipient::Agent(id("a")))?, 0);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn vacuum_removes_only_handled_rows_older_than_the_cutoff() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let a = Recipient::Agent(id("a"));
+                insert(c, "x", &a, "old", None, 1)?;
+                pop(c, &id("a"), 10, 1)?;
+                ack(c, &id("a"), 10)?;
+                insert(c, "x", &a, "pending", None, 1)?;
+                insert(c, "x", &Recipient::Operator, "for the operator", None, 1)?;
+                assert_eq!(vacuum(c, 10)?, 0);
+                assert_eq!(vacuum(c, 11)?, 1);
+                assert_eq!(recent(c, &a, 10)?.len(), 1);
+                assert_eq!(recent(c, &Recipient::Operator, 10)?.len(), 1);
+                Ok(())
+            })
+            .unwrap();
+    }
 }

@@ -394,7 +394,7 @@ pub struct ContainerInfo {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]

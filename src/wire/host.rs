@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::agenda::{AgentGrants, Capability, ToolGroup, WireQuestion, WireSchedule};
+use super::agent::InboxRow;
 use super::ident::Ident;
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
@@ -98,7 +99,18 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_group: Option<ToolGroup>,
     },
+    /// The operator's inbox: messages agents sent to `operator`, newest
+    /// first (default [`DEFAULT_INBOX_LIMIT`]).
+    Inbox {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+    },
+    /// A message from `operator` to an agent.
+    Send { to: Ident, body: String },
 }
+
+/// How many rows `inbox` returns without a `limit`.
+pub const DEFAULT_INBOX_LIMIT: u64 = 50;
 
 impl HostRequest {
     /// Every `cmd` this build knows, so an unknown one gets its own error
@@ -129,6 +141,8 @@ impl HostRequest {
         "grants",
         "grant",
         "revoke",
+        "inbox",
+        "send",
     ];
 }
 
@@ -198,6 +212,9 @@ pub struct HostResponse {
     pub schedules: Option<Vec<WireSchedule>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grants: Option<Vec<AgentGrants>>,
+    /// The operator's inbox, newest first (`inbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<InboxRow>>,
 }
 
 fn default_version() -> u32 {
@@ -218,6 +235,7 @@ impl HostResponse {
             questions: None,
             schedules: None,
             grants: None,
+            messages: None,
         }
     }
 
@@ -275,6 +293,13 @@ impl HostResponse {
     pub fn grants(rows: Vec<AgentGrants>) -> Self {
         Self {
             grants: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn messages(rows: Vec<InboxRow>) -> Self {
+        Self {
+            messages: Some(rows),
             ..Self::success()
         }
     }

@@ -34,6 +34,20 @@ impl Daemon {
         self.dir.path().join("run/host.sock")
     }
 
+    /// An agent's socket, `<runtime>/agents/<name>/mcp.sock`.
+    pub fn agent_socket(&self, name: &str) -> PathBuf {
+        self.dir
+            .path()
+            .join("run/agents")
+            .join(name)
+            .join("mcp.sock")
+    }
+
+    /// The manager's socket, `<runtime>/manager/mcp.sock`.
+    pub fn manager_socket(&self) -> PathBuf {
+        self.dir.path().join("run/manager/mcp.sock")
+    }
+
     pub fn state_dir(&self) -> PathBuf {
         self.dir.path().join("state")
     }
@@ -174,4 +188,57 @@ pub fn request_raw(socket: &Path, bytes: &[u8]) -> String {
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line).unwrap();
     line.trim_end().to_owned()
+}
+
+/// A long-lived connection to an agent or the manager socket: many
+/// requests, answered in order.
+pub struct Conn {
+    reader: BufReader<UnixStream>,
+}
+
+impl Conn {
+    /// Connect, with a read guard long enough for the longest poll a test
+    /// asks for.
+    pub fn open(socket: &Path) -> Self {
+        let s = UnixStream::connect(socket)
+            .unwrap_or_else(|e| panic!("connect {}: {e}", socket.display()));
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        Self {
+            reader: BufReader::new(s),
+        }
+    }
+
+    /// One request line, its answer line.
+    pub fn ask(&mut self, line: &str) -> String {
+        self.reader
+            .get_mut()
+            .write_all(format!("{line}\n").as_bytes())
+            .unwrap();
+        let mut answer = String::new();
+        self.reader.read_line(&mut answer).unwrap();
+        assert!(answer.ends_with('\n'), "connection closed: {answer:?}");
+        answer.trim_end().to_owned()
+    }
+
+    /// One request line, its answer line; `None` once the connection is
+    /// gone (the daemon was killed).
+    pub fn try_ask(&mut self, line: &str) -> Option<String> {
+        self.reader
+            .get_mut()
+            .write_all(format!("{line}\n").as_bytes())
+            .ok()?;
+        let mut answer = String::new();
+        self.reader.read_line(&mut answer).ok()?;
+        answer.ends_with('\n').then(|| answer.trim_end().to_owned())
+    }
+
+    /// `recv` as parsed JSON messages.
+    pub fn recv(&mut self, wait_seconds: u64, max: u32) -> Vec<serde_json::Value> {
+        let answer = self.ask(&format!(
+            r#"{{"cmd":"recv","wait_seconds":{wait_seconds},"max":{max}}}"#
+        ));
+        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(v["kind"], "messages", "{answer}");
+        v["messages"].as_array().unwrap().clone()
+    }
 }

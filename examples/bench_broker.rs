@@ -1,0 +1,206 @@
+//! Broker benchmark: prints figures, asserts nothing.
+//!
+//! `cargo run --release --example bench_broker`
+//!
+//! 1. Sustained send → recv → ack across 100 agents through the service
+//!    layer (`Hive`), on a real database file with the store's durability
+//!    settings (WAL, `synchronous=FULL`): every agent sends to the next one
+//!    in a ring, long-polls its own inbox, acks the turn.
+//! 2. Long-poll wake latency: an agent waits in `recv`, another sends; time
+//!    from the start of the `send` call (and from its commit) to the
+//!    poll's answer, p50/p99.
+//! 3. The floor: the same three commits per message (insert, pop, ack) done
+//!    by a bare rusqlite loop on its own connection, same pragmas.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use hive_c0re::clock::{Clock, SystemClock};
+use hive_c0re::config::{Config, DriverKind};
+use hive_c0re::containers::fake::FakeDriver;
+use hive_c0re::service::Hive;
+use hive_c0re::store::{Store, agents};
+use hive_c0re::wire::ident::Ident;
+
+const AGENTS: usize = 100;
+const ROUNDS: usize = 20;
+const WAKE_SAMPLES: usize = 200;
+
+fn name(i: usize) -> anyhow::Result<Ident> {
+    Ok(Ident::new(format!("agent-{i:03}"))?)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+async fn ring(hive: &Hive) -> anyhow::Result<(usize, Duration)> {
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..AGENTS {
+        let (hive, me, next) = (hive.clone(), name(i)?, name((i + 1) % AGENTS)?);
+        tasks.spawn(async move {
+            let mut received = 0usize;
+            for round in 0..ROUNDS {
+                hive.send(&me, next.as_str(), format!("round {round}"), None)
+                    .await?;
+                while received < round + 1 {
+                    let got = hive
+                        .recv(
+                            &me,
+                            Some(Duration::from_secs(30)),
+                            Some(10),
+                            std::future::pending(),
+                        )
+                        .await?;
+                    anyhow::ensure!(!got.is_empty(), "{me}: a round timed out");
+                    received += got.len();
+                    hive.ack_turn(&me).await?;
+                }
+            }
+            anyhow::Ok(received)
+        });
+    }
+    let mut total = 0;
+    while let Some(joined) = tasks.join_next().await {
+        total += joined.context("ring task")??;
+    }
+    Ok((total, started.elapsed()))
+}
+
+async fn wake_latency(hive: &Hive) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+    let (waiter, sender) = (name(0)?, name(1)?);
+    let mut from_call = Vec::with_capacity(WAKE_SAMPLES);
+    let mut from_commit = Vec::with_capacity(WAKE_SAMPLES);
+    for n in 0..WAKE_SAMPLES {
+        let poll = {
+            let (hive, waiter) = (hive.clone(), waiter.clone());
+            tokio::spawn(async move {
+                let got = hive
+                    .recv(
+                        &waiter,
+                        Some(Duration::from_secs(10)),
+                        Some(10),
+                        std::future::pending(),
+                    )
+                    .await;
+                (got, Instant::now())
+            })
+        };
+        // Give the poll time to arm and wait (this is a benchmark, not a test).
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        let called = Instant::now();
+        hive.send(&sender, waiter.as_str(), format!("wake {n}"), None)
+            .await?;
+        let committed = Instant::now();
+        let (got, answered) = poll.await?;
+        anyhow::ensure!(got?.len() == 1, "the poll did not get exactly the message");
+        hive.ack_turn(&waiter).await?;
+        from_call.push(answered.saturating_duration_since(called));
+        from_commit.push(answered.saturating_duration_since(committed));
+    }
+    from_call.sort();
+    from_commit.sort();
+    Ok((from_call, from_commit))
+}
+
+/// The same commits as one send → recv → ack, on a bare connection.
+fn floor(path: &std::path::Path, count: usize) -> anyhow::Result<Duration> {
+    let mut conn = rusqlite::Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.execute_batch(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, sender TEXT NOT NULL,
+           recipient TEXT NOT NULL, body TEXT NOT NULL, in_reply_to INTEGER, at INTEGER NOT NULL,
+           state TEXT NOT NULL DEFAULT 'pending', redelivered INTEGER NOT NULL DEFAULT 0,
+           popped_at INTEGER, handled_at INTEGER);
+         CREATE INDEX messages_inbox ON messages(recipient, state, id);",
+    )?;
+    let started = Instant::now();
+    for n in 0..count {
+        let to = format!("agent-{:03}", n % AGENTS);
+        conn.execute(
+            "INSERT INTO messages (sender, recipient, body, at) VALUES ('x', ?1, 'round', 1)",
+            [&to],
+        )?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let id: i64 = tx.query_row(
+            "SELECT id FROM messages WHERE recipient = ?1 AND state = 'pending' ORDER BY id LIMIT 10",
+            [&to],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "UPDATE messages SET state = 'inflight', popped_at = 1 WHERE id = ?1",
+            [id],
+        )?;
+        tx.commit()?;
+        conn.execute(
+            "UPDATE messages SET state = 'handled', handled_at = 1 WHERE recipient = ?1 AND state = 'inflight'",
+            [&to],
+        )?;
+    }
+    Ok(started.elapsed())
+}
+
+fn main() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = Config {
+        state_dir: dir.path().join("state"),
+        runtime_dir: dir.path().join("run"),
+        driver: DriverKind::Fake,
+        ..Config::default()
+    };
+    let store = Store::open(&config.database())?;
+    let now = SystemClock.now_unix();
+    store.blocking(|c| {
+        for i in 0..AGENTS {
+            agents::insert(
+                c,
+                &name(i).map_err(|e| hive_c0re::store::StoreError::Corrupt(e.to_string()))?,
+                None,
+                now,
+            )?;
+        }
+        Ok(())
+    })?;
+    let driver = Arc::new(FakeDriver::with_containers(config.profile, []));
+    let hive = Hive::new(config, store.clone(), driver, Arc::new(SystemClock))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+
+    println!(
+        "broker benchmark: {AGENTS} agents, WAL + synchronous=FULL, database on {}",
+        dir.path().display()
+    );
+    let (total, elapsed) = runtime.block_on(ring(&hive))?;
+    let rate = total as f64 / elapsed.as_secs_f64();
+    println!(
+        "sustained send->recv->ack: {total} messages in {:.2} s = {rate:.0} messages/s",
+        elapsed.as_secs_f64()
+    );
+
+    let (from_call, from_commit) = runtime.block_on(wake_latency(&hive))?;
+    println!(
+        "long-poll wake, send call -> recv answer: p50 {:.2} ms, p99 {:.2} ms ({WAKE_SAMPLES} samples)",
+        percentile(&from_call, 0.5).as_secs_f64() * 1e3,
+        percentile(&from_call, 0.99).as_secs_f64() * 1e3,
+    );
+    println!(
+        "long-poll wake, send committed -> recv answer: p50 {:.3} ms, p99 {:.3} ms",
+        percentile(&from_commit, 0.5).as_secs_f64() * 1e3,
+        percentile(&from_commit, 0.99).as_secs_f64() * 1e3,
+    );
+    drop(runtime);
+
+    let floor_count = total;
+    let elapsed = floor(&dir.path().join("floor.db"), floor_count)?;
+    println!(
+        "floor, bare rusqlite (insert + pop + ack commits): {floor_count} messages in {:.2} s = {:.0} messages/s",
+        elapsed.as_secs_f64(),
+        floor_count as f64 / elapsed.as_secs_f64()
+    );
+    Ok(())
+}

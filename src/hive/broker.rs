@@ -1,0 +1,122 @@
+//! Who a `send` reaches: the recipient rules, pure over a topology snapshot.
+//!
+//! `<parent>` and `<children>` are resolved against the topology *at
+//! delivery time* (the service reads the snapshot in the same write
+//! transaction that stores the rows), so a `set_parent` takes effect on the
+//! next send without restarting anybody. Rejected alternative: resolving
+//! once when an agent's socket is bound, which would route to a stale
+//! parent after every move.
+
+use super::topology::Topology;
+use crate::store::messages::{OPERATOR, Recipient};
+use crate::wire::ident::Ident;
+
+/// The sender's topology parent, or the operator for a root agent.
+pub const PARENT_RECIPIENT: &str = "<parent>";
+/// Every direct child of the sender (none: a no-op).
+pub const CHILDREN_RECIPIENT: &str = "<children>";
+/// The human operator's inbox.
+pub const OPERATOR_RECIPIENT: &str = OPERATOR;
+
+/// Why a `to` names nobody.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no recipient {0:?} in this hive: send to a managed agent, \"operator\", \"<parent>\" or \"<children>\""
+)]
+pub struct UnknownRecipient(pub String);
+
+/// The recipients of a message `sender` addresses to `to`. May be empty
+/// (`<children>` of a leaf).
+pub fn resolve(
+    topology: &Topology,
+    sender: &Ident,
+    to: &str,
+) -> Result<Vec<Recipient>, UnknownRecipient> {
+    match to {
+        PARENT_RECIPIENT => Ok(vec![
+            topology
+                .parent_of(sender)
+                .map_or(Recipient::Operator, |p| Recipient::Agent(p.clone())),
+        ]),
+        CHILDREN_RECIPIENT => Ok(topology
+            .children(sender)
+            .into_iter()
+            .map(Recipient::Agent)
+            .collect()),
+        OPERATOR_RECIPIENT => Ok(vec![Recipient::Operator]),
+        name => match Ident::new(name) {
+            Ok(agent) if topology.contains(&agent) => Ok(vec![Recipient::Agent(agent)]),
+            _ => Err(UnknownRecipient(name.chars().take(80).collect())),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    /// ruth → a → (b, c); root r
+    fn tree() -> Topology {
+        let mut m = BTreeMap::new();
+        m.insert(id("ruth"), None);
+        m.insert(id("a"), Some(id("ruth")));
+        m.insert(id("b"), Some(id("a")));
+        m.insert(id("c"), Some(id("a")));
+        m.insert(id("r"), None);
+        Topology::new(m)
+    }
+
+    fn agents(names: &[&str]) -> Vec<Recipient> {
+        names.iter().map(|n| Recipient::Agent(id(n))).collect()
+    }
+
+    #[test]
+    fn parent_is_the_topology_parent_or_the_operator_for_a_root() {
+        let t = tree();
+        assert_eq!(resolve(&t, &id("b"), "<parent>"), Ok(agents(&["a"])));
+        assert_eq!(resolve(&t, &id("a"), "<parent>"), Ok(agents(&["ruth"])));
+        assert_eq!(
+            resolve(&t, &id("r"), "<parent>"),
+            Ok(vec![Recipient::Operator])
+        );
+        assert_eq!(
+            resolve(&t, &id("ruth"), "<parent>"),
+            Ok(vec![Recipient::Operator])
+        );
+    }
+
+    #[test]
+    fn children_are_the_direct_children_only_and_a_leaf_has_none() {
+        let t = tree();
+        assert_eq!(resolve(&t, &id("a"), "<children>"), Ok(agents(&["b", "c"])));
+        assert_eq!(resolve(&t, &id("ruth"), "<children>"), Ok(agents(&["a"])));
+        assert_eq!(resolve(&t, &id("b"), "<children>"), Ok(vec![]));
+    }
+
+    #[test]
+    fn operator_and_managed_agents_are_addressed_by_name() {
+        let t = tree();
+        assert_eq!(
+            resolve(&t, &id("b"), "operator"),
+            Ok(vec![Recipient::Operator])
+        );
+        assert_eq!(resolve(&t, &id("b"), "r"), Ok(agents(&["r"])));
+        assert_eq!(resolve(&t, &id("b"), "b"), Ok(agents(&["b"])));
+    }
+
+    #[test]
+    fn an_unknown_or_malformed_recipient_is_refused_by_name() {
+        let t = tree();
+        for to in ["zed", "../etc", "", "<parents>", "system", "Ruth"] {
+            let err = resolve(&t, &id("b"), to).unwrap_err();
+            assert_eq!(err, UnknownRecipient(to.to_owned()));
+            assert!(err.to_string().contains("no recipient"), "{err}");
+        }
+    }
+}

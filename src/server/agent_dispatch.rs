@@ -1,0 +1,164 @@
+//! What each request does on an agent or the manager socket: the privilege
+//! gate first, then one exhaustive match over [`Request`], so a new variant
+//! must decide here what it does.
+//!
+//! The gate is [`Request::describe`]: a privileged variant on an agent
+//! socket is refused before anything else looks at it. Variants whose
+//! behaviour belongs to later work answer "not supported yet" instead of a
+//! silent `ok`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::agenda;
+use super::agent::Caller;
+use super::host::wire_error;
+use super::manager;
+use crate::service::{Hive, HiveError};
+use crate::store::messages::{OPERATOR, Recipient};
+use crate::wire::agenda::ToolGroup;
+use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
+
+/// The longest `from` a `wake` may claim.
+pub const MAX_WAKE_FROM: usize = 64;
+
+pub(crate) fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> Response) -> Response {
+    match result {
+        Ok(value) => ok(value),
+        Err(err) => Response::err(wire_error(&err)),
+    }
+}
+
+pub(crate) fn done<T>(result: Result<T, HiveError>) -> Response {
+    answer(result, |_| Response::Ok)
+}
+
+/// The answer to a variant whose behaviour this build does not have.
+pub fn not_supported_yet(cmd: &str) -> Response {
+    Response::err(format!("{cmd} is not supported by this hive-c0re yet"))
+}
+
+/// The answer to a privileged variant on an agent socket.
+pub fn refused_privileged(cmd: &str) -> Response {
+    Response::err(format!(
+        "privileged variant {cmd} is refused on an agent socket"
+    ))
+}
+
+fn check_wake_from(from: &str) -> Result<(), String> {
+    if from.is_empty() || from.len() > MAX_WAKE_FROM || from.chars().any(char::is_control) {
+        return Err(format!(
+            "wake: \"from\" must be 1-{MAX_WAKE_FROM} bytes without control characters"
+        ));
+    }
+    Ok(())
+}
+
+/// Answer one request from `caller`. `gone` resolves when the caller can
+/// no longer read the answer; a long poll stops waiting then.
+pub async fn dispatch(
+    hive: &Hive,
+    caller: &Caller,
+    request: Request,
+    gone: impl Future<Output = ()>,
+) -> Response {
+    let (cmd, privilege) = request.describe();
+    if privilege == Privilege::Privileged && !caller.is_manager() {
+        return refused_privileged(cmd);
+    }
+    let me = caller.name();
+    match request {
+        Request::Send {
+            to,
+            body,
+            in_reply_to,
+        } => done(hive.send(me, &to, body, in_reply_to).await),
+        Request::Recv { wait_seconds, max } => {
+            let wait = wait_seconds.map(Duration::from_secs);
+            answer(hive.recv(me, wait, max, gone).await, |messages| {
+                Response::Messages { messages }
+            })
+        }
+        Request::Status => answer(hive.unread(me).await, |unread| Response::Status { unread }),
+        Request::OperatorMsg { body } => done(hive.wake(me, OPERATOR.into(), body, false).await),
+        Request::Wake {
+            from,
+            body,
+            transient,
+        } => match check_wake_from(&from) {
+            Ok(()) => done(hive.wake(me, from, body, transient).await),
+            Err(message) => Response::err(message),
+        },
+        Request::Recent { limit } => answer(
+            hive.recent(Recipient::Agent(me.clone()), limit).await,
+            |rows| Response::Recent { rows },
+        ),
+        Request::SetStatus { text } => done(hive.set_status_text(me, text).await),
+        Request::GetAgentMeta { name } => {
+            let name = name.unwrap_or_else(|| me.clone());
+            answer(hive.agent_meta(&name).await, |(record, running)| {
+                Response::AgentMeta {
+                    name: record.name.to_string(),
+                    running,
+                    hyperhive_rev: record.deployed_sha,
+                    status_text: record.status_text,
+                    status_set_at: record.status_set_at,
+                    hive_name: None,
+                    swarm_name: None,
+                }
+            })
+        }
+        Request::AckTurn => done(hive.ack_turn(me).await),
+        Request::RequeueInflight => done(hive.requeue_inflight(me).await),
+        Request::ListDescendants => {
+            if !caller.is_manager()
+                && let Err(err) = hive
+                    .require_tool_group(me, ToolGroup::Lifecycle, "list_descendants")
+                    .await
+            {
+                return Response::err(wire_error(&err));
+            }
+            answer(hive.descendants(me).await, |list| Response::Containers {
+                containers: list
+                    .into_iter()
+                    .map(|(name, running)| ContainerInfo {
+                        name: name.to_string(),
+                        running,
+                    })
+                    .collect(),
+            })
+        }
+        Request::RequestInitConfig { name, description } => {
+            manager::request_init_config(hive, name, description).await
+        }
+        Request::RequestApplyCommit {
+            agent,
+            commit_ref,
+            description,
+        } => manager::request_apply_commit(hive, agent, commit_ref, description).await,
+        Request::RequestUpdateMetaInputs {
+            inputs,
+            description,
+        } => manager::request_update_meta_inputs(hive, inputs, description).await,
+        Request::Kill { name } => manager::lifecycle(hive, manager::Verb::Kill, &name).await,
+        Request::Start { name } => manager::lifecycle(hive, manager::Verb::Start, &name).await,
+        Request::Restart { name } => manager::lifecycle(hive, manager::Verb::Restart, &name).await,
+        Request::Update { name } => manager::lifecycle(hive, manager::Verb::Update, &name).await,
+        // Questions, reminders, loose ends, schedules: one dispatcher.
+        Request::Ask { .. }
+        | Request::Answer { .. }
+        | Request::Remind { .. }
+        | Request::GetLooseEnds { .. }
+        | Request::CountPendingReminders { .. }
+        | Request::ReminderRollup { .. }
+        | Request::CancelLooseEnd { .. }
+        | Request::RequestSchedulePrompt(_)
+        | Request::CancelSchedule { .. }
+        | Request::ListSchedules
+        | Request::FireScheduleNow { .. }
+        | Request::EditSchedule { .. } => agenda::dispatch(hive, caller, &request)
+            .await
+            .unwrap_or_else(|| not_supported_yet(cmd)),
+        Request::GetHostJournal { .. } | Request::GetLogs { .. } => not_supported_yet(cmd),
+    }
+}

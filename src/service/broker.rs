@@ -1,0 +1,331 @@
+//! The agents' side of the inboxes: send, recv (long-poll), ack, requeue,
+//! status, recent, wake, and the operator's inbox.
+//!
+//! Decisions:
+//! - **A message is a committed row before `send` answers**; a `recv` pops
+//!   in one write transaction (see [`crate::store::messages`]).
+//! - **Long-poll on a per-agent `Notify`**, armed *before* the table is
+//!   read: a delivery between the read and the wait still wakes the
+//!   waiter. Rejected alternative: polling the table on a timer, which
+//!   costs a query per waiter per tick and adds its period to every wake.
+//! - **Transient wakes live in memory only** (a bounded per-agent queue,
+//!   id 0); `recv` hands them out before stored messages.
+//! - A long poll ends early, with nothing popped, when its `cancel` future
+//!   fires (the daemon stops, the client hung up), so no message is popped
+//!   for a client that can no longer read it.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::{Hive, HiveError};
+use crate::hive::broker;
+use crate::hive::topology::Topology;
+use crate::store::agents::{self, AgentRecord};
+use crate::store::immediate;
+use crate::store::messages::{self, OPERATOR, Recipient};
+use crate::wire::agent::{DeliveredMessage, InboxRow};
+use crate::wire::ident::Ident;
+
+/// The longest a `recv` waits, whatever it asks for.
+pub const LONG_POLL_CAP: Duration = Duration::from_secs(180);
+/// How many messages a `recv` without `max` pops.
+pub const DEFAULT_RECV_MAX: u32 = 10;
+/// The most a `recv` pops at once, whatever it asks for.
+pub const RECV_MAX_CAP: u32 = 500;
+/// The most rows `recent` or the operator's inbox return.
+pub const RECENT_CAP: u64 = 1000;
+/// Transient wakes kept per agent; past this the oldest are dropped.
+pub const TRANSIENT_CAP: usize = 1000;
+
+impl Hive {
+    fn check_body(&self, body: &str) -> Result<(), HiveError> {
+        let cap = self.config().max_body_bytes;
+        if body.len() > cap {
+            return Err(HiveError::BodyTooLarge {
+                size: body.len(),
+                cap,
+            });
+        }
+        Ok(())
+    }
+
+    /// `sender` sends `body` to `to` (an agent, `operator`, `<parent>`,
+    /// `<children>`), resolved against the topology in the transaction that
+    /// stores the rows. Returns how many inboxes got it.
+    pub async fn send(
+        &self,
+        sender: &Ident,
+        to: &str,
+        body: String,
+        in_reply_to: Option<i64>,
+    ) -> Result<usize, HiveError> {
+        self.check_body(&body)?;
+        let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
+        let recipients = self
+            .store()
+            .run(move |c| {
+                let tx = immediate(c)?;
+                let topology = Topology::new(agents::parents(&tx)?);
+                let recipients = match broker::resolve(&topology, &from, &to) {
+                    Ok(r) => r,
+                    Err(unknown) => return Ok(Err(unknown)),
+                };
+                for r in &recipients {
+                    messages::insert(&tx, from.as_str(), r, &body, in_reply_to, now)?;
+                }
+                tx.commit()?;
+                Ok(Ok(recipients))
+            })
+            .await??;
+        for r in &recipients {
+            if let Recipient::Agent(name) = r {
+                self.inbox_waker(name).notify_waiters();
+            }
+        }
+        Ok(recipients.len())
+    }
+
+    /// The operator sends `body` to a managed agent.
+    pub async fn send_from_operator(&self, to: &Ident, body: String) -> Result<i64, HiveError> {
+        self.check_body(&body)?;
+        self.require(to).await?;
+        self.deliver(Recipient::Agent(to.clone()), OPERATOR, body, None)
+            .await
+    }
+
+    /// A message to `agent` from a sender it chose (`wake`); with
+    /// `transient` it is kept in memory only.
+    pub async fn wake(
+        &self,
+        agent: &Ident,
+        from: String,
+        body: String,
+        transient: bool,
+    ) -> Result<(), HiveError> {
+        self.check_body(&body)?;
+        if !transient {
+            self.deliver(Recipient::Agent(agent.clone()), &from, body, None)
+                .await?;
+            return Ok(());
+        }
+        {
+            let mut queues = self.transient();
+            let queue = queues.entry(agent.clone()).or_default();
+            if queue.len() >= TRANSIENT_CAP {
+                queue.pop_front();
+                tracing::warn!(agent = %agent, "transient wake queue full; dropped the oldest");
+            }
+            queue.push_back(DeliveredMessage {
+                from,
+                body,
+                id: 0,
+                redelivered: false,
+                in_reply_to: None,
+            });
+        }
+        self.inbox_waker(agent).notify_waiters();
+        Ok(())
+    }
+
+    /// Pop up to `max` (default [`DEFAULT_RECV_MAX`]) messages of `agent`,
+    /// oldest first, transient ones first. With `wait`, wait up to it
+    /// (capped at [`LONG_POLL_CAP`]) for at least one; an empty answer
+    /// when it runs out or `cancel` fires.
+    pub async fn recv(
+        &self,
+        agent: &Ident,
+        wait: Option<Duration>,
+        max: Option<u32>,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<Vec<DeliveredMessage>, HiveError> {
+        let max = max.unwrap_or(DEFAULT_RECV_MAX).clamp(1, RECV_MAX_CAP);
+        let wait = wait.unwrap_or(Duration::ZERO).min(LONG_POLL_CAP);
+        let deadline = tokio::time::Instant::now() + wait;
+        let waker = self.inbox_waker(agent);
+        let mut cancel = std::pin::pin!(cancel);
+        loop {
+            // Armed before the table is read: a delivery committed after
+            // the read still wakes this waiter.
+            let mut notified = std::pin::pin!(waker.notified());
+            notified.as_mut().enable();
+            let popped = self.pop(agent, max).await?;
+            if !popped.is_empty() || wait.is_zero() {
+                return Ok(popped);
+            }
+            tokio::select! {
+                () = &mut notified => {}
+                () = tokio::time::sleep_until(deadline) => return Ok(Vec::new()),
+                () = &mut cancel => return Ok(Vec::new()),
+            }
+        }
+    }
+
+    async fn pop(&self, agent: &Ident, max: u32) -> Result<Vec<DeliveredMessage>, HiveError> {
+        let mut out: Vec<DeliveredMessage> = {
+            let mut queues = self.transient();
+            match queues.get_mut(agent) {
+                Some(q) => {
+                    let n = q.len().min(max as usize);
+                    q.drain(..n).collect()
+                }
+                None => Vec::new(),
+            }
+        };
+        let room = max.saturating_sub(u32::try_from(out.len()).unwrap_or(max));
+        if room == 0 {
+            return Ok(out);
+        }
+        let (n, now) = (agent.clone(), self.now());
+        match self
+            .store()
+            .run(move |c| messages::pop(c, &n, room, now))
+            .await
+        {
+            Ok(stored) => {
+                out.extend(stored);
+                Ok(out)
+            }
+            Err(err) => {
+                self.requeue_transient(agent, out);
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Forget `agent`'s transient wakes (it was destroyed).
+    pub(crate) fn drop_transient(&self, agent: &Ident) {
+        self.transient().remove(agent);
+    }
+
+    fn requeue_transient(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
+        if messages.is_empty() {
+            return;
+        }
+        let mut queues = self.transient();
+        let queue = queues.entry(agent.clone()).or_default();
+        for m in messages.into_iter().rev() {
+            queue.push_front(m);
+        }
+    }
+
+    /// Messages popped for `agent` whose answer could not be written go
+    /// back: stored ones to pending (marked redelivered), transient ones to
+    /// the front of the queue.
+    pub async fn give_back(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
+        let (transient, stored): (Vec<_>, Vec<_>) = messages.into_iter().partition(|m| m.id == 0);
+        self.requeue_transient(agent, transient);
+        let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
+        let n = agent.clone();
+        match self
+            .store()
+            .run(move |c| messages::requeue_ids(c, &n, &ids))
+            .await
+        {
+            Ok(count) => tracing::debug!(agent = %agent, count, "gave back unanswered messages"),
+            Err(err) => tracing::error!(agent = %agent, "cannot give messages back: {err}"),
+        }
+        self.inbox_waker(agent).notify_waiters();
+    }
+
+    /// Every message popped by `agent` since its last ack is handled.
+    pub async fn ack_turn(&self, agent: &Ident) -> Result<usize, HiveError> {
+        let (n, now) = (agent.clone(), self.now());
+        Ok(self.store().run(move |c| messages::ack(c, &n, now)).await?)
+    }
+
+    /// Every popped-unacked message of `agent` goes back to pending, marked
+    /// redelivered.
+    pub async fn requeue_inflight(&self, agent: &Ident) -> Result<usize, HiveError> {
+        let n = agent.clone();
+        let count = self.store().run(move |c| messages::requeue(c, &n)).await?;
+        if count > 0 {
+            self.inbox_waker(agent).notify_waiters();
+        }
+        Ok(count)
+    }
+
+    /// How many messages wait for `agent` (stored and transient).
+    pub async fn unread(&self, agent: &Ident) -> Result<u64, HiveError> {
+        let r = Recipient::Agent(agent.clone());
+        let stored = self
+            .store()
+            .run(move |c| messages::pending_count(c, &r))
+            .await?;
+        let transient = self.transient().get(agent).map_or(0, |q| q.len() as u64);
+        Ok(stored + transient)
+    }
+
+    /// The newest `limit` (capped at [`RECENT_CAP`]) messages to
+    /// `recipient`, newest first, in any state. Changes nothing.
+    pub async fn recent(
+        &self,
+        recipient: Recipient,
+        limit: u64,
+    ) -> Result<Vec<InboxRow>, HiveError> {
+        let limit = limit.min(RECENT_CAP);
+        Ok(self
+            .store()
+            .run(move |c| messages::recent(c, &recipient, limit))
+            .await?)
+    }
+
+    /// Delete handled messages older than the retention window; how many.
+    pub async fn vacuum_messages(&self) -> Result<usize, HiveError> {
+        let retention = i64::try_from(self.config().message_retention_secs).unwrap_or(i64::MAX);
+        let before = self.now().saturating_sub(retention);
+        let n = self
+            .store()
+            .run(move |c| messages::vacuum(c, before))
+            .await?;
+        if n > 0 {
+            tracing::info!(deleted = n, "vacuumed handled messages");
+        }
+        Ok(n)
+    }
+
+    /// Set (empty: clear) `agent`'s free-text status and push its row.
+    pub async fn set_status_text(&self, agent: &Ident, text: String) -> Result<(), HiveError> {
+        self.check_body(&text)?;
+        let (n, now) = (agent.clone(), self.now());
+        self.store()
+            .run(move |c| {
+                let text = (!text.is_empty()).then_some(text);
+                agents::set_status(c, &n, text.as_deref(), now)
+            })
+            .await?;
+        self.publish(agent).await;
+        Ok(())
+    }
+
+    /// An agent's record and whether its container runs.
+    pub async fn agent_meta(&self, name: &Ident) -> Result<(AgentRecord, bool), HiveError> {
+        let record = self.require(name).await?;
+        let running = self
+            .driver()
+            .view()
+            .get(name)
+            .is_some_and(crate::containers::UnitState::is_running);
+        Ok((record, running))
+    }
+
+    /// `of`'s descendants, parents first then by name, with whether each
+    /// container runs.
+    pub async fn descendants(&self, of: &Ident) -> Result<Vec<(Ident, bool)>, HiveError> {
+        let topology = Topology::new(self.store().run(|c| agents::parents(c)).await?);
+        let view = self.driver().view();
+        Ok(topology
+            .descendants(of)
+            .into_iter()
+            .map(|n| {
+                let running = view
+                    .get(&n)
+                    .is_some_and(crate::containers::UnitState::is_running);
+                (n, running)
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+#[path = "broker_tests.rs"]
+mod tests;

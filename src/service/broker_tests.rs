@@ -1,0 +1,211 @@
+//! The broker's service methods against the fake driver, an in-memory store
+//! and a manual clock.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::clock::ManualClock;
+use crate::config::{Config, DriverKind};
+use crate::containers::fake::FakeDriver;
+use crate::store::Store;
+
+/// Every waiting test ends within this.
+const LIMIT: Duration = Duration::from_secs(10);
+
+fn id(s: &str) -> Ident {
+    Ident::new(s).unwrap()
+}
+
+async fn hive() -> (Hive, Arc<ManualClock>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        state_dir: dir.path().join("state"),
+        runtime_dir: dir.path().join("run"),
+        driver: DriverKind::Fake,
+        max_body_bytes: 100,
+        message_retention_secs: 3600,
+        ..Config::default()
+    };
+    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
+    let clock = Arc::new(ManualClock::new(1000));
+    let hive = Hive::new(
+        config,
+        Store::open_in_memory().unwrap(),
+        driver,
+        clock.clone(),
+    )
+    .unwrap();
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.spawn(&id("bob")).await.unwrap();
+    // Start from empty inboxes (spawns tell the manager).
+    hive.recv(&id("ruth"), None, Some(100), std::future::pending())
+        .await
+        .unwrap();
+    hive.ack_turn(&id("ruth")).await.unwrap();
+    (hive, clock, dir)
+}
+
+async fn recv_now(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
+    hive.recv(&id(who), None, Some(100), std::future::pending())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn handled_messages_are_vacuumed_after_the_retention_and_no_sooner() {
+    let (hive, clock, _dir) = hive().await;
+    hive.send(&id("alice"), "bob", "handled".into(), None)
+        .await
+        .unwrap();
+    hive.send(&id("alice"), "bob", "still in flight".into(), None)
+        .await
+        .unwrap();
+    let got = hive
+        .recv(&id("bob"), None, Some(1), std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(got[0].body, "handled");
+    hive.ack_turn(&id("bob")).await.unwrap();
+    recv_now(&hive, "bob").await; // the second one is now in flight, unacked
+    hive.send(&id("alice"), "operator", "for the operator".into(), None)
+        .await
+        .unwrap();
+    clock.advance(3600);
+    assert_eq!(hive.vacuum_messages().await.unwrap(), 0, "not yet past");
+    clock.advance(1);
+    // bob's handled message and the manager's two acked spawn events.
+    assert_eq!(hive.vacuum_messages().await.unwrap(), 3);
+    let left: Vec<String> = hive
+        .recent(Recipient::Agent(id("bob")), 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(left, ["still in flight"]);
+    assert_eq!(hive.recent(Recipient::Operator, 10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_body_over_the_cap_is_refused_naming_its_size_and_the_cap() {
+    let (hive, _clock, _dir) = hive().await;
+    let err = hive
+        .send(&id("alice"), "bob", "x".repeat(101), None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "message body is 101 bytes, over this hive's cap of 100 bytes (max_body_bytes); \
+         shorten it or put the text in a file and send its path"
+    );
+    assert!(
+        hive.send(&id("alice"), "bob", "x".repeat(100), None)
+            .await
+            .is_ok()
+    );
+    assert!(matches!(
+        hive.wake(&id("bob"), "x".into(), "y".repeat(101), true)
+            .await,
+        Err(HiveError::BodyTooLarge {
+            size: 101,
+            cap: 100
+        })
+    ));
+}
+
+#[tokio::test]
+async fn a_transient_wake_is_handed_out_once_first_and_never_stored() {
+    let (hive, _clock, _dir) = hive().await;
+    hive.send(&id("alice"), "bob", "stored".into(), None)
+        .await
+        .unwrap();
+    hive.wake(&id("bob"), "bash".into(), "job 3 done".into(), true)
+        .await
+        .unwrap();
+    assert_eq!(hive.unread(&id("bob")).await.unwrap(), 2);
+    let got = recv_now(&hive, "bob").await;
+    let seen: Vec<(&str, &str, i64)> = got
+        .iter()
+        .map(|m| (m.from.as_str(), m.body.as_str(), m.id))
+        .collect();
+    assert_eq!(seen[0], ("bash", "job 3 done", 0));
+    assert_eq!(seen[1].1, "stored");
+    assert!(
+        hive.recent(Recipient::Agent(id("bob")), 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.body != "job 3 done")
+    );
+    assert!(recv_now(&hive, "bob").await.is_empty());
+}
+
+#[tokio::test]
+async fn recv_pops_at_most_max_oldest_first() {
+    let (hive, _clock, _dir) = hive().await;
+    for n in 0..5 {
+        hive.send(&id("alice"), "bob", format!("m{n}"), None)
+            .await
+            .unwrap();
+    }
+    let first = hive
+        .recv(&id("bob"), None, Some(2), std::future::pending())
+        .await
+        .unwrap();
+    let rest = recv_now(&hive, "bob").await;
+    let bodies: Vec<&str> = first.iter().chain(&rest).map(|m| m.body.as_str()).collect();
+    assert_eq!(bodies, ["m0", "m1", "m2", "m3", "m4"]);
+    assert_eq!(first.len(), 2);
+}
+
+#[tokio::test]
+async fn a_long_poll_returns_empty_at_its_deadline() {
+    let (hive, _clock, _dir) = hive().await;
+    let started = Instant::now();
+    let got = tokio::time::timeout(
+        LIMIT,
+        hive.recv(
+            &id("bob"),
+            Some(Duration::from_secs(1)),
+            None,
+            std::future::pending(),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(got.is_empty());
+    assert!(started.elapsed() >= Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn a_long_poll_wakes_on_a_requeue() {
+    let (hive, _clock, _dir) = hive().await;
+    hive.send(&id("alice"), "bob", "first".into(), None)
+        .await
+        .unwrap();
+    recv_now(&hive, "bob").await;
+    let poll = {
+        let hive = hive.clone();
+        tokio::spawn(async move {
+            hive.recv(
+                &id("bob"),
+                Some(Duration::from_secs(60)),
+                None,
+                std::future::pending(),
+            )
+            .await
+        })
+    };
+    // Whether the poll is already waiting or not, the requeued row reaches
+    // it well before its 60 s.
+    hive.requeue_inflight(&id("bob")).await.unwrap();
+    let got = tokio::time::timeout(LIMIT, poll)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got[0].body, "first");
+    assert!(got[0].redelivered);
+}
