@@ -157,7 +157,7 @@ pub enum AgendaError {
     },
     /// Ask the operator for a grant (`hivectl grant`).
     #[error(
-        "\"{caller}\" needs the {} tool group for {what}; the operator grants it with `hivectl grant {caller} --tool-group {}`",
+        "{what} needs the `{}` tool group, which agent \"{caller}\" does not have; the operator grants it with `hivectl grant {caller} --tool-group {}`",
         .group.as_str(), .group.as_str()
     )]
     NeedsToolGroup {
@@ -174,7 +174,9 @@ pub enum AgendaError {
         caller: Ident,
         capability: Capability,
     },
-    #[error("only the manager may withdraw an approval")]
+    #[error(
+        "cancel_loose_end of an approval is for the manager only; ask the manager or the operator to withdraw it"
+    )]
     ApprovalNeedsManager,
 }
 
