@@ -29,6 +29,10 @@ pub const REMINDER_INLINE_MAX: usize = 4 * 1024;
 pub const REMINDER_FILE_MAX: usize = 1024 * 1024;
 /// Longest `file_path`, in bytes.
 pub const FILE_PATH_MAX: usize = 255;
+/// Most undelivered reminders one agent may have at a time.
+pub const MAX_PENDING_REMINDERS: u64 = 1000;
+/// Most open questions one agent may have asked at a time.
+pub const MAX_OPEN_QUESTIONS: u64 = 100;
 /// Longest question or answer text.
 pub const QUESTION_MAX: usize = 16 * 1024;
 /// The answerer of a question whose TTL ran out.
@@ -135,6 +139,15 @@ pub enum AgendaError {
         len: usize,
         max: usize,
         hint: &'static str,
+    },
+    /// Let some run out (or cancel them) before adding more.
+    #[error(
+        "{who} already has {max} {what}; cancel some with cancel_loose_end or let them run out"
+    )]
+    TooMany {
+        who: String,
+        what: &'static str,
+        max: u64,
     },
     /// Give a relative path inside the agent's own state directory.
     #[error(

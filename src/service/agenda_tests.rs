@@ -626,3 +626,46 @@ async fn owners_cancel_their_loose_ends_and_nobody_else_does() {
         AgendaError::ApprovalNeedsManager
     );
 }
+
+#[tokio::test]
+async fn an_agent_cannot_pile_up_reminders_or_open_questions_past_the_caps() {
+    let w = World::new().await;
+    w.hive
+        .store()
+        .run(|c| {
+            let tx = crate::store::immediate(c)?;
+            for n in 0..crate::hive::agenda::MAX_PENDING_REMINDERS {
+                crate::store::reminders::insert(&tx, "alice", "r", T0 + 60, T0 + n as i64)?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let more = w
+        .hive
+        .remind(
+            &id("alice"),
+            "one too many".into(),
+            ReminderTiming::InSeconds { seconds: 1 },
+            None,
+        )
+        .await;
+    assert!(matches!(
+        agenda(more.unwrap_err()),
+        AgendaError::TooMany { max: 1000, .. }
+    ));
+    for _ in 0..crate::hive::agenda::MAX_OPEN_QUESTIONS {
+        ask(&w, "bob", None, None).await;
+    }
+    let more = w
+        .hive
+        .ask(&id("bob"), "again?".into(), vec![], false, None, None)
+        .await;
+    assert!(matches!(
+        agenda(more.unwrap_err()),
+        AgendaError::TooMany { max: 100, .. }
+    ));
+    // Another agent is not affected.
+    ask(&w, "kid", None, None).await;
+}

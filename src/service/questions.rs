@@ -6,7 +6,9 @@
 //! never half-asked, an answer never lost between the two writes.
 
 use super::{Hive, HiveError};
-use crate::hive::agenda::{AgendaError, Answerer, QUESTION_MAX, TTL_WATCHDOG, check_len};
+use crate::hive::agenda::{
+    AgendaError, Answerer, MAX_OPEN_QUESTIONS, QUESTION_MAX, TTL_WATCHDOG, check_len,
+};
 use crate::store::agents::ident;
 use crate::store::messages::{self, Recipient};
 use crate::store::questions::{self, NewQuestion, QuestionRow};
@@ -58,6 +60,13 @@ impl Hive {
             .store()
             .run(move |c| {
                 let tx = immediate(c)?;
+                if questions::count_open_of(&tx, &new.asker)? >= MAX_OPEN_QUESTIONS {
+                    return Ok(Err(AgendaError::TooMany {
+                        who: new.asker.clone(),
+                        what: "open questions",
+                        max: MAX_OPEN_QUESTIONS,
+                    }));
+                }
                 let id = questions::insert(&tx, &new, now)?;
                 if let Some(target) = &target {
                     let event = HelperEvent::QuestionAsked {
@@ -71,9 +80,9 @@ impl Hive {
                     messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
                 }
                 tx.commit()?;
-                Ok(id)
+                Ok(Ok(id))
             })
-            .await?;
+            .await??;
         if let Some(target) = &to {
             self.wake_inbox(&Recipient::Agent(target.clone()));
         }

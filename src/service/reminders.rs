@@ -4,7 +4,8 @@
 //!
 //! Caps: a message kept inline may be [`REMINDER_INLINE_MAX`] (4 KiB); one
 //! written to `file_path` may be [`REMINDER_FILE_MAX`] (1 MiB), and the
-//! inbox then gets a short path reference instead.
+//! inbox then gets a short path reference instead. An agent may have
+//! [`MAX_PENDING_REMINDERS`] (1000) undelivered reminders at a time.
 //!
 //! The file is written without trusting anything the agent controls: the
 //! path is checked lexically (relative, no `..`), then walked one component
@@ -29,10 +30,10 @@ use nix::sys::stat::{Mode, mkdirat};
 
 use super::{Hive, HiveError};
 use crate::hive::agenda::{
-    AgendaError, REMINDER_FILE_MAX, REMINDER_INLINE_MAX, check_len, check_relative_path,
-    reminder_due,
+    AgendaError, MAX_PENDING_REMINDERS, REMINDER_FILE_MAX, REMINDER_INLINE_MAX, check_len,
+    check_relative_path, reminder_due,
 };
-use crate::store::reminders;
+use crate::store::{immediate, reminders};
 use crate::wire::agenda::ReminderTiming;
 use crate::wire::ident::Ident;
 
@@ -49,6 +50,15 @@ impl Hive {
     ) -> Result<i64, HiveError> {
         let now = self.now();
         let due = reminder_due(&timing, now);
+        let o = owner.to_string();
+        if self
+            .store()
+            .run(move |c| reminders::count_pending(c, Some(&o)))
+            .await?
+            >= MAX_PENDING_REMINDERS
+        {
+            return Err(too_many(owner));
+        }
         let stored = match file_path {
             None => {
                 check_len(
@@ -79,14 +89,34 @@ impl Hive {
             }
         };
         let o = owner.to_string();
+        // Checked again where it counts, in the inserting transaction; the
+        // first check only spares writing a file that would be refused.
         let id = self
             .store()
-            .run(move |c| reminders::insert(c, &o, &stored, due, now))
-            .await?;
+            .run(move |c| {
+                let tx = immediate(c)?;
+                if reminders::count_pending(&tx, Some(&o))? >= MAX_PENDING_REMINDERS {
+                    return Ok(None);
+                }
+                let id = reminders::insert(&tx, &o, &stored, due, now)?;
+                tx.commit()?;
+                Ok(Some(id))
+            })
+            .await?
+            .ok_or_else(|| too_many(owner))?;
         tracing::info!(id, owner = %owner, due, "reminder scheduled");
         self.publish(owner).await;
         Ok(id)
     }
+}
+
+fn too_many(owner: &Ident) -> HiveError {
+    AgendaError::TooMany {
+        who: owner.to_string(),
+        what: "pending reminders",
+        max: MAX_PENDING_REMINDERS,
+    }
+    .into()
 }
 
 fn refused(path: &str, why: &'static str) -> HiveError {

@@ -128,8 +128,12 @@ impl Hive {
         let due = self.store().run(move |c| schedules::due(c, now)).await?;
         let mut fired = 0;
         for id in due {
-            if matches!(self.fire(id, true).await?, Fired::Delivered(_)) {
-                fired += 1;
+            // One schedule that cannot fire must not hold up the others; it
+            // stays due and is tried again at the next tick.
+            match self.fire(id, true).await {
+                Ok(Fired::Delivered(_)) => fired += 1,
+                Ok(_) => {}
+                Err(err) => tracing::error!(id, "schedule did not fire: {err}"),
             }
         }
         Ok(fired)

@@ -134,6 +134,16 @@ pub fn open_of(conn: &Connection, agent: &str) -> Result<Vec<QuestionRow>, Store
     )
 }
 
+/// How many open questions `asker` has asked.
+pub fn count_open_of(conn: &Connection, asker: &str) -> Result<u64, StoreError> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM questions WHERE answered_at IS NULL AND asker = ?1",
+        [asker],
+        |r| r.get(0),
+    )?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// Open questions whose TTL ran out at `now`.
 pub fn expired(conn: &Connection, now: i64) -> Result<Vec<QuestionRow>, StoreError> {
     query(
