@@ -10,7 +10,12 @@
 //!    from the start of the `send` call (and from its commit) to the
 //!    poll's answer, p50/p99.
 //! 3. The floor: the same three commits per message (insert, pop, ack) done
-//!    by a bare rusqlite loop on its own connection, same pragmas.
+//!    by a bare rusqlite loop on its own connection, same pragmas — and the
+//!    same loop with `synchronous=NORMAL`, the price of FULL.
+//!
+//! Both are bound by fsync (three commits per message), whose cost on a
+//! shared disk swings from run to run; ring and floor therefore alternate
+//! [`REPS`] times and the medians are printed beside each run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,7 +29,8 @@ use hive_c0re::store::{Store, agents};
 use hive_c0re::wire::ident::Ident;
 
 const AGENTS: usize = 100;
-const ROUNDS: usize = 20;
+const ROUNDS: usize = 10;
+const REPS: usize = 3;
 const WAKE_SAMPLES: usize = 200;
 
 fn name(i: usize) -> anyhow::Result<Ident> {
@@ -107,10 +113,15 @@ async fn wake_latency(hive: &Hive) -> anyhow::Result<(Vec<Duration>, Vec<Duratio
 }
 
 /// The same commits as one send → recv → ack, on a bare connection.
-fn floor(path: &std::path::Path, count: usize) -> anyhow::Result<Duration> {
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn floor(path: &std::path::Path, count: usize, synchronous: &str) -> anyhow::Result<Duration> {
     let mut conn = rusqlite::Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "synchronous", synchronous)?;
     conn.execute_batch(
         "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, sender TEXT NOT NULL,
            recipient TEXT NOT NULL, body TEXT NOT NULL, in_reply_to INTEGER, at INTEGER NOT NULL,
@@ -175,11 +186,39 @@ fn main() -> anyhow::Result<()> {
         "broker benchmark: {AGENTS} agents, WAL + synchronous=FULL, database on {}",
         dir.path().display()
     );
-    let (total, elapsed) = runtime.block_on(ring(&hive))?;
-    let rate = total as f64 / elapsed.as_secs_f64();
+    let (mut ring_rates, mut floor_rates, mut normal_rates) = (Vec::new(), Vec::new(), Vec::new());
+    for rep in 0..REPS {
+        let (total, elapsed) = runtime.block_on(ring(&hive))?;
+        let rate = total as f64 / elapsed.as_secs_f64();
+        println!(
+            "run {rep}: sustained send->recv->ack: {total} messages in {:.2} s = {rate:.0} messages/s",
+            elapsed.as_secs_f64()
+        );
+        ring_rates.push(rate);
+        let elapsed = floor(&dir.path().join(format!("floor-{rep}.db")), total, "FULL")?;
+        let rate = total as f64 / elapsed.as_secs_f64();
+        println!(
+            "run {rep}: floor, bare rusqlite (insert + pop + ack commits): {total} messages in {:.2} s = {rate:.0} messages/s",
+            elapsed.as_secs_f64()
+        );
+        floor_rates.push(rate);
+        let elapsed = floor(
+            &dir.path().join(format!("normal-{rep}.db")),
+            total,
+            "NORMAL",
+        )?;
+        let rate = total as f64 / elapsed.as_secs_f64();
+        println!(
+            "run {rep}: same loop with synchronous=NORMAL: {total} messages in {:.2} s = {rate:.0} messages/s",
+            elapsed.as_secs_f64()
+        );
+        normal_rates.push(rate);
+    }
     println!(
-        "sustained send->recv->ack: {total} messages in {:.2} s = {rate:.0} messages/s",
-        elapsed.as_secs_f64()
+        "median: broker {:.0} messages/s, bare rusqlite floor {:.0} messages/s, NORMAL {:.0} messages/s",
+        median(ring_rates),
+        median(floor_rates),
+        median(normal_rates)
     );
 
     let (from_call, from_commit) = runtime.block_on(wake_latency(&hive))?;
@@ -192,15 +231,6 @@ fn main() -> anyhow::Result<()> {
         "long-poll wake, send committed -> recv answer: p50 {:.3} ms, p99 {:.3} ms",
         percentile(&from_commit, 0.5).as_secs_f64() * 1e3,
         percentile(&from_commit, 0.99).as_secs_f64() * 1e3,
-    );
-    drop(runtime);
-
-    let floor_count = total;
-    let elapsed = floor(&dir.path().join("floor.db"), floor_count)?;
-    println!(
-        "floor, bare rusqlite (insert + pop + ack commits): {floor_count} messages in {:.2} s = {:.0} messages/s",
-        elapsed.as_secs_f64(),
-        floor_count as f64 / elapsed.as_secs_f64()
     );
     Ok(())
 }
