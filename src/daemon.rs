@@ -1,6 +1,10 @@
 //! `hive-c0re serve`: start-up, serving, and a bounded drain on SIGTERM.
 //!
 //! Order matters for `Type=notify`: READY=1 goes out only after the store is
+//! migrated, host.sock accepts and the driver's first view is loaded, so a
+//! unit that is `active` is a daemon that answers correctly. Containers are
+//! units of their own: stopping the daemon never stops them. The agenda's
+//! timer ticks once before READY=1 (catch-up) and then every second.
 //! migrated, host.sock accepts, every agent socket and the manager socket
 //! are bound and the driver's first view is loaded, so a unit that is
 //! `active` is a daemon that answers correctly. Agent sockets are always
@@ -70,6 +74,12 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         tracing::warn!("first container view incomplete: {err}");
     }
     let hive = Hive::new(config.clone(), store, driver, Arc::new(SystemClock))?;
+    // Catch up: what fell due while the daemon was down goes out now, once.
+    notify::status("delivering what fell due while stopped");
+    match hive.tick().await {
+        Ok(done) => tracing::info!(?done, "agenda caught up"),
+        Err(err) => tracing::error!("agenda catch-up failed: {err}; the timer retries"),
+    }
 
     let (listener, bound_path) = host_listener(&config, &mut fds)?;
     for name in fds.keys() {
@@ -98,6 +108,7 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     }
 
     tokio::spawn(hive.clone().watch_units());
+    tokio::spawn(hive.clone().run_timer(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
     let accept = {
         let (hive, shutdown2) = (hive.clone(), shutdown.clone());

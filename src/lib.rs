@@ -24,6 +24,11 @@
 //! - [`clock`]: time as a parameter.
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
 //! - [`store`]: SQLite — open, migrations, one file per table family.
+//! - [`hive`]: the rules without IO (approvals, topology, roster, the
+//!   agenda's scoping, due times and caps).
+//! - [`service`]: the hive as a service — rules applied with store and driver;
+//!   questions, reminders, loose ends, schedules, grants and the agenda timer.
+//! - [`server`]: framing, the accept loop, the socket dispatchers.
 //! - [`hive`]: the rules without IO (approvals, topology, roster, broker
 //!   recipients).
 //! - [`service`]: the hive as a service — rules applied with store and driver.

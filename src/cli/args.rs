@@ -14,6 +14,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::JournalPriority;
+use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope};
 use crate::wire::ident::Ident;
 
@@ -138,6 +139,34 @@ pub enum Command {
     },
     /// Show this hive's domain and browser URLs.
     Urls,
+    /// Show open questions (asked of the operator or of an agent).
+    Questions,
+    /// Answer a question as the operator.
+    Answer {
+        /// The question's id, as `hivectl questions` shows it.
+        id: i64,
+        /// The answer text.
+        text: String,
+    },
+    /// Show scheduled prompts.
+    Schedules,
+    /// Cancel a scheduled prompt, or only some of its targets.
+    CancelSchedule {
+        /// The schedule's id, as `hivectl schedules` shows it.
+        id: i64,
+        /// Cancel only these targets (agent names or `operator`).
+        #[arg(long = "target", value_name = "TARGET")]
+        targets: Vec<String>,
+    },
+    /// Show agents' capabilities and tool groups.
+    Grants {
+        /// Only this agent.
+        name: Option<Ident>,
+    },
+    /// Grant an agent a capability or a tool group.
+    Grant(GrantArgs),
+    /// Revoke a capability or a tool group from an agent.
+    Revoke(GrantArgs),
     /// Show the operator's inbox: messages agents sent to `operator`, newest first.
     Inbox {
         /// How many messages to show.
@@ -209,6 +238,36 @@ fn priority_parser() -> impl clap::builder::TypedValueParser<Value = JournalPrio
     let names: Vec<&'static str> = JournalPriority::ALL.iter().map(|p| p.as_str()).collect();
     clap::builder::PossibleValuesParser::new(names).try_map(|name: String| {
         JournalPriority::parse(&name).ok_or_else(|| format!("unknown priority {name:?}"))
+    })
+}
+
+/// What `grant`/`revoke` change: exactly one capability or tool group.
+#[derive(Debug, Clone, Args)]
+#[group(skip)]
+#[command(group(ArgGroup::new("grant").required(true).args(["capability", "tool_group"])))]
+pub struct GrantArgs {
+    /// The agent's name.
+    pub name: Ident,
+    /// A capability: manage_root_agent, read_host_journal, query_agent_state.
+    #[arg(long, value_parser = parse_capability)]
+    pub capability: Option<Capability>,
+    /// A tool group: messaging, meta, inbox, lifecycle, approvals,
+    /// scheduling, diagnostics, execution, web_tools.
+    #[arg(long, value_parser = parse_tool_group)]
+    pub tool_group: Option<ToolGroup>,
+}
+
+fn parse_capability(value: &str) -> Result<Capability, String> {
+    Capability::parse(value).ok_or_else(|| {
+        let known: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+        format!("unknown capability; known: {}", known.join(", "))
+    })
+}
+
+fn parse_tool_group(value: &str) -> Result<ToolGroup, String> {
+    ToolGroup::parse(value).ok_or_else(|| {
+        let known: Vec<&str> = ToolGroup::ALL.iter().map(|g| g.as_str()).collect();
+        format!("unknown tool group; known: {}", known.join(", "))
     })
 }
 
@@ -331,6 +390,27 @@ impl Command {
                 since: since.clone(),
                 until: until.clone(),
             }),
+            Self::Questions => call(HostRequest::Questions),
+            Self::Answer { id, text } => call(HostRequest::Answer {
+                id: *id,
+                answer: text.clone(),
+            }),
+            Self::Schedules => call(HostRequest::Schedules),
+            Self::CancelSchedule { id, targets } => call(HostRequest::CancelSchedule {
+                id: *id,
+                targets: (!targets.is_empty()).then(|| targets.clone()),
+            }),
+            Self::Grants { name } => call(HostRequest::Grants { name: name.clone() }),
+            Self::Grant(g) => call(HostRequest::Grant {
+                name: g.name.clone(),
+                capability: g.capability,
+                tool_group: g.tool_group,
+            }),
+            Self::Revoke(g) => call(HostRequest::Revoke {
+                name: g.name.clone(),
+                capability: g.capability,
+                tool_group: g.tool_group,
+            }),
             Self::Inbox { limit } => call(HostRequest::Inbox {
                 limit: Some(*limit),
             }),
@@ -425,6 +505,55 @@ mod tests {
         ] {
             assert_eq!(line(args), want, "{args:?}");
         }
+    }
+
+    #[test]
+    fn agenda_verbs_send_their_cmd_and_fields() {
+        for (args, want) in [
+            (&["questions"][..], r#"{"cmd":"questions"}"#),
+            (
+                &["answer", "3", "yes, ship it"],
+                r#"{"cmd":"answer","id":3,"answer":"yes, ship it"}"#,
+            ),
+            (&["schedules"], r#"{"cmd":"schedules"}"#),
+            (
+                &["cancel-schedule", "4"],
+                r#"{"cmd":"cancel_schedule","id":4}"#,
+            ),
+            (
+                &["cancel-schedule", "4", "--target", "alice"],
+                r#"{"cmd":"cancel_schedule","id":4,"targets":["alice"]}"#,
+            ),
+            (&["grants"], r#"{"cmd":"grants"}"#),
+            (&["grants", "alice"], r#"{"cmd":"grants","name":"alice"}"#),
+            (
+                &["grant", "alice", "--capability", "query_agent_state"],
+                r#"{"cmd":"grant","name":"alice","capability":"query_agent_state"}"#,
+            ),
+            (
+                &["revoke", "alice", "--tool-group", "web_tools"],
+                r#"{"cmd":"revoke","name":"alice","tool_group":"web_tools"}"#,
+            ),
+        ] {
+            assert_eq!(line(args), want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn grant_needs_exactly_one_known_capability_or_tool_group() {
+        assert!(parse(&["grant", "alice"]).is_err());
+        assert!(parse(&["grant", "alice", "--capability", "root"]).is_err());
+        assert!(
+            parse(&[
+                "grant",
+                "alice",
+                "--capability",
+                "query_agent_state",
+                "--tool-group",
+                "meta"
+            ])
+            .is_err()
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use crate::clock::rfc3339;
 use std::fmt::Write as _;
 
+use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
 use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
@@ -28,6 +29,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
             journal_lines(response.entries.as_deref().unwrap_or(&[]))
         }
+        HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),
+        HostRequest::Schedules => schedules_table(response.schedules.as_deref().unwrap_or(&[])),
+        HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
         HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
         HostRequest::SubscribeAgentStatus
         | HostRequest::SetPaused { .. }
@@ -43,6 +47,10 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         | HostRequest::Approve { .. }
         | HostRequest::Deny { .. }
         | HostRequest::SetParent { .. }
+        | HostRequest::Answer { .. }
+        | HostRequest::CancelSchedule { .. }
+        | HostRequest::Grant { .. }
+        | HostRequest::Revoke { .. }
         | HostRequest::Send { .. } => String::new(),
     }
 }
@@ -135,6 +143,91 @@ pub fn approvals_table(rows: &[Approval]) -> String {
         ],
         &body,
     )
+}
+
+/// Open questions as a table.
+pub fn questions_table(rows: &[WireQuestion]) -> String {
+    if rows.is_empty() {
+        return "no open questions\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|q| {
+            let expires = q.expires_at.map(rfc3339);
+            vec![
+                q.id.to_string(),
+                clean(&q.asker),
+                or_dash(Some(q.target.as_deref().unwrap_or("operator"))),
+                rfc3339(q.asked_at),
+                or_dash(expires.as_deref()),
+                or_dash(Some(&q.options.join(if q.multi { " + " } else { " | " }))),
+                or_dash(Some(&q.question)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &[
+            "ID", "ASKER", "TO", "ASKED", "EXPIRES", "OPTIONS", "QUESTION",
+        ],
+        &body,
+    )
+}
+
+/// Scheduled prompts as a table.
+pub fn schedules_table(rows: &[WireSchedule]) -> String {
+    if rows.is_empty() {
+        return "no schedules\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|s| {
+            let targets: Vec<String> = s
+                .targets
+                .iter()
+                .map(|t| match t.cancelled_at_unix {
+                    Some(_) => format!("{} (cancelled)", t.target),
+                    None => t.target.clone(),
+                })
+                .collect();
+            let state = match s.cancelled_at_unix {
+                Some(at) => format!("ended {}", rfc3339(at)),
+                None => format!("next {}", rfc3339(s.next_fire_at_unix)),
+            };
+            vec![
+                s.id.to_string(),
+                state,
+                s.interval_seconds
+                    .map_or_else(|| "once".to_owned(), |i| format!("every {i} s")),
+                or_dash(Some(&targets.join(", "))),
+                or_dash(s.description.as_deref()),
+                or_dash(Some(&s.body)),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &["ID", "STATE", "REPEAT", "TARGETS", "DESCRIPTION", "BODY"],
+        &body,
+    )
+}
+
+/// Grants as a table.
+pub fn grants_table(rows: &[AgentGrants]) -> String {
+    if rows.is_empty() {
+        return "no managed agents\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|g| {
+            let caps: Vec<&str> = g.capabilities.iter().map(|c| c.as_str()).collect();
+            let groups: Vec<&str> = g.tool_groups.iter().map(|t| t.as_str()).collect();
+            vec![
+                clean(&g.name),
+                or_dash(Some(&caps.join(","))),
+                or_dash(Some(&groups.join(","))),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(&["NAME", "CAPABILITIES", "TOOL GROUPS"], &body)
 }
 
 /// The operator's inbox as a table, newest first. Bodies are cleaned and

@@ -211,3 +211,59 @@ fn the_inbox_table_is_newest_first_with_clean_bodies_and_reply_ids() {
     );
     assert_eq!(inbox_table(&[]), "no messages\n");
 }
+
+#[test]
+fn a_question_asked_by_an_agent_cannot_smuggle_escape_sequences_into_the_table() {
+    let q = WireQuestion {
+        id: 3,
+        asker: "alice".into(),
+        target: None,
+        question: "ok?\u{1b}[2J\nrm -rf".into(),
+        options: vec!["yes".into(), "no".into()],
+        multi: false,
+        asked_at: 1_796_040_000,
+        expires_at: None,
+    };
+    assert_eq!(
+        questions_table(&[q]),
+        "ID  ASKER  TO        ASKED                 EXPIRES  OPTIONS   QUESTION\n\
+         3   alice  operator  2026-11-30T12:00:00Z  -        yes | no  ok? [2J rm -rf\n"
+    );
+    assert_eq!(questions_table(&[]), "no open questions\n");
+}
+
+#[test]
+fn the_schedules_table_shows_the_next_fire_or_the_end_and_cancelled_targets() {
+    use crate::wire::agenda::{WireScheduleSource, WireScheduleTarget};
+    let target = |t: &str, cancelled: Option<i64>| WireScheduleTarget {
+        target: t.into(),
+        cancelled_at_unix: cancelled,
+        last_fired_at_unix: None,
+        last_result: None,
+    };
+    let live = WireSchedule {
+        id: 1,
+        owner: "ruth".into(),
+        body: "standup".into(),
+        interval_seconds: Some(86_400),
+        next_fire_at_unix: 1_796_040_000,
+        created_at_unix: 0,
+        source: WireScheduleSource::Approval { id: 4 },
+        cancelled_at_unix: None,
+        description: None,
+        targets: vec![target("alice", None), target("bob", Some(5))],
+    };
+    let ended = WireSchedule {
+        id: 2,
+        interval_seconds: None,
+        cancelled_at_unix: Some(1_796_040_000),
+        targets: vec![target("operator", Some(1_796_040_000))],
+        ..live.clone()
+    };
+    assert_eq!(
+        schedules_table(&[live, ended]),
+        "ID  STATE                       REPEAT         TARGETS                 DESCRIPTION  BODY\n\
+         1   next 2026-11-30T12:00:00Z   every 86400 s  alice, bob (cancelled)  -            standup\n\
+         2   ended 2026-11-30T12:00:00Z  once           operator (cancelled)    -            standup\n"
+    );
+}

@@ -26,32 +26,12 @@ use super::agent_dispatch::dispatch;
 use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
 use crate::service::Hive;
 use crate::wire::agent::{Request, Response};
-use crate::wire::ident::Ident;
 
 /// How long a client may take to read an answer.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Who is on the other end of a socket, decided by which socket it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// An agent, on `agents/<name>/mcp.sock`.
-    Agent(Ident),
-    /// The manager (its logical name), on `manager/mcp.sock`.
-    Manager(Ident),
-}
-
-impl Caller {
-    /// The caller's name as a sender and recipient.
-    pub fn name(&self) -> &Ident {
-        match self {
-            Self::Agent(name) | Self::Manager(name) => name,
-        }
-    }
-
-    pub fn is_manager(&self) -> bool {
-        matches!(self, Self::Manager(_))
-    }
-}
+pub use crate::hive::agenda::Caller;
 
 /// Parse one request line, or say what is wrong with it.
 pub fn parse_request(line: &[u8]) -> Result<Request, String> {

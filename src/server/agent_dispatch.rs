@@ -10,12 +10,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::agenda;
 use super::agent::Caller;
 use super::host::wire_error;
 use super::manager;
 use crate::service::{Hive, HiveError};
 use crate::store::messages::{OPERATOR, Recipient};
-use crate::wire::agenda::CancelLooseEndKind;
+use crate::wire::agenda::ToolGroup;
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
 
 /// The longest `from` a `wake` may claim.
@@ -110,11 +111,12 @@ pub async fn dispatch(
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {
-            if !caller.is_manager() {
-                return Response::err(format!(
-                    "list_descendants needs the `lifecycle` tool group, which agent \"{me}\" \
-                     does not have (agents get messaging, meta, inbox and execution by default)"
-                ));
+            if !caller.is_manager()
+                && let Err(err) = hive
+                    .require_tool_group(me, ToolGroup::Lifecycle, "list_descendants")
+                    .await
+            {
+                return Response::err(wire_error(&err));
             }
             answer(hive.descendants(me).await, |list| Response::Containers {
                 containers: list
@@ -126,18 +128,6 @@ pub async fn dispatch(
                     .collect(),
             })
         }
-        Request::CancelLooseEnd { kind, id } => match kind {
-            CancelLooseEndKind::Approval if caller.is_manager() => {
-                done(hive.cancel_approval(id).await)
-            }
-            CancelLooseEndKind::Approval => Response::err(
-                "cancel_loose_end of an approval is for the manager only; \
-                 ask the manager or the operator to withdraw it",
-            ),
-            CancelLooseEndKind::Question | CancelLooseEndKind::Reminder => {
-                not_supported_yet("cancel_loose_end of a question or reminder")
-            }
-        },
         Request::RequestInitConfig { name, description } => {
             manager::request_init_config(hive, name, description).await
         }
@@ -154,20 +144,21 @@ pub async fn dispatch(
         Request::Start { name } => manager::lifecycle(hive, manager::Verb::Start, &name).await,
         Request::Restart { name } => manager::lifecycle(hive, manager::Verb::Restart, &name).await,
         Request::Update { name } => manager::lifecycle(hive, manager::Verb::Update, &name).await,
-        // Questions, reminders, loose ends and schedules (issue 8) and the
-        // journal readers come later.
+        // Questions, reminders, loose ends, schedules: one dispatcher.
         Request::Ask { .. }
         | Request::Answer { .. }
         | Request::Remind { .. }
         | Request::GetLooseEnds { .. }
         | Request::CountPendingReminders { .. }
         | Request::ReminderRollup { .. }
-        | Request::GetHostJournal { .. }
-        | Request::GetLogs { .. }
+        | Request::CancelLooseEnd { .. }
         | Request::RequestSchedulePrompt(_)
         | Request::CancelSchedule { .. }
         | Request::ListSchedules
         | Request::FireScheduleNow { .. }
-        | Request::EditSchedule { .. } => not_supported_yet(cmd),
+        | Request::EditSchedule { .. } => agenda::dispatch(hive, caller, &request)
+            .await
+            .unwrap_or_else(|| not_supported_yet(cmd)),
+        Request::GetHostJournal { .. } | Request::GetLogs { .. } => not_supported_yet(cmd),
     }
 }

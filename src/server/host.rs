@@ -15,9 +15,12 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
+use crate::hive::agenda::Answerer;
+use crate::service::grants::Grant;
 use crate::service::{Hive, HiveError};
 use crate::store::messages::Recipient;
 use crate::systemd::journal::HostJournalRequest;
+use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
@@ -55,6 +58,7 @@ pub fn wire_error(err: &HiveError) -> String {
         | HiveError::StillRunning { .. }
         | HiveError::BadFilter(_)
         | HiveError::Journal(_) => err.to_string(),
+        HiveError::Agenda(_) => err.to_string(),
         HiveError::UnknownRecipient(_) | HiveError::BodyTooLarge { .. } => err.to_string(),
     }
 }
@@ -129,6 +133,33 @@ pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             };
             answer(hive.host_journal(&request).await, HostResponse::entries)
         }
+        HostRequest::Questions => answer(hive.open_questions().await, HostResponse::questions),
+        HostRequest::Answer { id, answer: text } => {
+            done(hive.answer(Answerer::Operator, id, text).await)
+        }
+        HostRequest::Schedules => answer(hive.list_schedules().await, HostResponse::schedules),
+        HostRequest::CancelSchedule { id, targets } => {
+            done(hive.cancel_schedule(id, targets).await)
+        }
+        HostRequest::Grants { name } => {
+            answer(hive.grants(name.as_ref()).await, HostResponse::grants)
+        }
+        HostRequest::Grant {
+            name,
+            capability,
+            tool_group,
+        } => match one_grant(capability, tool_group) {
+            Ok(grant) => done(hive.set_grant(&name, grant, true).await),
+            Err(msg) => HostResponse::error(msg),
+        },
+        HostRequest::Revoke {
+            name,
+            capability,
+            tool_group,
+        } => match one_grant(capability, tool_group) {
+            Ok(grant) => done(hive.set_grant(&name, grant, false).await),
+            Err(msg) => HostResponse::error(msg),
+        },
         HostRequest::Inbox { limit } => answer(
             hive.recent(Recipient::Operator, limit.unwrap_or(DEFAULT_INBOX_LIMIT))
                 .await,
@@ -139,6 +170,18 @@ pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::SubscribeAgentStatus => {
             HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")
         }
+    }
+}
+
+/// `grant`/`revoke` name exactly one capability or tool group.
+fn one_grant(
+    capability: Option<Capability>,
+    tool_group: Option<ToolGroup>,
+) -> Result<Grant, &'static str> {
+    match (capability, tool_group) {
+        (Some(c), None) => Ok(Grant::Capability(c)),
+        (None, Some(g)) => Ok(Grant::ToolGroup(g)),
+        _ => Err("give exactly one of \"capability\" and \"tool_group\""),
     }
 }
 

@@ -3,12 +3,14 @@
 //! - [`framing`]: one JSON line, capped while reading.
 //! - [`listener`]: the accept loop with tracked connection tasks.
 //! - [`host`]: host.sock, the operator's socket.
+//! - [`agenda`]: the agenda variants of the agent and manager sockets.
 //! - [`agent`]: the agent and manager sockets' connection loop and identity.
 //! - [`agent_dispatch`]: what each request does there; the privilege gate.
 //! - [`manager`]: the manager's verbs (approval requests, sub-agent lifecycle).
 //! - [`agent_sockets`]: the registry of agent listeners (bind at start and
 //!   spawn, close at destroy).
 
+pub mod agenda;
 pub mod agent;
 pub mod agent_dispatch;
 pub mod agent_sockets;

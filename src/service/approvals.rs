@@ -120,10 +120,10 @@ impl Hive {
     async fn run_action(&self, row: &Approval) -> Result<(), String> {
         match row.kind {
             ApprovalKind::Spawn => self.spawn_now(&row.agent).await.map_err(|e| e.to_string()),
+            ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(drop),
             ApprovalKind::ApplyCommit
             | ApprovalKind::InitConfig
-            | ApprovalKind::UpdateMetaInputs
-            | ApprovalKind::SchedulePrompt => Err(format!(
+            | ApprovalKind::UpdateMetaInputs => Err(format!(
                 "approving a {} request is not supported by this hive-c0re yet",
                 row.kind.as_str()
             )),

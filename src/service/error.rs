@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::containers::DriverError;
+use crate::hive::agenda::AgendaError;
 use crate::hive::approvals::Refusal;
 use crate::hive::broker::UnknownRecipient;
 use crate::hive::topology::TopologyError;
@@ -82,6 +83,10 @@ pub enum HiveError {
         #[source]
         source: std::io::Error,
     },
+    /// Questions, reminders, loose ends, schedules, grants: the agenda
+    /// refused the request; its message says what to change.
+    #[error(transparent)]
+    Agenda(#[from] AgendaError),
     /// A bug or a panic inside the daemon; the operator reads its log.
     #[error("internal error: {0}; see `journalctl -u hive-c0re`")]
     Internal(String),

@@ -178,7 +178,7 @@ impl Hive {
     /// Re-apply an agent's container settings.
     pub async fn rebuild(&self, name: &Ident) -> Result<(), HiveError> {
         self.require(name).await?;
-        let spec = self.spec(name);
+        let spec = self.container_spec(name).await?;
         for_each(self, "rebuild", vec![name.clone()], false, move |h, n| {
             let spec = spec.clone();
             async move { h.driver().rebuild(&n, &spec).await }
@@ -200,6 +200,7 @@ impl Hive {
     /// A container that cannot be created leaves no registry row behind, so
     /// the spawn can simply be tried again.
     pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
+        let spec = self.container_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
         let inserted = self
             .store()
@@ -208,7 +209,6 @@ impl Hive {
         if !inserted {
             return Err(HiveError::AlreadyManaged(name.clone()));
         }
-        let spec = self.spec(name);
         let created = async {
             for dir in [&spec.state_dir, &spec.runtime_dir] {
                 tokio::fs::create_dir_all(dir)
@@ -296,6 +296,7 @@ impl Hive {
                 Ok(cancelled)
             })
             .await?;
+        self.forget_agenda_of(name).await?;
         self.close_socket(name);
         self.drop_transient(name);
         let runtime = self.config().agent_runtime_dir(name);

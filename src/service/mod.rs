@@ -7,20 +7,33 @@
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
+//! - [`questions`], [`reminders`], [`loose_ends`], [`schedules`]: the
+//!   agents' agenda; [`timer`] fires what falls due.
+//! - [`grants`]: capabilities and tool groups, and the container env.
 //! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
 
+#[cfg(test)]
+mod agenda_tests;
 pub mod approvals;
 pub mod broker;
 mod error;
+pub mod grants;
 pub mod inbox;
 pub mod lifecycle;
 pub mod logs;
+pub mod loose_ends;
+pub mod questions;
+pub mod reminders;
 pub mod roster;
+#[cfg(test)]
+mod schedule_tests;
+pub mod schedules;
 pub mod sockets;
 #[cfg(test)]
 mod tests;
+pub mod timer;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -36,6 +49,7 @@ use crate::config::Config;
 use crate::containers::{ContainerDriver, ContainerSpec};
 use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
+use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::DeliveredMessage;
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
@@ -179,15 +193,21 @@ impl Hive {
             .ok_or_else(|| HiveError::UnknownAgent(name.clone()))
     }
 
-    /// The container spec of an agent, from config and its [`Ident`].
-    pub fn spec(&self, name: &Ident) -> ContainerSpec {
+    /// The container spec of an agent, from config, its [`Ident`] and its
+    /// grants (see [`Hive::container_spec`], which looks them up).
+    pub fn spec(
+        &self,
+        name: &Ident,
+        capabilities: &[Capability],
+        tool_groups: &[ToolGroup],
+    ) -> ContainerSpec {
         let c = &self.inner.config;
         ContainerSpec {
             runtime_dir: c.agent_runtime_dir(name),
             state_dir: c.agent_state_dir(name),
             cpu_quota: c.agent_cpu_quota.clone(),
             memory_max: c.agent_memory_max.clone(),
-            env: Vec::new(),
+            env: grants::grant_env(capabilities, tool_groups),
         }
     }
 

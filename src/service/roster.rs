@@ -7,7 +7,7 @@ use super::{Hive, HiveError};
 use crate::containers::{UnitChange, UnitState};
 use crate::hive::roster::{self, RowInputs};
 use crate::hive::topology::{Move, Topology};
-use crate::store::{agents, immediate};
+use crate::store::{agents, immediate, reminders};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
@@ -30,7 +30,10 @@ impl Hive {
     /// One row per managed agent, by name. No D-Bus call: the unit states
     /// come from the driver's live view.
     pub async fn agent_status(&self) -> Result<Vec<AgentStatusRow>, HiveError> {
-        let records = self.store().run(|c| agents::all(c)).await?;
+        let (records, mut reminders) = self
+            .store()
+            .run(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))
+            .await?;
         let view = self.driver().view();
         let mut rows = Vec::with_capacity(records.len());
         for record in &records {
@@ -39,7 +42,7 @@ impl Hive {
                 record,
                 unit: view.get(&record.name),
                 paused,
-                pending_reminders: 0,
+                pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
                 domain: self.config().domain.as_deref(),
             }));
         }
@@ -49,7 +52,14 @@ impl Hive {
     /// The current row of one agent, if managed.
     pub async fn row(&self, name: &Ident) -> Result<Option<AgentStatusRow>, HiveError> {
         let n = name.clone();
-        let Some(record) = self.store().run(move |c| agents::get(c, &n)).await? else {
+        let Some((record, pending_reminders)) = self
+            .store()
+            .run(move |c| {
+                let count = reminders::count_pending(c, Some(n.as_str()))?;
+                Ok(agents::get(c, &n)?.map(|r| (r, count)))
+            })
+            .await?
+        else {
             return Ok(None);
         };
         let unit: Option<UnitState> = self.driver().view().remove(name);
@@ -57,7 +67,7 @@ impl Hive {
             record: &record,
             unit: unit.as_ref(),
             paused: self.is_paused(name).await,
-            pending_reminders: 0,
+            pending_reminders,
             domain: self.config().domain.as_deref(),
         })))
     }

@@ -60,6 +60,65 @@ const STEPS: &[&str] = &[
         handled_at  INTEGER
     );
     CREATE INDEX messages_inbox ON messages(recipient, state, id);",
+    // 3: the agenda — questions, reminders, scheduled prompts — and the
+    // per-agent grants. Self-contained: no foreign keys into other steps.
+    // Time columns are unix seconds from the daemon's clock.
+    "CREATE TABLE questions (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        asker       TEXT NOT NULL,
+        -- an agent name; NULL = the operator
+        target      TEXT,
+        question    TEXT NOT NULL,
+        options     TEXT NOT NULL DEFAULT '[]',
+        multi       INTEGER NOT NULL DEFAULT 0,
+        asked_at    INTEGER NOT NULL,
+        expires_at  INTEGER,
+        -- set together when the question closes (answered, expired, or
+        -- withdrawn by its asker: answerer = 'cancelled')
+        answer      TEXT,
+        answerer    TEXT,
+        answered_at INTEGER
+    );
+    CREATE INDEX questions_open ON questions(answered_at, expires_at);
+    CREATE TABLE reminders (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner        TEXT NOT NULL,
+        message      TEXT NOT NULL,
+        due_at       INTEGER NOT NULL,
+        created_at   INTEGER NOT NULL,
+        sent_at      INTEGER,
+        cancelled_at INTEGER
+    );
+    CREATE INDEX reminders_due ON reminders(sent_at, cancelled_at, due_at);
+    CREATE TABLE schedules (
+        id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner              TEXT NOT NULL,
+        body               TEXT NOT NULL,
+        interval_seconds   INTEGER,
+        next_fire_at       INTEGER NOT NULL,
+        created_at         INTEGER NOT NULL,
+        source_approval_id INTEGER,
+        cancelled_at       INTEGER,
+        description        TEXT
+    );
+    CREATE TABLE schedule_targets (
+        schedule_id    INTEGER NOT NULL,
+        target         TEXT NOT NULL,
+        cancelled_at   INTEGER,
+        last_fired_at  INTEGER,
+        last_result    TEXT,
+        PRIMARY KEY (schedule_id, target)
+    );
+    CREATE TABLE grants (
+        agent TEXT NOT NULL,
+        -- 'capability' or 'tool_group'
+        kind  TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (agent, kind, value)
+    );
+    -- agents whose tool groups were set explicitly (possibly to none);
+    -- the others get the default groups
+    CREATE TABLE tool_groups_set (agent TEXT PRIMARY KEY);",
 ];
 
 /// The schema version this build writes.

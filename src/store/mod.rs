@@ -20,8 +20,12 @@
 
 pub mod agents;
 pub mod approvals;
+pub mod grants;
 pub mod messages;
 mod migrations;
+pub mod questions;
+pub mod reminders;
+pub mod schedules;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;

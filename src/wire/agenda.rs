@@ -123,6 +123,34 @@ pub struct WireScheduleTarget {
     pub last_result: Option<String>,
 }
 
+/// An open question as the operator sees it (host.sock `questions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireQuestion {
+    pub id: i64,
+    pub asker: String,
+    /// The agent asked; omitted when the operator is asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    #[serde(default)]
+    pub multi: bool,
+    /// Unix seconds.
+    pub asked_at: i64,
+    /// Unix seconds; omitted when the question has no TTL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+}
+
+/// One agent's grants (host.sock `grants`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentGrants {
+    pub name: String,
+    pub capabilities: Vec<Capability>,
+    pub tool_groups: Vec<ToolGroup>,
+}
+
 /// A named group of the harness's MCP tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -271,6 +299,24 @@ mod tests {
             );
             assert_eq!(Capability::parse(c.as_str()), Some(*c));
         }
+    }
+
+    #[test]
+    fn an_operator_question_omits_its_target_and_empty_options() {
+        let q = WireQuestion {
+            id: 1,
+            asker: "alice".into(),
+            target: None,
+            question: "ship?".into(),
+            options: vec![],
+            multi: false,
+            asked_at: 5,
+            expires_at: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&q).unwrap(),
+            r#"{"id":1,"asker":"alice","question":"ship?","multi":false,"asked_at":5}"#
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::agenda::JournalPriority;
+use super::agenda::{AgentGrants, Capability, ToolGroup, WireQuestion, WireSchedule};
 use super::agent::InboxRow;
 use super::ident::Ident;
 use crate::systemd::journal::JournalEntry;
@@ -96,6 +97,39 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until: Option<String>,
     },
+    /// Open questions (asked of the operator or of an agent).
+    Questions,
+    /// Answer a question as the operator.
+    Answer { id: i64, answer: String },
+    /// Every scheduled prompt, cancelled and finished ones too.
+    Schedules,
+    /// Cancel a schedule, or some of its targets.
+    CancelSchedule {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        targets: Option<Vec<String>>,
+    },
+    /// Grants of one agent, or of every agent.
+    Grants {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<Ident>,
+    },
+    /// Grant an agent one capability or one tool group (exactly one).
+    Grant {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capability: Option<Capability>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_group: Option<ToolGroup>,
+    },
+    /// Revoke one capability or one tool group (exactly one).
+    Revoke {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capability: Option<Capability>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_group: Option<ToolGroup>,
+    },
     /// The operator's inbox: messages agents sent to `operator`, newest
     /// first (default [`DEFAULT_INBOX_LIMIT`]).
     Inbox {
@@ -133,6 +167,13 @@ impl HostRequest {
         "set_parent",
         "logs",
         "journal",
+        "questions",
+        "answer",
+        "schedules",
+        "cancel_schedule",
+        "grants",
+        "grant",
+        "revoke",
         "inbox",
         "send",
     ];
@@ -201,6 +242,12 @@ pub struct HostResponse {
     /// Journal entries (`logs`, `journal`), oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<JournalEntry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub questions: Option<Vec<WireQuestion>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedules: Option<Vec<WireSchedule>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants: Option<Vec<AgentGrants>>,
     /// The operator's inbox, newest first (`inbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<InboxRow>>,
@@ -222,6 +269,9 @@ impl HostResponse {
             urls: None,
             approvals: None,
             entries: None,
+            questions: None,
+            schedules: None,
+            grants: None,
             messages: None,
         }
     }
@@ -266,6 +316,27 @@ impl HostResponse {
     pub fn entries(entries: Vec<JournalEntry>) -> Self {
         Self {
             entries: Some(entries),
+            ..Self::success()
+        }
+    }
+
+    pub fn questions(rows: Vec<WireQuestion>) -> Self {
+        Self {
+            questions: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn schedules(rows: Vec<WireSchedule>) -> Self {
+        Self {
+            schedules: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn grants(rows: Vec<AgentGrants>) -> Self {
+        Self {
+            grants: Some(rows),
             ..Self::success()
         }
     }

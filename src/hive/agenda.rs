@@ -1,0 +1,484 @@
+//! The agenda's rules, without IO: who may look at whose loose ends, when a
+//! reminder or a schedule is due, which schedule targets and reminder file
+//! paths are acceptable, and the size caps.
+//!
+//! Decisions:
+//! - **A missed window fires once.** A recurring schedule whose due time
+//!   passed while the daemon was down fires once at the next tick and then
+//!   jumps to the first due time after *now* ([`next_fire_after`]).
+//!   Rejected: catching up every missed interval, which floods an inbox with
+//!   identical prompts after a long outage.
+//! - **Scoping is decided on a topology snapshot** ([`resolve_target`]): an
+//!   agent sees itself and its direct children freely, others only with
+//!   the `query_agent_state` capability; `"*"` (hive-wide) only on the
+//!   manager socket.
+//! - **File paths are checked lexically here and opened without following
+//!   links by the service** (`service::reminders`): a lexical check alone
+//!   cannot see a symlink planted by the agent, and an open alone would give
+//!   poorer error messages.
+
+use std::path::{Component, Path};
+
+use crate::hive::topology::Topology;
+use crate::wire::agenda::{Capability, ReminderTiming, ToolGroup};
+use crate::wire::ident::Ident;
+
+/// Longest reminder message kept inline in the database and the inbox.
+pub const REMINDER_INLINE_MAX: usize = 4 * 1024;
+/// Longest reminder message written to a `file_path`.
+pub const REMINDER_FILE_MAX: usize = 1024 * 1024;
+/// Longest `file_path`, in bytes.
+pub const FILE_PATH_MAX: usize = 255;
+/// Most undelivered reminders one agent may have at a time.
+pub const MAX_PENDING_REMINDERS: u64 = 1000;
+/// Most open questions one agent may have asked at a time.
+pub const MAX_OPEN_QUESTIONS: u64 = 100;
+/// Longest question or answer text.
+pub const QUESTION_MAX: usize = 16 * 1024;
+/// The answerer of a question whose TTL ran out.
+pub const TTL_WATCHDOG: &str = "ttl-watchdog";
+/// The sender of a due reminder.
+pub const REMINDER_SENDER: &str = "reminder";
+/// The sender of a scheduled prompt.
+pub const SCHEDULE_SENDER: &str = "schedule";
+/// The operator as an answerer, asker target or schedule target.
+pub const OPERATOR: &str = "operator";
+/// The `agent` value that asks for the whole hive (manager socket only).
+pub const HIVE_WIDE: &str = "*";
+
+/// Who is calling: an agent on its own socket, or the manager (by its
+/// logical name) on the manager socket. The identity comes from the
+/// socket, never the request. Same shape as the socket layer's caller, so
+/// one can stand for the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    Agent(Ident),
+    Manager(Ident),
+}
+
+impl Caller {
+    /// The caller's name as a sender, owner or asker.
+    pub fn name(&self) -> &Ident {
+        match self {
+            Self::Agent(name) | Self::Manager(name) => name,
+        }
+    }
+
+    pub fn is_manager(&self) -> bool {
+        matches!(self, Self::Manager(_))
+    }
+}
+
+/// Who answers a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answerer {
+    /// An agent (or the manager, by its name) on its socket.
+    Agent(Ident),
+    /// The human operator on host.sock.
+    Operator,
+}
+
+impl Answerer {
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Agent(name) => name.as_str(),
+            Self::Operator => OPERATOR,
+        }
+    }
+}
+
+/// Whose loose ends or reminders a query covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    One(Ident),
+    /// Every agent (manager socket, `"*"`).
+    Hive,
+}
+
+/// What the agenda refuses; one variant per thing the caller must change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgendaError {
+    /// Check the id with `get_loose_ends` or `hivectl questions`.
+    #[error("question {0} does not exist")]
+    UnknownQuestion(i64),
+    /// A question takes one answer; nothing to do.
+    #[error("question {id} is already closed (answered by {by}); a question takes one answer")]
+    QuestionClosed { id: i64, by: String },
+    /// Only the question's target (or the operator) answers it.
+    #[error(
+        "question {id} was not asked of \"{caller}\"; only its target or the operator may answer it"
+    )]
+    NotTheTarget { id: i64, caller: String },
+    /// Only the owner cancels a question or reminder.
+    #[error("{kind} {id} belongs to another agent; only its owner may cancel it")]
+    NotTheOwner { kind: &'static str, id: i64 },
+    #[error("reminder {0} does not exist")]
+    UnknownReminder(i64),
+    /// The reminder already left (delivered or cancelled); nothing to do.
+    #[error("reminder {id} is already {state}")]
+    ReminderClosed { id: i64, state: &'static str },
+    /// Check the id with `list_schedules` or `hivectl schedules`.
+    #[error("schedule {0} does not exist; see `hivectl schedules`")]
+    UnknownSchedule(i64),
+    /// A cancelled or finished schedule cannot fire or change.
+    #[error("schedule {0} is cancelled or finished")]
+    ScheduleEnded(i64),
+    /// A target must be a managed agent or `operator`.
+    #[error("schedule target {0:?} is neither a managed agent nor \"operator\"")]
+    UnknownTarget(String),
+    #[error("schedule {id} has no target {target:?}")]
+    NotATarget { id: i64, target: String },
+    #[error("a schedule needs at least one target (an agent name or \"operator\")")]
+    NoTargets,
+    #[error("interval_seconds must be at least 1; omit it for a one-shot schedule")]
+    ZeroInterval,
+    /// Shorten the text (or, for a reminder, pass `file_path`).
+    #[error("{what} is {len} bytes; the limit is {max} bytes{hint}")]
+    TooLong {
+        what: &'static str,
+        len: usize,
+        max: usize,
+        hint: &'static str,
+    },
+    /// Let some run out (or cancel them) before adding more.
+    #[error(
+        "{who} already has {max} {what}; cancel some with cancel_loose_end or let them run out"
+    )]
+    TooMany {
+        who: String,
+        what: &'static str,
+        max: u64,
+    },
+    /// Give a relative path inside the agent's own state directory.
+    #[error(
+        "file_path {path:?} is refused: {why}; give a relative path inside your state directory"
+    )]
+    BadPath { path: String, why: &'static str },
+    #[error("agent \"*\" (the whole hive) is only served on the manager socket")]
+    HiveWideRefused,
+    #[error("{0:?} is not a valid agent name")]
+    BadAgentName(String),
+    /// Ask the operator for a grant (`hivectl grant`).
+    #[error(
+        "\"{caller}\" needs the {} capability to query \"{target}\", which is not its direct child; the operator grants it with `hivectl grant {caller} --capability {}`",
+        .capability.as_str(), .capability.as_str()
+    )]
+    NeedsCapability {
+        caller: Ident,
+        capability: Capability,
+        target: Ident,
+    },
+    /// Ask the operator for a grant (`hivectl grant`).
+    #[error(
+        "{what} needs the `{}` tool group, which agent \"{caller}\" does not have; the operator grants it with `hivectl grant {caller} --tool-group {}`",
+        .group.as_str(), .group.as_str()
+    )]
+    NeedsToolGroup {
+        caller: Ident,
+        group: ToolGroup,
+        what: &'static str,
+    },
+    /// Ask the operator for a grant (`hivectl grant`).
+    #[error(
+        "\"{caller}\" lacks the {} capability; the operator grants it with `hivectl grant {caller} --capability {}`",
+        .capability.as_str(), .capability.as_str()
+    )]
+    MissingCapability {
+        caller: Ident,
+        capability: Capability,
+    },
+    #[error(
+        "cancel_loose_end of an approval is for the manager only; ask the manager or the operator to withdraw it"
+    )]
+    ApprovalNeedsManager,
+}
+
+/// Refuse `text` longer than `max` bytes.
+pub fn check_len(
+    what: &'static str,
+    text: &str,
+    max: usize,
+    hint: &'static str,
+) -> Result<(), AgendaError> {
+    if text.len() > max {
+        return Err(AgendaError::TooLong {
+            what,
+            len: text.len(),
+            max,
+            hint,
+        });
+    }
+    Ok(())
+}
+
+/// Whose data a loose-ends style query covers. `requested` is the request's
+/// `agent` field; `may_query_others` whether an agent caller holds
+/// `query_agent_state`. Unknown names are refused as such by the caller
+/// (they are not in `topology`).
+pub fn resolve_target(
+    caller: &Caller,
+    requested: Option<&str>,
+    topology: &Topology,
+    may_query_others: bool,
+) -> Result<Target, ScopeTarget> {
+    let Some(requested) = requested else {
+        return Ok(Target::One(caller.name().clone()));
+    };
+    if requested == HIVE_WIDE {
+        return match caller {
+            Caller::Manager(_) => Ok(Target::Hive),
+            Caller::Agent(_) => Err(ScopeTarget::Refused(AgendaError::HiveWideRefused)),
+        };
+    }
+    let target = Ident::new(requested)
+        .map_err(|_| ScopeTarget::Refused(AgendaError::BadAgentName(requested.to_owned())))?;
+    if !topology.contains(&target) {
+        return Err(ScopeTarget::Unknown(target));
+    }
+    match caller {
+        Caller::Manager(_) => Ok(Target::One(target)),
+        Caller::Agent(me) => {
+            let is_child = topology.parent_of(&target) == Some(me);
+            if target == *me || is_child || may_query_others {
+                Ok(Target::One(target))
+            } else {
+                Err(ScopeTarget::Refused(AgendaError::NeedsCapability {
+                    caller: me.clone(),
+                    capability: Capability::QueryAgentState,
+                    target,
+                }))
+            }
+        }
+    }
+}
+
+/// Why [`resolve_target`] did not resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeTarget {
+    /// The name is valid but no such agent is managed.
+    Unknown(Ident),
+    Refused(AgendaError),
+}
+
+/// When a reminder requested at `now` is due.
+pub fn reminder_due(timing: &ReminderTiming, now: i64) -> i64 {
+    match *timing {
+        ReminderTiming::InSeconds { seconds } => {
+            now.saturating_add(i64::try_from(seconds).unwrap_or(i64::MAX))
+        }
+        ReminderTiming::At { unix_timestamp } => unix_timestamp,
+    }
+}
+
+/// A schedule that was due at `due` fired at `now`: its next due time, or
+/// `None` for a one-shot. The first slot `due + k·interval` (k ≥ 1) after
+/// `now`, so a missed window fires once, not once per missed interval.
+pub fn next_fire_after(due: i64, interval: Option<u64>, now: i64) -> Option<i64> {
+    let step = i64::try_from(interval?).ok().filter(|s| *s > 0)?;
+    if now < due {
+        return Some(due.saturating_add(step));
+    }
+    let missed = (now - due) / step + 1;
+    Some(due.saturating_add(missed.saturating_mul(step)))
+}
+
+/// A schedule target: a managed agent or the operator.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScheduleTarget {
+    Operator,
+    Agent(Ident),
+}
+
+impl ScheduleTarget {
+    /// Parse a target's name (validity only; managed-ness is the caller's).
+    pub fn parse(value: &str) -> Result<Self, AgendaError> {
+        if value == OPERATOR {
+            return Ok(Self::Operator);
+        }
+        Ident::new(value)
+            .map(Self::Agent)
+            .map_err(|_| AgendaError::UnknownTarget(value.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Operator => OPERATOR,
+            Self::Agent(name) => name.as_str(),
+        }
+    }
+}
+
+/// The lexical check of a reminder's `file_path`: relative, no `..`, no
+/// empty or over-long path. Returns the path's normal components.
+pub fn check_relative_path(path: &str) -> Result<Vec<&str>, AgendaError> {
+    let bad = |why| AgendaError::BadPath {
+        path: path.to_owned(),
+        why,
+    };
+    if path.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if path.len() > FILE_PATH_MAX {
+        return Err(bad("it is longer than 255 bytes"));
+    }
+    if path.contains('\0') {
+        return Err(bad("it contains a NUL byte"));
+    }
+    let mut parts = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => match part.to_str() {
+                Some(p) => parts.push(p),
+                None => return Err(bad("it is not UTF-8")),
+            },
+            Component::CurDir => {}
+            Component::ParentDir => return Err(bad("it contains \"..\"")),
+            Component::RootDir | Component::Prefix(_) => return Err(bad("it is absolute")),
+        }
+    }
+    if parts.is_empty() {
+        return Err(bad("it names no file"));
+    }
+    Ok(parts)
+}
+
+/// Seconds since `at`, saturating at zero when the clock went backwards.
+pub fn age(at: i64, now: i64) -> u64 {
+    u64::try_from(now.saturating_sub(at)).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn id(s: &str) -> Ident {
+        Ident::new(s).unwrap()
+    }
+
+    fn tree() -> Topology {
+        let mut p = BTreeMap::new();
+        p.insert(id("ruth"), None);
+        p.insert(id("alice"), Some(id("ruth")));
+        p.insert(id("kid"), Some(id("alice")));
+        p.insert(id("bob"), Some(id("ruth")));
+        Topology::new(p)
+    }
+
+    fn resolve(caller: Caller, agent: Option<&str>, cap: bool) -> Result<Target, ScopeTarget> {
+        resolve_target(&caller, agent, &tree(), cap)
+    }
+
+    #[test]
+    fn an_agent_sees_itself_and_its_children_and_others_only_with_the_capability() {
+        let alice = || Caller::Agent(id("alice"));
+        assert_eq!(resolve(alice(), None, false), Ok(Target::One(id("alice"))));
+        assert_eq!(
+            resolve(alice(), Some("alice"), false),
+            Ok(Target::One(id("alice")))
+        );
+        assert_eq!(
+            resolve(alice(), Some("kid"), false),
+            Ok(Target::One(id("kid")))
+        );
+        assert!(matches!(
+            resolve(alice(), Some("bob"), false),
+            Err(ScopeTarget::Refused(AgendaError::NeedsCapability { .. }))
+        ));
+        assert_eq!(
+            resolve(alice(), Some("bob"), true),
+            Ok(Target::One(id("bob")))
+        );
+        assert_eq!(
+            resolve(alice(), Some("*"), true),
+            Err(ScopeTarget::Refused(AgendaError::HiveWideRefused))
+        );
+    }
+
+    #[test]
+    fn the_manager_sees_itself_any_agent_and_the_whole_hive() {
+        assert_eq!(
+            resolve(Caller::Manager(id("ruth")), None, false),
+            Ok(Target::One(id("ruth")))
+        );
+        assert_eq!(
+            resolve(Caller::Manager(id("ruth")), Some("kid"), false),
+            Ok(Target::One(id("kid")))
+        );
+        assert_eq!(
+            resolve(Caller::Manager(id("ruth")), Some("*"), false),
+            Ok(Target::Hive)
+        );
+        assert_eq!(
+            resolve(Caller::Manager(id("ruth")), Some("ghost"), false),
+            Err(ScopeTarget::Unknown(id("ghost")))
+        );
+        assert!(matches!(
+            resolve(Caller::Manager(id("ruth")), Some("../x"), false),
+            Err(ScopeTarget::Refused(AgendaError::BadAgentName(_)))
+        ));
+    }
+
+    #[test]
+    fn a_missed_window_fires_once_and_moves_to_the_next_future_slot() {
+        // Due at 100, every 60 s; fired on time: next is 160.
+        assert_eq!(next_fire_after(100, Some(60), 100), Some(160));
+        // Fired 10 minutes late: next is the first slot after now.
+        assert_eq!(next_fire_after(100, Some(60), 700), Some(760));
+        assert_eq!(next_fire_after(100, Some(60), 701), Some(760));
+        // Fired early (fire-now before the due time): one step on.
+        assert_eq!(next_fire_after(100, Some(60), 50), Some(160));
+        assert_eq!(next_fire_after(100, None, 100), None);
+        assert_eq!(next_fire_after(100, Some(0), 100), None);
+    }
+
+    #[test]
+    fn reminder_due_times_are_relative_to_now_or_absolute() {
+        assert_eq!(
+            reminder_due(&ReminderTiming::InSeconds { seconds: 30 }, 1000),
+            1030
+        );
+        assert_eq!(
+            reminder_due(&ReminderTiming::At { unix_timestamp: 5 }, 1000),
+            5
+        );
+        assert_eq!(
+            reminder_due(&ReminderTiming::InSeconds { seconds: u64::MAX }, 1),
+            i64::MAX
+        );
+    }
+
+    #[test]
+    fn file_paths_that_leave_the_state_directory_are_refused_lexically() {
+        assert_eq!(
+            check_relative_path("notes/./today.md").unwrap(),
+            vec!["notes", "today.md"]
+        );
+        for bad in ["../x", "a/../../x", "/etc/passwd", "", ".", "a\0b"] {
+            assert!(
+                matches!(check_relative_path(bad), Err(AgendaError::BadPath { .. })),
+                "{bad:?}"
+            );
+        }
+        assert!(check_relative_path(&"a".repeat(256)).is_err());
+    }
+
+    #[test]
+    fn schedule_targets_are_agents_or_the_operator() {
+        assert_eq!(
+            ScheduleTarget::parse("operator"),
+            Ok(ScheduleTarget::Operator)
+        );
+        assert_eq!(
+            ScheduleTarget::parse("alice"),
+            Ok(ScheduleTarget::Agent(id("alice")))
+        );
+        assert!(ScheduleTarget::parse("Alice!").is_err());
+    }
+
+    #[test]
+    fn ages_saturate_at_zero_when_the_clock_goes_back() {
+        assert_eq!(age(100, 150), 50);
+        assert_eq!(age(200, 150), 0);
+    }
+}

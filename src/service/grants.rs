@@ -1,0 +1,213 @@
+//! Per-agent grants — capabilities and tool groups — as the operator sets
+//! them, the checks the dispatchers make, and the environment handed to
+//! the container (`HIVE_CAPABILITIES`, `HIVE_TOOL_GROUPS`).
+//!
+//! The grants live in SQLite (`store::grants`), not in the container's
+//! config: hive-c0re enforces them at dispatch, so the copy that matters is
+//! the daemon's; the container's environment only tells the harness which
+//! tools to show, and is refreshed at spawn and rebuild.
+
+use super::roster::Changed;
+use super::{Hive, HiveError};
+use crate::containers::ContainerSpec;
+use crate::hive::agenda::AgendaError;
+use crate::store::{agents, grants};
+use crate::wire::agenda::{AgentGrants, Capability, ToolGroup};
+use crate::wire::ident::Ident;
+
+/// The environment variable listing an agent's capabilities.
+pub const ENV_CAPABILITIES: &str = "HIVE_CAPABILITIES";
+/// The environment variable listing an agent's tool groups.
+pub const ENV_TOOL_GROUPS: &str = "HIVE_TOOL_GROUPS";
+
+/// One thing the operator grants or revokes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    Capability(Capability),
+    ToolGroup(ToolGroup),
+}
+
+/// The container environment for these grants: comma-separated snake_case
+/// names (an empty value when there are none, so the harness can tell
+/// "none" from "unset").
+pub fn grant_env(capabilities: &[Capability], groups: &[ToolGroup]) -> Vec<(String, String)> {
+    let join = |names: Vec<&str>| names.join(",");
+    vec![
+        (
+            ENV_CAPABILITIES.to_owned(),
+            join(capabilities.iter().map(|c| c.as_str()).collect()),
+        ),
+        (
+            ENV_TOOL_GROUPS.to_owned(),
+            join(groups.iter().map(|g| g.as_str()).collect()),
+        ),
+    ]
+}
+
+impl Hive {
+    /// An agent's capabilities.
+    pub async fn capabilities(&self, name: &Ident) -> Result<Vec<Capability>, HiveError> {
+        let n = name.to_string();
+        Ok(self
+            .store()
+            .run(move |c| grants::capabilities(c, &n))
+            .await?)
+    }
+
+    /// An agent's tool groups ([`ToolGroup::AGENT_DEFAULT`] until set).
+    pub async fn tool_groups(&self, name: &Ident) -> Result<Vec<ToolGroup>, HiveError> {
+        let n = name.to_string();
+        Ok(self
+            .store()
+            .run(move |c| grants::tool_groups(c, &n))
+            .await?)
+    }
+
+    /// Refuse unless `name` holds `capability`.
+    pub async fn require_capability(
+        &self,
+        name: &Ident,
+        capability: Capability,
+    ) -> Result<(), HiveError> {
+        if self.capabilities(name).await?.contains(&capability) {
+            return Ok(());
+        }
+        Err(AgendaError::MissingCapability {
+            caller: name.clone(),
+            capability,
+        }
+        .into())
+    }
+
+    /// Refuse unless `name` holds tool group `group` (`what` names the
+    /// request, for the message).
+    pub async fn require_tool_group(
+        &self,
+        name: &Ident,
+        group: ToolGroup,
+        what: &'static str,
+    ) -> Result<(), HiveError> {
+        if self.tool_groups(name).await?.contains(&group) {
+            return Ok(());
+        }
+        Err(AgendaError::NeedsToolGroup {
+            caller: name.clone(),
+            group,
+            what,
+        }
+        .into())
+    }
+
+    /// Grant (`on`) or revoke one capability or tool group of a managed
+    /// agent. Takes effect at dispatch at once; the container's
+    /// environment follows at its next rebuild.
+    pub async fn set_grant(
+        &self,
+        name: &Ident,
+        grant: Grant,
+        on: bool,
+    ) -> Result<Changed, HiveError> {
+        self.require(name).await?;
+        let n = name.to_string();
+        let changed = self
+            .store()
+            .run(move |c| match grant {
+                Grant::Capability(cap) => grants::set_capability(c, &n, cap, on),
+                Grant::ToolGroup(group) => grants::set_tool_group(c, &n, group, on),
+            })
+            .await?;
+        tracing::info!(agent = %name, ?grant, on, changed, "grant changed");
+        Ok(if changed {
+            Changed::Yes
+        } else {
+            Changed::AlreadySo
+        })
+    }
+
+    /// The grants of one agent, or of every managed agent.
+    pub async fn grants(&self, name: Option<&Ident>) -> Result<Vec<AgentGrants>, HiveError> {
+        let names = match name {
+            Some(n) => {
+                self.require(n).await?;
+                vec![n.clone()]
+            }
+            None => self.list().await?,
+        };
+        self.store()
+            .run(move |c| {
+                names
+                    .iter()
+                    .map(|n| {
+                        Ok(AgentGrants {
+                            name: n.to_string(),
+                            capabilities: grants::capabilities(c, n.as_str())?,
+                            tool_groups: grants::tool_groups(c, n.as_str())?,
+                        })
+                    })
+                    .collect()
+            })
+            .await
+            .map_err(HiveError::from)
+    }
+
+    /// The container spec of an agent with its grants in the environment.
+    pub async fn container_spec(&self, name: &Ident) -> Result<ContainerSpec, HiveError> {
+        let caps = self.capabilities(name).await?;
+        let groups = self.tool_groups(name).await?;
+        Ok(self.spec(name, &caps, &groups))
+    }
+
+    /// An agent was destroyed: forget its grants (a later agent of the same
+    /// name starts from the defaults) and cancel its pending reminders.
+    pub(crate) async fn forget_agenda_of(&self, name: &Ident) -> Result<(), HiveError> {
+        let (n, now) = (name.to_string(), self.now());
+        Ok(self
+            .store()
+            .run(move |c| {
+                let tx = crate::store::immediate(c)?;
+                grants::forget(&tx, &n)?;
+                crate::store::reminders::cancel_pending_of(&tx, &n, now)?;
+                tx.commit()?;
+                Ok(())
+            })
+            .await?)
+    }
+
+    /// Is `name` managed? (For grant listing of unknown names.)
+    pub async fn is_managed(&self, name: &Ident) -> Result<bool, HiveError> {
+        let n = name.clone();
+        Ok(self
+            .store()
+            .run(move |c| agents::get(c, &n))
+            .await?
+            .is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_container_env_lists_grants_comma_separated_in_snake_case() {
+        let env = grant_env(
+            &[Capability::ReadHostJournal, Capability::QueryAgentState],
+            ToolGroup::AGENT_DEFAULT,
+        );
+        assert_eq!(
+            env,
+            vec![
+                (
+                    "HIVE_CAPABILITIES".to_owned(),
+                    "read_host_journal,query_agent_state".to_owned()
+                ),
+                (
+                    "HIVE_TOOL_GROUPS".to_owned(),
+                    "messaging,meta,inbox,execution".to_owned()
+                ),
+            ]
+        );
+        assert_eq!(grant_env(&[], &[ToolGroup::WebTools])[0].1, "");
+        assert_eq!(grant_env(&[], &[ToolGroup::WebTools])[1].1, "web_tools");
+    }
+}

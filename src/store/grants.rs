@@ -1,0 +1,163 @@
+//! Per-agent grants: capabilities and tool groups, set by the operator.
+//!
+//! Tool groups start as the defaults ([`ToolGroup::AGENT_DEFAULT`]) until
+//! the operator changes them for that agent; the first change copies the
+//! defaults into rows and applies itself to them, so granting `lifecycle`
+//! adds to the defaults instead of replacing them. `tool_groups_set` marks
+//! an explicit set, which may be empty. Rejected: a JSON file like the
+//! seed's `capabilities.json`, which would need its own locking and
+//! crash-safe rewrites that SQLite already gives.
+
+use rusqlite::{Connection, params};
+
+use super::{StoreError, immediate};
+use crate::wire::agenda::{Capability, ToolGroup};
+
+const CAPABILITY: &str = "capability";
+const TOOL_GROUP: &str = "tool_group";
+
+fn values(conn: &Connection, agent: &str, kind: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT value FROM grants WHERE agent = ?1 AND kind = ?2 ORDER BY value")?;
+    let rows = stmt.query_map(params![agent, kind], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// An agent's capabilities, in their declaration order.
+pub fn capabilities(conn: &Connection, agent: &str) -> Result<Vec<Capability>, StoreError> {
+    let mut out = values(conn, agent, CAPABILITY)?
+        .into_iter()
+        .map(|v| {
+            Capability::parse(&v).ok_or_else(|| StoreError::Corrupt(format!("capability {v:?}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    out.sort();
+    Ok(out)
+}
+
+/// An agent's tool groups: the explicit set, or the defaults.
+pub fn tool_groups(conn: &Connection, agent: &str) -> Result<Vec<ToolGroup>, StoreError> {
+    if !explicit(conn, agent)? {
+        return Ok(ToolGroup::AGENT_DEFAULT.to_vec());
+    }
+    let mut out = values(conn, agent, TOOL_GROUP)?
+        .into_iter()
+        .map(|v| {
+            ToolGroup::parse(&v).ok_or_else(|| StoreError::Corrupt(format!("tool group {v:?}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    out.sort();
+    Ok(out)
+}
+
+fn explicit(conn: &Connection, agent: &str) -> Result<bool, StoreError> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM tool_groups_set WHERE agent = ?1",
+        [agent],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
+fn set(
+    conn: &Connection,
+    agent: &str,
+    kind: &str,
+    value: &str,
+    on: bool,
+) -> Result<bool, StoreError> {
+    let n = if on {
+        conn.execute(
+            "INSERT OR IGNORE INTO grants (agent, kind, value) VALUES (?1, ?2, ?3)",
+            params![agent, kind, value],
+        )?
+    } else {
+        conn.execute(
+            "DELETE FROM grants WHERE agent = ?1 AND kind = ?2 AND value = ?3",
+            params![agent, kind, value],
+        )?
+    };
+    Ok(n == 1)
+}
+
+/// Grant (`on`) or revoke a capability. True if that changed anything.
+pub fn set_capability(
+    conn: &Connection,
+    agent: &str,
+    capability: Capability,
+    on: bool,
+) -> Result<bool, StoreError> {
+    set(conn, agent, CAPABILITY, capability.as_str(), on)
+}
+
+/// Grant (`on`) or revoke a tool group. True if that changed anything.
+pub fn set_tool_group(
+    conn: &mut Connection,
+    agent: &str,
+    group: ToolGroup,
+    on: bool,
+) -> Result<bool, StoreError> {
+    let tx = immediate(conn)?;
+    if !explicit(&tx, agent)? {
+        for g in ToolGroup::AGENT_DEFAULT {
+            set(&tx, agent, TOOL_GROUP, g.as_str(), true)?;
+        }
+        tx.execute("INSERT INTO tool_groups_set (agent) VALUES (?1)", [agent])?;
+    }
+    let changed = set(&tx, agent, TOOL_GROUP, group.as_str(), on)?;
+    tx.commit()?;
+    Ok(changed)
+}
+
+/// Drop every grant of an agent (it was destroyed: a later agent of the
+/// same name starts from the defaults).
+pub fn forget(conn: &Connection, agent: &str) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM grants WHERE agent = ?1", [agent])?;
+    conn.execute("DELETE FROM tool_groups_set WHERE agent = ?1", [agent])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    #[test]
+    fn the_first_tool_group_change_starts_from_the_defaults_and_may_empty_the_set() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                assert_eq!(tool_groups(c, "a")?, ToolGroup::AGENT_DEFAULT);
+                assert!(set_tool_group(c, "a", ToolGroup::Lifecycle, true)?);
+                assert!(!set_tool_group(c, "a", ToolGroup::Lifecycle, true)?);
+                let mut want = ToolGroup::AGENT_DEFAULT.to_vec();
+                want.push(ToolGroup::Lifecycle);
+                want.sort();
+                assert_eq!(tool_groups(c, "a")?, want);
+                for g in want {
+                    set_tool_group(c, "a", g, false)?;
+                }
+                assert_eq!(tool_groups(c, "a")?, Vec::<ToolGroup>::new());
+                forget(c, "a")?;
+                assert_eq!(tool_groups(c, "a")?, ToolGroup::AGENT_DEFAULT);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn capabilities_are_granted_and_revoked_idempotently() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                assert!(capabilities(c, "a")?.is_empty());
+                assert!(set_capability(c, "a", Capability::ReadHostJournal, true)?);
+                assert!(!set_capability(c, "a", Capability::ReadHostJournal, true)?);
+                assert_eq!(capabilities(c, "a")?, vec![Capability::ReadHostJournal]);
+                assert!(set_capability(c, "a", Capability::ReadHostJournal, false)?);
+                assert!(!set_capability(c, "a", Capability::ReadHostJournal, false)?);
+                Ok(())
+            })
+            .unwrap();
+    }
+}

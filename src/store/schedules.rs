@@ -1,0 +1,440 @@
+//! Scheduled prompts and their targets.
+//!
+//! A due time fires exactly once: [`fire`] inserts every target's message
+//! and advances `next_fire_at` in one write transaction, after re-checking
+//! inside it that the schedule is still due. A crash before the commit
+//! leaves the schedule due (it fires at the next start); after it, the
+//! messages and the new due time are both durable.
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+
+use super::{StoreError, agents, immediate, messages};
+use crate::hive::agenda::{SCHEDULE_SENDER, ScheduleTarget, next_fire_after};
+use crate::store::messages::Recipient;
+use crate::wire::agenda::{WireSchedule, WireScheduleSource, WireScheduleTarget};
+
+/// A new schedule's fields (targets already validated by the caller).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSchedule {
+    pub owner: String,
+    pub body: String,
+    pub interval_seconds: Option<u64>,
+    pub first_fire_at: i64,
+    pub source_approval_id: Option<i64>,
+    pub description: Option<String>,
+    pub targets: Vec<String>,
+}
+
+/// Mutable fields of a schedule; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScheduleEdit {
+    pub body: Option<String>,
+    /// `Some(None)` clears the description.
+    pub description: Option<Option<String>>,
+    /// `Some(None)` makes the schedule one-shot.
+    pub interval_seconds: Option<Option<u64>>,
+    pub next_fire_at_unix: Option<i64>,
+    pub targets_add: Option<Vec<String>>,
+    pub targets_remove: Option<Vec<String>>,
+}
+
+/// The outcome of a change to a schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Done,
+    NotFound,
+    /// The schedule is cancelled or finished.
+    Ended,
+    /// A named target is not an active target of the schedule.
+    NotATarget(String),
+    /// The change would leave no active target (nothing was changed).
+    NoTargetsLeft,
+}
+
+/// The outcome of [`fire`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fired {
+    /// Messages stored for these recipients (to wake them).
+    Delivered(Vec<Recipient>),
+    /// Another tick or an edit moved the due time meanwhile.
+    NotDue,
+    Ended,
+    NotFound,
+}
+
+struct Head {
+    id: i64,
+    owner: String,
+    body: String,
+    interval_seconds: Option<i64>,
+    next_fire_at: i64,
+    created_at: i64,
+    source_approval_id: Option<i64>,
+    cancelled_at: Option<i64>,
+    description: Option<String>,
+}
+
+const COLUMNS: &str = "id, owner, body, interval_seconds, next_fire_at, created_at, \
+                       source_approval_id, cancelled_at, description";
+
+fn head(r: &Row<'_>) -> rusqlite::Result<Head> {
+    Ok(Head {
+        id: r.get(0)?,
+        owner: r.get(1)?,
+        body: r.get(2)?,
+        interval_seconds: r.get(3)?,
+        next_fire_at: r.get(4)?,
+        created_at: r.get(5)?,
+        source_approval_id: r.get(6)?,
+        cancelled_at: r.get(7)?,
+        description: r.get(8)?,
+    })
+}
+
+fn get_head(conn: &Connection, id: i64) -> Result<Option<Head>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1"))?;
+    Ok(stmt.query_row([id], head).optional()?)
+}
+
+fn targets(conn: &Connection, id: i64) -> Result<Vec<WireScheduleTarget>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT target, cancelled_at, last_fired_at, last_result FROM schedule_targets
+         WHERE schedule_id = ?1 ORDER BY target",
+    )?;
+    let rows = stmt.query_map([id], |r| {
+        Ok(WireScheduleTarget {
+            target: r.get(0)?,
+            cancelled_at_unix: r.get(1)?,
+            last_fired_at_unix: r.get(2)?,
+            last_result: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn active_targets(conn: &Connection, id: i64) -> Result<Vec<String>, StoreError> {
+    Ok(targets(conn, id)?
+        .into_iter()
+        .filter(|t| t.cancelled_at_unix.is_none())
+        .map(|t| t.target)
+        .collect())
+}
+
+fn wire(conn: &Connection, h: Head) -> Result<WireSchedule, StoreError> {
+    Ok(WireSchedule {
+        targets: targets(conn, h.id)?,
+        id: h.id,
+        owner: h.owner,
+        body: h.body,
+        interval_seconds: h.interval_seconds.and_then(|s| u64::try_from(s).ok()),
+        next_fire_at_unix: h.next_fire_at,
+        created_at_unix: h.created_at,
+        source: match h.source_approval_id {
+            Some(id) => WireScheduleSource::Approval { id },
+            None => WireScheduleSource::Operator,
+        },
+        cancelled_at_unix: h.cancelled_at,
+        description: h.description,
+    })
+}
+
+fn interval(v: Option<u64>) -> Option<i64> {
+    v.map(|s| i64::try_from(s).unwrap_or(i64::MAX))
+}
+
+/// Store a schedule and its targets; its id.
+pub fn insert(conn: &mut Connection, new: &NewSchedule, at: i64) -> Result<i64, StoreError> {
+    let tx = immediate(conn)?;
+    tx.execute(
+        "INSERT INTO schedules (owner, body, interval_seconds, next_fire_at, created_at,
+                                source_approval_id, description)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            new.owner,
+            new.body,
+            interval(new.interval_seconds),
+            new.first_fire_at,
+            at,
+            new.source_approval_id,
+            new.description
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    for target in &new.targets {
+        tx.execute(
+            "INSERT OR IGNORE INTO schedule_targets (schedule_id, target) VALUES (?1, ?2)",
+            params![id, target],
+        )?;
+    }
+    tx.commit()?;
+    Ok(id)
+}
+
+/// One schedule.
+pub fn get(conn: &Connection, id: i64) -> Result<Option<WireSchedule>, StoreError> {
+    get_head(conn, id)?.map(|h| wire(conn, h)).transpose()
+}
+
+/// Every schedule, by id.
+pub fn list(conn: &Connection) -> Result<Vec<WireSchedule>, StoreError> {
+    let heads: Vec<Head> = {
+        let mut stmt =
+            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM schedules ORDER BY id"))?;
+        let rows = stmt.query_map([], head)?;
+        rows.collect::<Result<_, _>>()?
+    };
+    heads.into_iter().map(|h| wire(conn, h)).collect()
+}
+
+/// Ids of live schedules due at `now`.
+pub fn due(conn: &Connection, now: i64) -> Result<Vec<i64>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM schedules WHERE cancelled_at IS NULL AND next_fire_at <= ?1 ORDER BY next_fire_at, id",
+    )?;
+    let rows = stmt.query_map([now], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Deliver the schedule's body to each active target. `advance`: this is
+/// the due fire (refused unless due; then the due time moves on, or a
+/// one-shot ends); otherwise an out-of-band fire that leaves it alone.
+pub fn fire(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<Fired, StoreError> {
+    let tx = immediate(conn)?;
+    let Some(h) = get_head(&tx, id)? else {
+        return Ok(Fired::NotFound);
+    };
+    if h.cancelled_at.is_some() {
+        return Ok(Fired::Ended);
+    }
+    if advance && h.next_fire_at > now {
+        return Ok(Fired::NotDue);
+    }
+    let mut woken = Vec::new();
+    for target in active_targets(&tx, id)? {
+        let recipient = match ScheduleTarget::parse(&target) {
+            Ok(ScheduleTarget::Operator) => Some(Recipient::Operator),
+            Ok(ScheduleTarget::Agent(name)) => {
+                agents::get(&tx, &name)?.map(|_| Recipient::Agent(name))
+            }
+            Err(_) => None,
+        };
+        let result = match &recipient {
+            Some(r) => {
+                let msg = messages::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
+                format!("delivered as message {msg}")
+            }
+            None => "skipped: not a managed agent".to_owned(),
+        };
+        tx.execute(
+            "UPDATE schedule_targets SET last_fired_at = ?3, last_result = ?4
+             WHERE schedule_id = ?1 AND target = ?2",
+            params![id, target, now, result],
+        )?;
+        woken.extend(recipient);
+    }
+    if advance {
+        let next = next_fire_after(
+            h.next_fire_at,
+            h.interval_seconds.and_then(|s| u64::try_from(s).ok()),
+            now,
+        );
+        match next {
+            Some(next) => {
+                tx.execute(
+                    "UPDATE schedules SET next_fire_at = ?2 WHERE id = ?1",
+                    params![id, next],
+                )?;
+            }
+            // A one-shot that fired is finished.
+            None => end(&tx, id, now)?,
+        }
+    }
+    tx.commit()?;
+    Ok(Fired::Delivered(woken))
+}
+
+fn end(tx: &Transaction<'_>, id: i64, now: i64) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE schedules SET cancelled_at = ?2 WHERE id = ?1 AND cancelled_at IS NULL",
+        params![id, now],
+    )?;
+    tx.execute(
+        "UPDATE schedule_targets SET cancelled_at = ?2 WHERE schedule_id = ?1 AND cancelled_at IS NULL",
+        params![id, now],
+    )?;
+    Ok(())
+}
+
+fn live(tx: &Transaction<'_>, id: i64) -> Result<Option<Change>, StoreError> {
+    Ok(match get_head(tx, id)? {
+        None => Some(Change::NotFound),
+        Some(h) if h.cancelled_at.is_some() => Some(Change::Ended),
+        Some(_) => None,
+    })
+}
+
+fn cancel_targets(
+    tx: &Transaction<'_>,
+    id: i64,
+    names: &[String],
+    now: i64,
+) -> Result<Option<Change>, StoreError> {
+    let active = active_targets(tx, id)?;
+    if let Some(missing) = names.iter().find(|n| !active.contains(n)) {
+        return Ok(Some(Change::NotATarget(missing.clone())));
+    }
+    for name in names {
+        tx.execute(
+            "UPDATE schedule_targets SET cancelled_at = ?3 WHERE schedule_id = ?1 AND target = ?2",
+            params![id, name, now],
+        )?;
+    }
+    Ok(None)
+}
+
+/// Cancel a schedule (`targets: None`) or some of its targets; cancelling
+/// the last active target cancels the schedule.
+pub fn cancel(
+    conn: &mut Connection,
+    id: i64,
+    targets: Option<&[String]>,
+    now: i64,
+) -> Result<Change, StoreError> {
+    let tx = immediate(conn)?;
+    if let Some(refused) = live(&tx, id)? {
+        return Ok(refused);
+    }
+    if let Some(names) = targets
+        && let Some(refused) = cancel_targets(&tx, id, names, now)?
+    {
+        return Ok(refused);
+    }
+    if targets.is_none() || active_targets(&tx, id)?.is_empty() {
+        end(&tx, id, now)?;
+    }
+    tx.commit()?;
+    Ok(Change::Done)
+}
+
+/// Apply an edit (targets to add already validated by the caller).
+pub fn edit(
+    conn: &mut Connection,
+    id: i64,
+    edit: &ScheduleEdit,
+    now: i64,
+) -> Result<Change, StoreError> {
+    let tx = immediate(conn)?;
+    if let Some(refused) = live(&tx, id)? {
+        return Ok(refused);
+    }
+    if let Some(body) = &edit.body {
+        tx.execute(
+            "UPDATE schedules SET body = ?2 WHERE id = ?1",
+            params![id, body],
+        )?;
+    }
+    if let Some(description) = &edit.description {
+        tx.execute(
+            "UPDATE schedules SET description = ?2 WHERE id = ?1",
+            params![id, description],
+        )?;
+    }
+    if let Some(every) = edit.interval_seconds {
+        tx.execute(
+            "UPDATE schedules SET interval_seconds = ?2 WHERE id = ?1",
+            params![id, interval(every)],
+        )?;
+    }
+    if let Some(at) = edit.next_fire_at_unix {
+        tx.execute(
+            "UPDATE schedules SET next_fire_at = ?2 WHERE id = ?1",
+            params![id, at],
+        )?;
+    }
+    for name in edit.targets_add.iter().flatten() {
+        tx.execute(
+            "INSERT INTO schedule_targets (schedule_id, target) VALUES (?1, ?2)
+             ON CONFLICT (schedule_id, target) DO UPDATE SET cancelled_at = NULL",
+            params![id, name],
+        )?;
+    }
+    if let Some(names) = &edit.targets_remove
+        && let Some(refused) = cancel_targets(&tx, id, names, now)?
+    {
+        return Ok(refused);
+    }
+    if active_targets(&tx, id)?.is_empty() {
+        return Ok(Change::NoTargetsLeft);
+    }
+    tx.commit()?;
+    Ok(Change::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::wire::ident::Ident;
+
+    fn new(targets: &[&str], interval: Option<u64>) -> NewSchedule {
+        NewSchedule {
+            owner: "ruth".into(),
+            body: "standup".into(),
+            interval_seconds: interval,
+            first_fire_at: 100,
+            source_approval_id: Some(7),
+            description: None,
+            targets: targets.iter().map(|t| (*t).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_due_fire_delivers_to_each_live_target_and_moves_the_due_time_once() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                agents::insert(c, &Ident::new("alice").unwrap(), None, 1)?;
+                let id = insert(c, &new(&["alice", "operator", "ghost"], Some(60)), 1)?;
+                assert_eq!(fire(c, id, 99, true)?, Fired::NotDue);
+                let Fired::Delivered(to) = fire(c, id, 100, true)? else {
+                    panic!("not fired")
+                };
+                assert_eq!(to.len(), 2);
+                // The same due time cannot fire twice.
+                assert_eq!(fire(c, id, 100, true)?, Fired::NotDue);
+                let s = get(c, id)?.unwrap();
+                assert_eq!(s.next_fire_at_unix, 160);
+                let ghost = s.targets.iter().find(|t| t.target == "ghost").unwrap();
+                assert_eq!(
+                    ghost.last_result.as_deref(),
+                    Some("skipped: not a managed agent")
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn cancelling_the_last_target_ends_the_schedule() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let id = insert(c, &new(&["operator", "alice"], None), 1)?;
+                assert_eq!(
+                    cancel(c, id, Some(&["bob".to_owned()]), 5)?,
+                    Change::NotATarget("bob".into())
+                );
+                assert_eq!(cancel(c, id, Some(&["alice".to_owned()]), 5)?, Change::Done);
+                assert!(get(c, id)?.unwrap().cancelled_at_unix.is_none());
+                assert_eq!(
+                    cancel(c, id, Some(&["operator".to_owned()]), 6)?,
+                    Change::Done
+                );
+                assert_eq!(get(c, id)?.unwrap().cancelled_at_unix, Some(6));
+                assert_eq!(fire(c, id, 200, false)?, Fired::Ended);
+                Ok(())
+            })
+            .unwrap();
+    }
+}
