@@ -100,6 +100,39 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             HostRequest::Inbox { limit: Some(20) },
             r#"{"cmd":"inbox","limit":20}"#,
         ),
+        (HostRequest::Questions, r#"{"cmd":"questions"}"#),
+        (
+            HostRequest::Answer {
+                id: 3,
+                answer: "yes".into(),
+            },
+            r#"{"cmd":"answer","id":3,"answer":"yes"}"#,
+        ),
+        (HostRequest::Schedules, r#"{"cmd":"schedules"}"#),
+        (
+            HostRequest::CancelSchedule {
+                id: 2,
+                targets: Some(vec!["alice".into()]),
+            },
+            r#"{"cmd":"cancel_schedule","id":2,"targets":["alice"]}"#,
+        ),
+        (HostRequest::Grants { name: None }, r#"{"cmd":"grants"}"#),
+        (
+            HostRequest::Grant {
+                name: id("alice"),
+                capability: Some(super::agenda::Capability::ReadHostJournal),
+                tool_group: None,
+            },
+            r#"{"cmd":"grant","name":"alice","capability":"read_host_journal"}"#,
+        ),
+        (
+            HostRequest::Revoke {
+                name: id("alice"),
+                capability: None,
+                tool_group: Some(super::agenda::ToolGroup::Lifecycle),
+            },
+            r#"{"cmd":"revoke","name":"alice","tool_group":"lifecycle"}"#,
+        ),
         (
             HostRequest::Send {
                 to: id("alice"),
