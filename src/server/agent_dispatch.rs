@@ -16,7 +16,8 @@ use super::host::wire_error;
 use super::manager;
 use crate::service::{Hive, HiveError};
 use crate::store::messages::{OPERATOR, Recipient};
-use crate::wire::agenda::ToolGroup;
+use crate::systemd::journal::{HostJournalRequest, render_short};
+use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
 
 /// The longest `from` a `wake` may claim.
@@ -159,6 +160,44 @@ pub async fn dispatch(
         | Request::EditSchedule { .. } => agenda::dispatch(hive, caller, &request)
             .await
             .unwrap_or_else(|| not_supported_yet(cmd)),
-        Request::GetHostJournal { .. } | Request::GetLogs { .. } => not_supported_yet(cmd),
+        Request::GetLogs { agent, lines } => {
+            answer(hive.agent_logs(&agent, lines, None).await, |entries| {
+                Response::Logs {
+                    content: render_short(&entries),
+                }
+            })
+        }
+        Request::GetHostJournal {
+            unit,
+            container,
+            lines,
+            priority,
+            grep,
+            since,
+            until,
+        } => {
+            // Agents need the capability; the manager is trusted with it.
+            if !caller.is_manager()
+                && let Err(err) = hive
+                    .require_capability(me, Capability::ReadHostJournal)
+                    .await
+            {
+                return Response::err(wire_error(&err));
+            }
+            let request = HostJournalRequest {
+                unit: unit.as_deref(),
+                container: container.as_deref(),
+                lines,
+                priority,
+                grep: grep.as_deref(),
+                since: since.as_deref(),
+                until: until.as_deref(),
+            };
+            answer(hive.host_journal(&request).await, |entries| {
+                Response::HostJournal {
+                    content: render_short(&entries),
+                }
+            })
+        }
     }
 }

@@ -218,15 +218,37 @@ async fn list_descendants_needs_the_lifecycle_group_on_an_agent_socket() {
 }
 
 #[tokio::test]
-async fn variants_of_later_issues_say_they_are_not_supported_yet() {
+async fn the_host_journal_needs_the_capability_on_an_agent_socket_until_it_is_granted() {
     let (hive, _dir) = hive().await;
-    let (mut manager, _s) = connect(&hive, Caller::Manager(id("ruth")));
-    for cmd in ["get_host_journal", "get_logs"] {
-        assert_eq!(
-            ask(&mut manager, &minimal_json(cmd)).await,
-            format!(r#"{{"kind":"err","message":"{cmd} is not supported by this hive-c0re yet"}}"#)
-        );
-    }
+    let (mut agent, _s) = connect(&hive, Caller::Agent(id("alice")));
+    let refused = ask(&mut agent, &minimal_json("get_host_journal")).await;
+    assert!(refused.contains("read_host_journal"), "{refused}");
+    hive.set_grant(
+        &id("alice"),
+        crate::service::grants::Grant::Capability(crate::wire::agenda::Capability::ReadHostJournal),
+        true,
+    )
+    .await
+    .unwrap();
+    // Granted: the request now reaches journalctl (whatever this machine's
+    // journal holds), so the answer is no longer the capability refusal.
+    let served = ask(&mut agent, &minimal_json("get_host_journal")).await;
+    assert!(!served.contains("read_host_journal"), "{served}");
+}
+
+#[tokio::test]
+async fn get_logs_is_the_managers_and_names_an_unknown_agent() {
+    let (hive, _dir) = hive().await;
+    let (mut agent, _s1) = connect(&hive, Caller::Agent(id("alice")));
+    assert_eq!(
+        ask(&mut agent, r#"{"cmd":"get_logs","agent":"bob"}"#).await,
+        r#"{"kind":"err","message":"privileged variant get_logs is refused on an agent socket"}"#
+    );
+    let (mut manager, _s2) = connect(&hive, Caller::Manager(id("ruth")));
+    assert_eq!(
+        ask(&mut manager, r#"{"cmd":"get_logs","agent":"nobody"}"#).await,
+        r#"{"kind":"err","message":"agent \"nobody\" is not managed by this hive"}"#
+    );
 }
 
 #[tokio::test]

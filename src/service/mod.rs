@@ -202,8 +202,15 @@ impl Hive {
         tool_groups: &[ToolGroup],
     ) -> ContainerSpec {
         let c = &self.inner.config;
+        // The manager's socket lives in its own directory; that directory is
+        // what its container sees as /run/hive.
+        let runtime_dir = if *name == c.manager() {
+            c.manager_runtime_dir()
+        } else {
+            c.agent_runtime_dir(name)
+        };
         ContainerSpec {
-            runtime_dir: c.agent_runtime_dir(name),
+            runtime_dir,
             state_dir: c.agent_state_dir(name),
             cpu_quota: c.agent_cpu_quota.clone(),
             memory_max: c.agent_memory_max.clone(),

@@ -185,3 +185,12 @@ async fn a_failed_start_at_spawn_keeps_the_agent_and_tells_the_manager() {
         "{bodies:?}"
     );
 }
+
+#[tokio::test]
+async fn the_managers_container_sees_the_manager_socket_directory_as_run_hive() {
+    let (hive, _driver, dir) = hive();
+    let spec = hive.container_spec(&id("ruth")).await.unwrap();
+    assert_eq!(spec.runtime_dir, dir.path().join("run/manager"));
+    let spec = hive.container_spec(&id("alice")).await.unwrap();
+    assert_eq!(spec.runtime_dir, dir.path().join("run/agents/alice"));
+}
