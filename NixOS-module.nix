@@ -39,6 +39,8 @@ let
     "template_image"
     "nspawn_dir"
     "nixos_containers_dir"
+    "nixos_build_command"
+    "approval_command"
     "agent_cpu_quota"
     "agent_memory_max"
     "max_body_bytes"

@@ -62,6 +62,14 @@ pub struct Config {
     pub nspawn_dir: PathBuf,
     /// Where NixOS container configs are written (nixos profile).
     pub nixos_containers_dir: PathBuf,
+    /// The command that builds an agent's NixOS system closure (nixos
+    /// profile): argv, `h-<n>` appended; prints the store path last.
+    pub nixos_build_command: Vec<String>,
+    /// The command an approved `apply_commit`, `init_config` or
+    /// `update_meta_inputs` runs: argv, then the kind, the agent and the
+    /// approval's `commit_ref` appended. Its last stdout line becomes the
+    /// approval's note.
+    pub approval_command: Vec<String>,
     /// `CPUQuota=` for every agent container.
     pub agent_cpu_quota: Option<String>,
     /// `MemoryMax=` for every agent container.
@@ -90,6 +98,8 @@ impl Default for Config {
             template_image: "hive-template".into(),
             nspawn_dir: "/etc/systemd/nspawn".into(),
             nixos_containers_dir: "/etc/nixos-containers".into(),
+            nixos_build_command: Vec::new(),
+            approval_command: Vec::new(),
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
             max_body_bytes: 64 * 1024,

@@ -22,6 +22,7 @@
 //! - [`wire`]: serde types of every socket, no IO.
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
+//! - [`command`]: running operator-configured commands (argv, no shell).
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
 //! - [`store`]: SQLite — open, migrations, one file per table family.
 //! - [`hive`]: the rules without IO (approvals, topology, roster, the
@@ -53,6 +54,7 @@
 pub mod cli;
 pub mod client;
 pub mod clock;
+pub mod command;
 pub mod config;
 pub mod containers;
 pub mod daemon;

@@ -44,13 +44,16 @@ pub fn check(status: ApprovalStatus, claimed: bool, _decision: Decision) -> Resu
 }
 
 /// The terminal status of a row whose decision was taken (for approve: after
-/// its action ran, with the action's error if any).
-pub fn outcome(decision: Decision, action: Result<(), String>) -> (ApprovalStatus, Option<String>) {
+/// its action ran, with the action's note or error).
+pub fn outcome(
+    decision: Decision,
+    action: Result<Option<String>, String>,
+) -> (ApprovalStatus, Option<String>) {
     match (decision, action) {
-        (Decision::Approve, Ok(())) => (ApprovalStatus::Approved, None),
+        (Decision::Approve, Ok(note)) => (ApprovalStatus::Approved, note),
         (Decision::Approve, Err(why)) => (ApprovalStatus::Failed, Some(why)),
         (Decision::Deny, _) => (ApprovalStatus::Denied, None),
-        (Decision::Cancel, Ok(())) => (ApprovalStatus::Cancelled, None),
+        (Decision::Cancel, Ok(_)) => (ApprovalStatus::Cancelled, None),
         (Decision::Cancel, Err(why)) => (ApprovalStatus::Cancelled, Some(why)),
     }
 }
@@ -79,11 +82,15 @@ mod tests {
 
     #[test]
     fn an_approved_action_that_fails_leaves_the_row_failed_with_the_reason() {
-        assert_eq!(outcome(Decision::Approve, Ok(())), (Approved, None));
+        assert_eq!(outcome(Decision::Approve, Ok(None)), (Approved, None));
+        assert_eq!(
+            outcome(Decision::Approve, Ok(Some("built".into()))),
+            (Approved, Some("built".into()))
+        );
         assert_eq!(
             outcome(Decision::Approve, Err("boom".into())),
             (Failed, Some("boom".into()))
         );
-        assert_eq!(outcome(Decision::Deny, Ok(())), (Denied, None));
+        assert_eq!(outcome(Decision::Deny, Ok(None)), (Denied, None));
     }
 }

@@ -3,6 +3,7 @@
 
 use super::lifecycle::within_budget;
 use super::{Hive, HiveError};
+use crate::command;
 use crate::hive::approvals::Decision;
 use crate::store::agents;
 use crate::store::approvals::{self, Decided, NewApproval};
@@ -116,17 +117,34 @@ impl Hive {
         .await;
     }
 
-    /// What an approved row does. The error text becomes the row's note.
-    async fn run_action(&self, row: &Approval) -> Result<(), String> {
+    /// What an approved row does: `Ok` with an optional note, or the error
+    /// text that becomes the row's note. Config changes (commit, init,
+    /// meta inputs) are the site's business: they run the configured
+    /// `approval_command` with the kind, agent and `commit_ref` appended,
+    /// without a shell.
+    async fn run_action(&self, row: &Approval) -> Result<Option<String>, String> {
         match row.kind {
-            ApprovalKind::Spawn => self.spawn_now(&row.agent).await.map_err(|e| e.to_string()),
-            ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(drop),
+            ApprovalKind::Spawn => self
+                .spawn_now(&row.agent)
+                .await
+                .map(|()| None)
+                .map_err(|e| e.to_string()),
+            ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
             ApprovalKind::ApplyCommit
             | ApprovalKind::InitConfig
-            | ApprovalKind::UpdateMetaInputs => Err(format!(
-                "approving a {} request is not supported by this hive-c0re yet",
-                row.kind.as_str()
-            )),
+            | ApprovalKind::UpdateMetaInputs => {
+                let argv = &self.config().approval_command;
+                let extra = [
+                    row.kind.as_str(),
+                    row.agent.as_str(),
+                    row.commit_ref.as_str(),
+                ];
+                let stdout = command::run("approval_command", argv, &extra)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let note = command::last_line(&stdout);
+                Ok((!note.is_empty()).then(|| note.chars().take(500).collect()))
+            }
         }
     }
 }

@@ -16,11 +16,16 @@ fn id(s: &str) -> Ident {
 }
 
 fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
+    hive_with(Vec::new())
+}
+
+fn hive_with(approval_command: Vec<String>) -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
         state_dir: dir.path().join("state"),
         runtime_dir: dir.path().join("run"),
         driver: DriverKind::Fake,
+        approval_command,
         ..Config::default()
     };
     let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
@@ -193,4 +198,50 @@ async fn the_managers_container_sees_the_manager_socket_directory_as_run_hive() 
     assert_eq!(spec.runtime_dir, dir.path().join("run/manager"));
     let spec = hive.container_spec(&id("alice")).await.unwrap();
     assert_eq!(spec.runtime_dir, dir.path().join("run/agents/alice"));
+}
+
+async fn apply_commit_request(hive: &Hive) -> i64 {
+    hive.request_approval(crate::store::approvals::NewApproval {
+        agent: id("ruth"),
+        kind: crate::wire::host::ApprovalKind::ApplyCommit,
+        commit_ref: "0123abc".into(),
+        description: None,
+    })
+    .await
+    .unwrap()
+    .id
+}
+
+#[tokio::test]
+async fn an_approved_commit_runs_the_configured_command_with_kind_agent_and_ref() {
+    let (hive, _driver, _dir) = hive_with(vec!["/bin/echo".into(), "applied".into()]);
+    let id = apply_commit_request(&hive).await;
+    let row = hive.approve(id).await.unwrap();
+    assert_eq!(row.status, ApprovalStatus::Approved);
+    assert_eq!(
+        row.note.as_deref(),
+        Some("applied apply_commit ruth 0123abc")
+    );
+}
+
+#[tokio::test]
+async fn a_failing_or_missing_approval_command_leaves_the_row_failed_with_the_reason() {
+    let (hive, _driver, _dir) = hive_with(vec!["/bin/false".into()]);
+    let id = apply_commit_request(&hive).await;
+    let err = hive.approve(id).await.unwrap_err().to_string();
+    assert!(err.contains("/bin/false failed (exit status: 1)"), "{err}");
+    let (hive, _driver, _dir) = hive_with(Vec::new());
+    let id = apply_commit_request(&hive).await;
+    let err = hive.approve(id).await.unwrap_err().to_string();
+    assert!(
+        err.contains("set `approval_command` in the config"),
+        "{err}"
+    );
+    let row = hive
+        .store()
+        .run(move |c| crate::store::approvals::get(c, id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.status, ApprovalStatus::Failed);
 }

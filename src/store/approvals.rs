@@ -166,7 +166,7 @@ pub fn decide(
     if decision == Decision::Approve {
         tx.execute("UPDATE approvals SET claimed = 1 WHERE id = ?1", [id])?;
     } else {
-        let (status, note) = approvals::outcome(decision, Ok(()));
+        let (status, note) = approvals::outcome(decision, Ok(None));
         end(&tx, id, status, note.as_deref(), at)?;
     }
     let row =
@@ -194,7 +194,7 @@ fn end(
 pub fn finish(
     conn: &Connection,
     id: i64,
-    action: Result<(), String>,
+    action: Result<Option<String>, String>,
     at: i64,
 ) -> Result<Approval, StoreError> {
     let (status, note) = approvals::outcome(Decision::Approve, action);
@@ -279,7 +279,7 @@ mod tests {
                     decide(c, a.id, Decision::Deny, 12)?,
                     Decided::Refused(Refusal::InProgress)
                 );
-                let done = finish(c, a.id, Ok(()), 13)?;
+                let done = finish(c, a.id, Ok(None), 13)?;
                 assert_eq!(
                     (done.status, done.resolved_at),
                     (ApprovalStatus::Approved, Some(13))

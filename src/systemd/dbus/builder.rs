@@ -12,25 +12,19 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
+use crate::command::{self, CommandError};
 use crate::containers::machine_name;
 use crate::wire::ident::Ident;
 
 /// Why a system closure could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("the nixos build command is empty; set it in the config")]
-    NoCommand,
-    #[error("cannot run the build command {program:?}")]
-    Spawn {
-        program: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("the build of {machine} failed ({status}): {stderr}")]
-    Failed {
+    /// The configured command did not run or did not succeed.
+    /// (The cause is part of the message: wire errors carry Display only.)
+    #[error("building the system of {machine}: {cause}")]
+    Command {
         machine: String,
-        status: String,
-        stderr: String,
+        cause: CommandError,
     },
     #[error("the build of {machine} printed no absolute store path (last line {line:?})")]
     NoPath { machine: String, line: String },
@@ -57,34 +51,14 @@ impl CommandBuilder {
 #[async_trait::async_trait]
 impl SystemBuilder for CommandBuilder {
     async fn build(&self, name: &Ident) -> Result<PathBuf, BuildError> {
-        let (program, args) = self.argv.split_first().ok_or(BuildError::NoCommand)?;
         let machine = machine_name(name);
-        let out = tokio::process::Command::new(program)
-            .args(args)
-            .arg(&machine)
-            .kill_on_drop(true)
-            .output()
+        let stdout = command::run("nixos_build_command", &self.argv, &[&machine])
             .await
-            .map_err(|source| BuildError::Spawn {
-                program: program.clone(),
-                source,
+            .map_err(|cause| BuildError::Command {
+                machine: machine.clone(),
+                cause,
             })?;
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-            return Err(BuildError::Failed {
-                machine,
-                status: out.status.to_string(),
-                stderr: tail.into_iter().rev().collect::<Vec<_>>().join(" / "),
-            });
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = stdout
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim();
+        let line = command::last_line(&stdout);
         if !line.starts_with('/') {
             return Err(BuildError::NoPath {
                 machine,
@@ -170,7 +144,10 @@ mod tests {
         ));
         assert!(matches!(
             CommandBuilder::new(vec![]).build(&id("a")).await,
-            Err(BuildError::NoCommand)
+            Err(BuildError::Command {
+                cause: CommandError::NotConfigured { .. },
+                ..
+            })
         ));
     }
 }

@@ -86,9 +86,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings from the daemon's config. The nixos builder command is not
-    /// in the config yet: until it is, the nixos profile's `create` fails
-    /// with a message saying so.
+    /// Settings from the daemon's config. Without `nixos_build_command` the
+    /// nixos profile's `create` fails with a message naming that setting.
     pub fn from_config(config: &Config, agents: Vec<Ident>) -> Self {
         Self {
             bus_address: None,
@@ -98,7 +97,7 @@ impl Settings {
             nspawn_dir: config.nspawn_dir.clone(),
             nixos_containers_dir: config.nixos_containers_dir.clone(),
             agents,
-            builder: Arc::new(CommandBuilder::new(Vec::new())),
+            builder: Arc::new(CommandBuilder::new(config.nixos_build_command.clone())),
         }
     }
 }
