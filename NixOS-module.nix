@@ -142,7 +142,7 @@ in
     };
 
     settings = lib.mkOption {
-      type = lib.types.attrsOf (lib.types.nullOr (lib.types.oneOf [ lib.types.str lib.types.int ]));
+      type = lib.types.attrsOf (lib.types.nullOr (lib.types.oneOf [ lib.types.str lib.types.int (lib.types.listOf lib.types.str) ]));
       default = { };
       example = { forge_url = "https://forge.hive.example.org"; stop_deadline_secs = 60; };
       description = ''
