@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
-use crate::wire::agenda::JournalPriority;
 use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::agenda::{HostJournalFilters, JournalPriority};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope};
 use crate::wire::ident::Ident;
 
@@ -381,7 +381,7 @@ impl Command {
                 since,
                 until,
                 lines,
-            } => call(HostRequest::Journal {
+            } => call(HostRequest::Journal(HostJournalFilters {
                 unit: unit.clone(),
                 container: container.clone(),
                 lines: *lines,
@@ -389,7 +389,7 @@ impl Command {
                 grep: grep.clone(),
                 since: since.clone(),
                 until: until.clone(),
-            }),
+            })),
             Self::Questions => call(HostRequest::Questions),
             Self::Answer { id, text } => call(HostRequest::Answer {
                 id: *id,

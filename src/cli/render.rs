@@ -26,7 +26,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         HostRequest::List => agent_list(response.agents.as_deref().unwrap_or(&[])),
         HostRequest::Pending => approvals_table(response.approvals.as_deref().unwrap_or(&[])),
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
-        HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
+        HostRequest::Logs { .. } | HostRequest::Journal(_) => {
             journal_lines(response.entries.as_deref().unwrap_or(&[]))
         }
         HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),

@@ -16,7 +16,7 @@ use super::host::wire_error;
 use super::manager;
 use crate::service::{Hive, HiveError};
 use crate::store::messages::{OPERATOR, Recipient};
-use crate::systemd::journal::{HostJournalRequest, render_short};
+use crate::systemd::journal::render_short;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
 
@@ -167,15 +167,7 @@ pub async fn dispatch(
                 }
             })
         }
-        Request::GetHostJournal {
-            unit,
-            container,
-            lines,
-            priority,
-            grep,
-            since,
-            until,
-        } => {
+        Request::GetHostJournal(filters) => {
             // Agents need the capability; the manager is trusted with it.
             if !caller.is_manager()
                 && let Err(err) = hive
@@ -184,15 +176,7 @@ pub async fn dispatch(
             {
                 return Response::err(wire_error(&err));
             }
-            let request = HostJournalRequest {
-                unit: unit.as_deref(),
-                container: container.as_deref(),
-                lines,
-                priority,
-                grep: grep.as_deref(),
-                since: since.as_deref(),
-                until: until.as_deref(),
-            };
+            let request = (&filters).into();
             answer(hive.host_journal(&request).await, |entries| {
                 Response::HostJournal {
                     content: render_short(&entries),

@@ -19,7 +19,6 @@ use crate::hive::agenda::Answerer;
 use crate::service::grants::Grant;
 use crate::service::{Hive, HiveError};
 use crate::store::messages::Recipient;
-use crate::systemd::journal::HostJournalRequest;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
@@ -113,26 +112,10 @@ pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             hive.agent_logs(&name, lines, unit.as_deref()).await,
             HostResponse::entries,
         ),
-        HostRequest::Journal {
-            unit,
-            container,
-            lines,
-            priority,
-            grep,
-            since,
-            until,
-        } => {
-            let request = HostJournalRequest {
-                unit: unit.as_deref(),
-                container: container.as_deref(),
-                lines,
-                priority,
-                grep: grep.as_deref(),
-                since: since.as_deref(),
-                until: until.as_deref(),
-            };
-            answer(hive.host_journal(&request).await, HostResponse::entries)
-        }
+        HostRequest::Journal(filters) => answer(
+            hive.host_journal(&(&filters).into()).await,
+            HostResponse::entries,
+        ),
         HostRequest::Questions => answer(hive.open_questions().await, HostResponse::questions),
         HostRequest::Answer { id, answer: text } => {
             done(hive.answer(Answerer::Operator, id, text).await)

@@ -234,6 +234,34 @@ impl Capability {
     }
 }
 
+/// The filters of the host journal (`get_host_journal` on the agent socket,
+/// `journal` on host.sock); every one optional. Validated by
+/// `crate::systemd::journal` before anything runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostJournalFilters {
+    /// A unit, e.g. `hive-c0re.service`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// An agent container's machine name, `h-<agent>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// How many of the newest entries (default 30, at most 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u32>,
+    /// This priority and more severe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<JournalPriority>,
+    /// A regular expression the message must match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grep: Option<String>,
+    /// journalctl `--since` (ISO 8601 or relative, e.g. `-1h`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// journalctl `--until`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+}
+
 /// Syslog priority for `get_host_journal`, as journalctl's `-p` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

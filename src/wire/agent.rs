@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::agenda::{
-    CancelLooseEndKind, JournalPriority, LooseEnd, ReminderStats, ReminderTiming,
+    CancelLooseEndKind, HostJournalFilters, LooseEnd, ReminderStats, ReminderTiming,
     SchedulePromptPayload, WireSchedule,
 };
 use super::ident::Ident;
@@ -93,22 +93,7 @@ pub enum Request {
     /// Every popped-unacked message goes back to pending, marked redelivered.
     RequeueInflight,
     /// Recent host journal lines (needs `read_host_journal`).
-    GetHostJournal {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        unit: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        container: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lines: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        priority: Option<JournalPriority>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        grep: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        since: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        until: Option<String>,
-    },
+    GetHostJournal(HostJournalFilters),
     /// *(privileged)* Seed a new agent's config and queue an approval.
     RequestInitConfig {
         name: Ident,
@@ -273,7 +258,7 @@ impl Request {
             Self::CancelLooseEnd { .. } => ("cancel_loose_end", Open),
             Self::AckTurn => ("ack_turn", Open),
             Self::RequeueInflight => ("requeue_inflight", Open),
-            Self::GetHostJournal { .. } => ("get_host_journal", Open),
+            Self::GetHostJournal(_) => ("get_host_journal", Open),
             Self::ListDescendants => ("list_descendants", Open),
             Self::RequestInitConfig { .. } => ("request_init_config", Privileged),
             Self::Kill { .. } => ("kill", Privileged),

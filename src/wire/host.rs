@@ -8,8 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::agenda::JournalPriority;
-use super::agenda::{AgentGrants, Capability, ToolGroup, WireQuestion, WireSchedule};
+use super::agenda::{
+    AgentGrants, Capability, HostJournalFilters, ToolGroup, WireQuestion, WireSchedule,
+};
 use super::agent::InboxRow;
 use super::ident::Ident;
 use crate::systemd::journal::JournalEntry;
@@ -81,22 +82,7 @@ pub enum HostRequest {
         follow: bool,
     },
     /// The host's journal, filtered (the filters of `get_host_journal`).
-    Journal {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        unit: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        container: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lines: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        priority: Option<JournalPriority>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        grep: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        since: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        until: Option<String>,
-    },
+    Journal(HostJournalFilters),
     /// Open questions (asked of the operator or of an agent).
     Questions,
     /// Answer a question as the operator.

@@ -141,7 +141,7 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"send","to":"alice","body":"hi"}"#,
         ),
         (
-            HostRequest::Journal {
+            HostRequest::Journal(super::agenda::HostJournalFilters {
                 unit: Some("hive-c0re.service".into()),
                 container: None,
                 lines: None,
@@ -149,7 +149,7 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
                 grep: None,
                 since: Some("-1h".into()),
                 until: None,
-            },
+            }),
             r#"{"cmd":"journal","unit":"hive-c0re.service","priority":"warning","since":"-1h"}"#,
         ),
     ]

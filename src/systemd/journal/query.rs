@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use super::JournalPriority;
 use crate::containers::machine_name;
+use crate::wire::agenda::HostJournalFilters;
 use crate::wire::ident::Ident;
 
 /// `get_host_journal`: lines when the request names none.
@@ -204,6 +205,20 @@ pub struct HostJournalRequest<'a> {
     pub grep: Option<&'a str>,
     pub since: Option<&'a str>,
     pub until: Option<&'a str>,
+}
+
+impl<'a> From<&'a HostJournalFilters> for HostJournalRequest<'a> {
+    fn from(f: &'a HostJournalFilters) -> Self {
+        Self {
+            unit: f.unit.as_deref(),
+            container: f.container.as_deref(),
+            lines: f.lines,
+            priority: f.priority,
+            grep: f.grep.as_deref(),
+            since: f.since.as_deref(),
+            until: f.until.as_deref(),
+        }
+    }
 }
 
 impl JournalQuery {
