@@ -64,4 +64,6 @@ pub mod server;
 pub mod service;
 pub mod store;
 pub mod systemd;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod wire;

@@ -204,9 +204,7 @@ impl ContainerDriver for FakeDriver {
 mod tests {
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     fn spec() -> ContainerSpec {
         ContainerSpec {

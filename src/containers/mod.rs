@@ -253,9 +253,7 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
 mod tests {
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     #[test]
     fn unit_names_follow_the_profile() {

@@ -352,9 +352,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     fn tree() -> Topology {
         let mut p = BTreeMap::new();

@@ -57,9 +57,7 @@ mod tests {
 
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     /// ruth → a → (b, c); root r
     fn tree() -> Topology {

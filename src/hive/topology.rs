@@ -124,9 +124,7 @@ impl Topology {
 mod tests {
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     /// ruth → a → b → c, ruth → d
     fn tree() -> Topology {

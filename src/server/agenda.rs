@@ -127,35 +127,13 @@ pub async fn dispatch(hive: &Hive, caller: &Caller, request: &Request) -> Option
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
+    use crate::testing::{config_in, hive_at, id};
 
     use super::*;
-    use crate::clock::ManualClock;
-    use crate::config::{Config, DriverKind};
-    use crate::containers::fake::FakeDriver;
-    use crate::store::Store;
-    use crate::wire::ident::Ident;
-
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
 
     async fn hive() -> (Hive, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            state_dir: dir.path().join("state"),
-            runtime_dir: dir.path().join("run"),
-            driver: DriverKind::Fake,
-            ..Config::default()
-        };
-        let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
-        let hive = Hive::new(
-            config,
-            Store::open_in_memory().unwrap(),
-            driver,
-            Arc::new(ManualClock::new(1000)),
-        )
-        .unwrap();
+        let (hive, _) = hive_at(config_in(dir.path()), 1000);
         hive.spawn(&id("alice")).await.unwrap();
         (hive, dir)
     }

@@ -148,28 +148,13 @@ impl AgentSockets for SocketRegistry {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::{config_in, hive_at, id};
     use std::sync::Arc;
 
     use super::*;
-    use crate::clock::ManualClock;
-    use crate::config::{Config, DriverKind};
-    use crate::containers::fake::FakeDriver;
-    use crate::store::Store;
-
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
 
     fn hive(dir: &tempfile::TempDir) -> (Hive, Arc<SocketRegistry>) {
-        let config = Config {
-            state_dir: dir.path().join("state"),
-            runtime_dir: dir.path().join("run"),
-            driver: DriverKind::Fake,
-            ..Config::default()
-        };
-        let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
-        let store = Store::open_in_memory().unwrap();
-        let hive = Hive::new(config, store, driver, Arc::new(ManualClock::new(1))).unwrap();
+        let (hive, _) = hive_at(config_in(dir.path()), 1);
         let registry = Arc::new(SocketRegistry::new(
             CancellationToken::new(),
             TaskTracker::new(),

@@ -1,7 +1,7 @@
 //! The agent-socket connection loop over real socket pairs, against the
 //! fake driver and an in-memory store.
 
-use std::sync::Arc;
+use crate::testing::{config_in, hive_at, id};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -9,32 +9,15 @@ use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::clock::ManualClock;
-use crate::config::{Config, DriverKind};
-use crate::containers::fake::FakeDriver;
-use crate::store::Store;
 use crate::wire::agent::Privilege;
 use crate::wire::agent::tests::minimal_json;
-use crate::wire::ident::Ident;
 
 /// Every socket test ends within this.
 const LIMIT: Duration = Duration::from_secs(10);
 
-fn id(s: &str) -> Ident {
-    Ident::new(s).unwrap()
-}
-
 async fn hive() -> (Hive, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        state_dir: dir.path().join("state"),
-        runtime_dir: dir.path().join("run"),
-        driver: DriverKind::Fake,
-        ..Config::default()
-    };
-    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
-    let store = Store::open_in_memory().unwrap();
-    let hive = Hive::new(config, store, driver, Arc::new(ManualClock::new(1000))).unwrap();
+    let (hive, _) = hive_at(config_in(dir.path()), 1000);
     hive.spawn(&id("alice")).await.unwrap();
     hive.spawn(&id("bob")).await.unwrap();
     (hive, dir)

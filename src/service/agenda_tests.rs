@@ -2,37 +2,27 @@
 //! clock: time moves by `ManualClock::advance` and `Hive::tick`, never by
 //! sleeping. A "restart" is a new `Hive` on the same database file.
 
+use crate::testing::config_in;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::{Hive, HiveError};
 use crate::clock::ManualClock;
-use crate::config::{Config, DriverKind};
-use crate::containers::fake::FakeDriver;
 use crate::hive::agenda::{AgendaError, Answerer, Caller};
 use crate::service::grants::Grant;
 use crate::store::Store;
 use crate::wire::agenda::{CancelLooseEndKind, Capability, LooseEnd, ReminderTiming, ToolGroup};
 use crate::wire::events::HelperEvent;
-use crate::wire::ident::Ident;
 
-pub(super) fn id(s: &str) -> Ident {
-    Ident::new(s).unwrap()
-}
+pub(super) use crate::testing::id;
 
 pub(super) const T0: i64 = 1_796_040_000; // 2026-11-30T12:00:00Z
 
 /// A hive on the database and state under `dir`, at the clock's time.
 fn hive_on(dir: &Path, clock: &Arc<ManualClock>) -> Hive {
-    let config = Config {
-        state_dir: dir.join("state"),
-        runtime_dir: dir.join("run"),
-        driver: DriverKind::Fake,
-        ..Config::default()
-    };
+    let config = config_in(dir);
     let store = Store::open(&config.database()).unwrap();
-    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
-    Hive::new(config, store, driver, clock.clone()).unwrap()
+    crate::testing::hive_on(config, store, clock.clone()).0
 }
 
 pub(super) struct World {

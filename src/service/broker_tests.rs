@@ -1,41 +1,29 @@
 //! The broker's service methods against the fake driver, an in-memory store
 //! and a manual clock.
 
+use crate::testing::{config_in, hive_on};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
 use crate::clock::ManualClock;
-use crate::config::{Config, DriverKind};
-use crate::containers::fake::FakeDriver;
+use crate::config::Config;
 use crate::store::Store;
 
 /// Every waiting test ends within this.
 const LIMIT: Duration = Duration::from_secs(10);
 
-fn id(s: &str) -> Ident {
-    Ident::new(s).unwrap()
-}
+use crate::testing::id;
 
 async fn hive() -> (Hive, Arc<ManualClock>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        state_dir: dir.path().join("state"),
-        runtime_dir: dir.path().join("run"),
-        driver: DriverKind::Fake,
         max_body_bytes: 100,
         message_retention_secs: 3600,
-        ..Config::default()
+        ..config_in(dir.path())
     };
-    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
     let clock = Arc::new(ManualClock::new(1000));
-    let hive = Hive::new(
-        config,
-        Store::open_in_memory().unwrap(),
-        driver,
-        clock.clone(),
-    )
-    .unwrap();
+    let (hive, _) = hive_on(config, Store::open_in_memory().unwrap(), clock.clone());
     hive.spawn(&id("alice")).await.unwrap();
     hive.spawn(&id("bob")).await.unwrap();
     // Start from empty inboxes (spawns tell the manager).

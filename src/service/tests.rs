@@ -1,19 +1,14 @@
 //! The service layer against the fake driver and an in-memory store.
 
+use crate::testing::{config_in, hive_at, id};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::Hive;
-use crate::clock::ManualClock;
-use crate::config::{Config, DriverKind};
+use crate::config::Config;
 use crate::containers::fake::FakeDriver;
-use crate::store::{Store, agents};
+use crate::store::agents;
 use crate::wire::host::{ApprovalStatus, LifecycleScope};
-use crate::wire::ident::Ident;
-
-fn id(s: &str) -> Ident {
-    Ident::new(s).unwrap()
-}
 
 fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     hive_with(Vec::new())
@@ -22,21 +17,10 @@ fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
 fn hive_with(approval_command: Vec<String>) -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        state_dir: dir.path().join("state"),
-        runtime_dir: dir.path().join("run"),
-        driver: DriverKind::Fake,
         approval_command,
-        ..Config::default()
+        ..config_in(dir.path())
     };
-    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
-    let store = Store::open_in_memory().unwrap();
-    let hive = Hive::new(
-        config,
-        store,
-        driver.clone(),
-        Arc::new(ManualClock::new(1000)),
-    )
-    .unwrap();
+    let (hive, driver) = hive_at(config, 1000);
     tokio::spawn(hive.clone().watch_units());
     (hive, driver, dir)
 }

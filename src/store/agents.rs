@@ -170,9 +170,7 @@ mod tests {
     use super::*;
     use crate::store::Store;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     #[test]
     fn removing_an_agent_moves_its_children_to_its_parent() {

@@ -168,9 +168,7 @@ mod tests {
     use super::*;
     use crate::store::Store;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     #[test]
     fn a_popped_message_is_not_popped_again_until_requeued() {

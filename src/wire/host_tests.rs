@@ -2,11 +2,8 @@
 //! shape. Existing clients parse these; a diff here is a protocol change.
 
 use super::host::*;
-use super::ident::Ident;
 
-fn id(s: &str) -> Ident {
-    Ident::new(s).unwrap()
-}
+use crate::testing::id;
 
 /// Each request, and the line it is on the wire.
 fn requests() -> Vec<(HostRequest, &'static str)> {

@@ -108,9 +108,7 @@ impl SystemBuilder for RecordingBuilder {
 mod tests {
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     #[tokio::test]
     async fn the_command_gets_the_machine_name_and_its_last_line_is_the_path() {

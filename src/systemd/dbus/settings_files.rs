@@ -175,9 +175,7 @@ pub fn remove(path: &Path) -> Result<(), FileError> {
 mod tests {
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     fn spec() -> ContainerSpec {
         ContainerSpec {

@@ -210,9 +210,7 @@ impl View {
 mod tests {
     use super::*;
 
-    fn id(s: &str) -> Ident {
-        Ident::new(s).unwrap()
-    }
+    use crate::testing::id;
 
     fn active(a: ActiveState, sub: &str) -> Update {
         Update {

@@ -1,0 +1,43 @@
+//! Fixtures shared by the unit tests: names, a config under a temp dir, and
+//! a hive on the fake driver with a manual clock.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::clock::ManualClock;
+use crate::config::{Config, DriverKind};
+use crate::containers::fake::FakeDriver;
+use crate::service::Hive;
+use crate::store::Store;
+use crate::wire::ident::Ident;
+
+/// A name, for tests.
+pub fn id(s: &str) -> Ident {
+    Ident::new(s).unwrap()
+}
+
+/// The default config with state and sockets under `dir` and the fake driver.
+pub fn config_in(dir: &Path) -> Config {
+    Config {
+        state_dir: dir.join("state"),
+        runtime_dir: dir.join("run"),
+        driver: DriverKind::Fake,
+        ..Config::default()
+    }
+}
+
+/// A hive on `store` whose host has the manager's container (stopped).
+pub fn hive_on(config: Config, store: Store, clock: Arc<ManualClock>) -> (Hive, Arc<FakeDriver>) {
+    let driver = Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]));
+    let hive = Hive::new(config, store, driver.clone(), clock).unwrap();
+    (hive, driver)
+}
+
+/// A hive on an in-memory store at unix time `now`.
+pub fn hive_at(config: Config, now: i64) -> (Hive, Arc<FakeDriver>) {
+    hive_on(
+        config,
+        Store::open_in_memory().unwrap(),
+        Arc::new(ManualClock::new(now)),
+    )
+}
