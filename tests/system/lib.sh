@@ -321,3 +321,71 @@ tb_make_template() {
   in_c mkdir -p "$t/etc/systemd/system"
   in_c ln -sfn /dev/null "$t/etc/systemd/system/systemd-firstboot.service"
 }
+
+# --- the hive's containers (tests/containers.sh, tests/logs.sh) -------------------------------
+
+# tb_hive [CONFIG-JSON]: the daemon's /etc/hive-c0re/config.json in the bed (default: a 2 s
+# stop deadline, everything else the daemon's defaults), the template image, the socket
+# listening. The daemon reads the config when it starts: tb_reset stopped it before the test.
+tb_hive() {
+  local config=${1:-'{"stop_deadline_secs": 2}'}
+  in_c mkdir -p /etc/hive-c0re
+  printf '%s\n' "$config" | in_c sh -c 'cat > /etc/hive-c0re/config.json'
+  in_c test -e /var/lib/machines/hive-template/etc/os-release || tb_make_template hive-template
+  in_c systemctl start "$TB_SOCKET_UNIT"
+}
+
+# tb_agents NAME...: the agents this test spawns; an EXIT trap destroys them (and the manager's
+# container, if tb_manager_container made one), so no container outlives its test.
+tb_agents() {
+  TB_AGENTS=("$@")
+  trap tb_forget_agents EXIT
+}
+tb_forget_agents() {
+  local n
+  for n in "${TB_AGENTS[@]}"; do
+    hivectl_root destroy --purge "$n" >/dev/null 2>&1 && continue
+    tb_remove_machine "h-$n"      # the daemon could not: take it down behind its back
+  done
+  [ "${TB_MANAGER_CONTAINER:-0}" = 1 ] && tb_remove_machine h-ruth
+  return 0
+}
+tb_machine_gone() { ! m1 GetMachine s "$1" >/dev/null 2>&1; }
+tb_machine_running() { [ "$(in_c systemctl -M "$1" is-system-running 2>/dev/null)" = running ]; }
+# tb_remove_machine MACHINE: its unit stopped, its image and .nspawn file removed.
+tb_remove_machine() {
+  sd1 StopUnit ss "systemd-nspawn@$1.service" replace >/dev/null 2>&1 || true
+  wait_for 20 "$1 to stop" tb_machine_gone "$1" || true
+  in_c systemctl reset-failed "systemd-nspawn@$1.service" 2>/dev/null || true
+  in_c machinectl remove "$1" 2>/dev/null || true
+  rm -f "$TB_DIR/nspawn/$1.nspawn"
+}
+
+# tb_manager_container: a container for the manager (ruth), which the daemon registers itself
+# but does not create: an installation provides it. Removed by tb_agents' EXIT trap.
+tb_manager_container() {
+  TB_MANAGER_CONTAINER=1
+  m1 CloneImage ssb hive-template h-ruth false
+  tb_nspawn_settings h-ruth
+}
+
+# tb_row NAME: agent NAME's roster row from `hivectl --json status` as one word: running,
+# failed (the unit failed, not running), stopped; nothing when NAME has no row.
+tb_row() {
+  hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+for r in json.load(sys.stdin).get("agent_statuses") or []:
+    if r["name"] == sys.argv[1]:
+        print("running" if r["running"] else "failed" if r["failed"] else "stopped")' "$1"
+}
+tb_row_is() { [ "$(tb_row "$1")" = "$2" ]; }
+# tb_agent_unit NAME: "ActiveState SubState" of systemd-nspawn@h-NAME.service.
+tb_agent_unit() {
+  in_c systemctl show -P ActiveState -P SubState "systemd-nspawn@h-$1.service" | paste -sd ' ' -
+}
+# tb_spawn NAME: `hivectl spawn NAME`, then wait until the nested systemd in h-NAME runs (before
+# that, `systemd-run -M h-NAME` finds no bus in it).
+tb_spawn() {
+  local out
+  out=$(hivectl_root spawn "$1" 2>&1) || { echo "  hivectl spawn $1 failed: $out"; return 1; }
+  wait_for 30 "the nested systemd in h-$1 to be running" tb_machine_running "h-$1"
+}
