@@ -23,7 +23,8 @@
 # own cgroup, so two beds run side by side. tb_down leaves no process, cgroup or mount.
 #
 # Helpers for tests: in_c, hivectl_root, hivectl_as, wait_for, journal_tail, unit_prop,
-# sd1/m1 (busctl on the contained bus from the host). Nested containers: tb_make_template.
+# sd1/m1 (busctl on the contained bus from the host). Nested containers: tb_make_template;
+# the hive's containers: tb_hive, tb_agents, tb_spawn, tb_row, tb_agent_unit.
 
 TB_REPO=${TB_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TB_PYTHON=/usr/bin/python3              # the host's /usr is the container's: same path inside
@@ -103,7 +104,7 @@ tb_new_id() { local u; u=$(cat /proc/sys/kernel/random/uuid); echo "${u//-/}" > 
 # tb_prepare: the directories bound into the bed, with the shipped units and fresh binaries.
 tb_prepare() {
   local d=$TB_DIR b
-  mkdir -p "$d"/{dbus,units,nspawn,journal,bin,sysusers.d}
+  mkdir -p "$d"/{dbus,units,journal,bin,sysusers.d}
   touch "$d/.hive-testbed"       # tb_down removes only a directory that carries this mark
   [ -s "$d/machine-id" ] || tb_new_id "$d/machine-id"
   # /etc/machine-id is a read-only bind (else: first boot, a wizard on the console), so the
@@ -195,7 +196,6 @@ tb_up() {
         --bind-ro="$TB_DIR/machine-id:/etc/machine-id"
         --bind="$TB_DIR/units:/etc/systemd/system"
         --bind-ro="$TB_DIR/sysusers.d:/etc/sysusers.d"
-        --bind="$TB_DIR/nspawn:/etc/systemd/nspawn"
         --bind="$TB_DIR/journal:/var/log/journal"
         --bind="$TB_DIR/dbus:/run/dbus"
         --bind-ro="$TB_DIR/bin:/usr/local/bin")
@@ -286,11 +286,12 @@ tb_down() {
 tb_leftovers() {
   local f
   for f in /proc/[0-9]*/cgroup; do
-    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' < "${f%/cgroup}/cmdline" 2>/dev/null)"
+    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' 2>/dev/null < "${f%/cgroup}/cmdline")"
   done
   for f in /proc/[0-9]*/cmdline; do   # e.g. nspawn itself, or a test's client left running
     [ "${f%/cmdline}" = "/proc/$$" ] || [ "${f%/cmdline}" = "/proc/$BASHPID" ] && continue
-    tr '\0' ' ' < "$f" 2>/dev/null | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' < "$f")"
+    # (2>/dev/null before the redirection: a process that exited meanwhile is no error)
+    tr '\0' ' ' 2>/dev/null < "$f" | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' 2>/dev/null < "$f")"
   done
   find /sys/fs/cgroup -maxdepth 2 -name "$TB_NAME" 2>/dev/null | sed 's/^/cgroup /'
   grep -F -e "$TB_DIR" -e "/$TB_NAME" /proc/self/mountinfo | sed 's/^/mount /'
@@ -301,9 +302,12 @@ tb_leftovers() {
 # tb_nspawn_settings MACHINE [EXTRA-LINES]: /etc/systemd/nspawn/MACHINE.nspawn in the bed, the
 # settings the nspawn profile gives h-<n>: no user namespace (the bound /usr keeps uid 0), the
 # bed's /usr bound read-only, no veth. A file in /etc/systemd/nspawn is trusted: Bind= applies.
+# The bed's /etc/systemd/nspawn is not bound from the host: like a fresh Debian host (whose
+# systemd-container creates none), it does not exist until someone creates it, and the shipped
+# unit must make it for the daemon (ProtectSystem=strict; ReadWritePaths= skips a missing path).
 tb_nspawn_settings() {
   printf '[Exec]\nPrivateUsers=no\n[Files]\nBindReadOnly=/usr\n%s[Network]\nVirtualEthernet=no\n' \
-    "${2:+$2$'\n'}" > "$TB_DIR/nspawn/$1.nspawn"
+    "${2:+$2$'\n'}" | in_c sh -c "mkdir -p /etc/systemd/nspawn && cat > /etc/systemd/nspawn/$1.nspawn"
 }
 
 # tb_make_template NAME: a nested-container template image under /var/lib/machines/NAME in
@@ -358,7 +362,7 @@ tb_remove_machine() {
   wait_for 20 "$1 to stop" tb_machine_gone "$1" || true
   in_c systemctl reset-failed "systemd-nspawn@$1.service" 2>/dev/null || true
   in_c machinectl remove "$1" 2>/dev/null || true
-  rm -f "$TB_DIR/nspawn/$1.nspawn"
+  in_c rm -f "/etc/systemd/nspawn/$1.nspawn"
 }
 
 # tb_manager_container: a container for the manager (ruth), which the daemon registers itself

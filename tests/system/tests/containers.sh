@@ -13,6 +13,20 @@ _crash_lines() {
     grep -x "container crashed"
 }
 
+# Debian's systemd-container creates no /etc/systemd/nspawn, and under ProtectSystem=strict a
+# ReadWritePaths= entry missing at start stays read-only: the shipped unit creates it
+# (ConfigurationDirectory=). Without that line this spawn failed with EROFS.
+a_spawn_works_on_a_host_without_etc_systemd_nspawn() {
+  in_c rm -rf /etc/systemd/nspawn      # as after a fresh install (earlier tests made it)
+  tb_hive; tb_agents fresh
+  local out rc=0
+  out=$(hivectl_root spawn fresh 2>&1) || rc=$?
+  expect_eq "hivectl spawn fresh exit code (output: $out)" 0 "$rc"
+  expect_eq "/etc/systemd/nspawn: mode owner, and h-fresh.nspawn in it" "755 root:root h-fresh.nspawn" \
+    "$(in_c stat -c '%a %U:%G' /etc/systemd/nspawn) $(in_c ls /etc/systemd/nspawn)"
+  expect_eq "roster row" running "$(tb_row fresh)"
+}
+
 spawning_an_agent_boots_its_container_and_the_roster_follows_its_unit_within_a_second() {
   tb_hive; tb_agents boot
   local out rc=0
@@ -69,8 +83,9 @@ a_container_that_ignores_the_stop_signal_is_killed_at_the_stop_deadline() {
   out=$(hivectl_root stop --graceful deaf 2>&1) || rc=$?
   ms=$(( ($(tb_now) - t) / 1000 ))
   expect_eq "hivectl stop --graceful deaf exit code (output: $out)" 0 "$rc"
-  [ "$ms" -ge 1900 ] && [ "$ms" -lt 4000 ] ||
-    { echo "  expected the stop to take the 2 s deadline (1900-4000 ms); it took $ms ms"; false; }
+  if [ "$ms" -lt 1900 ] || [ "$ms" -ge 4000 ]; then
+    echo "  expected the stop to take the 2 s deadline (1900-4000 ms); it took $ms ms"; false
+  fi
   expect_match "the daemon's line at the deadline" "stop deadline passed, sending SIGKILL" \
     "$(in_c journalctl -u "$TB_UNIT" --after-cursor="$TB_CURSOR" -o cat --no-pager)"
   expect_match "unit state after the SIGKILL" "^(inactive|failed) " "$(tb_agent_unit deaf)"
@@ -159,13 +174,13 @@ destroy_with_purge_removes_the_image_the_nspawn_file_and_the_row() {
   tb_hive; tb_agents purge
   hivectl_root spawn purge >/dev/null
   expect_match "machinectl list-images before" "^h-purge " "$(in_c machinectl list-images --no-legend --no-pager)"
-  [ -e "$TB_DIR/nspawn/h-purge.nspawn" ] || { echo "  expected /etc/systemd/nspawn/h-purge.nspawn after spawn"; false; }
+  expect_eq "h-purge.nspawn after spawn" yes "$(in_c test -e /etc/systemd/nspawn/h-purge.nspawn && echo yes || echo no)"
   local out rc=0
   out=$(hivectl_root destroy --purge purge 2>&1) || rc=$?
   expect_eq "hivectl destroy --purge purge exit code (output: $out)" 0 "$rc"
   expect_eq "machinectl list-images lines for h-purge" "" \
     "$(in_c machinectl list-images --no-legend --no-pager | grep '^h-purge ' || true)"
-  expect_eq "h-purge.nspawn exists" no "$([ -e "$TB_DIR/nspawn/h-purge.nspawn" ] && echo yes || echo no)"
+  expect_eq "h-purge.nspawn after destroy --purge" no "$(in_c test -e /etc/systemd/nspawn/h-purge.nspawn && echo yes || echo no)"
   expect_eq "unit state" inactive "$(unit_prop systemd-nspawn@h-purge.service ActiveState)"
   expect_eq "agent state and runtime dirs left" "" \
     "$(in_c ls -d /var/lib/hyperhive/agents/purge /run/hyperhive/agents/purge 2>/dev/null || true)"
@@ -185,4 +200,47 @@ each_agent_sees_only_its_own_run_hive() {
   in_c timeout 20 systemd-run -q -M h-own-b --wait sh -c 'echo from-own-b > /run/hive/tb-back'
   expect_eq "host side of each agent's /run/hive" "own-a: tb-marker own-b: tb-back" \
     "own-a: $(in_c ls -A /run/hyperhive/agents/own-a) own-b: $(in_c ls -A /run/hyperhive/agents/own-b)"
+}
+
+# Regression: a read of a unloaded unit's properties loads it (UnitNew) and systemd unloads it
+# again at once (UnitRemoved). The driver once read every new unit's state that way, so a
+# single `systemctl show` of a stopped agent's unit set off an endless UnitNew/UnitRemoved
+# exchange (~2000 a second, PID 1, dbus-daemon and hive-c0re at 100% CPU, then every D-Bus
+# call of the daemon refused with LimitsExceeded).
+_unit_signals() { grep -c "STRING \"$1\";" "$TB_DIR/monitor.out" || true; }   # UnitNew/UnitRemoved of $1
+_monitoring() { [ -s "$TB_DIR/monitor.out" ]; }
+_unloaded() { ! sd1 GetUnit s "$1" >/dev/null 2>&1; }
+looking_at_a_stopped_agents_unit_sets_off_no_unit_signal_storm() {
+  tb_hive; tb_agents quiet
+  tb_spawn quiet
+  hivectl_root stop --graceful quiet >/dev/null
+  # systemd unloads the stopped unit (garbage collection); only then does a read load it again
+  wait_for 5 "systemd to unload the stopped unit" _unloaded systemd-nspawn@h-quiet.service
+  in_c timeout 1.5 busctl monitor --no-pager \
+    --match "type='signal',sender='org.freedesktop.systemd1',interface='org.freedesktop.systemd1.Manager'" \
+    >"$TB_DIR/monitor.out" 2>&1 &
+  local mon=$!
+  wait_for 5 "busctl monitor to start" _monitoring
+  in_c systemctl show -P ActiveState systemd-nspawn@h-quiet.service >/dev/null   # loads it
+  wait "$mon" || true
+  local n; n=$(_unit_signals systemd-nspawn@h-quiet.service)
+  if [ "$n" -lt 1 ] || [ "$n" -gt 4 ]; then
+    echo "  expected 1-4 UnitNew/UnitRemoved of h-quiet's unit in 1.5 s after one systemctl show; saw $n"; false
+  fi
+  expect_eq "roster row" stopped "$(tb_row quiet)"
+}
+
+# Regression: systemd's daemon-reload sends UnitRemoved (for running units too) and UnitNew
+# for every unit; the driver once applied the removal, and the roster recorded a crash of every
+# running container on each reload.
+a_daemon_reload_is_not_recorded_as_a_crash() {
+  tb_hive; tb_agents reload
+  hivectl_root spawn reload >/dev/null
+  in_c systemctl daemon-reload
+  expect_eq "roster row after the reload" running "$(tb_row reload)"
+  # A real crash after it: its line comes after any the reload caused (one task, in order).
+  in_c kill -KILL "$(unit_prop systemd-nspawn@h-reload.service MainPID)"
+  wait_for 2 "the crash line of the SIGKILL" _crash_lines reload || true
+  expect_eq "the daemon's crash lines with AGENT=reload (the SIGKILL's only)" "container crashed" \
+    "$(_crash_lines reload || true)"
 }
