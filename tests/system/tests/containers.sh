@@ -106,7 +106,7 @@ a_sigkilled_container_leader_is_recorded_as_a_crash_and_the_row_fails_within_a_s
     "$(tb_agent_unit crash) $(unit_prop systemd-nspawn@h-crash.service Result)"
   # The store's crash record and the manager's container_crash are written together with this
   # line (service/roster.rs); the broker's inbox cannot be read over host.sock yet.
-  wait_for 2 "the daemon's crash line with AGENT=crash" _crash_lines crash || true
+  wait_for 5 "the daemon's crash line with AGENT=crash" _crash_lines crash || true
   expect_eq "the daemon's crash lines with AGENT=crash" "container crashed" "$(_crash_lines crash || true)"
   expect_match "the crash line's RESULT field" '"RESULT":"signal"' \
     "$(in_c journalctl -u "$TB_UNIT" AGENT=crash -o json --no-pager | grep -F '"container crashed"')"
@@ -240,7 +240,7 @@ a_daemon_reload_is_not_recorded_as_a_crash() {
   expect_eq "roster row after the reload" running "$(tb_row reload)"
   # A real crash after it: its line comes after any the reload caused (one task, in order).
   in_c kill -KILL "$(unit_prop systemd-nspawn@h-reload.service MainPID)"
-  wait_for 2 "the crash line of the SIGKILL" _crash_lines reload || true
+  wait_for 5 "the crash line of the SIGKILL" _crash_lines reload || true
   expect_eq "the daemon's crash lines with AGENT=reload (the SIGKILL's only)" "container crashed" \
     "$(_crash_lines reload || true)"
 }

@@ -76,7 +76,7 @@ the_daemons_lines_about_an_agent_carry_its_name_in_the_agent_field() {
   hivectl_root stop --graceful tagged >/dev/null
   local mine
   # journald may be a moment behind (a booting container floods it)
-  wait_for 3 "the spawn line with AGENT=tagged" _agent_lines_have tagged spawned || true
+  wait_for 5 "the spawn line with AGENT=tagged" _agent_lines_have tagged spawned || true
   mine=$(in_c journalctl -u "$TB_UNIT" AGENT=tagged -o cat --no-pager)
   expect_match "journalctl -u $TB_UNIT AGENT=tagged" "^spawned$" "$mine"
   expect_eq "lines with AGENT=tagged that are not about it (another agent's, startup)" "" \
