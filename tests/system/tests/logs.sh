@@ -36,9 +36,9 @@ hivectl_logs_follow_shows_a_new_line_within_a_second() {
     echo "  hivectl logs -f printed:"; sed 's/^/    /' "$TB_DIR/follow.out"; false; }
 }
 
-# --since is the test's start, not "-1h": journalctl 252 answers `--since=X --lines=N` with the
-# OLDEST N entries after X (not the newest), and the daemon clamps the host journal to 100
-# lines, so "-1h" in a bed that ran a dozen tests returned only its first 100 lines.
+# `--since -1h` with the 100-line clamp: the newest 100 lines of the hour. journalctl 252 alone
+# answers `--since=X --lines=N` with the OLDEST N after X; before the daemon asked for them in
+# reverse, this query in a bed that had run a dozen tests returned only the bed's first lines.
 hivectl_journal_selects_the_daemons_lines_by_unit_and_priority() {
   local since="@$(( $(tb_now) / 1000000 - 1 ))"
   tb_hive; tb_agents prio
@@ -47,7 +47,7 @@ hivectl_journal_selects_the_daemons_lines_by_unit_and_priority() {
   wait_for 2 "the row to say failed" tb_row_is prio failed
   in_c systemd-run -q --wait --unit=tb-other sh -c 'echo tb-other-unit-line'
   local info warn json
-  info=$(hivectl_root journal --unit "$TB_UNIT" --priority info --since "$since" -n 100 2>&1)
+  info=$(hivectl_root journal --unit "$TB_UNIT" --priority info --since -1h -n 100 2>&1)
   expect_match "journal --unit $TB_UNIT --priority info: the spawn line" "hive-c0re\[[0-9]+\]: spawned$" "$info"
   expect_match "journal --unit $TB_UNIT --priority info: the crash line" "hive-c0re\[[0-9]+\]: container crashed$" "$info"
   expect_eq "lines of another unit in it" "" "$(grep -F tb-other-unit-line <<<"$info" || true)"
