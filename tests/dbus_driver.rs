@@ -184,6 +184,41 @@ async fn a_unit_changed_by_properties_changed_updates_the_view_and_the_changes()
 }
 
 #[tokio::test]
+async fn a_daemon_reload_does_not_show_a_running_container_as_stopped() {
+    bounded(async {
+        let mut st = host(&["a", "b"]);
+        st.units
+            .insert(nspawn("a"), Unit::new(true, "active", "running"));
+        st.units
+            .insert(nspawn("b"), Unit::new(true, "active", "running"));
+        let rig = Rig::new(st).await;
+        let driver = rig.driver(&["a", "b"]).await;
+        let mut changes = driver.changes();
+        // systemd frees and re-creates every unit: UnitRemoved for running
+        // ones too, then UnitNew, between Reloading(true) and (false).
+        rig.fake.daemon_reload().await;
+        // Signals arrive in order: once b's crash is seen, the reload was too.
+        rig.fake
+            .set_unit(&nspawn("b"), "failed", "failed", "signal")
+            .await;
+        loop {
+            let change = changes.recv().await.unwrap();
+            if change.agent == id("a") {
+                assert!(
+                    change.new.as_ref().is_some_and(UnitState::is_running),
+                    "a changed to {:?} during the reload",
+                    change.new
+                );
+            } else if change.new.as_ref().is_some_and(UnitState::is_failed) {
+                break;
+            }
+        }
+        assert!(driver.view()[&id("a")].is_running());
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn the_driver_reconnects_resubscribes_and_resyncs_after_the_bus_restarts() {
     bounded(async {
         let mut st = host(&["a", "b"]);

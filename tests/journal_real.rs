@@ -343,6 +343,24 @@ async fn lines_returns_the_newest_entries_oldest_first() {
 }
 
 #[tokio::test]
+async fn lines_with_a_since_returns_the_newest_entries_of_that_range_oldest_first() {
+    let Some(fixture) = Fixture::new() else {
+        return;
+    };
+    // journalctl 252 alone answers `--since=-1h --lines=2` with the range's
+    // two OLDEST entries ("agent iris started", "tool failed").
+    let request = HostJournalRequest {
+        since: Some("-1h"),
+        lines: Some(2),
+        ..HostJournalRequest::default()
+    };
+    let messages = fixture.messages(request).await.unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].starts_with("tool failed"), "{messages:?}");
+    assert!(messages[1].starts_with("warning:"), "{messages:?}");
+}
+
+#[tokio::test]
 async fn a_pattern_journalctl_cannot_compile_is_refused_in_its_own_words() {
     let Some(fixture) = Fixture::new() else {
         return;

@@ -23,7 +23,8 @@
 # own cgroup, so two beds run side by side. tb_down leaves no process, cgroup or mount.
 #
 # Helpers for tests: in_c, hivectl_root, hivectl_as, wait_for, journal_tail, unit_prop,
-# sd1/m1 (busctl on the contained bus from the host). Nested containers: tb_make_template.
+# sd1/m1 (busctl on the contained bus from the host). Nested containers: tb_make_template;
+# the hive's containers: tb_hive, tb_agents, tb_spawn, tb_row, tb_agent_unit.
 
 TB_REPO=${TB_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TB_PYTHON=/usr/bin/python3              # the host's /usr is the container's: same path inside
@@ -103,7 +104,7 @@ tb_new_id() { local u; u=$(cat /proc/sys/kernel/random/uuid); echo "${u//-/}" > 
 # tb_prepare: the directories bound into the bed, with the shipped units and fresh binaries.
 tb_prepare() {
   local d=$TB_DIR b
-  mkdir -p "$d"/{dbus,units,nspawn,journal,bin,sysusers.d}
+  mkdir -p "$d"/{dbus,units,journal,bin,sysusers.d}
   touch "$d/.hive-testbed"       # tb_down removes only a directory that carries this mark
   [ -s "$d/machine-id" ] || tb_new_id "$d/machine-id"
   # /etc/machine-id is a read-only bind (else: first boot, a wizard on the console), so the
@@ -195,7 +196,6 @@ tb_up() {
         --bind-ro="$TB_DIR/machine-id:/etc/machine-id"
         --bind="$TB_DIR/units:/etc/systemd/system"
         --bind-ro="$TB_DIR/sysusers.d:/etc/sysusers.d"
-        --bind="$TB_DIR/nspawn:/etc/systemd/nspawn"
         --bind="$TB_DIR/journal:/var/log/journal"
         --bind="$TB_DIR/dbus:/run/dbus"
         --bind-ro="$TB_DIR/bin:/usr/local/bin")
@@ -286,11 +286,12 @@ tb_down() {
 tb_leftovers() {
   local f
   for f in /proc/[0-9]*/cgroup; do
-    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' < "${f%/cgroup}/cmdline" 2>/dev/null)"
+    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' 2>/dev/null < "${f%/cgroup}/cmdline")"
   done
   for f in /proc/[0-9]*/cmdline; do   # e.g. nspawn itself, or a test's client left running
     [ "${f%/cmdline}" = "/proc/$$" ] || [ "${f%/cmdline}" = "/proc/$BASHPID" ] && continue
-    tr '\0' ' ' < "$f" 2>/dev/null | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' < "$f")"
+    # (2>/dev/null before the redirection: a process that exited meanwhile is no error)
+    tr '\0' ' ' 2>/dev/null < "$f" | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' 2>/dev/null < "$f")"
   done
   find /sys/fs/cgroup -maxdepth 2 -name "$TB_NAME" 2>/dev/null | sed 's/^/cgroup /'
   grep -F -e "$TB_DIR" -e "/$TB_NAME" /proc/self/mountinfo | sed 's/^/mount /'
@@ -301,9 +302,12 @@ tb_leftovers() {
 # tb_nspawn_settings MACHINE [EXTRA-LINES]: /etc/systemd/nspawn/MACHINE.nspawn in the bed, the
 # settings the nspawn profile gives h-<n>: no user namespace (the bound /usr keeps uid 0), the
 # bed's /usr bound read-only, no veth. A file in /etc/systemd/nspawn is trusted: Bind= applies.
+# The bed's /etc/systemd/nspawn is not bound from the host: like a fresh Debian host (whose
+# systemd-container creates none), it does not exist until someone creates it, and the shipped
+# unit must make it for the daemon (ProtectSystem=strict; ReadWritePaths= skips a missing path).
 tb_nspawn_settings() {
   printf '[Exec]\nPrivateUsers=no\n[Files]\nBindReadOnly=/usr\n%s[Network]\nVirtualEthernet=no\n' \
-    "${2:+$2$'\n'}" > "$TB_DIR/nspawn/$1.nspawn"
+    "${2:+$2$'\n'}" | in_c sh -c "mkdir -p /etc/systemd/nspawn && cat > /etc/systemd/nspawn/$1.nspawn"
 }
 
 # tb_make_template NAME: a nested-container template image under /var/lib/machines/NAME in
@@ -320,4 +324,72 @@ tb_make_template() {
   # "first boot": without this mask the First Boot Wizard waits on the console for ever.
   in_c mkdir -p "$t/etc/systemd/system"
   in_c ln -sfn /dev/null "$t/etc/systemd/system/systemd-firstboot.service"
+}
+
+# --- the hive's containers (tests/containers.sh, tests/logs.sh) -------------------------------
+
+# tb_hive [CONFIG-JSON]: the daemon's /etc/hive-c0re/config.json in the bed (default: a 2 s
+# stop deadline, everything else the daemon's defaults), the template image, the socket
+# listening. The daemon reads the config when it starts: tb_reset stopped it before the test.
+tb_hive() {
+  local config=${1:-'{"stop_deadline_secs": 2}'}
+  in_c mkdir -p /etc/hive-c0re
+  printf '%s\n' "$config" | in_c sh -c 'cat > /etc/hive-c0re/config.json'
+  in_c test -e /var/lib/machines/hive-template/etc/os-release || tb_make_template hive-template
+  in_c systemctl start "$TB_SOCKET_UNIT"
+}
+
+# tb_agents NAME...: the agents this test spawns; an EXIT trap destroys them (and the manager's
+# container, if tb_manager_container made one), so no container outlives its test.
+tb_agents() {
+  TB_AGENTS=("$@")
+  trap tb_forget_agents EXIT
+}
+tb_forget_agents() {
+  local n
+  for n in "${TB_AGENTS[@]}"; do
+    hivectl_root destroy --purge "$n" >/dev/null 2>&1 && continue
+    tb_remove_machine "h-$n"      # the daemon could not: take it down behind its back
+  done
+  [ "${TB_MANAGER_CONTAINER:-0}" = 1 ] && tb_remove_machine h-ruth
+  return 0
+}
+tb_machine_gone() { ! m1 GetMachine s "$1" >/dev/null 2>&1; }
+tb_machine_running() { [ "$(in_c systemctl -M "$1" is-system-running 2>/dev/null)" = running ]; }
+# tb_remove_machine MACHINE: its unit stopped, its image and .nspawn file removed.
+tb_remove_machine() {
+  sd1 StopUnit ss "systemd-nspawn@$1.service" replace >/dev/null 2>&1 || true
+  wait_for 20 "$1 to stop" tb_machine_gone "$1" || true
+  in_c systemctl reset-failed "systemd-nspawn@$1.service" 2>/dev/null || true
+  in_c machinectl remove "$1" 2>/dev/null || true
+  in_c rm -f "/etc/systemd/nspawn/$1.nspawn"
+}
+
+# tb_manager_container: a container for the manager (ruth), which the daemon registers itself
+# but does not create: an installation provides it. Removed by tb_agents' EXIT trap.
+tb_manager_container() {
+  TB_MANAGER_CONTAINER=1
+  m1 CloneImage ssb hive-template h-ruth false
+  tb_nspawn_settings h-ruth
+}
+
+# tb_row NAME: agent NAME's roster row from `hivectl --json status` as one word: running,
+# failed (the unit failed, not running), stopped; nothing when NAME has no row.
+tb_row() {
+  hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+for r in json.load(sys.stdin).get("agent_statuses") or []:
+    if r["name"] == sys.argv[1]:
+        print("running" if r["running"] else "failed" if r["failed"] else "stopped")' "$1"
+}
+tb_row_is() { [ "$(tb_row "$1")" = "$2" ]; }
+# tb_agent_unit NAME: "ActiveState SubState" of systemd-nspawn@h-NAME.service.
+tb_agent_unit() {
+  in_c systemctl show -P ActiveState -P SubState "systemd-nspawn@h-$1.service" | paste -sd ' ' -
+}
+# tb_spawn NAME: `hivectl spawn NAME`, then wait until the nested systemd in h-NAME runs (before
+# that, `systemd-run -M h-NAME` finds no bus in it).
+tb_spawn() {
+  local out
+  out=$(hivectl_root spawn "$1" 2>&1) || { echo "  hivectl spawn $1 failed: $out"; return 1; }
+  wait_for 30 "the nested systemd in h-$1 to be running" tb_machine_running "h-$1"
 }

@@ -9,6 +9,7 @@
 //! every operator and agent connection for a bus hiccup.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
@@ -111,6 +112,7 @@ pub(super) async fn run(shared: Arc<Shared>, mut stream: MessageStream) {
             }
         }
         shared.jobs().connection_lost();
+        shared.reloading.store(false, Ordering::SeqCst);
         stream = reconnect(&shared).await;
         let resync = shared.clone();
         tokio::spawn(async move {
@@ -169,14 +171,38 @@ impl Shared {
                     self.jobs().finished(job.as_str(), &result);
                 }
             }
+            // A daemon-reload frees and re-creates every unit: systemd sends
+            // `UnitRemoved` for each (running ones too), then `UnitNew`,
+            // between `Reloading(true)` and `Reloading(false)`. Applied, the
+            // removal showed every running container as stopped for a moment
+            // and the roster recorded a crash of each (seen under real
+            // systemd). So removals during a reload are skipped and a resync
+            // follows it.
+            (MANAGER_INTERFACE, "Reloading") => {
+                let Ok(active) = body.deserialize::<bool>() else {
+                    return;
+                };
+                self.reloading.store(active, Ordering::SeqCst);
+                if !active {
+                    let shared = self.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = shared.resync().await {
+                            tracing::warn!(error = %e, "resync after systemd's reload failed");
+                        }
+                    });
+                }
+            }
             (MANAGER_INTERFACE, member @ ("UnitNew" | "UnitRemoved")) => {
-                let Ok((unit, path)) = body.deserialize::<(String, OwnedObjectPath)>() else {
+                let Ok((unit, _path)) = body.deserialize::<(String, OwnedObjectPath)>() else {
                     return;
                 };
                 let Some(agent) = self.profile.agent_of_unit(&unit) else {
                     return;
                 };
                 if member == "UnitRemoved" {
+                    if self.reloading.load(Ordering::SeqCst) {
+                        return;
+                    }
                     let change = self.view().unit_removed(&agent);
                     self.publish(change);
                     return;
@@ -187,14 +213,16 @@ impl Shared {
                 };
                 self.publish(change);
                 // systemd sent UnitNew instead of this unit's first change
-                // signal: read where it is now.
+                // signal: read where it is now (without loading it, see
+                // `listed_state`). Not listed: unloaded again already.
                 let shared = self.clone();
                 tokio::spawn(async move {
-                    match unit_state(&shared.conn(), &path).await {
-                        Ok(state) => {
+                    match listed_state(&shared.conn(), &unit).await {
+                        Ok(Some(state)) => {
                             let change = shared.view().fetched(&agent, seq, state);
                             shared.publish(change);
                         }
+                        Ok(None) => {}
                         Err(e) => {
                             tracing::debug!(%unit, error = %e, "cannot read a new unit's state")
                         }
@@ -270,19 +298,16 @@ impl Shared {
             let Some(agent) = self.profile.agent_of_unit(&unit) else {
                 continue;
             };
-            let result = match unit_result(&conn, &path).await {
-                Ok(result) => result,
-                Err(e) => {
-                    tracing::debug!(%unit, error = %e, "cannot read the unit's Result");
-                    "success".to_owned()
-                }
-            };
-            let state = UnitState {
-                active: ActiveState::parse(&active),
-                sub,
-                result,
-            };
-            listed.insert(agent, state);
+            let active = ActiveState::parse(&active);
+            let result = listed_result(&conn, &unit, active, &path).await;
+            listed.insert(
+                agent,
+                UnitState {
+                    active,
+                    sub,
+                    result,
+                },
+            );
         }
         Ok(listed)
     }
@@ -316,14 +341,50 @@ async fn unit_result(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::R
     text_property(&properties(conn, path).await?, SERVICE_INTERFACE, "Result").await
 }
 
-/// A unit's whole state, read property by property.
-async fn unit_state(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::Result<UnitState> {
-    let props = properties(conn, path).await?;
-    Ok(UnitState {
-        active: ActiveState::parse(&text_property(&props, UNIT_INTERFACE, "ActiveState").await?),
-        sub: text_property(&props, UNIT_INTERFACE, "SubState").await?,
-        result: text_property(&props, SERVICE_INTERFACE, "Result").await?,
-    })
+/// The `Result` of a listed unit: read only when it is failed, else
+/// `success`. A failed unit stays loaded until it is reset, so reading it
+/// loads nothing; an inactive one may be unloaded between the list and the
+/// read, and the read would load it again (see [`listed_state`]).
+async fn listed_result(
+    conn: &zbus::Connection,
+    unit: &str,
+    active: ActiveState,
+    path: &OwnedObjectPath,
+) -> String {
+    if active != ActiveState::Failed {
+        return "success".to_owned();
+    }
+    match unit_result(conn, path).await {
+        Ok(result) => result,
+        Err(e) => {
+            tracing::debug!(%unit, error = %e, "cannot read the unit's Result");
+            "failed".to_owned()
+        }
+    }
+}
+
+/// A unit's state as `ListUnitsByPatterns` shows it; `None` when it is not
+/// loaded. Why not `Properties.Get` on its object path: a `Get` on the path
+/// of an unloaded unit makes systemd load it (`UnitNew`), and an inactive
+/// unreferenced unit is unloaded again at once (`UnitRemoved`); with a read
+/// after every `UnitNew`, the daemon and PID 1 fed each other for ever once
+/// anything touched a stopped agent's unit (seen under real systemd: ~2000
+/// UnitNew/UnitRemoved a second, dbus-daemon, systemd and hive-c0re at 100%
+/// CPU, and the daemon's calls refused with `LimitsExceeded`).
+/// `ListUnitsByPatterns` lists loaded units only and loads none.
+async fn listed_state(conn: &zbus::Connection, unit: &str) -> zbus::Result<Option<UnitState>> {
+    let systemd = proxies::systemd(conn).await?;
+    let rows = systemd.list_units_by_patterns(&[], &[unit]).await?;
+    let Some((_, _, _, active, sub, _, path, ..)) = rows.into_iter().find(|r| r.0 == unit) else {
+        return Ok(None);
+    };
+    let active = ActiveState::parse(&active);
+    let result = listed_result(conn, unit, active, &path).await;
+    Ok(Some(UnitState {
+        active,
+        sub,
+        result,
+    }))
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ pub mod view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -113,6 +114,8 @@ struct Shared {
     changes: broadcast::Sender<UnitChange>,
     /// Resyncs run one at a time.
     resync_lock: tokio::sync::Mutex<()>,
+    /// systemd is reloading (between `Reloading(true)` and `(false)`).
+    reloading: AtomicBool,
 }
 
 impl Shared {
@@ -182,6 +185,7 @@ impl SystemdDriver {
             jobs: Mutex::new(Jobs::default()),
             changes: broadcast::channel(1024).0,
             resync_lock: tokio::sync::Mutex::new(()),
+            reloading: AtomicBool::new(false),
         });
         let dispatcher = tokio::spawn(dispatch::run(shared.clone(), stream));
         let driver = Self { shared, dispatcher };

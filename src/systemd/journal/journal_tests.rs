@@ -38,7 +38,9 @@ async fn a_read_hands_the_querys_argv_to_the_seam_and_parses_what_comes_back() {
         .unwrap()
         .unwrap();
     assert_eq!(entries.len(), 7);
-    assert_eq!(entries[0].message, "agent started");
+    // since + lines reads newest first (`--reverse`) and turns the entries
+    // back; the stand-in prints the fixture as it is, so its first is last.
+    assert_eq!(entries[6].message, "agent started");
     let seen = journal.spawn.seen();
     assert_eq!(seen.len(), 1);
     let expected: Vec<OsString> = [
@@ -50,6 +52,7 @@ async fn a_read_hands_the_querys_argv_to_the_seam_and_parses_what_comes_back() {
         "--grep=--output=export",
         "--since=-1h",
         "--lines=30",
+        "--reverse",
     ]
     .into_iter()
     .map(OsString::from)

@@ -74,12 +74,15 @@ impl<S: Spawn> Journal<S> {
             Err(error) if query.grep.is_some() && is_silent_no_match(&error) => Vec::new(),
             Err(error) => return Err(error),
         };
-        let parsed = parse_output(&output);
+        let mut parsed = parse_output(&output);
         if parsed.skipped > 0 {
             tracing::warn!(
                 skipped = parsed.skipped,
                 "journalctl wrote lines that are not JSON entries"
             );
+        }
+        if query.reads_newest_first() {
+            parsed.entries.reverse();
         }
         Ok(parsed.entries)
     }

@@ -305,8 +305,20 @@ impl JournalQuery {
         }
         if follow {
             args.push("--follow".into());
+        } else if self.reads_newest_first() {
+            args.push("--reverse".into());
         }
         args
+    }
+
+    /// Whether a (non-follow) read asks journalctl for newest-first output,
+    /// which [`crate::systemd::journal::Journal::read`] turns back to oldest
+    /// first. journalctl 252 answers `--since=X --lines=N` with the OLDEST N
+    /// entries after X, not the newest (seen in the test-bed: `hivectl
+    /// journal --since -1h` showed the hour's first 100 lines); with
+    /// `--reverse` it walks back from the end and stops at N or at X.
+    pub fn reads_newest_first(&self) -> bool {
+        self.lines.is_some() && self.since.is_some()
     }
 }
 

@@ -75,6 +75,8 @@ pub enum Sig {
     UnitRemoved(String),
     Props(String, Unit),
     JobRemoved(Job, String),
+    /// The manager's `Reloading(b)` (daemon-reload begins / ends).
+    Reloading(bool),
 }
 
 /// systemd's `bus_label_escape`, written independently of the driver's.
@@ -212,6 +214,10 @@ pub async fn emit(conn: &Connection, state: &Shared, sigs: Vec<Sig>) {
                     "UnitNew",
                     &(unit.as_str(), unit_path(&unit)),
                 )
+                .await
+                .unwrap(),
+            Sig::Reloading(active) => conn
+                .emit_signal(None::<&str>, root, manager, "Reloading", &(active,))
                 .await
                 .unwrap(),
             Sig::UnitRemoved(unit) => conn

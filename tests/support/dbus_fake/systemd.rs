@@ -360,6 +360,25 @@ impl FakeSystemd {
         emit(&self.conn, &self.state, vec![Sig::UnitRemoved(name.into())]).await;
     }
 
+    /// `systemctl daemon-reload` as systemd signals it: every loaded unit is
+    /// freed (`UnitRemoved`, running ones too) and re-created (`UnitNew`)
+    /// between `Reloading(true)` and `Reloading(false)`; states are kept.
+    pub async fn daemon_reload(&self) {
+        let loaded: Vec<String> = {
+            let st = lock(&self.state);
+            st.units
+                .iter()
+                .filter(|(_, u)| u.loaded)
+                .map(|(n, _)| n.clone())
+                .collect()
+        };
+        let mut out = vec![Sig::Reloading(true)];
+        out.extend(loaded.iter().cloned().map(Sig::UnitRemoved));
+        out.extend(loaded.into_iter().map(Sig::UnitNew));
+        out.push(Sig::Reloading(false));
+        emit(&self.conn, &self.state, out).await;
+    }
+
     /// Wait until `n` jobs were queued in manual mode; the ones still
     /// pending, oldest first.
     pub async fn wait_pending(&self, n: usize) -> Vec<Job> {

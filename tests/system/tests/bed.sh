@@ -9,7 +9,7 @@ _stop_probe() {
   sd1 StopUnit ss systemd-nspawn@h-bed-probe.service replace >/dev/null 2>&1 || true
   wait_for 20 "h-bed-probe to stop" _machine_gone h-bed-probe || true
   in_c machinectl remove h-bed-probe 2>/dev/null || true
-  rm -f "$TB_DIR/nspawn/h-bed-probe.nspawn"
+  in_c rm -f /etc/systemd/nspawn/h-bed-probe.nspawn
 }
 
 the_bed_boots_a_nested_container_cloned_from_the_template() {
