@@ -99,9 +99,24 @@ impl Hive {
         Ok(names)
     }
 
+    /// Start a managed agent's container, making it first when the host has
+    /// none: the registry says the agent belongs to this hive, so a missing
+    /// container (the manager's on a new host, an image removed by hand) is
+    /// created on demand rather than refused.
     async fn start_one(self, name: Ident) -> Result<Outcome, DriverError> {
         self.clear_going_down(&name);
-        self.driver().start(&name).await
+        match self.driver().start(&name).await {
+            Err(DriverError::NoSuchUnit { .. }) => {
+                let spec = self
+                    .container_spec(&name)
+                    .await
+                    .map_err(|e| DriverError::Setup(e.to_string()))?;
+                tracing::info!(agent = %name, "no container yet; creating it");
+                self.driver().create(&name, &spec).await?;
+                self.driver().start(&name).await
+            }
+            started => started,
+        }
     }
 
     async fn stop_one(self, name: Ident, mode: StopMode) -> Result<Outcome, DriverError> {

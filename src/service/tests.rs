@@ -229,3 +229,17 @@ async fn a_failing_or_missing_approval_command_leaves_the_row_failed_with_the_re
         .unwrap();
     assert_eq!(row.status, ApprovalStatus::Failed);
 }
+
+#[tokio::test]
+async fn starting_a_managed_agent_without_a_container_creates_it_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    // A new host: the registry has the manager, the host has no container.
+    let driver = Arc::new(FakeDriver::new(config.profile));
+    let store = crate::store::Store::open_in_memory().unwrap();
+    let clock = Arc::new(crate::clock::ManualClock::new(1));
+    let hive = Hive::new(config, store, driver.clone(), clock).unwrap();
+    hive.start(&LifecycleScope::default()).await.unwrap();
+    use crate::containers::ContainerDriver;
+    assert!(driver.view()[&id("ruth")].is_running());
+}
