@@ -187,14 +187,16 @@ impl Shared {
                 };
                 self.publish(change);
                 // systemd sent UnitNew instead of this unit's first change
-                // signal: read where it is now.
+                // signal: read where it is now, without loading it again.
                 let shared = self.clone();
                 tokio::spawn(async move {
-                    match unit_state(&shared.conn(), &path).await {
-                        Ok(state) => {
+                    match loaded_unit_state(&shared.conn(), &unit, &path).await {
+                        Ok(Some(state)) => {
                             let change = shared.view().fetched(&agent, seq, state);
                             shared.publish(change);
                         }
+                        // Unloaded again already: its UnitRemoved says so.
+                        Ok(None) => {}
                         Err(e) => {
                             tracing::debug!(%unit, error = %e, "cannot read a new unit's state")
                         }
@@ -316,14 +318,38 @@ async fn unit_result(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::R
     text_property(&properties(conn, path).await?, SERVICE_INTERFACE, "Result").await
 }
 
-/// A unit's whole state, read property by property.
-async fn unit_state(conn: &zbus::Connection, path: &OwnedObjectPath) -> zbus::Result<UnitState> {
-    let props = properties(conn, path).await?;
-    Ok(UnitState {
-        active: ActiveState::parse(&text_property(&props, UNIT_INTERFACE, "ActiveState").await?),
-        sub: text_property(&props, UNIT_INTERFACE, "SubState").await?,
-        result: text_property(&props, SERVICE_INTERFACE, "Result").await?,
-    })
+/// A unit's whole state if it is loaded, `None` if it is not (any more).
+///
+/// Decision: list the unit (`ListUnitsByPatterns` never loads one) instead
+/// of reading its properties: a property read on a unit's path makes systemd
+/// load it, an unloaded inactive unit then announces `UnitNew` again, whose
+/// handler reads again — a loop that, started by one `systemctl status` of a
+/// stopped container, filled the connection's 128 pending replies within a
+/// second (dbus-daemon: "The maximum number of pending replies ... has been
+/// reached") and then failed the daemon's own calls with `LimitsExceeded`.
+/// `Result` is not read from an inactive unit (the only kind systemd
+/// unloads, and a freshly loaded one says `success`): a read could reload it.
+async fn loaded_unit_state(
+    conn: &zbus::Connection,
+    unit: &str,
+    path: &OwnedObjectPath,
+) -> zbus::Result<Option<UnitState>> {
+    let systemd = proxies::systemd(conn).await?;
+    let rows = systemd.list_units_by_patterns(&[], &[unit]).await?;
+    let Some((_, _, _, active, sub, ..)) = rows.into_iter().find(|row| row.0 == unit) else {
+        return Ok(None);
+    };
+    let active = ActiveState::parse(&active);
+    let result = if active != ActiveState::Inactive {
+        unit_result(conn, path).await?
+    } else {
+        "success".to_owned()
+    };
+    Ok(Some(UnitState {
+        active,
+        sub,
+        result,
+    }))
 }
 
 #[cfg(test)]
