@@ -11,8 +11,8 @@ _ul_monitor_ready() { grep -q "Monitoring bus message stream" "$TB_DIR/unitnew.e
 one_read_of_a_stopped_container_unit_loads_it_once_not_in_a_loop_with_the_daemon() {
   in_c systemctl start "$TB_SOCKET_UNIT"
   hivectl_root status >/dev/null    # the daemon runs and is subscribed to systemd's signals
-  # Every UnitNew on the bed's bus for 3 s (the loop, when there is one, shows in well under 1 s).
-  timeout 3 busctl --address="$TB_BUS" monitor \
+  # Every UnitNew on the bed's bus for 2 s (the loop, when there is one, makes hundreds a second).
+  timeout 2 busctl --address="$TB_BUS" monitor \
     --match "type='signal',interface='org.freedesktop.systemd1.Manager',member='UnitNew'" \
     >"$TB_DIR/unitnew.out" 2>"$TB_DIR/unitnew.err" &
   local mon=$!
