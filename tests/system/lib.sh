@@ -286,12 +286,12 @@ tb_down() {
 tb_leftovers() {
   local f
   for f in /proc/[0-9]*/cgroup; do
-    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $(tr '\0' ' ' 2>/dev/null < "${f%/cgroup}/cmdline")"
+    grep -qE "/$TB_NAME(/|$)" "$f" 2>/dev/null && echo "process ${f#/proc/}: $({ tr '\0' ' ' < "${f%/cgroup}/cmdline"; } 2>/dev/null)"
   done
   for f in /proc/[0-9]*/cmdline; do   # e.g. nspawn itself, or a test's client left running
     [ "${f%/cmdline}" = "/proc/$$" ] || [ "${f%/cmdline}" = "/proc/$BASHPID" ] && continue
-    # (2>/dev/null before the redirection: a process that exited meanwhile is no error)
-    tr '\0' ' ' 2>/dev/null < "$f" | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $(tr '\0' ' ' 2>/dev/null < "$f")"
+    # (the group catches the redirection's error: a process that exited meanwhile is no error)
+    { tr '\0' ' ' < "$f"; } 2>/dev/null | grep -qF -- "$TB_DIR" && echo "process ${f#/proc/}: $({ tr '\0' ' ' < "$f"; } 2>/dev/null)"
   done
   find /sys/fs/cgroup -maxdepth 2 -name "$TB_NAME" 2>/dev/null | sed 's/^/cgroup /'
   grep -F -e "$TB_DIR" -e "/$TB_NAME" /proc/self/mountinfo | sed 's/^/mount /'
