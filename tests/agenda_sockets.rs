@@ -6,22 +6,11 @@
 
 mod common;
 
-use common::{Conn, Daemon, Launch};
+use common::{Conn, daemon_with};
 use serde_json::Value;
 
 const OK: &str = r#"{"kind":"ok"}"#;
 const HOST_OK: &str = r#"{"version":1,"ok":true}"#;
-
-fn daemon_with(agents: &[&str]) -> Daemon {
-    let d = Daemon::start(Launch::Standalone);
-    for a in agents {
-        assert_eq!(
-            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
-            HOST_OK
-        );
-    }
-    d
-}
 
 /// The next message to `c` (waiting up to 10 s): `(from, body as JSON or
 /// string)`.

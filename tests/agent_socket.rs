@@ -11,22 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Conn, Daemon, Launch};
+use common::{Conn, daemon_with};
 use serde_json::Value;
 
 const OK: &str = r#"{"kind":"ok"}"#;
 const HOST_OK: &str = r#"{"version":1,"ok":true}"#;
-
-fn daemon_with(agents: &[&str]) -> Daemon {
-    let d = Daemon::start(Launch::Standalone);
-    for a in agents {
-        assert_eq!(
-            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
-            HOST_OK
-        );
-    }
-    d
-}
 
 fn send(c: &mut Conn, to: &str, body: &str) -> String {
     c.ask(&format!(r#"{{"cmd":"send","to":"{to}","body":"{body}"}}"#))

@@ -201,6 +201,18 @@ impl Drop for Daemon {
     }
 }
 
+/// A standalone daemon (fake driver) with these agents spawned over host.sock.
+pub fn daemon_with(agents: &[&str]) -> Daemon {
+    let d = Daemon::start(Launch::Standalone);
+    for a in agents {
+        assert_eq!(
+            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
+            r#"{"version":1,"ok":true}"#
+        );
+    }
+    d
+}
+
 /// Send raw bytes, read one line back (with a 10 s guard).
 pub fn request_raw(socket: &Path, bytes: &[u8]) -> String {
     let mut s = UnixStream::connect(socket).unwrap();
