@@ -8,6 +8,17 @@
 //! dashboards) and the agents' sockets.
 //!
 //! # Design
+//! Three decisions worth stating, because the obvious alternatives are worse:
+//! - **State comes from systemd's signals, not polls**: the driver keeps a
+//!   live view, so the roster costs no D-Bus call and a crash is noticed the
+//!   moment the unit leaves `active`.
+//! - **Identity is the socket**: each agent has its own socket directory,
+//!   bind-mounted as its container's `/run/hive`; no token or name in a
+//!   request can make it speak as another.
+//! - **Nothing acknowledged is lost**: a message, an approval or a reminder
+//!   is a committed SQLite row before it is answered.
+//!
+//! And the shape:
 //! - Socket-activated, `Type=notify`: systemd owns `host.sock` and hands it
 //!   over by name; READY=1 is sent only when the store is migrated, the
 //!   listener accepts and the first container view is loaded.
@@ -25,15 +36,13 @@
 //! - [`command`]: running operator-configured commands (argv, no shell).
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
 //! - [`store`]: SQLite — open, migrations, one file per table family.
-//! - [`hive`]: the rules without IO (approvals, topology, roster, the
-//!   agenda's scoping, due times and caps).
-//! - [`service`]: the hive as a service — rules applied with store and driver;
-//!   questions, reminders, loose ends, schedules, grants and the agenda timer.
-//! - [`server`]: framing, the accept loop, the socket dispatchers.
-//! - [`hive`]: the rules without IO (approvals, topology, roster, broker
-//!   recipients).
-//! - [`service`]: the hive as a service — rules applied with store and driver.
-//! - [`server`]: framing, the accept loop, the socket dispatchers (host.sock,
+//! - [`hive`]: the rules without IO — approvals, topology, roster, broker
+//!   recipients, the agenda's scoping, due times and caps.
+//! - [`service`]: the hive as a service — the rules applied with the store
+//!   and the driver: lifecycle, approvals, roster and crash watcher, broker,
+//!   questions, reminders, loose ends, schedules, grants, the agenda timer,
+//!   logs.
+//! - [`server`]: framing, the accept loop, the socket dispatchers (host.sock;
 //!   the agent and manager sockets with their privilege gate), the registry
 //!   of agent listeners.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver

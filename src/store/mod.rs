@@ -15,7 +15,7 @@
 //!   a message `send` acknowledged is never lost to a power cut. NORMAL would
 //!   be faster and is still safe against a process crash; the broker
 //!   benchmark prints the cost.
-//! - **Numbered migrations** kept in `PRAGMA user_version` ([`migrations`]).
+//! - **Numbered migrations** kept in `PRAGMA user_version` (`migrations.rs`).
 //! - The file is created `0600`: it holds every message of the hive.
 
 pub mod agents;
