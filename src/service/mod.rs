@@ -23,6 +23,8 @@ pub mod grants;
 pub mod inbox;
 pub mod lifecycle;
 pub mod logs;
+#[cfg(test)]
+mod loose_end_tests;
 pub mod loose_ends;
 pub mod questions;
 pub mod reminders;

@@ -1,0 +1,204 @@
+//! `hivectl`'s argument rules and the exact request each subcommand sends.
+
+use super::*;
+use clap::CommandFactory;
+
+fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(std::iter::once("hivectl").chain(args.iter().copied()))
+}
+
+/// The request line `args` would send, exactly as serde writes it.
+fn line(args: &[&str]) -> String {
+    match parse(args).unwrap().command.action() {
+        Action::Call(request) => serde_json::to_string(&request).unwrap(),
+        other => panic!("{args:?} is not a call: {other:?}"),
+    }
+}
+
+#[test]
+fn the_command_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+#[test]
+fn stop_all_graceful_sends_every_agent_and_graceful() {
+    assert_eq!(
+        line(&["stop", "--all", "--graceful"]),
+        r#"{"cmd":"stop","scope":{"agent_names":[],"agents":true,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true}"#
+    );
+}
+
+#[test]
+fn start_with_names_selects_only_those_agents() {
+    assert_eq!(
+        line(&["start", "alice", "bob"]),
+        r#"{"cmd":"start","scope":{"agent_names":["alice","bob"],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false}}"#
+    );
+}
+
+#[test]
+fn each_single_name_verb_sends_its_cmd_and_name() {
+    for (args, want) in [
+        (&["restart", "a"][..], r#"{"cmd":"restart","name":"a"}"#),
+        (&["restart-all"], r#"{"cmd":"restart_all"}"#),
+        (
+            &["pause", "a"],
+            r#"{"cmd":"set_paused","name":"a","paused":true}"#,
+        ),
+        (
+            &["resume", "a"],
+            r#"{"cmd":"set_paused","name":"a","paused":false}"#,
+        ),
+        (&["spawn", "a"], r#"{"cmd":"spawn","name":"a"}"#),
+        (
+            &["request-spawn", "a"],
+            r#"{"cmd":"request_spawn","name":"a"}"#,
+        ),
+        (&["kill", "a"], r#"{"cmd":"kill","name":"a"}"#),
+        (
+            &["destroy", "a"],
+            r#"{"cmd":"destroy","name":"a","purge":false}"#,
+        ),
+        (
+            &["destroy", "a", "--purge"],
+            r#"{"cmd":"destroy","name":"a","purge":true}"#,
+        ),
+        (&["rebuild", "a"], r#"{"cmd":"rebuild","name":"a"}"#),
+        (&["status"], r#"{"cmd":"agent_status"}"#),
+        (&["list"], r#"{"cmd":"list"}"#),
+        (&["pending"], r#"{"cmd":"pending"}"#),
+        (&["urls"], r#"{"cmd":"urls"}"#),
+        (&["approve", "7"], r#"{"cmd":"approve","id":7}"#),
+        (&["deny", "8"], r#"{"cmd":"deny","id":8}"#),
+        (&["inbox"], r#"{"cmd":"inbox","limit":50}"#),
+        (&["inbox", "-n", "3"], r#"{"cmd":"inbox","limit":3}"#),
+        (
+            &["send", "alice", "hello there"],
+            r#"{"cmd":"send","to":"alice","body":"hello there"}"#,
+        ),
+    ] {
+        assert_eq!(line(args), want, "{args:?}");
+    }
+}
+
+#[test]
+fn agenda_verbs_send_their_cmd_and_fields() {
+    for (args, want) in [
+        (&["questions"][..], r#"{"cmd":"questions"}"#),
+        (
+            &["answer", "3", "yes, ship it"],
+            r#"{"cmd":"answer","id":3,"answer":"yes, ship it"}"#,
+        ),
+        (&["schedules"], r#"{"cmd":"schedules"}"#),
+        (
+            &["cancel-schedule", "4"],
+            r#"{"cmd":"cancel_schedule","id":4}"#,
+        ),
+        (
+            &["cancel-schedule", "4", "--target", "alice"],
+            r#"{"cmd":"cancel_schedule","id":4,"targets":["alice"]}"#,
+        ),
+        (&["grants"], r#"{"cmd":"grants"}"#),
+        (&["grants", "alice"], r#"{"cmd":"grants","name":"alice"}"#),
+        (
+            &["grant", "alice", "--capability", "query_agent_state"],
+            r#"{"cmd":"grant","name":"alice","capability":"query_agent_state"}"#,
+        ),
+        (
+            &["revoke", "alice", "--tool-group", "web_tools"],
+            r#"{"cmd":"revoke","name":"alice","tool_group":"web_tools"}"#,
+        ),
+    ] {
+        assert_eq!(line(args), want, "{args:?}");
+    }
+}
+
+#[test]
+fn grant_needs_exactly_one_known_capability_or_tool_group() {
+    assert!(parse(&["grant", "alice"]).is_err());
+    assert!(parse(&["grant", "alice", "--capability", "root"]).is_err());
+    assert!(
+        parse(&[
+            "grant",
+            "alice",
+            "--capability",
+            "query_agent_state",
+            "--tool-group",
+            "meta"
+        ])
+        .is_err()
+    );
+}
+
+#[test]
+fn set_parent_sends_the_parent_or_null_for_root() {
+    assert_eq!(
+        line(&["set-parent", "alice", "ruth"]),
+        r#"{"cmd":"set_parent","child":"alice","new_parent":"ruth"}"#
+    );
+    assert_eq!(
+        line(&["set-parent", "alice", "--root"]),
+        r#"{"cmd":"set_parent","child":"alice","new_parent":null}"#
+    );
+}
+
+#[test]
+fn set_parent_needs_exactly_one_of_parent_and_root() {
+    assert!(parse(&["set-parent", "alice"]).is_err());
+    assert!(parse(&["set-parent", "alice", "ruth", "--root"]).is_err());
+}
+
+#[test]
+fn start_or_stop_without_names_or_all_is_a_usage_error() {
+    for args in [&["start"][..], &["stop"], &["stop", "--graceful"]] {
+        let err = parse(args).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{args:?}");
+    }
+}
+
+#[test]
+fn names_and_all_together_are_a_usage_error() {
+    let err = parse(&["stop", "alice", "--all"]).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+}
+
+#[test]
+fn a_bad_name_is_a_usage_error_naming_the_value() {
+    let err = parse(&["kill", "../etc"]).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert!(err.to_string().contains("invalid name \"../etc\""), "{err}");
+}
+
+#[test]
+fn the_default_socket_is_the_runtime_dirs_host_sock() {
+    let cmd = Cli::command();
+    let socket = cmd
+        .get_arguments()
+        .find(|a| a.get_id() == "socket")
+        .unwrap();
+    assert_eq!(socket.get_default_values(), ["/run/hyperhive/host.sock"]);
+    assert_eq!(socket.get_env(), Some(std::ffi::OsStr::new("HIVE_SOCKET")));
+}
+
+#[test]
+fn global_flags_are_accepted_after_the_subcommand() {
+    let cli = parse(&["status", "--json", "--socket", "/tmp/x.sock"]).unwrap();
+    assert!(cli.json);
+    assert_eq!(cli.socket, PathBuf::from("/tmp/x.sock"));
+}
+
+#[test]
+fn watch_completions_and_man_are_not_calls() {
+    assert_eq!(
+        parse(&["watch"]).unwrap().command.action(),
+        Action::Stream(HostRequest::SubscribeAgentStatus)
+    );
+    assert_eq!(
+        parse(&["completions", "zsh"]).unwrap().command.action(),
+        Action::Completions(clap_complete::Shell::Zsh)
+    );
+    assert_eq!(
+        parse(&["man", "--out", "/tmp/m"]).unwrap().command.action(),
+        Action::Man(PathBuf::from("/tmp/m"))
+    );
+}
