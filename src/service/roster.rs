@@ -30,14 +30,24 @@ impl Hive {
     /// One row per managed agent, by name. No D-Bus call: the unit states
     /// come from the driver's live view.
     pub async fn agent_status(&self) -> Result<Vec<AgentStatusRow>, HiveError> {
-        let (records, mut reminders) = self
-            .store()
-            .run(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))
-            .await?;
+        // One blocking task for the query and every pause marker: a task per
+        // marker would cost a thread hop per agent per request.
+        let hive = self.clone();
+        let (records, mut reminders, paused) = tokio::task::spawn_blocking(move || {
+            let (records, reminders) = hive
+                .store()
+                .blocking(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))?;
+            let paused: Vec<bool> = records
+                .iter()
+                .map(|r| hive.paused_marker(&r.name).exists())
+                .collect();
+            Ok::<_, HiveError>((records, reminders, paused))
+        })
+        .await
+        .map_err(|e| HiveError::Internal(format!("roster task ended: {e}")))??;
         let view = self.driver().view();
         let mut rows = Vec::with_capacity(records.len());
-        for record in &records {
-            let paused = self.is_paused(&record.name).await;
+        for (record, paused) in records.iter().zip(paused) {
             rows.push(roster::row(RowInputs {
                 record,
                 unit: view.get(&record.name),
