@@ -121,6 +121,13 @@ async fn a_question_to_the_operator_is_listed_answered_once_and_reaches_the_aske
         (open.len(), open[0].id, open[0].target.as_deref()),
         (1, q, None)
     );
+    // The operator's inbox shows it too (`hivectl inbox`).
+    let asked = w.from("operator", "system").await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].starts_with(r#"{"event":"question_asked","id":"#),
+        "{asked:?}"
+    );
     w.hive
         .answer(Answerer::Operator, q, "yes".into())
         .await

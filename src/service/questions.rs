@@ -68,17 +68,20 @@ impl Hive {
                     }));
                 }
                 let id = questions::insert(&tx, &new, now)?;
-                if let Some(target) = &target {
-                    let event = HelperEvent::QuestionAsked {
-                        id,
-                        asker: new.asker.clone(),
-                        question: new.question.clone(),
-                        options: new.options.clone(),
-                        multi: new.multi,
-                    };
-                    let to = Recipient::Agent(target.clone());
-                    messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
-                }
+                // The target hears of it in its inbox: an agent to `recv`,
+                // the operator in `hivectl inbox` (and `hivectl questions`).
+                let event = HelperEvent::QuestionAsked {
+                    id,
+                    asker: new.asker.clone(),
+                    question: new.question.clone(),
+                    options: new.options.clone(),
+                    multi: new.multi,
+                };
+                let to = match &target {
+                    Some(agent) => Recipient::Agent(agent.clone()),
+                    None => Recipient::Operator,
+                };
+                messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
                 tx.commit()?;
                 Ok(Ok(id))
             })
