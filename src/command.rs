@@ -41,6 +41,7 @@ pub async fn run(
     let (program, args) = argv
         .split_first()
         .ok_or(CommandError::NotConfigured { setting })?;
+    #[allow(clippy::disallowed_methods)] // this module is the seam for configured commands
     let out = tokio::process::Command::new(program)
         .args(args)
         .args(extra)

@@ -3,6 +3,7 @@
 //! Rows an agent socket would create are written into the database before
 //! the daemon starts.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
 mod common;

@@ -5,6 +5,8 @@
 //! Every run of the binary has a deadline ([`LIMIT`]); a hung hivectl is
 //! killed and the test fails.
 
+#![allow(clippy::disallowed_methods)]
+// test code runs the binaries and tools under test
 // The whole file is test code; clippy.toml's allow-unwrap-in-tests does not
 // reach the helpers here because they are not `#[test]` functions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

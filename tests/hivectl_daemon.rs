@@ -1,5 +1,6 @@
 //! hivectl against the real daemon (fake driver): the whole operator path.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
 mod common;

@@ -1,5 +1,6 @@
 //! host.sock end to end: the real daemon with the fake driver.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
 mod common;

@@ -16,6 +16,7 @@
 //! systemd-journal-remote`). Without them the tests fail and say so; set
 //! `HIVE_SKIP_REAL_JOURNAL=1` to skip them knowingly.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@
 //! `_SYSTEMD_UNIT` itself (here the capture adds it, as journald would), and
 //! systemd setting `JOURNAL_STREAM` for a real service.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
 use std::os::unix::fs::MetadataExt;

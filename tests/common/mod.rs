@@ -2,6 +2,7 @@
 //! runtime directories, the fake driver, and readiness read from a
 //! `NOTIFY_SOCKET` datagram listener — tests wait for READY=1, never sleep.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(dead_code)] // each test binary uses a different part of this
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic fails the test
 

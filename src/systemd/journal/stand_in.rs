@@ -3,6 +3,7 @@
 //! It copies the one real decision of the seam: the program is started by
 //! the shared runner, so the kill, cap and parsing paths are the real ones.
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

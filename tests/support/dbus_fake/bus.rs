@@ -4,6 +4,7 @@
 //! call to a name nobody owns fails at once instead of trying to start the
 //! host's user services).
 
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
