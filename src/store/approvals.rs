@@ -202,6 +202,31 @@ pub fn finish(
     get(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
 }
 
+/// End every pending row `select` picks with `status` and `note`, in one
+/// write transaction; the rows as they ended.
+fn end_all(
+    conn: &mut Connection,
+    select: &str,
+    params: impl rusqlite::Params,
+    status: ApprovalStatus,
+    note: &str,
+    at: i64,
+) -> Result<Vec<Approval>, StoreError> {
+    let tx = immediate(conn)?;
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare_cached(select)?;
+        let rows = stmt.query_map(params, |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        end(&tx, id, status, Some(note), at)?;
+        out.extend(get(&tx, id)?);
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
 /// Cancel every pending row of `agent` (it was destroyed).
 pub fn cancel_pending_of(
     conn: &mut Connection,
@@ -209,42 +234,23 @@ pub fn cancel_pending_of(
     note: &str,
     at: i64,
 ) -> Result<Vec<Approval>, StoreError> {
-    let tx = immediate(conn)?;
-    let ids: Vec<i64> = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT id FROM approvals WHERE agent = ?1 AND status = 'pending' AND claimed = 0",
-        )?;
-        let rows = stmt.query_map([agent.as_str()], |r| r.get(0))?;
-        rows.collect::<Result<_, _>>()?
-    };
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        end(&tx, id, ApprovalStatus::Cancelled, Some(note), at)?;
-        out.extend(get(&tx, id)?);
-    }
-    tx.commit()?;
-    Ok(out)
+    let select = "SELECT id FROM approvals WHERE agent = ?1 AND status = 'pending' AND claimed = 0";
+    end_all(
+        conn,
+        select,
+        [agent.as_str()],
+        ApprovalStatus::Cancelled,
+        note,
+        at,
+    )
 }
 
 /// Rows claimed by a daemon that died while running their action: the
 /// action's effect is unknown, so they end `failed` with a note saying so.
 pub fn fail_interrupted(conn: &mut Connection, at: i64) -> Result<Vec<Approval>, StoreError> {
-    let tx = immediate(conn)?;
-    let ids: Vec<i64> = {
-        let mut stmt =
-            tx.prepare_cached("SELECT id FROM approvals WHERE status = 'pending' AND claimed = 1")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        rows.collect::<Result<_, _>>()?
-    };
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let note =
-            "hive-c0re stopped while the approved action ran; check the agent and request again";
-        end(&tx, id, ApprovalStatus::Failed, Some(note), at)?;
-        out.extend(get(&tx, id)?);
-    }
-    tx.commit()?;
-    Ok(out)
+    let select = "SELECT id FROM approvals WHERE status = 'pending' AND claimed = 1";
+    let note = "hive-c0re stopped while the approved action ran; check the agent and request again";
+    end_all(conn, select, [], ApprovalStatus::Failed, note, at)
 }
 
 #[cfg(test)]
