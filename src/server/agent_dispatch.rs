@@ -3,9 +3,9 @@
 //! must decide here what it does.
 //!
 //! The gate is [`Request::describe`]: a privileged variant on an agent
-//! socket is refused before anything else looks at it. Variants whose
-//! behaviour belongs to later work answer "not supported yet" instead of a
-//! silent `ok`.
+//! socket is refused before anything else looks at it. The agenda's
+//! variants (questions, reminders, loose ends, schedules) go to
+//! `server::agenda` in one arm.
 
 use std::future::Future;
 use std::time::Duration;
@@ -32,11 +32,6 @@ pub(crate) fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> Resp
 
 pub(crate) fn done<T>(result: Result<T, HiveError>) -> Response {
     answer(result, |_| Response::Ok)
-}
-
-/// The answer to a variant whose behaviour this build does not have.
-pub fn not_supported_yet(cmd: &str) -> Response {
-    Response::err(format!("{cmd} is not supported by this hive-c0re yet"))
 }
 
 /// The answer to a privileged variant on an agent socket.
@@ -159,7 +154,9 @@ pub async fn dispatch(
         | Request::FireScheduleNow { .. }
         | Request::EditSchedule { .. } => agenda::dispatch(hive, caller, &request)
             .await
-            .unwrap_or_else(|| not_supported_yet(cmd)),
+            // Unreachable while the arm and agenda::dispatch list the same
+            // variants; an error, not a silent `ok`, if they ever drift.
+            .unwrap_or_else(|| Response::err(format!("internal: {cmd} has no agenda handler"))),
         Request::GetLogs { agent, lines } => {
             answer(hive.agent_logs(&agent, lines, None).await, |entries| {
                 Response::Logs {

@@ -178,18 +178,8 @@ impl State {
     }
 }
 
-pub type Row = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    OwnedObjectPath,
-    u32,
-    String,
-    OwnedObjectPath,
-);
+/// A `ListUnits` row: the same shape the driver's proxy reads.
+pub use hive_c0re::systemd::dbus::proxies::UnitRow as Row;
 
 pub type Shared = Arc<Mutex<State>>;
 
