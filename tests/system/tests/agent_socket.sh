@@ -40,18 +40,17 @@ except (KeyError, IndexError, TypeError, ValueError):
 print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
 }
 
-_as_machine_running() { [ "$(in_c systemctl -M "$1" is-system-running 2>/dev/null)" = running ]; }
 _as_machine_gone() { ! m1 GetMachine s "$1" >/dev/null 2>&1; }
 
-# _as_spawn NAME...: hivectl spawn each, then wait until its nested systemd runs (the client
-# needs the container's bus) and its socket exists.
+# _as_spawn NAME...: hivectl spawn each, then wait until its nested systemd has reached
+# multi-user.target (the client needs the container's bus) and its socket exists.
 _as_spawn() {
   local n
   in_c systemctl start "$TB_SOCKET_UNIT"
   tb_make_template hive-template
   for n in "$@"; do hivectl_root spawn "$n" >/dev/null; done
   for n in "$@"; do
-    wait_for 30 "h-$n's systemd to be running" _as_machine_running "h-$n"
+    tb_wait_machine 30 "h-$n"
     wait_for 5 "the daemon's socket for $n" in_c test -S "/run/hyperhive/agents/$n/mcp.sock"
   done
 }
@@ -118,7 +117,7 @@ the_env_handed_to_a_container_carries_its_grants() {
   hivectl_root grant ea --capability read_host_journal >/dev/null
   hivectl_root rebuild ea >/dev/null
   hivectl_root restart ea >/dev/null
-  wait_for 30 "h-ea's systemd to be running after the restart" _as_machine_running h-ea
+  tb_wait_machine 30 h-ea
   env=$(_as_pid1_env h-ea)
   expect_match "PID 1's env in h-ea after grant, rebuild, restart" \
     '^HIVE_CAPABILITIES=read_host_journal$' "$env"
