@@ -1,217 +1,375 @@
 # services.hive-c0re: the hive's host daemon on NixOS.
 #
-# Decision: the units are the package's own (systemd/hive-c0re.socket and
-# .service, installed by nix/package.nix into lib/systemd/system and picked up
-# through `systemd.packages`). This module only adds what NixOS needs on top,
-# as drop-ins: enabling them (NixOS ignores [Install]), pointing ExecStart at
-# the rendered config file, and a few host pieces (the hive-admin group, the
-# config file, tmpfiles, boot.enableContainers, one polkit rule).
-# Rejected: restating the units as `systemd.services.hive-c0re.serviceConfig`.
-# That is the usual NixOS style, but it gives two copies of every directive
-# (socket path, modes, hardening) that drift apart; here Debian and NixOS run
-# the same unit text, and nix/tests/run checks the merged result.
+# Decisions:
+# - The units are the package's own (systemd/hive-c0re.socket and .service,
+#   installed by nix/package.nix into lib/systemd/system and picked up through
+#   `systemd.packages`). This module adds only what NixOS needs on top, as
+#   drop-ins. Rejected: restating the units as `serviceConfig`, which gives
+#   two copies of every directive that drift apart; Debian and NixOS run the
+#   same unit text, and nix/tests/run checks the merged result.
+# - `settings` is RFC 42: the daemon's JSON config file, rendered with
+#   formats.json. Every key the daemon knows is declared with its type and
+#   default; the daemon refuses unknown keys at start, so an unknown key
+#   (a typo) fails evaluation here already, naming it.
+# - The default profile is `nixos`, and it spawns out of the box: every agent
+#   container runs a NixOS system built from nix/agent-module.nix (hive-agent
+#   with Claude Code) when the host is built, and the default
+#   `nixos_build_command` only prints the prebuilt system of `h-<name>`.
+#   Spawning therefore needs no nix evaluation, no nixpkgs checkout and no
+#   network at run time. Rejected: a build command running `nix build` at
+#   spawn time (needs a flake or a nixpkgs path on the host and minutes per
+#   agent); an nspawn template image built here (the image recipe belongs to
+#   the agent harness; see nix/README.md).
 { config, lib, pkgs, ... }:
 let
+  inherit (lib) mkOption mkIf mkMerge mkDefault types;
   cfg = config.services.hive-c0re;
+  s = cfg.settings;
+  settingsFormat = pkgs.formats.json { };
+  hostConfig = config;
 
   # Fixed by the units: hive-c0re.socket has SocketGroup=hive-admin and
-  # ListenStream=/run/hyperhive/host.sock.
+  # ListenStream=/run/hyperhive/host.sock; the service StateDirectory=hyperhive
+  # and ReadWritePaths= on the two container settings directories.
   adminGroup = "hive-admin";
   runtimeDir = "/run/hyperhive";
-  configFile = "hive-c0re/config.json"; # under /etc
-
-  # What the units already make writable (StateDirectory=, ReadWritePaths=).
+  configPath = "hive-c0re/config.json"; # under /etc
   unitStateDir = "/var/lib/hyperhive";
-  unitContainerDirs = { nspawn = "/etc/systemd/nspawn"; nixos = "/etc/nixos-containers"; };
+  unitContainerDirs = [ "/etc/systemd/nspawn" "/etc/nixos-containers" ];
 
-  # Every key the daemon's config file accepts (src/config.rs, `Config`); the
-  # daemon refuses unknown keys, so they are refused here already, at
-  # evaluation. nix/tests/run compares this list with the struct.
-  knownKeys = [
-    "state_dir"
-    "runtime_dir"
-    "driver"
-    "profile"
-    "domain"
-    "forge_url"
-    "matrix_url"
-    "stop_deadline_secs"
-    "template_image"
-    "nspawn_dir"
-    "nixos_containers_dir"
-    "nixos_build_command"
-    "approval_command"
-    "agent_cpu_quota"
-    "agent_memory_max"
-    "max_body_bytes"
-    "message_retention_secs"
-    "journal_directory"
-  ];
-  # Keys set by an option of their own (or fixed by the units): setting them
-  # in `settings` too would leave two answers to one question.
-  ownedKeys = {
-    state_dir = "services.hive-c0re.stateDir";
-    profile = "services.hive-c0re.profile";
-    domain = "services.hive-c0re.domain";
-    agent_cpu_quota = "services.hive-c0re.agentCpuQuota";
-    agent_memory_max = "services.hive-c0re.agentMemoryMax";
-    runtime_dir = "nothing: hive-c0re.socket fixes ${runtimeDir}";
+  client = cfg.package.client or cfg.package;
+  absolutePath = types.strMatching "/[^[:space:]]*";
+  opt = type: default: description: mkOption { inherit type default description; };
+
+  # Every key of the daemon's config file (src/config.rs, `Config`), with the
+  # daemon's own defaults except where NixOS needs another (profile, the
+  # build command). nix/tests/run compares these names with the struct.
+  settingsOptions = {
+    state_dir = opt absolutePath unitStateDir ''
+      Where the daemon keeps its SQLite database and the agents' state. A
+      directory other than ${unitStateDir} is created and made writable.
+    '';
+    runtime_dir = opt absolutePath runtimeDir ''
+      Where the sockets live. Fixed by hive-c0re.socket (`ListenStream=`):
+      only ${runtimeDir} is accepted.
+    '';
+    driver = opt (types.enum [ "systemd" "fake" ]) "systemd" ''
+      Container driver: `systemd` (machined and systemd over D-Bus) or `fake`
+      (in memory; for trying hivectl without containers).
+    '';
+    profile = opt (types.enum [ "nixos" "nspawn" ]) "nixos" ''
+      How agent containers are made. `nixos`: NixOS containers
+      (`container@h-<agent>.service`, configs in `nixos_containers_dir`,
+      systems from `nixos_build_command`). `nspawn`: systemd-nspawn machines
+      cloned from `template_image` (`systemd-nspawn@h-<agent>.service`,
+      settings in `nspawn_dir`).
+    '';
+    domain = opt (types.nullOr types.str) null "The hive's public domain; enables the agents' URLs in `hivectl` output.";
+    forge_url = opt (types.nullOr types.str) null "Browser URL of the hive's forge, if it has one.";
+    matrix_url = opt (types.nullOr types.str) null "Browser URL of the hive's Matrix client, if it has one.";
+    stop_deadline_secs = opt types.ints.unsigned 30 "How long a graceful stop waits before SIGKILL, in seconds.";
+    template_image = opt types.str "hive-template" ''
+      machined image that `spawn` clones (nspawn profile). It must exist in
+      /var/lib/machines; this module does not build it.
+    '';
+    nspawn_dir = opt absolutePath "/etc/systemd/nspawn" ''
+      Where `h-<agent>.nspawn` files are written (nspawn profile).
+      systemd-nspawn@.service reads them only from /etc/systemd/nspawn and
+      /run/systemd/nspawn.
+    '';
+    nixos_containers_dir = opt absolutePath "/etc/nixos-containers" ''
+      Where `h-<agent>.conf` files are written (nixos profile); NixOS's
+      container@.service reads them there.
+    '';
+    nixos_build_command = mkOption {
+      type = types.listOf types.str;
+      default = lib.optional (s.profile == "nixos") "${buildCommand}";
+      defaultText = lib.literalMD ''
+        with the nixos profile, a script printing the prebuilt system of
+        `h-<name>`: the one of `agents.<name>` if declared, else the common
+        agent system (nix/agent-module.nix plus `agentConfig`); else `[ ]`
+      '';
+      example = [ "nix" "build" "--no-link" "--print-out-paths" "/etc/hive#nixosConfigurations.agent.config.system.build.toplevel" ];
+      description = ''
+        Command (argv, no shell) that makes an agent's NixOS system (nixos
+        profile): `h-<name>` is appended, the last line of its output is the
+        system's store path.
+      '';
+    };
+    approval_command = opt (types.listOf types.str) [ ] ''
+      Command (argv, no shell) an approved `apply_commit`, `init_config` or
+      `update_meta_inputs` runs, with the kind, the agent and the commit
+      appended; its last output line becomes the approval's note. Empty:
+      approvals of those kinds are recorded only.
+    '';
+    agent_cpu_quota = opt (types.nullOr (types.strMatching "[0-9]+(\\.[0-9]+)?%")) "200%"
+      "`CPUQuota=` of every agent container (200% = two CPUs); null for no limit.";
+    agent_memory_max = opt (types.nullOr (types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity")) "4G"
+      "`MemoryMax=` of every agent container; null for no limit.";
+    max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
+    message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
+    journal_directory = opt (types.nullOr absolutePath) null ''
+      Read logs from journal files in this directory instead of the host
+      journal (container logs need the host journal).
+    '';
   };
-  settingNames = builtins.attrNames cfg.settings;
-  unknownKeys = builtins.filter (k: !builtins.elem k knownKeys) settingNames;
-  clashingKeys = builtins.filter (k: ownedKeys ? ${k}) settingNames;
+  knownKeys = builtins.attrNames settingsOptions;
+  unknownKeys = lib.subtractLists knownKeys (builtins.attrNames s);
 
-  containerDir =
-    if cfg.profile == "nixos"
-    then cfg.settings.nixos_containers_dir or unitContainerDirs.nixos
-    else cfg.settings.nspawn_dir or unitContainerDirs.nspawn;
+  configFile = settingsFormat.generate "hive-c0re-config.json" s;
+
+  containerDir = if s.profile == "nixos" then s.nixos_containers_dir else s.nspawn_dir;
   # Directories outside what the unit already opens under ProtectSystem=strict.
   extraWritable = builtins.filter
-    (d: d != unitStateDir && !builtins.elem d (builtins.attrValues unitContainerDirs))
-    [ cfg.stateDir containerDir ];
+    (d: d != unitStateDir && !builtins.elem d unitContainerDirs)
+    [ s.state_dir containerDir ];
 
-  daemonConfig = cfg.settings // {
-    state_dir = cfg.stateDir;
-    inherit (cfg) profile domain;
-    agent_cpu_quota = cfg.agentCpuQuota;
-    agent_memory_max = cfg.agentMemoryMax;
-  };
+  # The NixOS system of one agent container (as nixos-containers does it):
+  # the agent module, this host's pkgs, `agentConfig`, then `extra`.
+  agentSystem = hostName: extra: (import "${toString pkgs.path}/nixos/lib/eval-config.nix" {
+    system = null;
+    modules = [
+      ./nix/agent-module.nix
+      {
+        nixpkgs.pkgs = pkgs;
+        boot.isContainer = true;
+        networking.hostName = mkDefault hostName;
+        system.stateVersion = mkDefault hostConfig.system.stateVersion;
+        services.hive-agent = {
+          enable = true;
+          package = mkDefault cfg.package;
+        };
+      }
+      cfg.agentConfig
+    ] ++ extra;
+  }).config.system.build.toplevel;
+  # Undeclared agents: "" keeps the host name nspawn gives (h-<name>).
+  commonSystem = agentSystem "" [ ];
 
-  absolutePath = lib.types.strMatching "/[^[:space:]]+";
+  buildCommand = pkgs.writeShellScript "hive-c0re-agent-system" ''
+    # hive-c0re nixos_build_command: the prebuilt NixOS system of agent
+    # container $1 (h-<name>). Built with the host, so nothing builds here.
+    case "$1" in
+    ${lib.concatStrings (lib.mapAttrsToList (n: a: "  ${lib.escapeShellArg "h-${n}"}) echo ${a.path} ;;\n") cfg.agents)}  *) echo ${commonSystem} ;;
+    esac
+  '';
+
+  identPattern = "[a-z0-9-]{1,63}";
+  badAgentNames = builtins.filter (n: builtins.match identPattern n == null) (builtins.attrNames cfg.agents);
+  spawnNames = builtins.filter (n: cfg.agents.${n}.spawn) (builtins.attrNames cfg.agents);
+  spawnScript = pkgs.writeShellScript "hive-c0re-spawn-agents" ''
+    # Spawn the agents declared with spawn = true that the hive does not have.
+    set -eu
+    known=$(${lib.getExe' client "hivectl"} list)
+    for name in ${lib.escapeShellArgs spawnNames}; do
+      case $'\n'"$known"$'\n' in
+        *$'\n'"$name"$'\n'*) ;;
+        *) ${lib.getExe' client "hivectl"} spawn "$name" ;;
+      esac
+    done
+  '';
+
+  # socketActivation = false: the package's service unit without its
+  # dependency on hive-c0re.socket (the daemon then binds host.sock itself).
+  unactivatedUnits = pkgs.runCommand "hive-c0re-units-without-socket" { } ''
+    mkdir -p "$out/lib/systemd/system"
+    sed -e '/^Requires=hive-c0re\.socket$/d' -e 's/^After=hive-c0re\.socket /After=/' \
+      ${cfg.package}/lib/systemd/system/hive-c0re.service >"$out/lib/systemd/system/hive-c0re.service"
+  '';
+
+  nspawnEtc = config.environment.etc."systemd/nspawn" or { enable = false; };
 in
 {
+  meta.maintainers = [ (import ./nix/maintainers.nix).hive-c0re ];
+
   options.services.hive-c0re = {
     enable = lib.mkEnableOption "hive-c0re, the host daemon of a hive of AI coding agents";
 
-    package = lib.mkOption {
-      type = lib.types.package;
-      default = pkgs.callPackage ./nix/package.nix { };
-      defaultText = lib.literalExpression "pkgs.callPackage ./nix/package.nix { }";
-      description = ''
-        The hive-c0re package (both binaries and the systemd units). The
-        default builds this checkout, so the module and the units it uses
-        always come from the same revision.
+    package = lib.mkPackageOption pkgs "hive-c0re" {
+      extraDescription = ''
+        Its `client` output (`hivectl`, man pages, completions) is installed
+        system-wide. Out of nixpkgs, `pkgs.hive-c0re` comes from this
+        checkout's overlay (nix/overlay.nix; the flake's
+        `nixosModules.default` adds it).
       '';
     };
 
-    adminUsers = lib.mkOption {
-      type = lib.types.listOf lib.types.str;
-      default = [ ];
-      example = [ "alice" ];
+    socketActivation = mkOption {
+      type = types.bool;
+      default = true;
       description = ''
-        Users added to the `${adminGroup}` group: they may use
-        `${runtimeDir}/host.sock` (that is, `hivectl`) and open a shell in
-        agent containers with `machinectl shell h-<agent>`.
+        Whether systemd owns the operator socket (`hive-c0re.socket`,
+        ${runtimeDir}/host.sock): it listens from boot, clients wait instead
+        of failing while the daemon restarts, and its mode and group come from
+        the unit. When false, only the service is installed and the daemon
+        binds host.sock itself; the module then gives it group ${adminGroup}
+        and mode 0660 once the daemon is ready.
       '';
     };
 
-    domain = lib.mkOption {
-      type = lib.types.nullOr lib.types.str;
-      default = null;
-      example = "hive.example.org";
-      description = "The hive's public domain; enables the agents' URLs in `hivectl` output.";
-    };
-
-    profile = lib.mkOption {
-      type = lib.types.enum [ "nixos" "nspawn" ];
-      default = "nixos";
-      description = ''
-        How agent containers are made. `nixos`: NixOS containers
-        (`container@h-<agent>.service`, configs in /etc/nixos-containers).
-        `nspawn`: plain systemd-nspawn machines cloned from a template image
-        (`systemd-nspawn@h-<agent>.service`, settings in /etc/systemd/nspawn).
-      '';
-    };
-
-    stateDir = lib.mkOption {
-      type = absolutePath;
-      default = unitStateDir;
-      description = "Where the daemon keeps its SQLite database and the agents' state.";
-    };
-
-    agentCpuQuota = lib.mkOption {
-      type = lib.types.nullOr (lib.types.strMatching "[0-9]+(\\.[0-9]+)?%");
-      default = "200%";
-      description = "`CPUQuota=` of every agent container (200% = two CPUs); null for no limit.";
-    };
-
-    agentMemoryMax = lib.mkOption {
-      type = lib.types.nullOr (lib.types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity");
-      default = "4G";
-      description = "`MemoryMax=` of every agent container; null for no limit.";
-    };
-
-    settings = lib.mkOption {
-      type = lib.types.attrsOf (lib.types.nullOr (lib.types.oneOf [ lib.types.str lib.types.int (lib.types.listOf lib.types.str) ]));
-      default = { };
-      example = { forge_url = "https://forge.hive.example.org"; stop_deadline_secs = 60; };
-      description = ''
-        Further keys of the daemon's JSON config file (/etc/${configFile}),
-        written as given: ${lib.concatStringsSep ", " knownKeys}. Keys that
-        have an option above are set there instead.
-      '';
-    };
-  };
-
-  config = lib.mkIf cfg.enable {
-    assertions = [
-      {
-        assertion = unknownKeys == [ ];
-        message = "services.hive-c0re.settings: unknown key(s) ${lib.concatStringsSep ", " unknownKeys}; the daemon accepts ${lib.concatStringsSep ", " knownKeys}.";
-      }
-      {
-        assertion = clashingKeys == [ ];
-        message = "services.hive-c0re.settings: ${lib.concatMapStringsSep "; " (k: "instead of ${k}, set ${ownedKeys.${k}}") clashingKeys}.";
-      }
-    ];
-
-    # The units come from the package; NixOS ignores their [Install] section,
-    # so mirror it here (nix/tests/run checks the two agree).
-    systemd.packages = [ cfg.package ];
-    systemd.sockets.hive-c0re.wantedBy = [ "sockets.target" ];
-    systemd.services.hive-c0re = {
-      wantedBy = [ "multi-user.target" ];
-      # Restart the daemon when its config file changes.
-      restartTriggers = [ config.environment.etc.${configFile}.source ];
-      # The nixos profile builds container closures with nix.
-      path = lib.optional (cfg.profile == "nixos") config.nix.package;
-      serviceConfig = {
-        # A drop-in adds to ExecStart=; the empty entry clears the unit's own.
-        ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configFile}" ];
-        # ProtectSystem=strict: open what the unit does not already.
-        ReadWritePaths = lib.mkIf (extraWritable != [ ]) extraWritable;
+    settings = mkOption {
+      type = types.submodule {
+        freeformType = settingsFormat.type;
+        options = settingsOptions;
       };
+      default = { };
+      example = lib.literalExpression ''
+        {
+          domain = "hive.example.org";
+          agent_memory_max = "8G";
+          stop_deadline_secs = 60;
+        }
+      '';
+      description = ''
+        The daemon's configuration file (/etc/${configPath}), as JSON. The
+        daemon refuses keys it does not know, so does this module.
+      '';
     };
 
-    environment.etc.${configFile}.text = builtins.toJSON daemonConfig;
+    agentConfig = mkOption {
+      type = types.deferredModule;
+      default = { };
+      example = lib.literalExpression ''
+        { pkgs, ... }: { environment.systemPackages = [ pkgs.python3 pkgs.gnumake ]; }
+      '';
+      description = ''
+        NixOS configuration added to every agent container (nixos profile),
+        on top of nix/agent-module.nix, which runs hive-agent with Claude Code.
+      '';
+    };
 
-    users.groups.${adminGroup}.members = cfg.adminUsers;
-
-    # The unit's ReadWritePaths= are "-"-prefixed: a missing directory is
-    # skipped, and the daemon could not create it under ProtectSystem=strict.
-    systemd.tmpfiles.rules = [
-      "d ${cfg.stateDir} 0750 root root -"
-      "d ${containerDir} 0755 root root -"
-    ];
-
-    boot.enableContainers = lib.mkIf (cfg.profile == "nixos") true;
-
-    # hivectl, its man pages and shell completions.
-    environment.systemPackages = [ cfg.package ];
-
-    # Members of hive-admin may open a shell in agent containers (machines
-    # named h-<agent>, agent names being [a-z0-9-]{1,63}), and nothing else.
-    # Other requests return nothing, so other rules and defaults still apply.
-    security.polkit.enable = true;
-    security.polkit.extraConfig = ''
-      // hive-c0re: `machinectl shell h-<agent>` for members of ${adminGroup}.
-      polkit.addRule(function (action, subject) {
-        if (action.id === "org.freedesktop.machine1.shell" &&
-            subject.isInGroup("${adminGroup}") &&
-            /^h-[a-z0-9-]{1,63}$/.test(String(action.lookup("machine")))) {
-          return polkit.Result.YES;
+    agents = mkOption {
+      default = { };
+      example = lib.literalExpression ''
+        {
+          scout = { };
+          builder.config = { pkgs, ... }: { environment.systemPackages = [ pkgs.cargo pkgs.rustc ]; };
         }
-      });
-    '';
+      '';
+      description = ''
+        Agents declared here (names as `hivectl` takes them: a-z, 0-9 and
+        `-`, at most 63). Each gets its own NixOS system (nixos profile) and
+        is spawned at boot unless the hive has it already.
+      '';
+      type = types.attrsOf (types.submodule ({ name, config, ... }: {
+        options = {
+          config = mkOption {
+            type = types.deferredModule;
+            default = { };
+            description = "NixOS configuration of this agent's container, on top of `agentConfig`.";
+          };
+          spawn = mkOption {
+            type = types.bool;
+            default = true;
+            description = ''
+              Spawn the agent at boot (`hivectl spawn`) if the hive does not
+              have it. When false only its system is declared, for a later
+              `hivectl spawn ${name}`.
+            '';
+          };
+          path = mkOption {
+            type = types.package;
+            description = "The agent's NixOS system, built with the host (set by the module).";
+          };
+        };
+        config.path = mkDefault (agentSystem "h-${name}" [ config.config ]);
+      }));
+    };
   };
+
+  config = mkIf cfg.enable (mkMerge [
+    {
+      assertions = [
+        {
+          assertion = unknownKeys == [ ];
+          message = "services.hive-c0re.settings: unknown key(s) ${lib.concatStringsSep ", " unknownKeys}; hive-c0re refuses them. Known keys: ${lib.concatStringsSep ", " knownKeys}.";
+        }
+        {
+          assertion = s.runtime_dir == runtimeDir;
+          message = "services.hive-c0re.settings.runtime_dir: ${s.runtime_dir} is not possible; hive-c0re.socket fixes ${runtimeDir}.";
+        }
+        {
+          assertion = badAgentNames == [ ];
+          message = "services.hive-c0re.agents: ${lib.concatStringsSep ", " badAgentNames}: an agent name is 1 to 63 of a-z, 0-9 and '-'.";
+        }
+        {
+          assertion = s.profile != "nixos" || config.boot.enableContainers;
+          message = "services.hive-c0re: the nixos profile runs agents as NixOS containers (container@.service); set boot.enableContainers = true, or settings.profile = \"nspawn\".";
+        }
+        {
+          assertion = !(s.profile == "nspawn" && s.nspawn_dir == "/etc/systemd/nspawn" && nspawnEtc.enable);
+          message = "services.hive-c0re: the nspawn profile writes agents' .nspawn files into /etc/systemd/nspawn, but systemd.nspawn.<name> (${lib.concatStringsSep ", " (builtins.attrNames config.systemd.nspawn)}) makes that directory a read-only link into the Nix store. Remove those systemd.nspawn definitions, or use settings.profile = \"nixos\".";
+        }
+      ];
+
+      # Units from the package; NixOS ignores their [Install] section, so it
+      # is mirrored here (nix/tests/run checks the two agree).
+      systemd.packages = [ (if cfg.socketActivation then cfg.package else unactivatedUnits) ];
+      systemd.services.hive-c0re = {
+        wantedBy = [ "multi-user.target" ];
+        # Restart the daemon when its config file changes.
+        restartTriggers = [ configFile ];
+        # For build commands that call nix (the default one does not).
+        path = lib.optional (s.profile == "nixos") config.nix.package;
+        serviceConfig = {
+          # A drop-in adds to ExecStart=; the empty entry clears the unit's own.
+          ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configPath}" ];
+          # ProtectSystem=strict: open what the unit does not already.
+          ReadWritePaths = mkIf (extraWritable != [ ]) extraWritable;
+          # Without the socket unit the daemon makes host.sock root-only.
+          ExecStartPost = mkIf (!cfg.socketActivation) [
+            "${lib.getExe' pkgs.coreutils "chgrp"} ${adminGroup} ${runtimeDir}/host.sock"
+            "${lib.getExe' pkgs.coreutils "chmod"} 0660 ${runtimeDir}/host.sock"
+          ];
+        };
+      };
+
+      environment.etc.${configPath}.source = configFile;
+
+      # Members may use host.sock (hivectl) and `machinectl shell h-<agent>`:
+      # users.users.<name>.extraGroups = [ "hive-admin" ].
+      users.groups.${adminGroup} = { };
+
+      # The unit's ReadWritePaths= are "-"-prefixed: a missing directory is
+      # skipped, and the daemon could not create it under ProtectSystem=strict.
+      systemd.tmpfiles.rules = [
+        "d ${s.state_dir} 0750 root root -"
+        "d ${containerDir} 0755 root root -"
+      ];
+
+      # hivectl, its man pages and shell completions (not the daemon).
+      environment.systemPackages = [ client ];
+
+      # Members of hive-admin may open a shell in agent containers (machines
+      # named h-<agent>, agent names being [a-z0-9-]{1,63}), and nothing else.
+      # Other requests return nothing, so other rules and defaults still apply.
+      security.polkit.enable = mkDefault true;
+      security.polkit.extraConfig = ''
+        // hive-c0re: `machinectl shell h-<agent>` for members of ${adminGroup}.
+        polkit.addRule(function (action, subject) {
+          if (action.id === "org.freedesktop.machine1.shell" &&
+              subject.isInGroup("${adminGroup}") &&
+              /^h-[a-z0-9-]{1,63}$/.test(String(action.lookup("machine")))) {
+            return polkit.Result.YES;
+          }
+        });
+      '';
+    }
+    (mkIf cfg.socketActivation {
+      systemd.sockets.hive-c0re.wantedBy = [ "sockets.target" ];
+    })
+    (mkIf (spawnNames != [ ]) {
+      systemd.services.hive-c0re-agents = {
+        description = "Spawn the agents declared in services.hive-c0re.agents";
+        wantedBy = [ "multi-user.target" ];
+        requires = [ "hive-c0re.service" ];
+        after = [ "hive-c0re.service" ];
+        serviceConfig = {
+          Type = "oneshot";
+          RemainAfterExit = true;
+          ExecStart = "${spawnScript}";
+        };
+      };
+    })
+  ]);
 }

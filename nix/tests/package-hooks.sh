@@ -46,20 +46,36 @@ installShellCompletion() {
 }
 
 installManPage() {
-  local page section
+  local page section root=${!outputMan:?installManPage: outputMan is not set}
   [ $# -gt 0 ] || { echo "installManPage: no pages given" >&2; return 1; }
   for page in "$@"; do
     section=${page%.gz}; section=${section##*.}
     [[ $section =~ ^[1-9] ]] || { echo "installManPage: $page has no section suffix" >&2; return 1; }
-    install -Dm644 "$page" "$out/share/man/man${section:0:1}/$(basename "$page")"
+    install -Dm644 "$page" "$root/share/man/man${section:0:1}/$(basename "$page")"
   done
 }
 
-# fake_binaries OUT: $OUT/bin/hive-c0re (does nothing) and $OUT/bin/hivectl
-# (the assumed completions/man subcommands; anything else is a usage error).
+# moveToOutput PATTERN DST (stdenv's multiple-outputs.sh): move PATTERN
+# (relative to each output) from every other output into DST, merging.
+moveToOutput() {
+  local pattern=$1 dst=$2 o srcPath
+  for o in $outputs; do
+    [ "${!o}" = "$dst" ] && continue
+    for srcPath in "${!o}"/$pattern; do
+      [ -e "$srcPath" ] || [ -L "$srcPath" ] || continue
+      mkdir -p "$(dirname "$dst/${srcPath#"${!o}"/}")"
+      cp -a "$srcPath" "$(dirname "$dst/${srcPath#"${!o}"/}")/" && rm -rf "$srcPath"
+    done
+  done
+}
+
+# fake_binaries OUT: $OUT/bin/hive-c0re and hive-agent (do nothing) and
+# $OUT/bin/hivectl (the assumed completions/man subcommands; anything else is
+# a usage error), as cargo install leaves them, all in out.
 fake_binaries() {
   mkdir -p "$1/bin"
   printf '#!/bin/sh\nexit 0\n' > "$1/bin/hive-c0re"
+  printf '#!/bin/sh\nexit 0\n' > "$1/bin/hive-agent"
   cat > "$1/bin/hivectl" <<'HIVECTL'
 #!/bin/sh
 case "$1 $2" in
@@ -73,5 +89,5 @@ fi
 echo "fake hivectl: unexpected arguments: $*" >&2
 exit 2
 HIVECTL
-  chmod +x "$1/bin/hive-c0re" "$1/bin/hivectl"
+  chmod +x "$1/bin/hive-c0re" "$1/bin/hive-agent" "$1/bin/hivectl"
 }

@@ -10,9 +10,17 @@
 #   - `mkIf`/`mkMerge`/priorities are pushed into attribute sets without
 #     evaluating conditions, so `config = mkIf cfg.enable { ... }` does not
 #     recurse into itself;
-#   - mkDefault (1000) < plain (100) < mkForce (50); defaults are 1500.
-# What it does not do: mkBefore/mkAfter ordering, freeformType, readOnly,
-# _module.args, disabledModules, renamed options; error texts differ.
+#   - mkDefault (1000) < plain (100) < mkForce (50); defaults are 1500;
+#   - `freeformType` (RFC 42): at the root of a module evaluation (a
+#     submodule such as `settings`), definitions of undeclared names are
+#     merged with the freeform type instead of failing; declared names keep
+#     their own types and defaults, and both end up in the value;
+#   - a submodule defined in several places (or with mkDefault inside) is
+#     one evaluation of all those definitions, priorities applying per key.
+# What it does not do: mkBefore/mkAfter ordering, readOnly, _module.args,
+# disabledModules, renamed/removed options, declaring one option twice
+# (nixpkgs merges two submodule declarations; here it is an error), type
+# checks of `submodule` definitions given as functions; error texts differ.
 let
   b = builtins;
 
@@ -56,7 +64,7 @@ let
 
   mergeUnique = loc: defs:
     let first = (b.head defs).value; in
-    if b.all (d: d.value == first) defs then first
+    if b.length defs == 1 || b.all (d: d.value == first) defs then first
     else throw "The option `${showPath loc}' has conflicting definition values.";
 
   mkOptionType = { name, check ? (_: true), merge ? mergeUnique }:
@@ -67,6 +75,19 @@ let
     bool = mkOptionType { name = "boolean"; check = b.isBool; };
     int = mkOptionType { name = "signed integer"; check = b.isInt; };
     str = mkOptionType { name = "string"; check = b.isString; };
+    float = mkOptionType { name = "floating point number"; check = b.isFloat; };
+    ints = {
+      unsigned = mkOptionType { name = "unsigned integer, meaning >=0"; check = v: b.isInt v && v >= 0; };
+      positive = mkOptionType { name = "positive integer, meaning >0"; check = v: b.isInt v && v > 0; };
+    };
+    raw = mkOptionType { name = "raw value"; };
+    # A NixOS module kept for later evaluation; definitions are collected
+    # as imports, as nixpkgs' deferredModule does.
+    deferredModule = mkOptionType {
+      name = "module";
+      check = v: b.isAttrs v || b.isFunction v || b.isPath v;
+      merge = _: defs: { imports = map (d: d.value) defs; };
+    };
     lines = mkOptionType {
       name = "strings concatenated with \"\\n\"";
       check = b.isString;
@@ -74,7 +95,8 @@ let
     };
     path = mkOptionType {
       name = "path";
-      check = v: b.isPath v || (b.isString v && b.substring 0 1 v == "/");
+      # as nixpkgs: anything string-like (a derivation too) that is absolute
+      check = v: b.isPath v || ((b.isString v || (b.isAttrs v && v ? outPath)) && b.substring 0 1 (toString v) == "/");
     };
     package = mkOptionType { name = "package"; check = isDerivation; };
     enum = values: mkOptionType {
@@ -133,6 +155,8 @@ let
         else if b.all (d: b.isList d.value) defs then b.concatMap (d: d.value) defs
         else mergeUnique loc defs;
     };
+    # `module` is kept (as `getSubModules` is in nixpkgs) so the tests can
+    # list the declared keys of a submodule.
     submodule = module: mkOptionType {
       name = "submodule";
       check = b.isAttrs;
@@ -141,7 +165,7 @@ let
         specialArgs.name = b.elemAt loc (b.length loc - 1);
         modules = [ module ] ++ map (d: { config = d.value; }) defs;
       }).config;
-    };
+    } // { inherit module; };
   };
 
   # Merge [ { prio, value } ] (values may still be wrapped) with type t.
@@ -156,6 +180,15 @@ let
     else t.merge loc flat;
 
   mkOption = attrs: attrs // { _type = "option"; type = attrs.type or types.anything; };
+  # As nixpkgs' mkPackageOption for a package at the top of `pkgs`.
+  mkPackageOption = pkgs: name: { default ? name, example ? null, extraDescription ? "" }:
+    mkOption ({
+      type = types.package;
+      default = pkgs.${default};
+      defaultText = literalExpression "pkgs.${default}";
+      description = "The ${name} package to use." + (if extraDescription == "" then "" else " " + extraDescription);
+    } // (if example == null then { } else { example = literalExpression "pkgs.${example}"; }));
+  literalExpression = text: { _type = "literalExpression"; inherit text; };
   mkEnableOption = what: mkOption {
     type = types.bool;
     default = false;
@@ -175,9 +208,21 @@ let
             else if b.functionArgs fn == { } then fn moduleArgs
             else fn (b.intersectAttrs (b.functionArgs fn) moduleArgs);
           shaped =
-            if called ? options || called ? config
-            then { imports = called.imports or [ ]; options = called.options or { }; config = called.config or { }; }
-            else { imports = called.imports or [ ]; options = { }; config = removeAttrs called [ "imports" "_file" "meta" ]; };
+            if called ? options || called ? config || called ? freeformType
+            then {
+              imports = called.imports or [ ];
+              options = called.options or { };
+              config = withMeta (called.config or { });
+              freeformType = called.freeformType or null;
+            }
+            else {
+              imports = called.imports or [ ];
+              options = { };
+              config = withMeta (removeAttrs called [ "imports" "_file" "meta" "key" ]);
+              freeformType = null;
+            };
+          # as nixpkgs: a module's top-level `meta` is shorthand for config.meta
+          withMeta = c: if called ? meta then mkMerge [ c { meta = called.meta; } ] else c;
         in
         [ shaped ] ++ b.concatMap collect shaped.imports;
       loaded = b.concatMap collect modules;
@@ -188,6 +233,8 @@ let
           else throw "The option `${showPath loc}' is declared more than once.")
         else b.zipAttrsWith (n: joinDecls (loc ++ [ n ])) decls;
       options = joinDecls prefix (map (m: m.options) loaded);
+      freeformTypes = b.filter (t: t != null) (map (m: m.freeformType) loaded);
+      freeformType = if freeformTypes == [ ] then null else b.head freeformTypes;
 
       build = loc: decl: defs:
         if isOption decl then
@@ -200,18 +247,25 @@ let
           let
             parts = b.concatMap distribute defs;
             undeclared = b.filter (n: !(decl ? ${n})) (b.concatMap b.attrNames parts);
+            # Only the root of an evaluation is free-form, as in nixpkgs.
+            freeform = loc == prefix && freeformType != null;
+            freeValue =
+              if undeclared == [ ] then { }
+              else if !freeform then throw "The option `${showPath (loc ++ [ (b.head undeclared) ])}' does not exist."
+              else
+                mergeDefs freeformType loc (map
+                  (p: { prio = 100; value = removeAttrs p (b.attrNames decl); })
+                  (b.filter (p: b.any (n: !(decl ? ${n})) (b.attrNames p)) parts));
           in
-          if undeclared != [ ] then
-            throw "The option `${showPath (loc ++ [ (b.head undeclared) ])}' does not exist."
-          else
-            b.mapAttrs (n: sub: build (loc ++ [ n ]) sub (map (p: p.${n}) (b.filter (p: p ? ${n}) parts))) decl;
+          freeValue // b.mapAttrs (n: sub: build (loc ++ [ n ]) sub (map (p: p.${n}) (b.filter (p: p ? ${n}) parts))) decl;
 
       config = build prefix options (map (m: m.config) loaded);
     in
     { inherit config options; };
 
   stubLib = {
-    inherit mkOption mkEnableOption mkIf mkMerge mkOverride mkOptionType types evalModules;
+    inherit mkOption mkEnableOption mkPackageOption mkIf mkMerge mkOverride mkOptionType types evalModules
+      literalExpression;
     mkDefault = mkOverride 1000;
     mkForce = mkOverride 50;
     optional = cond: x: if cond then [ x ] else [ ];
@@ -223,7 +277,27 @@ let
     genAttrs = names: f: b.listToAttrs (map (n: { name = n; value = f n; }) names);
     filterAttrs = pred: set: removeAttrs set (b.filter (n: !pred n set.${n}) (b.attrNames set));
     getExe = p: "${p}/bin/${p.meta.mainProgram}";
-    literalExpression = text: { _type = "literalExpression"; inherit text; };
+    literalMD = text: { _type = "literalMD"; inherit text; };
+    attrNames = b.attrNames;
+    attrValues = b.attrValues;
+    mapAttrs = b.mapAttrs;
+    mapAttrsToList = f: set: map (n: f n set.${n}) (b.attrNames set);
+    mapAttrs' = f: set: b.listToAttrs (map (n: f n set.${n}) (b.attrNames set));
+    nameValuePair = name: value: { inherit name value; };
+    elem = b.elem;
+    filter = b.filter;
+    any = b.any;
+    all = b.all;
+    subtractLists = remove: b.filter (x: !(b.elem x remove));
+    hasPrefix = pre: s: b.substring 0 (b.stringLength pre) s == pre;
+    match = b.match;
+    escapeShellArg = s: "'${b.replaceStrings [ "'" ] [ "'\\''" ] (toString s)}'";
+    escapeShellArgs = xs: b.concatStringsSep " " (map stubLib.escapeShellArg xs);
+    concatStrings = b.concatStringsSep "";
+    concatMapStrings = f: xs: b.concatStringsSep "" (map f xs);
+    getExe' = p: n: "${p}/bin/${n}";
+    getName = p: p.pname or (b.parseDrvName p.name).name;
+    maintainers = { };
     importTOML = file: b.fromTOML (b.readFile file);
     # Only the shape package.nix uses; the real one copies just the listed files.
     fileset = {

@@ -1,12 +1,18 @@
-# Declarations of the NixOS options NixOS-module.nix sets, with NixOS's names
-# and defaults, so the stub module system can evaluate it. An option the
-# module sets that NixOS does not have (a typo such as systemd.socket or
-# listenStream) fails evaluation here as it would on NixOS.
+# Declarations of the NixOS options that NixOS-module.nix, nix/agent-module.nix
+# and nix/tests/vm.nix set or read, with NixOS's names and defaults, so the
+# stub module system can evaluate them. An option a module sets that NixOS
+# does not have (a typo such as systemd.socket or listenStream) fails
+# evaluation here as it would on NixOS.
 #
 # These declarations reproduce names and types, not NixOS's behaviour (unit
-# generation, its value checks): nix/tests/render-units.nix and
-# systemd-analyze cover that part, roughly.
-{ lib, pkgs, ... }:
+# generation, its value checks): render-units.nix and systemd-analyze cover
+# that part, roughly. Two NixOS behaviours are copied because the module's
+# checks are about them:
+#   - systemd.nspawn.<name> makes /etc/systemd/nspawn one read-only link
+#     into the store (nixos/modules/system/boot/systemd/nspawn.nix);
+#   - system.build.toplevel is the system; here a JSON file describing it
+#     (host name, rendered units, packages) instead of a directory.
+{ lib, pkgs, config, ... }:
 let
   t = lib.types;
   opt = type: default: lib.mkOption { inherit type default; };
@@ -55,6 +61,15 @@ in
       listenStreams = opt (t.listOf t.str) [ ];
       listenDatagrams = opt (t.listOf t.str) [ ];
     };
+    systemd.nspawn = opt
+      (t.attrsOf (t.submodule {
+        options = {
+          execConfig = opt (t.attrsOf t.anything) { };
+          filesConfig = opt (t.attrsOf t.anything) { };
+          networkConfig = opt (t.attrsOf t.anything) { };
+        };
+      }))
+      { };
     systemd.tmpfiles.rules = opt (t.listOf t.str) [ ];
 
     users.groups = opt
@@ -66,9 +81,21 @@ in
         };
       })))
       { };
+    users.users = opt
+      (t.attrsOf (t.submodule ({ name, ... }: {
+        options = {
+          name = opt t.str name;
+          isNormalUser = opt t.bool false;
+          isSystemUser = opt t.bool false;
+          extraGroups = opt (t.listOf t.str) [ ];
+          group = opt t.str "";
+          password = opt (t.nullOr t.str) null;
+        };
+      })))
+      { };
 
     # environment.etc.<name>.source is derived from .text, as NixOS does with
-    # pkgs.writeText; here it is a fake store path named after the content.
+    # pkgs.writeText.
     environment.etc = opt
       (t.attrsOf (t.submodule ({ name, config, ... }: {
         options = {
@@ -81,18 +108,39 @@ in
           group = opt t.str "+0";
         };
         config.source = lib.mkIf (config.text != null)
-          (lib.mkDefault "/nix/store/${builtins.substring 0 32 (builtins.hashString "sha256" config.text)}-etc-${baseNameOf name}");
+          (lib.mkDefault (pkgs.writeText "etc-${baseNameOf name}" config.text));
       })))
       { };
     environment.systemPackages = opt (t.listOf t.package) [ ];
+    environment.variables = opt (t.attrsOf t.str) { };
 
     boot.enableContainers = opt t.bool true;
+    boot.isContainer = opt t.bool false;
+    networking.hostName = opt (t.strMatching "^$|^[[:alnum:]]([[:alnum:]_-]{0,61}[[:alnum:]])?$") "nixos";
     nix.package = opt t.package pkgs.nix;
+    nixpkgs.overlays = opt (t.listOf t.anything) [ ];
+    nixpkgs.pkgs = opt t.anything null;
+    nixpkgs.config = opt (t.attrsOf t.anything) { };
+    system.stateVersion = opt t.str "26.05";
+    system.build.toplevel = opt t.package (pkgs.writeText "nixos-system-${config.networking.hostName}" (builtins.toJSON {
+      inherit (config.networking) hostName;
+      inherit (config.boot) isContainer;
+      units = import ./render-units.nix { inherit config; };
+      systemPackages = map (p: p.name) config.environment.systemPackages;
+      environment = config.environment.variables;
+    }));
 
     security.polkit.enable = opt t.bool false;
     security.polkit.extraConfig = opt t.lines "";
 
+    meta.maintainers = opt (t.listOf t.raw) [ ];
     assertions = opt (t.listOf t.anything) [ ];
     warnings = opt (t.listOf t.str) [ ];
+  };
+
+  # nixos/modules/system/boot/systemd/nspawn.nix: the whole directory
+  # becomes one store path as soon as any systemd.nspawn.<name> is set.
+  config.environment.etc."systemd/nspawn" = lib.mkIf (config.systemd.nspawn != { }) {
+    source = pkgs.writeText "nspawn-units" (builtins.toJSON config.systemd.nspawn);
   };
 }

@@ -1,0 +1,89 @@
+# services.hive-agent: the inside of an agent container (nixos profile).
+#
+# hive-c0re gives each agent container h-<name>:
+#   - /run/hive (its runtime directory, with mcp.sock) and /var/lib/hive (its
+#     state), bind-mounted by container@.service from
+#     /etc/nixos-containers/h-<name>.conf;
+#   - HIVE_TOOL_GROUPS and HIVE_CAPABILITIES in the environment of the
+#     container's init (nspawn --setenv).
+# This module runs `hive-agent run`, the agent's turn loop, from
+# hive-agent.service with Claude Code on its PATH.
+#
+# Decisions:
+# - PassEnvironment=: systemd starts services with a clean environment, not
+#   init's; PassEnvironment= copies named variables from it, so the grants
+#   hive-c0re sets at spawn and rebuild reach the harness.
+# - Runs as root: mcp.sock is created 0600 by the (host's) root, and the
+#   container is the agent's boundary (PrivateUsers=no in NixOS containers).
+# - CLAUDE_CONFIG_DIR is under /var/lib/hive, in the service and in login
+#   shells alike, so `machinectl shell h-<name>` then `claude login` stores
+#   the login where the service finds it, and it survives rebuilds.
+# The host module (NixOS-module.nix) imports this for every agent; the
+# flake exposes it as nixosModules.agent for systems built elsewhere.
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption mkIf mkDefault types;
+  cfg = config.services.hive-agent;
+  stateDir = "/var/lib/hive";
+  runtimeDir = "/run/hive";
+in
+{
+  meta.maintainers = [ (import ./maintainers.nix).hive-c0re ];
+
+  options.services.hive-agent = {
+    enable = lib.mkEnableOption "hive-agent, the turn loop of a hive-c0re agent (inside its container)";
+
+    package = lib.mkPackageOption pkgs "hive-c0re" {
+      extraDescription = "Provides `bin/hive-agent`.";
+    };
+
+    claudePackage = lib.mkPackageOption pkgs "claude-code" {
+      extraDescription = ''
+        Claude Code, which hive-agent runs for every turn. Unfree in nixpkgs:
+        allow it with `nixpkgs.config.allowUnfreePredicate` on the host.
+      '';
+    };
+
+    extraPackages = mkOption {
+      type = types.listOf types.package;
+      default = [ pkgs.git pkgs.ripgrep ];
+      defaultText = lib.literalExpression "[ pkgs.git pkgs.ripgrep ]";
+      description = "Programs on the PATH of hive-agent (and so of Claude Code's tools), besides Claude Code.";
+    };
+
+    claudeConfigDir = mkOption {
+      type = types.strMatching "/[^[:space:]]*";
+      default = "${stateDir}/claude";
+      description = ''
+        `CLAUDE_CONFIG_DIR` of the service and of login shells: Claude Code's
+        login and settings. Under ${stateDir} (the agent's state, kept by
+        hive-c0re across rebuilds) by default.
+      '';
+    };
+  };
+
+  config = mkIf cfg.enable {
+    systemd.services.hive-agent = {
+      description = "hive-agent: the agent's turn loop (Claude Code)";
+      wantedBy = [ "multi-user.target" ];
+      after = [ "network.target" ];
+      path = [ cfg.claudePackage ] ++ cfg.extraPackages;
+      environment = {
+        CLAUDE_CONFIG_DIR = cfg.claudeConfigDir;
+        HOME = stateDir;
+      };
+      unitConfig.RequiresMountsFor = [ runtimeDir stateDir ];
+      serviceConfig = {
+        Type = "notify";
+        ExecStart = "${lib.getExe' cfg.package "hive-agent"} run";
+        Restart = "on-failure";
+        RestartSec = mkDefault "5s";
+        PassEnvironment = [ "HIVE_TOOL_GROUPS" "HIVE_CAPABILITIES" ];
+        WorkingDirectory = stateDir;
+      };
+    };
+
+    environment.variables.CLAUDE_CONFIG_DIR = cfg.claudeConfigDir;
+    environment.systemPackages = [ cfg.claudePackage ];
+  };
+}
