@@ -19,6 +19,7 @@
 }:
 let
   lib = import ./stub-nixpkgs/lib.nix;
+  overlay = { nixpkgs.overlays = [ (import ../overlay.nix) ]; };
   pkgs = import ./stub-nixpkgs/pkgs.nix {
     outPath = pkgOut;
     inherit storeDir;
@@ -26,7 +27,8 @@ let
     inherit (evaluated.config.nixpkgs) overlays;
   };
   evaluated = lib.evalModules {
-    modules = [ ./stub-nixpkgs/nixos/options.nix module settings ];
+    # the overlay as the flake's nixosModules.default adds it
+    modules = [ ./stub-nixpkgs/nixos/options.nix module overlay settings ];
     specialArgs = { inherit pkgs; };
   };
   c = evaluated.config;

@@ -64,6 +64,10 @@ let
 
   base = {
     inherit lib callPackage;
+    extend = overlay: import ./pkgs.nix {
+      inherit system outPath storeDir traceWrites;
+      overlays = overlays ++ [ overlay ];
+    };
     # nixos/lib/eval-config.nix lives under here (a stub of its own).
     path = ./.;
     stdenv = {

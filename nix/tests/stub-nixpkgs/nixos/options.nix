@@ -115,6 +115,8 @@ in
     environment.variables = opt (t.attrsOf t.str) { };
 
     boot.enableContainers = opt t.bool true;
+    virtualisation.memorySize = opt t.int 1024;
+    virtualisation.diskSize = opt t.int 1024;
     boot.isContainer = opt t.bool false;
     networking.hostName = opt (t.strMatching "^$|^[[:alnum:]]([[:alnum:]_-]{0,61}[[:alnum:]])?$") "nixos";
     nix.package = opt t.package pkgs.nix;
