@@ -309,8 +309,10 @@ in
         wantedBy = [ "multi-user.target" ];
         # Restart the daemon when its config file changes.
         restartTriggers = [ configFile ];
-        # For build commands that call nix (the default one does not).
+        # For build commands that call nix (the default one does not): the
+        # store is read-only under ProtectSystem=strict, nix-daemon writes it.
         path = lib.optional (s.profile == "nixos") config.nix.package;
+        environment = mkIf (s.profile == "nixos") { NIX_REMOTE = "daemon"; };
         serviceConfig = {
           # A drop-in adds to ExecStart=; the empty entry clears the unit's own.
           ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configPath}" ];

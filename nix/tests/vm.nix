@@ -9,7 +9,7 @@
 #
 # Claude Code is replaced by a stand-in `claude` (the real one is unfree and
 # needs an account); the test is about the hive spawning, not the model.
-{ lib, ... }:
+{ ... }:
 {
   name = "hive-c0re";
   meta.maintainers = [ (import ../maintainers.nix).hive-c0re ];
