@@ -157,15 +157,16 @@ let
     };
     # `module` is kept (as `getSubModules` is in nixpkgs) so the tests can
     # list the declared keys of a submodule.
-    submodule = module: mkOptionType {
-      name = "submodule";
-      check = b.isAttrs;
-      merge = loc: defs: (evalModules {
-        prefix = loc;
-        specialArgs.name = b.elemAt loc (b.length loc - 1);
-        modules = [ module ] ++ map (d: { config = d.value; }) defs;
-      }).config;
-    } // { inherit module; };
+    submodule = module: mkOptionType
+      {
+        name = "submodule";
+        check = b.isAttrs;
+        merge = loc: defs: (evalModules {
+          prefix = loc;
+          specialArgs.name = b.elemAt loc (b.length loc - 1);
+          modules = [ module ] ++ map (d: { config = d.value; }) defs;
+        }).config;
+      } // { inherit module; };
   };
 
   # Merge [ { prio, value } ] (values may still be wrapped) with type t.

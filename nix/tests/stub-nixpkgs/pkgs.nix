@@ -90,7 +90,7 @@ let
     writeShellScriptBin = name: text: fakePackage name // {
       script = write { inherit name text; executable = true; };
     };
-    formats.json = { }: {
+    formats.json = {}: {
       type = jsonValue;
       generate = name: value: write { inherit name; text = b.toJSON value; };
     };
