@@ -79,6 +79,10 @@ let
     coreutils = fakePackage "coreutils";
     git = fakePackage "git";
     ripgrep = fakePackage "ripgrep";
+    # used by the README's example configuration
+    python3 = fakePackage "python3";
+    cargo = fakePackage "cargo";
+    rustc = fakePackage "rustc";
     claude-code = fakePackage "claude-code" // { meta.mainProgram = "claude"; };
     writeText = name: text: write { inherit name text; };
     runCommand = name: _env: command: write { inherit name command; };
