@@ -57,8 +57,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
 
 /// Journal entries as short text lines (control characters neutralised by
 /// the journal module's renderer).
-pub fn journal_lines(entries: &[crate::systemd::journal::JournalEntry]) -> String {
-    crate::systemd::journal::render_short(entries)
+pub fn journal_lines(entries: &[crate::wire::journal::JournalEntry]) -> String {
+    crate::wire::journal::render_short(entries)
 }
 
 /// The roster as a table.

@@ -19,6 +19,7 @@
 
 use std::path::{Component, Path};
 
+use super::OPERATOR;
 use crate::hive::topology::Topology;
 use crate::wire::agenda::{Capability, ReminderTiming, ToolGroup};
 use crate::wire::ident::Ident;
@@ -41,8 +42,6 @@ pub const TTL_WATCHDOG: &str = "ttl-watchdog";
 pub const REMINDER_SENDER: &str = "reminder";
 /// The sender of a scheduled prompt.
 pub const SCHEDULE_SENDER: &str = "schedule";
-/// The operator as an answerer, asker target or schedule target.
-pub const OPERATOR: &str = "operator";
 /// The `agent` value that asks for the whole hive (manager socket only).
 pub const HIVE_WIDE: &str = "*";
 

@@ -8,15 +8,13 @@
 //! parent after every move.
 
 use super::topology::Topology;
-use crate::store::messages::{OPERATOR, Recipient};
+use super::{OPERATOR, Recipient};
 use crate::wire::ident::Ident;
 
 /// The sender's topology parent, or the operator for a root agent.
 pub const PARENT_RECIPIENT: &str = "<parent>";
 /// Every direct child of the sender (none: a no-op).
 pub const CHILDREN_RECIPIENT: &str = "<children>";
-/// The human operator's inbox.
-pub const OPERATOR_RECIPIENT: &str = OPERATOR;
 
 /// Why a `to` names nobody.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +41,7 @@ pub fn resolve(
             .into_iter()
             .map(Recipient::Agent)
             .collect()),
-        OPERATOR_RECIPIENT => Ok(vec![Recipient::Operator]),
+        OPERATOR => Ok(vec![Recipient::Operator]),
         name => match Ident::new(name) {
             Ok(agent) if topology.contains(&agent) => Ok(vec![Recipient::Agent(agent)]),
             _ => Err(UnknownRecipient(name.chars().take(80).collect())),

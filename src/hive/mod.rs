@@ -7,10 +7,35 @@
 //! - [`approvals`]: the approval state machine.
 //! - [`broker`]: who a message reaches (`<parent>`, `<children>`, names).
 //! - [`topology`]: the parent tree and its move rules.
-//! - [`roster`]: how a roster row is built; what a crash is.
+//! - [`roster`]: the agent record; how a roster row is built; what a crash is.
+//! - [`unit`]: a container unit's state as the rules read it.
+
+use crate::wire::ident::Ident;
+
+/// The human operator's name, wherever it appears: as a message recipient
+/// or sender, an answerer, an asker target, a schedule target.
+pub const OPERATOR: &str = "operator";
+
+/// Who a stored message is for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Recipient {
+    Agent(Ident),
+    /// The human operator's inbox (never `recv`'d by an agent).
+    Operator,
+}
+
+impl Recipient {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Agent(name) => name.as_str(),
+            Self::Operator => OPERATOR,
+        }
+    }
+}
 
 pub mod agenda;
 pub mod approvals;
 pub mod broker;
 pub mod roster;
 pub mod topology;
+pub mod unit;

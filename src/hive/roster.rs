@@ -1,10 +1,24 @@
 //! The roster: how one agent's row is put together, and what counts as a
 //! crash. Pure functions over the registry record and the driver's view.
 
+use super::unit::UnitState;
 use crate::clock::rfc3339;
-use crate::containers::UnitState;
-use crate::store::agents::AgentRecord;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
+use crate::wire::ident::Ident;
+
+/// One managed agent, as the registry (`store::agents`) persists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRecord {
+    pub name: Ident,
+    pub parent: Option<Ident>,
+    pub created_at: i64,
+    pub status_text: Option<String>,
+    pub status_set_at: Option<i64>,
+    pub deployed_sha: Option<String>,
+    pub needs_update: bool,
+    pub needs_login: bool,
+    pub active_model: Option<String>,
+}
 
 /// Everything a row is built from.
 #[derive(Debug, Clone, Copy)]
@@ -71,8 +85,7 @@ pub fn urls(domain: Option<&str>, forge: Option<&str>, matrix: Option<&str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::containers::ActiveState;
-    use crate::wire::ident::Ident;
+    use crate::hive::unit::ActiveState;
 
     fn record() -> AgentRecord {
         AgentRecord {

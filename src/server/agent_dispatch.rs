@@ -15,8 +15,8 @@ use super::agent::Caller;
 use super::host::wire_error;
 use super::manager;
 use crate::service::{Hive, HiveError};
-use crate::store::messages::{OPERATOR, Recipient};
-use crate::systemd::journal::render_short;
+use crate::hive::{OPERATOR, Recipient};
+use crate::wire::journal::render_short;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
 

@@ -18,7 +18,7 @@ use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
 use crate::hive::agenda::Answerer;
 use crate::service::grants::Grant;
 use crate::service::{Hive, HiveError};
-use crate::store::messages::Recipient;
+use crate::hive::Recipient;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 

@@ -22,7 +22,8 @@ use crate::hive::broker;
 use crate::hive::topology::Topology;
 use crate::store::agents::{self, AgentRecord};
 use crate::store::immediate;
-use crate::store::messages::{self, OPERATOR, Recipient};
+use crate::hive::{OPERATOR, Recipient};
+use crate::store::messages;
 use crate::wire::agent::{DeliveredMessage, InboxRow};
 use crate::wire::ident::Ident;
 

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use super::{Hive, HiveError};
-use crate::store::messages::{self, Recipient};
+use crate::hive::Recipient;
+use crate::store::messages;
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
 

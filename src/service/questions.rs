@@ -10,7 +10,8 @@ use crate::hive::agenda::{
     AgendaError, Answerer, MAX_OPEN_QUESTIONS, QUESTION_MAX, TTL_WATCHDOG, check_len,
 };
 use crate::store::agents::ident;
-use crate::store::messages::{self, Recipient};
+use crate::hive::Recipient;
+use crate::store::messages;
 use crate::store::questions::{self, NewQuestion, QuestionRow};
 use crate::store::{StoreError, immediate};
 use crate::wire::agenda::WireQuestion;

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::{Hive, HiveError};
 use crate::hive::agenda::REMINDER_SENDER;
 use crate::store::agents::ident;
-use crate::store::messages::{self, Recipient};
+use crate::hive::Recipient;
+use crate::store::messages;
 use crate::store::{immediate, reminders};
 
 /// How often the daemon ticks.

@@ -8,19 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::StoreError;
 use crate::wire::ident::Ident;
 
-/// One managed agent as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentRecord {
-    pub name: Ident,
-    pub parent: Option<Ident>,
-    pub created_at: i64,
-    pub status_text: Option<String>,
-    pub status_set_at: Option<i64>,
-    pub deployed_sha: Option<String>,
-    pub needs_update: bool,
-    pub needs_login: bool,
-    pub active_model: Option<String>,
-}
+pub use crate::hive::roster::AgentRecord;
 
 const COLUMNS: &str = "name, parent, created_at, status_text, status_set_at, deployed_sha, \
                        needs_update, needs_login, active_model";

@@ -11,28 +11,9 @@
 use rusqlite::{Connection, params};
 
 use super::{StoreError, immediate};
+use crate::hive::Recipient;
 use crate::wire::agent::{DeliveredMessage, InboxRow};
 use crate::wire::ident::Ident;
-
-/// The operator's name as a recipient or sender.
-pub const OPERATOR: &str = "operator";
-
-/// Who a stored message is for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Recipient {
-    Agent(Ident),
-    /// The human operator's inbox (never `recv`'d by an agent).
-    Operator,
-}
-
-impl Recipient {
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Agent(name) => name.as_str(),
-            Self::Operator => OPERATOR,
-        }
-    }
-}
 
 /// Store a pending message; its id.
 pub fn insert(

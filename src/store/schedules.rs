@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::{StoreError, agents, immediate, messages};
 use crate::hive::agenda::{SCHEDULE_SENDER, ScheduleTarget, next_fire_after};
-use crate::store::messages::Recipient;
+use crate::hive::Recipient;
 use crate::wire::agenda::{WireSchedule, WireScheduleSource, WireScheduleTarget};
 
 /// A new schedule's fields (targets already validated by the caller).

@@ -13,7 +13,7 @@ use super::agenda::{
 };
 use super::agent::InboxRow;
 use super::ident::Ident;
-use crate::systemd::journal::JournalEntry;
+use super::journal::JournalEntry;
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
 pub const VERSION: u32 = 1;

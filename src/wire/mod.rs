@@ -4,6 +4,7 @@
 //! - [`host`]: host.sock v1, the operator's socket.
 //! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
+//! - [`journal`]: a journal entry and its short text rendering (pure).
 //! - [`events`]: `HelperEvent`s pushed to the manager.
 
 pub mod agenda;
@@ -11,6 +12,7 @@ pub mod agent;
 pub mod events;
 pub mod host;
 pub mod ident;
+pub mod journal;
 
 #[cfg(test)]
 mod host_tests;

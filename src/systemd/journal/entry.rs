@@ -11,9 +11,10 @@
 //! line of a killed or capped journalctl is usually cut short, and one odd
 //! line should not hide the rest of the journal.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::JournalPriority;
+pub use crate::wire::journal::JournalEntry;
 
 /// One field's value as journalctl writes it in JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -71,35 +72,6 @@ struct RawEntry {
     machine_id: Option<FieldValue>,
     #[serde(rename = "MESSAGE")]
     message: Option<FieldValue>,
-}
-
-/// One journal entry, reduced to what the log views show.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct JournalEntry {
-    /// Wall-clock time in microseconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_us: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<JournalPriority>,
-    /// `_SYSTEMD_UNIT`, or `UNIT` (systemd's own messages about a unit).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
-    /// `SYSLOG_IDENTIFIER`, or the process name `_COMM`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identifier: Option<String>,
-    /// `_PID`, or `SYSLOG_PID`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine_id: Option<String>,
-    /// `MESSAGE`, decoded lossily; empty when absent or over-long.
-    #[serde(default)]
-    pub message: String,
-    /// Where a later read can resume (`--after-cursor=`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
 }
 
 impl JournalEntry {

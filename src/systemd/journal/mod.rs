@@ -18,11 +18,10 @@
 //! query    validated filters -> argv (--opt=value, one element each)
 //! runner   Spawn seam, timeout + cap + kill, follow stream
 //! entry    -o json lines -> JournalEntry (strings, byte arrays, nulls)
-//! format   entries -> short text for Logs/HostJournal content
+//! (wire::journal renders entries as short text for Logs/HostJournal content)
 //! ```
 
 pub mod entry;
-pub mod format;
 pub mod query;
 pub mod runner;
 #[cfg(test)]
@@ -32,7 +31,7 @@ mod stand_in;
 /// it in one place: `wire::agenda`.
 pub use crate::wire::agenda::JournalPriority;
 pub use entry::{JournalEntry, parse_output};
-pub use format::{render_line, render_short};
+pub use crate::wire::journal::{render_line, render_short};
 pub use query::{HostJournalRequest, InvalidFilter, JournalQuery, JournalSource};
 pub use runner::{Follow, JournalError, Journalctl, Limits, Spawn};
 

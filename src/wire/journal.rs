@@ -1,4 +1,4 @@
-//! Entries as text, for the `Logs { content }` and `HostJournal { content }`
+//! A journal entry as every socket carries it, and entries as text, for the `Logs { content }` and `HostJournal { content }`
 //! answers: one line per entry in the shape of `journalctl -o short-iso`
 //! (`2026-11-30T12:50:00Z hive1 hive-c0re[812]: agent started`).
 //!
@@ -12,7 +12,39 @@
 
 use std::fmt::Write as _;
 
-use super::entry::JournalEntry;
+use serde::{Deserialize, Serialize};
+
+use super::agenda::JournalPriority;
+
+/// One journal entry, reduced to what the log views show.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// Wall-clock time in microseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<JournalPriority>,
+    /// `_SYSTEMD_UNIT`, or `UNIT` (systemd's own messages about a unit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// `SYSLOG_IDENTIFIER`, or the process name `_COMM`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+    /// `_PID`, or `SYSLOG_PID`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
+    /// `MESSAGE`, decoded lossily; empty when absent or over-long.
+    #[serde(default)]
+    pub message: String,
+    /// Where a later read can resume (`--after-cursor=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
 
 /// One line (or one line plus indented continuations) per entry, each
 /// ending in `\n`.
