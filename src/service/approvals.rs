@@ -4,9 +4,11 @@
 use super::lifecycle::within_budget;
 use super::{Hive, HiveError};
 use crate::command;
-use crate::hive::approvals::Decision;
-use crate::store::agents;
-use crate::store::approvals::{self, Decided, NewApproval};
+use rusqlite::Connection;
+
+use crate::hive::approvals::{self as rules, Decision, Refusal};
+use crate::store::approvals::{self, NewApproval};
+use crate::store::{StoreError, agents, immediate};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
@@ -52,7 +54,7 @@ impl Hive {
         let now = self.now();
         match self
             .store()
-            .run(move |c| approvals::decide(c, id, decision, now))
+            .run(move |c| decide_row(c, id, decision, now))
             .await?
         {
             Decided::Taken(row) => Ok(row),
@@ -71,7 +73,7 @@ impl Hive {
             let action = hive.run_action(&claimed).await;
             let now = hive.now();
             hive.store()
-                .run(move |c| approvals::finish(c, id, action, now))
+                .run(move |c| finish_row(c, id, action, now))
                 .await
         })
         .await??;
@@ -146,5 +148,104 @@ impl Hive {
                 Ok((!note.is_empty()).then(|| note.chars().take(500).collect()))
             }
         }
+    }
+}
+
+/// The answer of a decision on a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Decided {
+    /// The decision was taken; the row as it is now (for approve: claimed,
+    /// still pending, its action is the caller's to run).
+    Taken(Approval),
+    Refused(Refusal),
+    NotFound,
+}
+
+/// Take `decision` on row `id` in one write transaction, by the rules of
+/// [`crate::hive::approvals`]. Approve only claims the row (the caller runs
+/// the action and then calls [`finish_row`]); deny and cancel end it at once.
+fn decide_row(
+    conn: &mut Connection,
+    id: i64,
+    decision: Decision,
+    at: i64,
+) -> Result<Decided, StoreError> {
+    let tx = immediate(conn)?;
+    let Some((row, claimed)) = approvals::get_with_claim(&tx, id)? else {
+        return Ok(Decided::NotFound);
+    };
+    if let Err(refusal) = rules::check(row.status, claimed) {
+        return Ok(Decided::Refused(refusal));
+    }
+    if decision == Decision::Approve {
+        approvals::claim(&tx, id)?;
+    } else {
+        let (status, note) = rules::outcome(decision, Ok(None));
+        approvals::end(&tx, id, status, note.as_deref(), at)?;
+    }
+    let row = approvals::get(&tx, id)?
+        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
+    tx.commit()?;
+    Ok(Decided::Taken(row))
+}
+
+/// End a claimed row with its action's result.
+fn finish_row(
+    conn: &mut Connection,
+    id: i64,
+    action: Result<Option<String>, String>,
+    at: i64,
+) -> Result<Approval, StoreError> {
+    let (status, note) = rules::outcome(Decision::Approve, action);
+    approvals::end(conn, id, status, note.as_deref(), at)?;
+    approvals::get(conn, id)?
+        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::wire::host::ApprovalStatus;
+
+    fn new(agent: &str) -> NewApproval {
+        NewApproval {
+            agent: Ident::new(agent).unwrap(),
+            kind: ApprovalKind::Spawn,
+            commit_ref: String::new(),
+            description: None,
+        }
+    }
+
+    #[test]
+    fn a_claimed_row_refuses_a_second_approve_and_a_deny() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let a = approvals::insert(c, &new("x"), 10)?;
+                assert!(matches!(
+                    decide_row(c, a.id, Decision::Approve, 11)?,
+                    Decided::Taken(_)
+                ));
+                assert_eq!(
+                    decide_row(c, a.id, Decision::Approve, 12)?,
+                    Decided::Refused(Refusal::InProgress)
+                );
+                assert_eq!(
+                    decide_row(c, a.id, Decision::Deny, 12)?,
+                    Decided::Refused(Refusal::InProgress)
+                );
+                let done = finish_row(c, a.id, Ok(None), 13)?;
+                assert_eq!(
+                    (done.status, done.resolved_at),
+                    (ApprovalStatus::Approved, Some(13))
+                );
+                assert_eq!(
+                    decide_row(c, a.id, Decision::Deny, 14)?,
+                    Decided::Refused(Refusal::AlreadyResolved(ApprovalStatus::Approved))
+                );
+                Ok(())
+            })
+            .unwrap();
     }
 }

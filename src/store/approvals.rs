@@ -1,11 +1,10 @@
 //! The approval queue. Rows are never deleted: the table is the audit trail.
-//! The rules of who may move a row live in [`crate::hive::approvals`]; this
-//! module applies them inside write transactions.
+//! The rules of who may move a row live in [`crate::hive::approvals`]; the
+//! service applies them with this module's reads and writes.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, agents::ident, immediate};
-use crate::hive::approvals::{self, Decision, Refusal};
 use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
 use crate::wire::ident::Ident;
 
@@ -19,16 +18,6 @@ pub struct NewApproval {
     pub kind: ApprovalKind,
     pub commit_ref: String,
     pub description: Option<String>,
-}
-
-/// The answer of a decision on a row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decided {
-    /// The decision was taken; the row as it is now (for approve: claimed,
-    /// still pending, its action is the caller's to run).
-    Taken(Approval),
-    Refused(Refusal),
-    NotFound,
 }
 
 const COLUMNS: &str = "id, agent, kind, commit_ref, fetched_sha, requested_at, status, \
@@ -99,7 +88,8 @@ fn build(r: RawRow) -> Result<(Approval, bool), StoreError> {
     ))
 }
 
-fn get_with_claim(conn: &Connection, id: i64) -> Result<Option<(Approval, bool)>, StoreError> {
+/// One row and whether an approve has claimed it.
+pub fn get_with_claim(conn: &Connection, id: i64) -> Result<Option<(Approval, bool)>, StoreError> {
     let mut stmt =
         conn.prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))?;
     stmt.query_row([id], raw).optional()?.map(build).transpose()
@@ -148,34 +138,14 @@ pub fn pending(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
         .collect())
 }
 
-/// Take `decision` on row `id`. Approve only claims the row (the caller runs
-/// the action and then calls [`finish`]); deny and cancel end it at once.
-pub fn decide(
-    conn: &mut Connection,
-    id: i64,
-    decision: Decision,
-    at: i64,
-) -> Result<Decided, StoreError> {
-    let tx = immediate(conn)?;
-    let Some((row, claimed)) = get_with_claim(&tx, id)? else {
-        return Ok(Decided::NotFound);
-    };
-    if let Err(refusal) = approvals::check(row.status, claimed, decision) {
-        return Ok(Decided::Refused(refusal));
-    }
-    if decision == Decision::Approve {
-        tx.execute("UPDATE approvals SET claimed = 1 WHERE id = ?1", [id])?;
-    } else {
-        let (status, note) = approvals::outcome(decision, Ok(None));
-        end(&tx, id, status, note.as_deref(), at)?;
-    }
-    let row =
-        get(&tx, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
-    tx.commit()?;
-    Ok(Decided::Taken(row))
+/// Mark a pending row as claimed by an approve running its action.
+pub fn claim(conn: &Connection, id: i64) -> Result<(), StoreError> {
+    conn.execute("UPDATE approvals SET claimed = 1 WHERE id = ?1", [id])?;
+    Ok(())
 }
 
-fn end(
+/// End pending row `id` with `status` (and `note`, kept when `None`).
+pub fn end(
     conn: &Connection,
     id: i64,
     status: ApprovalStatus,
@@ -188,18 +158,6 @@ fn end(
         params![id, status.as_str(), note, at],
     )?;
     Ok(())
-}
-
-/// End a claimed row with its action's result.
-pub fn finish(
-    conn: &Connection,
-    id: i64,
-    action: Result<Option<String>, String>,
-    at: i64,
-) -> Result<Approval, StoreError> {
-    let (status, note) = approvals::outcome(Decision::Approve, action);
-    end(conn, id, status, note.as_deref(), at)?;
-    get(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
 }
 
 /// End every pending row `select` picks with `status` and `note`, in one
@@ -268,44 +226,12 @@ mod tests {
     }
 
     #[test]
-    fn a_claimed_row_refuses_a_second_approve_and_a_deny() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .blocking(|c| {
-                let a = insert(c, &new("x"), 10)?;
-                assert!(matches!(
-                    decide(c, a.id, Decision::Approve, 11)?,
-                    Decided::Taken(_)
-                ));
-                assert_eq!(
-                    decide(c, a.id, Decision::Approve, 12)?,
-                    Decided::Refused(Refusal::InProgress)
-                );
-                assert_eq!(
-                    decide(c, a.id, Decision::Deny, 12)?,
-                    Decided::Refused(Refusal::InProgress)
-                );
-                let done = finish(c, a.id, Ok(None), 13)?;
-                assert_eq!(
-                    (done.status, done.resolved_at),
-                    (ApprovalStatus::Approved, Some(13))
-                );
-                assert_eq!(
-                    decide(c, a.id, Decision::Deny, 14)?,
-                    Decided::Refused(Refusal::AlreadyResolved(ApprovalStatus::Approved))
-                );
-                Ok(())
-            })
-            .unwrap();
-    }
-
-    #[test]
     fn an_interrupted_approve_ends_failed_at_the_next_start() {
         let store = Store::open_in_memory().unwrap();
         store
             .blocking(|c| {
                 let a = insert(c, &new("x"), 10)?;
-                decide(c, a.id, Decision::Approve, 11)?;
+                claim(c, a.id)?;
                 let failed = fail_interrupted(c, 20)?;
                 assert_eq!(failed.len(), 1);
                 assert_eq!(failed[0].status, ApprovalStatus::Failed);
@@ -322,7 +248,7 @@ mod tests {
             .blocking(|c| {
                 let a = insert(c, &new("a"), 1)?;
                 let b = insert(c, &new("b"), 2)?;
-                decide(c, a.id, Decision::Deny, 3)?;
+                end(c, a.id, ApprovalStatus::Denied, None, 3)?;
                 let ids: Vec<i64> = list(c)?.iter().map(|r| r.id).collect();
                 assert_eq!(ids, vec![a.id, b.id]);
                 assert_eq!(pending(c)?.len(), 1);
