@@ -14,11 +14,11 @@ use super::agenda;
 use super::agent::Caller;
 use super::host::wire_error;
 use super::manager;
-use crate::service::{Hive, HiveError};
 use crate::hive::{OPERATOR, Recipient};
-use crate::wire::journal::render_short;
+use crate::service::{Hive, HiveError};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
+use crate::wire::journal::render_short;
 
 /// The longest `from` a `wake` may claim.
 pub const MAX_WAKE_FROM: usize = 64;

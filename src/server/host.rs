@@ -15,10 +15,10 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
+use crate::hive::Recipient;
 use crate::hive::agenda::Answerer;
 use crate::service::grants::Grant;
 use crate::service::{Hive, HiveError};
-use crate::hive::Recipient;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 

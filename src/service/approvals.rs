@@ -198,8 +198,7 @@ fn finish_row(
 ) -> Result<Approval, StoreError> {
     let (status, note) = rules::outcome(Decision::Approve, action);
     approvals::end(conn, id, status, note.as_deref(), at)?;
-    approvals::get(conn, id)?
-        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
+    approvals::get(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
 }
 
 #[cfg(test)]

@@ -6,11 +6,11 @@
 //! never half-asked, an answer never lost between the two writes.
 
 use super::{Hive, HiveError};
+use crate::hive::Recipient;
 use crate::hive::agenda::{
     AgendaError, Answerer, MAX_OPEN_QUESTIONS, QUESTION_MAX, TTL_WATCHDOG, check_len,
 };
 use crate::store::agents::ident;
-use crate::hive::Recipient;
 use crate::store::messages;
 use crate::store::questions::{self, NewQuestion, QuestionRow};
 use crate::store::{StoreError, immediate};

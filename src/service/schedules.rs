@@ -3,9 +3,15 @@
 //! when the operator approves, fired by the timer at each due time.
 
 use super::{Hive, HiveError};
-use crate::hive::agenda::{AgendaError, ScheduleTarget, check_len};
+use rusqlite::Connection;
+
+use crate::hive::Recipient;
+use crate::hive::agenda::{
+    AgendaError, SCHEDULE_SENDER, ScheduleTarget, check_len, next_fire_after,
+};
 use crate::store::approvals::NewApproval;
-use crate::store::schedules::{self, Change, Fired, NewSchedule, ScheduleEdit};
+use crate::store::schedules::{self, Change, NewSchedule, ScheduleEdit};
+use crate::store::{StoreError, agents, immediate, messages};
 use crate::wire::agenda::{SchedulePromptPayload, WireSchedule};
 use crate::wire::host::{Approval, ApprovalKind};
 
@@ -102,7 +108,7 @@ impl Hive {
         let now = self.now();
         let fired = self
             .store()
-            .run(move |c| schedules::fire(c, id, now, advance))
+            .run(move |c| fire_row(c, id, now, advance))
             .await?;
         if let Fired::Delivered(to) = &fired {
             for r in to {
@@ -183,4 +189,104 @@ fn changed(id: i64, change: Change) -> Result<(), HiveError> {
         Change::NoTargetsLeft => AgendaError::NoTargets,
     }
     .into())
+}
+
+/// The outcome of [`fire_row`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fired {
+    /// Messages stored for these recipients (to wake them).
+    Delivered(Vec<Recipient>),
+    /// Another tick or an edit moved the due time meanwhile.
+    NotDue,
+    Ended,
+    NotFound,
+}
+
+/// Deliver the schedule's body to each active target. `advance`: this is
+/// the due fire (refused unless due; then the due time moves on, or a
+/// one-shot ends); otherwise an out-of-band fire that leaves it alone.
+fn fire_row(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<Fired, StoreError> {
+    let tx = immediate(conn)?;
+    let Some(h) = schedules::fire_head(&tx, id)? else {
+        return Ok(Fired::NotFound);
+    };
+    if h.ended {
+        return Ok(Fired::Ended);
+    }
+    if advance && h.next_fire_at > now {
+        return Ok(Fired::NotDue);
+    }
+    let mut woken = Vec::new();
+    for target in schedules::active_targets(&tx, id)? {
+        let recipient = match ScheduleTarget::parse(&target) {
+            Ok(ScheduleTarget::Operator) => Some(Recipient::Operator),
+            Ok(ScheduleTarget::Agent(name)) => {
+                agents::get(&tx, &name)?.map(|_| Recipient::Agent(name))
+            }
+            Err(_) => None,
+        };
+        let result = match &recipient {
+            Some(r) => {
+                let msg = messages::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
+                format!("delivered as message {msg}")
+            }
+            None => "skipped: not a managed agent".to_owned(),
+        };
+        schedules::record_fire(&tx, id, &target, now, &result)?;
+        woken.extend(recipient);
+    }
+    if advance {
+        match next_fire_after(h.next_fire_at, h.interval_seconds, now) {
+            Some(next) => schedules::set_next_fire(&tx, id, next)?,
+            // A one-shot that fired is finished.
+            None => schedules::end(&tx, id, now)?,
+        }
+    }
+    tx.commit()?;
+    Ok(Fired::Delivered(woken))
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::wire::ident::Ident;
+
+    fn new(targets: &[&str], interval: Option<u64>) -> NewSchedule {
+        NewSchedule {
+            owner: "ruth".into(),
+            body: "standup".into(),
+            interval_seconds: interval,
+            first_fire_at: 100,
+            source_approval_id: Some(7),
+            description: None,
+            targets: targets.iter().map(|t| (*t).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_due_fire_delivers_to_each_live_target_and_moves_the_due_time_once() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                agents::insert(c, &Ident::new("alice").unwrap(), None, 1)?;
+                let id = schedules::insert(c, &new(&["alice", "operator", "ghost"], Some(60)), 1)?;
+                assert_eq!(fire_row(c, id, 99, true)?, Fired::NotDue);
+                let Fired::Delivered(to) = fire_row(c, id, 100, true)? else {
+                    panic!("not fired")
+                };
+                assert_eq!(to.len(), 2);
+                // The same due time cannot fire twice.
+                assert_eq!(fire_row(c, id, 100, true)?, Fired::NotDue);
+                let s = schedules::get(c, id)?.unwrap();
+                assert_eq!(s.next_fire_at_unix, 160);
+                let ghost = s.targets.iter().find(|t| t.target == "ghost").unwrap();
+                assert_eq!(
+                    ghost.last_result.as_deref(),
+                    Some("skipped: not a managed agent")
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
 }

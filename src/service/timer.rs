@@ -17,9 +17,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{Hive, HiveError};
+use crate::hive::Recipient;
 use crate::hive::agenda::REMINDER_SENDER;
 use crate::store::agents::ident;
-use crate::hive::Recipient;
 use crate::store::messages;
 use crate::store::{immediate, reminders};
 

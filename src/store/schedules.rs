@@ -8,9 +8,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
-use super::{StoreError, agents, immediate, messages};
-use crate::hive::agenda::{SCHEDULE_SENDER, ScheduleTarget, next_fire_after};
-use crate::hive::Recipient;
+use super::{StoreError, immediate};
 use crate::wire::agenda::{WireSchedule, WireScheduleSource, WireScheduleTarget};
 
 /// A new schedule's fields (targets already validated by the caller).
@@ -49,17 +47,6 @@ pub enum Change {
     NotATarget(String),
     /// The change would leave no active target (nothing was changed).
     NoTargetsLeft,
-}
-
-/// The outcome of [`fire`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fired {
-    /// Messages stored for these recipients (to wake them).
-    Delivered(Vec<Recipient>),
-    /// Another tick or an edit moved the due time meanwhile.
-    NotDue,
-    Ended,
-    NotFound,
 }
 
 struct Head {
@@ -113,7 +100,8 @@ fn targets(conn: &Connection, id: i64) -> Result<Vec<WireScheduleTarget>, StoreE
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-fn active_targets(conn: &Connection, id: i64) -> Result<Vec<String>, StoreError> {
+/// The targets of schedule `id` that are not cancelled.
+pub fn active_targets(conn: &Connection, id: i64) -> Result<Vec<String>, StoreError> {
     Ok(targets(conn, id)?
         .into_iter()
         .filter(|t| t.cancelled_at_unix.is_none())
@@ -196,65 +184,53 @@ pub fn due(conn: &Connection, now: i64) -> Result<Vec<i64>, StoreError> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Deliver the schedule's body to each active target. `advance`: this is
-/// the due fire (refused unless due; then the due time moves on, or a
-/// one-shot ends); otherwise an out-of-band fire that leaves it alone.
-pub fn fire(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<Fired, StoreError> {
-    let tx = immediate(conn)?;
-    let Some(h) = get_head(&tx, id)? else {
-        return Ok(Fired::NotFound);
-    };
-    if h.cancelled_at.is_some() {
-        return Ok(Fired::Ended);
-    }
-    if advance && h.next_fire_at > now {
-        return Ok(Fired::NotDue);
-    }
-    let mut woken = Vec::new();
-    for target in active_targets(&tx, id)? {
-        let recipient = match ScheduleTarget::parse(&target) {
-            Ok(ScheduleTarget::Operator) => Some(Recipient::Operator),
-            Ok(ScheduleTarget::Agent(name)) => {
-                agents::get(&tx, &name)?.map(|_| Recipient::Agent(name))
-            }
-            Err(_) => None,
-        };
-        let result = match &recipient {
-            Some(r) => {
-                let msg = messages::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
-                format!("delivered as message {msg}")
-            }
-            None => "skipped: not a managed agent".to_owned(),
-        };
-        tx.execute(
-            "UPDATE schedule_targets SET last_fired_at = ?3, last_result = ?4
-             WHERE schedule_id = ?1 AND target = ?2",
-            params![id, target, now, result],
-        )?;
-        woken.extend(recipient);
-    }
-    if advance {
-        let next = next_fire_after(
-            h.next_fire_at,
-            h.interval_seconds.and_then(|s| u64::try_from(s).ok()),
-            now,
-        );
-        match next {
-            Some(next) => {
-                tx.execute(
-                    "UPDATE schedules SET next_fire_at = ?2 WHERE id = ?1",
-                    params![id, next],
-                )?;
-            }
-            // A one-shot that fired is finished.
-            None => end(&tx, id, now)?,
-        }
-    }
-    tx.commit()?;
-    Ok(Fired::Delivered(woken))
+/// The parts of schedule `id` a fire reads: its body, its interval and
+/// due time, and whether it ended; `None` when there is no such schedule.
+pub fn fire_head(conn: &Connection, id: i64) -> Result<Option<FireHead>, StoreError> {
+    Ok(get_head(conn, id)?.map(|h| FireHead {
+        body: h.body,
+        interval_seconds: h.interval_seconds.and_then(|s| u64::try_from(s).ok()),
+        next_fire_at: h.next_fire_at,
+        ended: h.cancelled_at.is_some(),
+    }))
 }
 
-fn end(tx: &Transaction<'_>, id: i64, now: i64) -> Result<(), StoreError> {
+/// What [`fire_head`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FireHead {
+    pub body: String,
+    pub interval_seconds: Option<u64>,
+    pub next_fire_at: i64,
+    pub ended: bool,
+}
+
+/// Record the result of firing at one target.
+pub fn record_fire(
+    conn: &Connection,
+    id: i64,
+    target: &str,
+    now: i64,
+    result: &str,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE schedule_targets SET last_fired_at = ?3, last_result = ?4
+         WHERE schedule_id = ?1 AND target = ?2",
+        params![id, target, now, result],
+    )?;
+    Ok(())
+}
+
+/// Move the due time of schedule `id`.
+pub fn set_next_fire(conn: &Connection, id: i64, next: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE schedules SET next_fire_at = ?2 WHERE id = ?1",
+        params![id, next],
+    )?;
+    Ok(())
+}
+
+/// End schedule `id` and its targets (a one-shot that fired, or a cancel).
+pub fn end(tx: &Transaction<'_>, id: i64, now: i64) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE schedules SET cancelled_at = ?2 WHERE id = ?1 AND cancelled_at IS NULL",
         params![id, now],
@@ -375,7 +351,6 @@ pub fn edit(
 mod tests {
     use super::*;
     use crate::store::Store;
-    use crate::wire::ident::Ident;
 
     fn new(targets: &[&str], interval: Option<u64>) -> NewSchedule {
         NewSchedule {
@@ -387,32 +362,6 @@ mod tests {
             description: None,
             targets: targets.iter().map(|t| (*t).to_owned()).collect(),
         }
-    }
-
-    #[test]
-    fn a_due_fire_delivers_to_each_live_target_and_moves_the_due_time_once() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .blocking(|c| {
-                agents::insert(c, &Ident::new("alice").unwrap(), None, 1)?;
-                let id = insert(c, &new(&["alice", "operator", "ghost"], Some(60)), 1)?;
-                assert_eq!(fire(c, id, 99, true)?, Fired::NotDue);
-                let Fired::Delivered(to) = fire(c, id, 100, true)? else {
-                    panic!("not fired")
-                };
-                assert_eq!(to.len(), 2);
-                // The same due time cannot fire twice.
-                assert_eq!(fire(c, id, 100, true)?, Fired::NotDue);
-                let s = get(c, id)?.unwrap();
-                assert_eq!(s.next_fire_at_unix, 160);
-                let ghost = s.targets.iter().find(|t| t.target == "ghost").unwrap();
-                assert_eq!(
-                    ghost.last_result.as_deref(),
-                    Some("skipped: not a managed agent")
-                );
-                Ok(())
-            })
-            .unwrap();
     }
 
     #[test]
@@ -432,7 +381,7 @@ mod tests {
                     Change::Done
                 );
                 assert_eq!(get(c, id)?.unwrap().cancelled_at_unix, Some(6));
-                assert_eq!(fire(c, id, 200, false)?, Fired::Ended);
+                assert!(fire_head(c, id)?.unwrap().ended);
                 Ok(())
             })
             .unwrap();

@@ -45,7 +45,6 @@ pub struct JournalEntry {
     pub cursor: Option<String>,
 }
 
-
 /// One line (or one line plus indented continuations) per entry, each
 /// ending in `\n`.
 pub fn render_short(entries: &[JournalEntry]) -> String {

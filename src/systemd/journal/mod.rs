@@ -30,8 +30,8 @@ mod stand_in;
 /// The priority filter's wire type, re-exported so the journal code names
 /// it in one place: `wire::agenda`.
 pub use crate::wire::agenda::JournalPriority;
-pub use entry::{JournalEntry, parse_output};
 pub use crate::wire::journal::{render_line, render_short};
+pub use entry::{JournalEntry, parse_output};
 pub use query::{HostJournalRequest, InvalidFilter, JournalQuery, JournalSource};
 pub use runner::{Follow, JournalError, Journalctl, Limits, Spawn};
 
