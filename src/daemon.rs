@@ -1,16 +1,17 @@
 //! `hive-c0re serve`: start-up, serving, and a bounded drain on SIGTERM.
 //!
+//! The composition root: it builds the store, the driver, the hive service
+//! and the front doors, and wires them together; every rule and query it
+//! needs at start-up is a service call ([`crate::service::startup`]).
+//!
 //! Order matters for `Type=notify`: READY=1 goes out only after the store is
-//! migrated, host.sock accepts and the driver's first view is loaded, so a
-//! unit that is `active` is a daemon that answers correctly. Containers are
-//! units of their own: stopping the daemon never stops them. The agenda's
-//! timer ticks once before READY=1 (catch-up) and then every second.
 //! migrated, host.sock accepts, every agent socket and the manager socket
 //! are bound and the driver's first view is loaded, so a unit that is
 //! `active` is a daemon that answers correctly. Agent sockets are always
 //! bound by the daemon itself (not activated) and removed on exit; a stale
-//! one left by a crash is replaced at start. Containers are
-//! units of their own: stopping the daemon never stops them.
+//! one left by a crash is replaced at start. The agenda's timer ticks once
+//! before READY=1 (catch-up) and then every second. Containers are units of
+//! their own: stopping the daemon never stops them.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -31,11 +32,11 @@ use crate::containers::unavailable::Unavailable;
 use crate::server::agent_sockets::SocketRegistry;
 use crate::server::{host, listener};
 use crate::service::Hive;
-use crate::service::sockets::AgentSockets;
-use crate::store::{Store, agents, approvals};
+use crate::service::startup;
 use crate::systemd::activation::{self, HOST_FD_NAME};
 use crate::systemd::dbus::{Settings, SystemdDriver};
 use crate::systemd::notify;
+use crate::wire::ident::Ident;
 
 /// How often handled messages past their retention are deleted.
 pub const VACUUM_EVERY: Duration = Duration::from_secs(600);
@@ -56,20 +57,11 @@ pub fn serve(config: Config) -> anyhow::Result<()> {
 
 async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Result<()> {
     notify::status("opening the store");
-    let db = config.database();
-    let store = tokio::task::spawn_blocking(move || Store::open(&db))
-        .await
-        .context("open the store")??;
-    let now = SystemClock.now_unix();
-    for row in store
-        .run(move |c| approvals::fail_interrupted(c, now))
-        .await?
-    {
-        tracing::warn!(id = row.id, agent = %row.agent, "approval interrupted by a restart; marked failed");
-    }
+    let store = startup::open_store(&config.database(), SystemClock.now_unix()).await?;
 
     notify::status("loading container states");
-    let driver = build_driver(&config, &store).await?;
+    let names = startup::container_names(&store, &config).await?;
+    let driver = build_driver(&config, names).await;
     if let Err(err) = driver.resync().await {
         tracing::warn!("first container view incomplete: {err}");
     }
@@ -98,14 +90,7 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     sockets
         .open_manager(&hive)
         .context("bind the manager socket")?;
-    let manager = config.manager();
-    for name in hive.list().await? {
-        if name != manager {
-            sockets
-                .open(&hive, &name)
-                .with_context(|| format!("bind the socket of agent {name}"))?;
-        }
-    }
+    hive.open_agent_sockets().await?;
 
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
@@ -191,17 +176,8 @@ fn host_listener(
 /// The container driver the config asks for. Without a reachable system
 /// bus the daemon still serves the roster and approvals, and lifecycle verbs
 /// say why they cannot act.
-async fn build_driver(config: &Config, store: &Store) -> anyhow::Result<Arc<dyn ContainerDriver>> {
-    let mut names: Vec<_> = store
-        .run(|c| agents::all(c))
-        .await?
-        .into_iter()
-        .map(|a| a.name)
-        .collect();
-    if !names.contains(&config.manager()) {
-        names.push(config.manager());
-    }
-    Ok(match config.driver {
+async fn build_driver(config: &Config, names: Vec<Ident>) -> Arc<dyn ContainerDriver> {
+    match config.driver {
         DriverKind::Fake => Arc::new(FakeDriver::with_containers(config.profile, names)),
         DriverKind::Systemd => {
             let settings = Settings::from_config(config, names);
@@ -213,7 +189,7 @@ async fn build_driver(config: &Config, store: &Store) -> anyhow::Result<Arc<dyn 
                 }
             }
         }
-    })
+    }
 }
 
 /// Install SIGTERM/SIGINT handlers now; the future resolves on either.

@@ -9,7 +9,17 @@
 //! setting `approved` before running the action, which would show an
 //! approved row whose action then failed.
 
-use crate::wire::host::ApprovalStatus;
+use crate::wire::host::{ApprovalKind, ApprovalStatus};
+use crate::wire::ident::Ident;
+
+/// A new approval request's fields (a pending row once stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApproval {
+    pub agent: Ident,
+    pub kind: ApprovalKind,
+    pub commit_ref: String,
+    pub description: Option<String>,
+}
 
 /// What a caller asks of a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,9 +10,7 @@
 //! [`super::host::wire_error`], the one exhaustive match.
 
 use super::host::wire_error;
-use crate::hive::agenda::{Answerer, Caller};
-use crate::service::{Hive, HiveError};
-use crate::store::schedules::ScheduleEdit;
+use crate::service::{Answerer, Caller, Hive, HiveError, ScheduleEdit};
 use crate::wire::agent::{Request, Response};
 
 fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> Response) -> Response {

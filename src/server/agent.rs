@@ -31,7 +31,7 @@ use crate::wire::agent::{Request, Response};
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Who is on the other end of a socket, decided by which socket it is.
-pub use crate::hive::agenda::Caller;
+pub use crate::service::Caller;
 
 /// Parse one request line, or say what is wrong with it.
 pub fn parse_request(line: &[u8]) -> Result<Request, String> {

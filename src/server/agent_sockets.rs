@@ -3,7 +3,7 @@
 //! directory as `/run/hive/`), and the manager's at
 //! `<runtime>/manager/mcp.sock`.
 //!
-//! Binding follows host.sock's rules ([`activation::bind`]): a stale file is
+//! Binding follows host.sock's rules ([`sockets::bind`]): a stale file is
 //! replaced, a live one never stolen. Each listener has its own cancellation
 //! token, a child of the daemon's shutdown token, so destroying an agent
 //! ends its listener and its open connections while the daemon's shutdown
@@ -24,8 +24,7 @@ use tokio_util::task::TaskTracker;
 use super::agent::{self, Caller};
 use super::listener;
 use crate::service::Hive;
-use crate::service::sockets::AgentSockets;
-use crate::systemd::activation::{self, BindError};
+use crate::service::sockets::{self, AgentSockets, BindError};
 use crate::wire::ident::Ident;
 
 /// The socket file's name inside an agent's (or the manager's) directory.
@@ -90,7 +89,7 @@ impl SocketRegistry {
             path: path.clone(),
             source,
         };
-        let listener = activation::bind(&path)?;
+        let listener = sockets::bind(&path)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
         listener.set_nonblocking(true).map_err(io)?;
         let listener = tokio::net::UnixListener::from_std(listener).map_err(io)?;

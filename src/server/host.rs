@@ -15,10 +15,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
-use crate::hive::Recipient;
-use crate::hive::agenda::Answerer;
 use crate::service::grants::Grant;
-use crate::service::{Hive, HiveError};
+use crate::service::{Answerer, Hive, HiveError, Recipient};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
@@ -241,7 +239,7 @@ impl Feed for Rows {
 }
 
 /// New entries of a container journal; journalctl dies with the feed.
-struct Entries(crate::systemd::journal::Follow);
+struct Entries(crate::service::Follow);
 
 impl Feed for Entries {
     async fn next_line(&mut self) -> Option<(HostResponse, bool)> {

@@ -8,8 +8,7 @@
 //! `manage_root_agent` capability's business, and the operator's).
 
 use super::agent_dispatch::{answer, done};
-use crate::service::{Hive, HiveError};
-use crate::store::approvals::NewApproval;
+use crate::service::{Hive, HiveError, NewApproval};
 use crate::wire::agent::Response;
 use crate::wire::host::{ApprovalKind, LifecycleScope};
 use crate::wire::ident::Ident;

@@ -13,6 +13,7 @@
 //! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
+//! - [`startup`]: what the daemon does once before serving.
 
 #[cfg(test)]
 mod agenda_tests;
@@ -33,6 +34,7 @@ pub mod roster;
 mod schedule_tests;
 pub mod schedules;
 pub mod sockets;
+pub mod startup;
 #[cfg(test)]
 mod tests;
 pub mod timer;
@@ -45,6 +47,15 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, broadcast};
 
 pub use error::HiveError;
+
+// The vocabulary of the service's API: the types its calls take and answer
+// besides the wire's. They are defined by the rules (`hive`) or the journal
+// reader; the front doors name them through `service` only, so no front
+// door imports a layer below the service (tests/layers.rs).
+pub use crate::hive::agenda::{Answerer, Caller, ScheduleEdit};
+pub use crate::hive::approvals::NewApproval;
+pub use crate::hive::{OPERATOR, Recipient};
+pub use crate::systemd::journal::Follow;
 
 use crate::clock::SharedClock;
 use crate::config::Config;

@@ -9,7 +9,10 @@
 use std::fmt;
 
 use super::{Hive, HiveError};
-use crate::systemd::activation::BindError;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+
+pub use crate::systemd::activation::BindError;
 use crate::wire::ident::Ident;
 
 /// Opens and closes agents' sockets.
@@ -20,6 +23,12 @@ pub trait AgentSockets: Send + Sync + fmt::Debug {
     /// Stop serving `name`'s socket (its connections end) and remove its
     /// file. Closing a closed socket is a no-op.
     fn close(&self, name: &Ident);
+}
+
+/// Bind a socket file the way host.sock is bound: a stale file is replaced,
+/// a live one (another daemon) refused.
+pub fn bind(path: &Path) -> Result<UnixListener, BindError> {
+    crate::systemd::activation::bind(path)
 }
 
 impl Hive {

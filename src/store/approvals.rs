@@ -11,14 +11,7 @@ use crate::wire::ident::Ident;
 /// How many resolved rows `list` returns after the pending ones.
 pub const RECENT_RESOLVED: u32 = 50;
 
-/// A new row's fields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewApproval {
-    pub agent: Ident,
-    pub kind: ApprovalKind,
-    pub commit_ref: String,
-    pub description: Option<String>,
-}
+pub use crate::hive::approvals::NewApproval;
 
 const COLUMNS: &str = "id, agent, kind, commit_ref, fetched_sha, requested_at, status, \
                        resolved_at, note, description, claimed";

@@ -23,18 +23,7 @@ pub struct NewSchedule {
     pub targets: Vec<String>,
 }
 
-/// Mutable fields of a schedule; `None` leaves a field as it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ScheduleEdit {
-    pub body: Option<String>,
-    /// `Some(None)` clears the description.
-    pub description: Option<Option<String>>,
-    /// `Some(None)` makes the schedule one-shot.
-    pub interval_seconds: Option<Option<u64>>,
-    pub next_fire_at_unix: Option<i64>,
-    pub targets_add: Option<Vec<String>>,
-    pub targets_remove: Option<Vec<String>>,
-}
+pub use crate::hive::agenda::ScheduleEdit;
 
 /// The outcome of a change to a schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
