@@ -16,11 +16,11 @@ pub enum CommandError {
     #[error("no command is configured for this; set `{setting}` in the config")]
     NotConfigured { setting: &'static str },
     /// The program could not be started (missing, not executable).
-    #[error("cannot run {program:?}: {source}")]
+    /// (The cause is in the message only, so a chain walker prints it once.)
+    #[error("cannot run {program:?}: {error}")]
     Spawn {
         program: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// It ran and exited unsuccessfully; the last lines of its stderr.
     #[error("{program} failed ({status}): {stderr}")]
@@ -49,9 +49,9 @@ pub async fn run(
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(|source| CommandError::Spawn {
+        .map_err(|error| CommandError::Spawn {
             program: program.clone(),
-            source,
+            error,
         })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);

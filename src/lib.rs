@@ -33,6 +33,7 @@
 //! - [`wire`]: serde types of every socket, no IO.
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
+//! - [`errors`]: an error and its causes on one line (the one chain walker).
 //! - [`command`]: running operator-configured commands (argv, no shell).
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
 //! - [`store`]: SQLite — open, migrations, one file per table family.
@@ -67,6 +68,7 @@ pub mod command;
 pub mod config;
 pub mod containers;
 pub mod daemon;
+pub mod errors;
 pub mod hive;
 pub mod logging;
 pub mod server;

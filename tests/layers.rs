@@ -24,8 +24,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("clock", &[]),
     ("command", &[]),
     ("logging", &[]),
+    ("errors", &[]),
     // The rules: pure, own types.
-    ("hive", &["wire", "clock"]),
+    ("hive", &["wire", "clock", "errors"]),
     // Beside the store: the container seam and the daemon's config.
     ("containers", &["wire", "hive"]),
     ("config", &["wire", "containers"]),
@@ -34,7 +35,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     // systemd: activation, notify, the D-Bus driver, the journal.
     (
         "systemd",
-        &["wire", "hive", "containers", "config", "command", "clock"],
+        &[
+            "wire",
+            "hive",
+            "containers",
+            "config",
+            "command",
+            "clock",
+            "errors",
+        ],
     ),
     // The only API the front doors use.
     (
@@ -48,13 +57,14 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "command",
             "clock",
+            "errors",
         ],
     ),
     // Front doors: the wire and the service, nothing under it.
-    ("server", &["wire", "service", "config", "clock"]),
-    ("web", &["wire", "service", "config", "clock"]),
+    ("server", &["wire", "service", "config", "clock", "errors"]),
+    ("web", &["wire", "service", "config", "clock", "errors"]),
     ("client", &["wire", "config"]),
-    ("cli", &["wire", "client", "config", "clock"]),
+    ("cli", &["wire", "client", "config", "clock", "errors"]),
     // The composition root: it builds the driver and the front doors, and
     // reaches the store and the rules only through the service.
     (
@@ -69,6 +79,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "server",
             "web",
             "logging",
+            "errors",
         ],
     ),
 ];
@@ -230,4 +241,63 @@ fn every_layer_in_the_table_names_only_modules_in_the_table() {
             assert_ne!(module, dep, "{module} lists itself");
         }
     }
+}
+
+/// The sibling modules a file names as `super::<name>` (code before the
+/// first `#[cfg(test)]`, comments skipped).
+fn sibling_imports(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if line.starts_with("//") {
+            continue;
+        }
+        let mut rest = line.split("//").next().unwrap_or("");
+        while let Some(at) = rest.find("super::") {
+            let after = &rest[at + "super::".len()..];
+            if let Some(group) = after.strip_prefix('{') {
+                let inner = group.split('}').next().unwrap_or("");
+                for item in inner.split(',') {
+                    found.extend(first_segment(item.trim()));
+                }
+            } else {
+                found.extend(first_segment(after));
+            }
+            rest = after;
+        }
+    }
+    found
+}
+
+#[test]
+fn no_two_files_of_a_module_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    // (directory, file stem) -> siblings it imports
+    let mut edges = std::collections::BTreeMap::new();
+    for file in files.iter().filter(|f| !is_test_file(f)) {
+        let stem = file.file_stem().unwrap().to_str().unwrap().to_owned();
+        if stem == "mod" {
+            continue;
+        }
+        let dir = file.parent().unwrap().to_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        edges.insert((dir, stem), sibling_imports(&text));
+    }
+    let mut circles = Vec::new();
+    for ((dir, a), uses) in &edges {
+        for b in uses {
+            let back = edges
+                .get(&(dir.clone(), b.clone()))
+                .is_some_and(|u| u.contains(a));
+            if back && a < b {
+                circles.push(format!("{}: {a} <-> {b}", dir.display()));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "module circles:\n{}", circles.join("\n"));
 }

@@ -22,13 +22,13 @@
 pub mod args;
 pub mod render;
 
-use std::error::Error;
 use std::io::{self, Write};
 use std::path::Path;
 
 use clap::CommandFactory;
 
 use crate::client::{Client, ClientError, Reply};
+use crate::errors::chain;
 use crate::wire::host::{HostRequest, VERSION};
 use args::{Action, Cli};
 
@@ -179,14 +179,7 @@ fn refused(err: &mut dyn Write, reply: &Reply) -> u8 {
 }
 
 fn unreachable(err: &mut dyn Write, e: &ClientError) -> u8 {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    let _ = writeln!(err, "hivectl: {message}");
+    let _ = writeln!(err, "hivectl: {}", chain(e));
     exit::UNREACHABLE
 }
 

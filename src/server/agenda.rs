@@ -7,22 +7,11 @@
 //! too, with the same words as the dispatcher's privilege gate, so the
 //! rule holds even if a dispatcher forgets its gate. Rejected: a second
 //! error mapping; agenda errors reach the wire through
-//! [`super::host::wire_error`], the one exhaustive match.
+//! [`super::reply::wire_error`], the one exhaustive match.
 
-use super::host::wire_error;
-use crate::service::{Answerer, Caller, Hive, HiveError, ScheduleEdit};
+use super::reply::{answer, done};
+use crate::service::{Answerer, Caller, Hive, ScheduleEdit};
 use crate::wire::agent::{Request, Response};
-
-fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> Response) -> Response {
-    match result {
-        Ok(value) => ok(value),
-        Err(err) => Response::err(wire_error(&err)),
-    }
-}
-
-fn done<T>(result: Result<T, HiveError>) -> Response {
-    answer(result, |_| Response::Ok)
-}
 
 /// Answer `request` if it is an agenda variant; `None` for any other.
 pub async fn dispatch(hive: &Hive, caller: &Caller, request: &Request) -> Option<Response> {

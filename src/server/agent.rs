@@ -15,28 +15,15 @@
 //! reader that is gone; a popped answer that cannot be written is given
 //! back to the inbox, marked redelivered.
 
-use std::time::Duration;
-
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::sync::CancellationToken;
 
 use super::agent_dispatch::dispatch;
-use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
-use crate::service::Hive;
+use super::framing::{self, FrameError, MAX_LINE, read_line};
+use crate::service::{Caller, Hive};
 use crate::wire::agent::{Request, Response};
-
-/// How long a client may take to read an answer.
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Who is on the other end of a socket, decided by which socket it is.
-pub use crate::service::Caller;
-
-/// Parse one request line, or say what is wrong with it.
-pub fn parse_request(line: &[u8]) -> Result<Request, String> {
-    framing::parse_request(line, Request::COMMANDS)
-}
 
 fn to_line(response: &Response) -> String {
     serde_json::to_string(response).unwrap_or_else(|_| {
@@ -45,10 +32,7 @@ fn to_line(response: &Response) -> String {
 }
 
 async fn write_line(w: &mut OwnedWriteHalf, response: &Response) -> std::io::Result<()> {
-    let bytes = terminated(&to_line(response));
-    tokio::time::timeout(WRITE_TIMEOUT, w.write_all(&bytes))
-        .await
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client did not read"))?
+    framing::write_line(w, &to_line(response)).await
 }
 
 /// Resolves when the client is gone: its socket is closed for good (not
@@ -85,7 +69,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
                 return;
             }
         };
-        let response = match parse_request(&line) {
+        let response = match framing::parse_request(&line, Request::COMMANDS) {
             Err(message) => Response::err(message),
             Ok(request) => {
                 let gone = async {

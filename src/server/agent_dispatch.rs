@@ -11,27 +11,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::agenda;
-use super::agent::Caller;
-use super::host::wire_error;
 use super::manager;
-use crate::service::{Hive, HiveError, OPERATOR, Recipient};
+use super::reply::{answer, done, refusal};
+use crate::service::{Caller, Hive, OPERATOR, Recipient};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
 use crate::wire::journal::render_short;
 
 /// The longest `from` a `wake` may claim.
 pub const MAX_WAKE_FROM: usize = 64;
-
-pub(crate) fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> Response) -> Response {
-    match result {
-        Ok(value) => ok(value),
-        Err(err) => Response::err(wire_error(&err)),
-    }
-}
-
-pub(crate) fn done<T>(result: Result<T, HiveError>) -> Response {
-    answer(result, |_| Response::Ok)
-}
 
 /// The answer to a privileged variant on an agent socket.
 pub fn refused_privileged(cmd: &str) -> Response {
@@ -111,7 +99,7 @@ pub async fn dispatch(
                     .require_tool_group(me, ToolGroup::Lifecycle, "list_descendants")
                     .await
             {
-                return Response::err(wire_error(&err));
+                return refusal(&err);
             }
             answer(hive.descendants(me).await, |list| Response::Containers {
                 containers: list
@@ -170,7 +158,7 @@ pub async fn dispatch(
                     .require_capability(me, Capability::ReadHostJournal)
                     .await
             {
-                return Response::err(wire_error(&err));
+                return refusal(&err);
             }
             let request = (&filters).into();
             answer(hive.host_journal(&request).await, |entries| {

@@ -21,10 +21,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::agent::{self, Caller};
+use super::agent;
 use super::listener;
-use crate::service::Hive;
 use crate::service::sockets::{self, AgentSockets, BindError};
+use crate::service::{Caller, Hive};
 use crate::wire::ident::Ident;
 
 /// The socket file's name inside an agent's (or the manager's) directory.

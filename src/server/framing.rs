@@ -7,7 +7,9 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The longest request line accepted: 1 MiB.
 pub const MAX_LINE: usize = 1 << 20;
@@ -19,8 +21,15 @@ pub enum FrameError {
     #[error("request line is longer than {0} bytes")]
     TooLong(usize),
     /// The connection failed.
+    /// (The cause is in the message only, so a chain walker prints it once.)
     #[error("connection error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for FrameError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error)
+    }
 }
 
 /// Read one line without its `\n`. `Ok(None)` is a clean end of input with
@@ -75,6 +84,18 @@ pub fn parse_request<T: DeserializeOwned>(line: &[u8], commands: &[&str]) -> Res
         ));
     }
     serde_json::from_value(value).map_err(|e| format!("invalid {cmd} request: {e}"))
+}
+
+/// How long a client may take to read an answer, on every socket.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Write `line` and its `\n` in one call, within [`WRITE_TIMEOUT`]: a
+/// client that does not read cannot hold its connection's task forever.
+pub async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &str) -> std::io::Result<()> {
+    let bytes = terminated(line);
+    tokio::time::timeout(WRITE_TIMEOUT, w.write_all(&bytes))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client did not read"))?
 }
 
 /// `line` followed by `\n`, ready to write in one call.

@@ -14,7 +14,8 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::framing::{self, FrameError, MAX_LINE, read_line, terminated};
+use super::framing::{self, FrameError, MAX_LINE, read_line};
+use super::reply::{answer, done, refusal};
 use crate::service::grants::Grant;
 use crate::service::{Answerer, Hive, HiveError, Recipient};
 use crate::wire::agenda::{Capability, ToolGroup};
@@ -22,65 +23,6 @@ use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a client may take to read an answer.
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Parse one request line, or say what is wrong with it.
-pub fn parse_request(line: &[u8]) -> Result<HostRequest, String> {
-    framing::parse_request(line, HostRequest::COMMANDS)
-}
-
-/// The wire text of a hive error. One exhaustive match, so a new variant
-/// must decide here what the operator is told; internal failures are logged
-/// in full and reported briefly.
-pub fn wire_error(err: &HiveError) -> String {
-    match err {
-        HiveError::Store(_)
-        | HiveError::Internal(_)
-        | HiveError::Io { .. }
-        | HiveError::AgentSocket { .. } => {
-            tracing::error!("request failed: {}", chain(err));
-            err.to_string()
-        }
-        HiveError::UnknownAgent(_)
-        | HiveError::AlreadyManaged(_)
-        | HiveError::ManagerProtected { .. }
-        | HiveError::Topology(_)
-        | HiveError::UnknownApproval(_)
-        | HiveError::ApprovalResolved { .. }
-        | HiveError::ApprovalInProgress(_)
-        | HiveError::ApprovalFailed { .. }
-        | HiveError::Driver { .. }
-        | HiveError::Partial(_)
-        | HiveError::StillRunning { .. }
-        | HiveError::BadFilter(_)
-        | HiveError::Journal(_) => err.to_string(),
-        HiveError::Agenda(_) => err.to_string(),
-        HiveError::UnknownRecipient(_) | HiveError::BodyTooLarge { .. } => err.to_string(),
-    }
-}
-
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
-}
-
-fn answer<T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> HostResponse) -> HostResponse {
-    match result {
-        Ok(value) => ok(value),
-        Err(err) => HostResponse::error(wire_error(&err)),
-    }
-}
-
-fn done<T>(result: Result<T, HiveError>) -> HostResponse {
-    answer(result, |_| HostResponse::success())
-}
 
 /// Answer one (non-streaming) request.
 pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
@@ -167,10 +109,7 @@ fn one_grant(
 }
 
 async fn write_line(w: &mut OwnedWriteHalf, response: &HostResponse) -> std::io::Result<()> {
-    let bytes = terminated(&response.to_line());
-    tokio::time::timeout(WRITE_TIMEOUT, w.write_all(&bytes))
-        .await
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client did not read"))?
+    framing::write_line(w, &response.to_line()).await
 }
 
 /// Serve one host.sock connection.
@@ -192,7 +131,7 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
             return;
         }
     };
-    let response = match parse_request(&line) {
+    let response = match framing::parse_request(&line, HostRequest::COMMANDS) {
         Err(msg) => HostResponse::error(msg),
         Ok(HostRequest::SubscribeAgentStatus) => {
             return subscribe(hive, reader, write, shutdown).await;
@@ -247,7 +186,7 @@ impl Feed for Entries {
             Ok(entry) => Some((HostResponse::entries(vec![entry]), false)),
             Err(err) => {
                 let err = HiveError::Journal(err);
-                Some((HostResponse::error(wire_error(&err)), true))
+                Some((refusal(&err), true))
             }
         }
     }
@@ -308,7 +247,7 @@ async fn follow_logs(
     match hive.follow_agent_logs(&name, lines, unit.as_deref()).await {
         Ok(follow) => pump(Entries(follow), reader, write, shutdown).await,
         Err(err) => {
-            let _ = write_line(&mut write, &HostResponse::error(wire_error(&err))).await;
+            let _ = write_line(&mut write, &refusal(&err)).await;
         }
     }
 }

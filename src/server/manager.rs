@@ -7,7 +7,7 @@
 //! cannot stop or rebuild itself from its own socket (that is the
 //! `manage_root_agent` capability's business, and the operator's).
 
-use super::agent_dispatch::{answer, done};
+use super::reply::{answer, done, refusal};
 use crate::service::{Hive, HiveError, NewApproval};
 use crate::wire::agent::Response;
 use crate::wire::host::{ApprovalKind, LifecycleScope};
@@ -68,7 +68,7 @@ pub async fn request_apply_commit(
         return Response::err(message);
     }
     if let Err(err) = hive.require(&agent).await {
-        return done::<()>(Err(err));
+        return refusal(&err);
     }
     queued(
         hive.request_approval(NewApproval {
@@ -88,9 +88,9 @@ pub async fn request_init_config(
     description: Option<String>,
 ) -> Response {
     match hive.require(&name).await {
-        Ok(_) => return done::<()>(Err(HiveError::AlreadyManaged(name))),
+        Ok(_) => return refusal(&HiveError::AlreadyManaged(name)),
         Err(HiveError::UnknownAgent(_)) => {}
-        Err(err) => return done::<()>(Err(err)),
+        Err(err) => return refusal(&err),
     }
     queued(
         hive.request_approval(NewApproval {
@@ -144,16 +144,16 @@ pub async fn lifecycle(hive: &Hive, verb: Verb, name: &Ident) -> Response {
             Verb::Restart => "restarted from its own socket",
             Verb::Update => "rebuilt from its own socket",
         };
-        return done::<()>(Err(HiveError::ManagerProtected {
+        return refusal(&HiveError::ManagerProtected {
             name: name.clone(),
             verb,
-        }));
+        });
     }
     match verb {
         Verb::Kill => done(hive.kill(name).await),
         Verb::Start => {
             if let Err(err) = hive.require(name).await {
-                return done::<()>(Err(err));
+                return refusal(&err);
             }
             done(
                 hive.start(&LifecycleScope::agents(vec![name.clone()]))

@@ -1,6 +1,8 @@
 //! The sockets: framing, the accept loop, and one dispatcher per socket kind.
 //!
-//! - [`framing`]: one JSON line, capped while reading.
+//! - [`framing`]: one JSON line, capped while reading; parsing a request;
+//!   writing a reply line within the write timeout.
+//! - [`reply`]: the one error → wire mapping and the reply builders.
 //! - [`listener`]: the accept loop with tracked connection tasks.
 //! - [`host`]: host.sock, the operator's socket.
 //! - [`agenda`]: the agenda variants of the agent and manager sockets.
@@ -18,3 +20,4 @@ pub mod framing;
 pub mod host;
 pub mod listener;
 pub mod manager;
+pub mod reply;

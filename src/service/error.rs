@@ -42,12 +42,10 @@ pub enum HiveError {
     #[error("approval {id} was approved but its action failed: {note}")]
     ApprovalFailed { id: i64, note: String },
     /// systemd refused or failed, for one agent.
-    #[error("{agent}: {source}")]
-    Driver {
-        agent: Ident,
-        #[source]
-        source: DriverError,
-    },
+    /// (The cause is in the message, not also a `source()`: a chain walker
+    /// would print it twice.)
+    #[error("{agent}: {error}")]
+    Driver { agent: Ident, error: DriverError },
     /// Several agents of a scope failed; the others were done.
     #[error("{}", summary(.0))]
     Partial(Vec<(Ident, DriverError)>),
@@ -62,7 +60,7 @@ pub enum HiveError {
     BadFilter(#[from] InvalidFilter),
     /// journalctl failed, timed out or said too much; its words are kept.
     #[error("reading the journal failed: {0}")]
-    Journal(#[from] JournalError),
+    Journal(JournalError),
     /// `send` to nobody: the sender fixes the name.
     #[error(transparent)]
     UnknownRecipient(#[from] UnknownRecipient),
@@ -77,11 +75,10 @@ pub enum HiveError {
     #[error("cannot serve the socket of agent \"{agent}\": {reason}")]
     AgentSocket { agent: Ident, reason: BindError },
     /// A file the hive keeps (marker, directory) could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Questions, reminders, loose ends, schedules, grants: the agenda
     /// refused the request; its message says what to change.
@@ -95,6 +92,12 @@ pub enum HiveError {
     Store(#[from] StoreError),
 }
 
+impl From<JournalError> for HiveError {
+    fn from(error: JournalError) -> Self {
+        Self::Journal(error)
+    }
+}
+
 fn summary(failures: &[(Ident, DriverError)]) -> String {
     failures
         .iter()
@@ -104,10 +107,10 @@ fn summary(failures: &[(Ident, DriverError)]) -> String {
 }
 
 impl HiveError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 

@@ -62,8 +62,8 @@ where
     match failures.len() {
         0 => Ok(()),
         1 => {
-            let (agent, source) = failures.remove(0);
-            Err(HiveError::Driver { agent, source })
+            let (agent, error) = failures.remove(0);
+            Err(HiveError::Driver { agent, error })
         }
         _ => Err(HiveError::Partial(failures)),
     }
@@ -236,9 +236,9 @@ impl Hive {
             self.driver()
                 .create(name, &spec)
                 .await
-                .map_err(|source| HiveError::Driver {
+                .map_err(|error| HiveError::Driver {
                     agent: name.clone(),
-                    source,
+                    error,
                 })
         }
         .await;
@@ -252,9 +252,9 @@ impl Hive {
         tracing::info!(agent = %name, "spawned");
         let started = self.clone().start_one(name.clone()).await;
         self.publish(name).await;
-        let started = started.map(drop).map_err(|source| HiveError::Driver {
+        let started = started.map(drop).map_err(|error| HiveError::Driver {
             agent: name.clone(),
-            source,
+            error,
         });
         let note = started.as_ref().err().map(ToString::to_string);
         self.notify_spawned(name, note).await;
@@ -294,10 +294,10 @@ impl Hive {
         self.mark_going_down(name);
         match self.driver().destroy(name, purge).await {
             Ok(()) | Err(DriverError::NoSuchUnit { .. }) => {}
-            Err(source) => {
+            Err(error) => {
                 return Err(HiveError::Driver {
                     agent: name.clone(),
-                    source,
+                    error,
                 });
             }
         }

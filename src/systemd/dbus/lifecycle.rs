@@ -30,6 +30,7 @@ use super::{Shared, limits, proxies};
 use crate::containers::{
     ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
 };
+use crate::errors::chain;
 use crate::wire::ident::Ident;
 
 const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
@@ -88,19 +89,7 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(setup)?
-        .map_err(|e| setup(error_chain(&e)))
-}
-
-/// `e` and its sources on one line.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
+        .map_err(|e| setup(chain(&e)))
 }
 
 impl Shared {
@@ -282,7 +271,7 @@ impl Shared {
                     .builder
                     .build(name)
                     .await
-                    .map_err(|e| setup(error_chain(&e)))?;
+                    .map_err(|e| setup(chain(&e)))?;
                 (
                     settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name),
                     settings_files::render_nixos_conf(name, &system, spec).map_err(setup)?,
