@@ -299,5 +299,9 @@ fn no_two_files_of_a_module_import_each_other() {
             }
         }
     }
-    assert!(circles.is_empty(), "module circles:\n{}", circles.join("\n"));
+    assert!(
+        circles.is_empty(),
+        "module circles:\n{}",
+        circles.join("\n")
+    );
 }

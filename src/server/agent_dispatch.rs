@@ -3,17 +3,16 @@
 //! must decide here what it does.
 //!
 //! The gate is [`Request::describe`]: a privileged variant on an agent
-//! socket is refused before anything else looks at it. The agenda's
-//! variants (questions, reminders, loose ends, schedules) go to
-//! `server::agenda` in one arm.
+//! socket is refused before anything else looks at it. Every variant,
+//! the agenda's (questions, reminders, loose ends, schedules) included, is
+//! an arm of the one match, taking the request by value.
 
 use std::future::Future;
 use std::time::Duration;
 
-use super::agenda;
 use super::manager;
 use super::reply::{answer, done, refusal};
-use crate::service::{Caller, Hive, OPERATOR, Recipient};
+use crate::service::{Answerer, Caller, Hive, OPERATOR, Recipient, ScheduleEdit};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
 use crate::wire::journal::render_short;
@@ -127,23 +126,70 @@ pub async fn dispatch(
         Request::Start { name } => manager::lifecycle(hive, manager::Verb::Start, &name).await,
         Request::Restart { name } => manager::lifecycle(hive, manager::Verb::Restart, &name).await,
         Request::Update { name } => manager::lifecycle(hive, manager::Verb::Update, &name).await,
-        // Questions, reminders, loose ends, schedules: one dispatcher.
-        Request::Ask { .. }
-        | Request::Answer { .. }
-        | Request::Remind { .. }
-        | Request::GetLooseEnds { .. }
-        | Request::CountPendingReminders { .. }
-        | Request::ReminderRollup { .. }
-        | Request::CancelLooseEnd { .. }
-        | Request::RequestSchedulePrompt(_)
-        | Request::CancelSchedule { .. }
-        | Request::ListSchedules
-        | Request::FireScheduleNow { .. }
-        | Request::EditSchedule { .. } => agenda::dispatch(hive, caller, &request)
-            .await
-            // Unreachable while the arm and agenda::dispatch list the same
-            // variants; an error, not a silent `ok`, if they ever drift.
-            .unwrap_or_else(|| Response::err(format!("internal: {cmd} has no agenda handler"))),
+        // The agenda: questions, reminders, loose ends, schedules.
+        Request::Ask {
+            question,
+            options,
+            multi,
+            ttl_seconds,
+            to,
+        } => answer(
+            hive.ask(me, question, options, multi, ttl_seconds, to)
+                .await,
+            |id| Response::QuestionQueued { id },
+        ),
+        Request::Answer { id, answer: text } => {
+            done(hive.answer(Answerer::Agent(me.clone()), id, text).await)
+        }
+        Request::Remind {
+            message,
+            timing,
+            file_path,
+        } => done(hive.remind(me, message, timing, file_path).await),
+        Request::GetLooseEnds { agent } => answer(
+            hive.loose_ends(caller, agent.as_deref()).await,
+            |loose_ends| Response::LooseEnds { loose_ends },
+        ),
+        Request::CountPendingReminders { agent } => answer(
+            hive.count_pending_reminders(caller, agent.as_deref()).await,
+            |count| Response::PendingRemindersCount { count },
+        ),
+        Request::ReminderRollup { since_secs, agent } => answer(
+            hive.reminder_rollup(caller, since_secs, agent.as_deref())
+                .await,
+            Response::ReminderRollup,
+        ),
+        Request::CancelLooseEnd { kind, id } => done(hive.cancel_loose_end(caller, kind, id).await),
+        Request::RequestSchedulePrompt(payload) => {
+            done(hive.request_schedule_prompt(payload).await)
+        }
+        Request::CancelSchedule { id, targets } => done(hive.cancel_schedule(id, targets).await),
+        Request::ListSchedules => answer(hive.list_schedules().await, |schedules| {
+            Response::Schedules { schedules }
+        }),
+        Request::FireScheduleNow { id } => done(hive.fire_schedule_now(id).await),
+        Request::EditSchedule {
+            id,
+            body,
+            description,
+            interval_seconds,
+            next_fire_at_unix,
+            targets_add,
+            targets_remove,
+        } => done(
+            hive.edit_schedule(
+                id,
+                ScheduleEdit {
+                    body,
+                    description,
+                    interval_seconds,
+                    next_fire_at_unix,
+                    targets_add,
+                    targets_remove,
+                },
+            )
+            .await,
+        ),
         Request::GetLogs { agent, lines } => {
             answer(hive.agent_logs(&agent, lines, None).await, |entries| {
                 Response::Logs {
@@ -169,3 +215,7 @@ pub async fn dispatch(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "agenda_tests.rs"]
+mod agenda_tests;

@@ -5,14 +5,13 @@
 //! - [`reply`]: the one error → wire mapping and the reply builders.
 //! - [`listener`]: the accept loop with tracked connection tasks.
 //! - [`host`]: host.sock, the operator's socket.
-//! - [`agenda`]: the agenda variants of the agent and manager sockets.
 //! - [`agent`]: the agent and manager sockets' connection loop and identity.
-//! - [`agent_dispatch`]: what each request does there; the privilege gate.
+//! - [`agent_dispatch`]: what each request does there (one exhaustive match,
+//!   the agenda's variants included); the privilege gate.
 //! - [`manager`]: the manager's verbs (approval requests, sub-agent lifecycle).
 //! - [`agent_sockets`]: the registry of agent listeners (bind at start and
 //!   spawn, close at destroy).
 
-pub mod agenda;
 pub mod agent;
 pub mod agent_dispatch;
 pub mod agent_sockets;
