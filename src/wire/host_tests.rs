@@ -322,3 +322,51 @@ fn approval_kinds_and_statuses_use_their_snake_case_names() {
         );
     }
 }
+
+/// Every variant name serde knows for a `cmd`-tagged enum, read from its
+/// "unknown variant" error (which lists them all): derived from the enum
+/// itself, so no variant can be left out.
+pub(crate) fn serde_commands<T: serde::de::DeserializeOwned + std::fmt::Debug>() -> Vec<String> {
+    let err = serde_json::from_str::<T>(r#"{"cmd":"\u0001"}"#).unwrap_err();
+    let text = err.to_string();
+    let list = text
+        .split("expected one of ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no variant list in {text:?}"));
+    list.split(',')
+        .map(|v| {
+            v.trim()
+                .trim_start_matches('`')
+                .split('`')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn every_host_request_variant_has_its_command_name_in_the_table() {
+    // A variant missing from COMMANDS would compile and pass its own tests
+    // but be refused at runtime as an unknown cmd.
+    let mut from_enum = serde_commands::<HostRequest>();
+    let mut table: Vec<String> = HostRequest::COMMANDS
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect();
+    from_enum.sort();
+    table.sort();
+    assert_eq!(from_enum, table);
+}
+
+#[test]
+fn every_agent_request_variant_has_its_command_name_in_the_table() {
+    let mut from_enum = serde_commands::<crate::wire::agent::Request>();
+    let mut table: Vec<String> = crate::wire::agent::Request::COMMANDS
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect();
+    from_enum.sort();
+    table.sort();
+    assert_eq!(from_enum, table);
+}
