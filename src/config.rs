@@ -174,6 +174,43 @@ impl Config {
     }
 }
 
+/// What `hive-c0re serve`'s flags set; each `Some` overrides the file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// The config file; `None`: [`DEFAULT_CONFIG`] when it exists.
+    pub file: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub runtime_dir: Option<PathBuf>,
+    pub driver: Option<DriverKind>,
+    pub domain: Option<String>,
+}
+
+impl Config {
+    /// The config file (or the defaults when there is none), then the flags
+    /// on top.
+    pub fn with_overrides(flags: Overrides) -> Result<Self, ConfigError> {
+        let default = PathBuf::from(DEFAULT_CONFIG);
+        let file = flags.file.or_else(|| default.exists().then_some(default));
+        let mut config = match file {
+            Some(path) => Self::load(&path)?,
+            None => Self::default(),
+        };
+        if let Some(v) = flags.state_dir {
+            config.state_dir = v;
+        }
+        if let Some(v) = flags.runtime_dir {
+            config.runtime_dir = v;
+        }
+        if let Some(v) = flags.driver {
+            config.driver = v;
+        }
+        if flags.domain.is_some() {
+            config.domain = flags.domain;
+        }
+        Ok(config)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +238,27 @@ mod tests {
         assert_eq!(c.profile, Profile::Nixos);
         assert_eq!(c.stop_deadline_secs, 30);
         assert_eq!(c.host_socket(), PathBuf::from("/run/hyperhive/host.sock"));
+    }
+
+    #[test]
+    fn flags_override_the_file_and_unset_flags_keep_its_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(
+            &path,
+            r#"{"domain": "hive.example", "state_dir": "/srv/h"}"#,
+        )
+        .unwrap();
+        let c = Config::with_overrides(Overrides {
+            file: Some(path),
+            runtime_dir: Some("/tmp/rt".into()),
+            driver: Some(DriverKind::Fake),
+            ..Overrides::default()
+        })
+        .unwrap();
+        assert_eq!(c.domain.as_deref(), Some("hive.example"));
+        assert_eq!(c.state_dir, PathBuf::from("/srv/h"));
+        assert_eq!(c.runtime_dir, PathBuf::from("/tmp/rt"));
+        assert_eq!(c.driver, DriverKind::Fake);
     }
 }

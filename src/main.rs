@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hive_c0re::config::{Config, DriverKind};
+use hive_c0re::config::{Config, DriverKind, Overrides};
 
 #[derive(Debug, Parser)]
 #[command(name = "hive-c0re", version, about = "The hive's host daemon")]
@@ -52,9 +52,15 @@ fn main() -> ExitCode {
             runtime_dir,
             driver,
             domain,
-        } => {
-            load(config, state_dir, runtime_dir, driver, domain).and_then(hive_c0re::daemon::serve)
-        }
+        } => Config::with_overrides(Overrides {
+            file: config,
+            state_dir,
+            runtime_dir,
+            driver,
+            domain,
+        })
+        .map_err(anyhow::Error::from)
+        .and_then(hive_c0re::daemon::serve),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -64,32 +70,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn load(
-    file: Option<PathBuf>,
-    state_dir: Option<PathBuf>,
-    runtime_dir: Option<PathBuf>,
-    driver: Option<DriverKind>,
-    domain: Option<String>,
-) -> anyhow::Result<Config> {
-    let default = PathBuf::from(hive_c0re::config::DEFAULT_CONFIG);
-    let file = file.or_else(|| default.exists().then_some(default));
-    let mut config = match file {
-        Some(path) => Config::load(&path)?,
-        None => Config::default(),
-    };
-    if let Some(v) = state_dir {
-        config.state_dir = v;
-    }
-    if let Some(v) = runtime_dir {
-        config.runtime_dir = v;
-    }
-    if let Some(v) = driver {
-        config.driver = v;
-    }
-    if domain.is_some() {
-        config.domain = domain;
-    }
-    Ok(config)
 }
