@@ -24,32 +24,50 @@
 //!   listener accepts and the first container view is loaded.
 //! - One seam over systemd, [`containers::ContainerDriver`], with a stateful
 //!   fake (`--driver fake`) so everything above it runs without root.
-//! - Rules without IO live in `hive`; SQLite in `store` runs on blocking
-//!   threads, never on the reactor.
+//! - Rules without IO live in `hive`, applied by `service`; SQLite in
+//!   `store` runs on blocking threads, never on the reactor.
 //! - Names are validated once ([`wire::ident::Ident`]); paths and unit names
 //!   are built only from them.
 //!
+//! # The layer rule
+//! Imports run one way (checked by `tests/layers.rs`, which holds the
+//! table):
+//!
+//! ```text
+//! wire <- hive <- store <- service <- server / cli (via client) / web <- daemon
+//!           ^- containers, systemd (beside store, used by the service)
+//! ```
+//!
+//! `wire` imports nothing; `hive` is pure rules over its own types; `store`
+//! persists them and applies no rule; `service` ([`service::Hive`]) is the
+//! only API a front door calls, and names every type a front door needs;
+//! `server`'s errors reach the wire through one mapping
+//! ([`server::reply`]); `daemon` composes, running no query of its own.
+//! `errors`, `clock` and `command` are foundations any layer may use.
+//!
 //! # Map of the code
-//! - [`wire`]: serde types of every socket, no IO.
+//! - [`wire`]: serde types of every socket and the journal entry, no IO.
 //! - [`config`]: the daemon's config file and defaults.
 //! - [`clock`]: time as a parameter.
 //! - [`errors`]: an error and its causes on one line (the one chain walker).
 //! - [`command`]: running operator-configured commands (argv, no shell).
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
-//! - [`store`]: SQLite — open, migrations, one file per table family.
-//! - [`hive`]: the rules without IO — approvals, topology, roster, broker
-//!   recipients, the agenda's scoping, due times and caps.
+//! - [`hive`]: the rules without IO and their types — approvals, topology,
+//!   roster (the agent record, unit states), broker recipients (the one
+//!   `OPERATOR`), the agenda's scoping, due times and caps.
+//! - [`store`]: SQLite — open, migrations, one file per table family; reads
+//!   and writes hive's types, decides nothing.
 //! - [`service`]: the hive as a service — the rules applied with the store
 //!   and the driver: lifecycle, approvals, roster and crash watcher, broker,
 //!   questions, reminders, loose ends, schedules, grants, the agenda timer,
-//!   logs.
-//! - [`server`]: framing, the accept loop, the socket dispatchers (host.sock;
-//!   the agent and manager sockets with their privilege gate), the registry
-//!   of agent listeners.
+//!   logs, start-up.
+//! - [`server`]: framing, the accept loop, the reply path (one error
+//!   mapping), the socket dispatchers (host.sock; the agent and manager
+//!   sockets with their privilege gate), the registry of agent listeners.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
-//!   cap, `-o json` parsing, follow, short-text rendering).
+//!   cap, `-o json` parsing, follow).
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.

@@ -8,7 +8,7 @@
 //! - [`broker`]: who a message reaches (`<parent>`, `<children>`, names).
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
-//! - [`unit`]: a container unit's state as the rules read it.
+//! - [`unit`](mod@unit): a container unit's state as the rules read it.
 
 use crate::wire::ident::Ident;
 

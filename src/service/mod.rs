@@ -1,5 +1,6 @@
 //! The hive as a service: the rules of [`crate::hive`] applied with the
-//! [`Store`] and the [`ContainerDriver`]. Every socket calls into [`Hive`];
+//! [`Store`] and the [`ContainerDriver`]. Every front door calls into [`Hive`]
+//! and nothing else below it (`tests/layers.rs`);
 //! nothing below the sockets knows about wire framing.
 //!
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.

@@ -193,7 +193,7 @@ fn changed(id: i64, change: Change) -> Result<(), HiveError> {
 
 /// The outcome of [`fire_row`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fired {
+enum Fired {
     /// Messages stored for these recipients (to wake them).
     Delivered(Vec<Recipient>),
     /// Another tick or an edit moved the due time meanwhile.

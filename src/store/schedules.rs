@@ -1,8 +1,9 @@
 //! Scheduled prompts and their targets.
 //!
-//! A due time fires exactly once: [`fire`] inserts every target's message
-//! and advances `next_fire_at` in one write transaction, after re-checking
-//! inside it that the schedule is still due. A crash before the commit
+//! A due time fires exactly once: the service's fire inserts every target's
+//! message and advances `next_fire_at` ([`record_fire`], [`set_next_fire`],
+//! [`end`]) in one write transaction, after re-checking inside it
+//! ([`fire_head`]) that the schedule is still due. A crash before the commit
 //! leaves the schedule due (it fires at the next start); after it, the
 //! messages and the new due time are both durable.
 
