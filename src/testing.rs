@@ -11,6 +11,33 @@ use crate::service::Hive;
 use crate::store::Store;
 use crate::wire::ident::Ident;
 
+/// A pending `spawn` approval request for `agent`.
+pub fn new_approval(agent: &str) -> crate::hive::approvals::NewApproval {
+    crate::hive::approvals::NewApproval {
+        agent: id(agent),
+        kind: crate::wire::host::ApprovalKind::Spawn,
+        commit_ref: String::new(),
+        description: None,
+    }
+}
+
+/// A schedule owned by `ruth` saying "standup" to `targets`, first due at
+/// 100, from approval 7.
+pub fn new_schedule(
+    targets: &[&str],
+    interval: Option<u64>,
+) -> crate::store::schedules::NewSchedule {
+    crate::store::schedules::NewSchedule {
+        owner: "ruth".into(),
+        body: "standup".into(),
+        interval_seconds: interval,
+        first_fire_at: 100,
+        source_approval_id: Some(7),
+        description: None,
+        targets: targets.iter().map(|t| (*t).to_owned()).collect(),
+    }
+}
+
 /// A name, for tests.
 pub fn id(s: &str) -> Ident {
     Ident::new(s).unwrap()

@@ -118,6 +118,15 @@ fn is_test_file(file: &Path) -> bool {
 /// `use crate::{a::b, c}` form, in code before the first `#[cfg(test)]`.
 /// Comments are skipped (doc links may point anywhere).
 fn crate_imports(text: &str) -> BTreeSet<String> {
+    let mut found = paths_after(text, "crate::");
+    found.extend(multi_line_groups(text));
+    found
+}
+
+/// The first segment of every path after `prefix` (`crate::`, `super::`),
+/// also in a one-line `prefix{a::x, b}` group, in code before the first
+/// `#[cfg(test)]`; comments skipped.
+fn paths_after(text: &str, prefix: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for line in text.lines() {
         let line = line.trim();
@@ -127,12 +136,10 @@ fn crate_imports(text: &str) -> BTreeSet<String> {
         if line.starts_with("//") {
             continue;
         }
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            let after = &rest[at + "crate::".len()..];
+        let mut rest = line.split("//").next().unwrap_or("");
+        while let Some(at) = rest.find(prefix) {
+            let after = &rest[at + prefix.len()..];
             if let Some(group) = after.strip_prefix('{') {
-                // `crate::{a::x, b}`: the first segment of each item.
                 let inner = group.split('}').next().unwrap_or("");
                 for item in inner.split(',') {
                     found.extend(first_segment(item.trim()));
@@ -142,9 +149,7 @@ fn crate_imports(text: &str) -> BTreeSet<String> {
             }
             rest = after;
         }
-        // A multi-line `use crate::{` group lists one item per line.
     }
-    found.extend(multi_line_groups(text));
     found
 }
 
@@ -243,35 +248,6 @@ fn every_layer_in_the_table_names_only_modules_in_the_table() {
     }
 }
 
-/// The sibling modules a file names as `super::<name>` (code before the
-/// first `#[cfg(test)]`, comments skipped).
-fn sibling_imports(text: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with("#[cfg(test)]") {
-            break;
-        }
-        if line.starts_with("//") {
-            continue;
-        }
-        let mut rest = line.split("//").next().unwrap_or("");
-        while let Some(at) = rest.find("super::") {
-            let after = &rest[at + "super::".len()..];
-            if let Some(group) = after.strip_prefix('{') {
-                let inner = group.split('}').next().unwrap_or("");
-                for item in inner.split(',') {
-                    found.extend(first_segment(item.trim()));
-                }
-            } else {
-                found.extend(first_segment(after));
-            }
-            rest = after;
-        }
-    }
-    found
-}
-
 #[test]
 fn no_two_files_of_a_module_import_each_other() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -286,7 +262,7 @@ fn no_two_files_of_a_module_import_each_other() {
         }
         let dir = file.parent().unwrap().to_owned();
         let text = std::fs::read_to_string(file).unwrap();
-        edges.insert((dir, stem), sibling_imports(&text));
+        edges.insert((dir, stem), paths_after(&text, "super::"));
     }
     let mut circles = Vec::new();
     for ((dir, a), uses) in &edges {

@@ -205,23 +205,15 @@ fn finish_row(
 mod row_tests {
     use super::*;
     use crate::store::Store;
+    use crate::testing::new_approval;
     use crate::wire::host::ApprovalStatus;
-
-    fn new(agent: &str) -> NewApproval {
-        NewApproval {
-            agent: Ident::new(agent).unwrap(),
-            kind: ApprovalKind::Spawn,
-            commit_ref: String::new(),
-            description: None,
-        }
-    }
 
     #[test]
     fn a_claimed_row_refuses_a_second_approve_and_a_deny() {
         let store = Store::open_in_memory().unwrap();
         store
             .blocking(|c| {
-                let a = approvals::insert(c, &new("x"), 10)?;
+                let a = approvals::insert(c, &new_approval("x"), 10)?;
                 assert!(matches!(
                     decide_row(c, a.id, Decision::Approve, 11)?,
                     Decided::Taken(_)

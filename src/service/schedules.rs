@@ -250,19 +250,8 @@ fn fire_row(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<F
 mod row_tests {
     use super::*;
     use crate::store::Store;
+    use crate::testing::new_schedule;
     use crate::wire::ident::Ident;
-
-    fn new(targets: &[&str], interval: Option<u64>) -> NewSchedule {
-        NewSchedule {
-            owner: "ruth".into(),
-            body: "standup".into(),
-            interval_seconds: interval,
-            first_fire_at: 100,
-            source_approval_id: Some(7),
-            description: None,
-            targets: targets.iter().map(|t| (*t).to_owned()).collect(),
-        }
-    }
 
     #[test]
     fn a_due_fire_delivers_to_each_live_target_and_moves_the_due_time_once() {
@@ -270,7 +259,11 @@ mod row_tests {
         store
             .blocking(|c| {
                 agents::insert(c, &Ident::new("alice").unwrap(), None, 1)?;
-                let id = schedules::insert(c, &new(&["alice", "operator", "ghost"], Some(60)), 1)?;
+                let id = schedules::insert(
+                    c,
+                    &new_schedule(&["alice", "operator", "ghost"], Some(60)),
+                    1,
+                )?;
                 assert_eq!(fire_row(c, id, 99, true)?, Fired::NotDue);
                 let Fired::Delivered(to) = fire_row(c, id, 100, true)? else {
                     panic!("not fired")

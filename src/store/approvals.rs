@@ -208,22 +208,14 @@ pub fn fail_interrupted(conn: &mut Connection, at: i64) -> Result<Vec<Approval>,
 mod tests {
     use super::*;
     use crate::store::Store;
-
-    fn new(agent: &str) -> NewApproval {
-        NewApproval {
-            agent: Ident::new(agent).unwrap(),
-            kind: ApprovalKind::Spawn,
-            commit_ref: String::new(),
-            description: None,
-        }
-    }
+    use crate::testing::new_approval;
 
     #[test]
     fn an_interrupted_approve_ends_failed_at_the_next_start() {
         let store = Store::open_in_memory().unwrap();
         store
             .blocking(|c| {
-                let a = insert(c, &new("x"), 10)?;
+                let a = insert(c, &new_approval("x"), 10)?;
                 claim(c, a.id)?;
                 let failed = fail_interrupted(c, 20)?;
                 assert_eq!(failed.len(), 1);
@@ -239,8 +231,8 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         store
             .blocking(|c| {
-                let a = insert(c, &new("a"), 1)?;
-                let b = insert(c, &new("b"), 2)?;
+                let a = insert(c, &new_approval("a"), 1)?;
+                let b = insert(c, &new_approval("b"), 2)?;
                 end(c, a.id, ApprovalStatus::Denied, None, 3)?;
                 let ids: Vec<i64> = list(c)?.iter().map(|r| r.id).collect();
                 assert_eq!(ids, vec![a.id, b.id]);

@@ -341,25 +341,14 @@ pub fn edit(
 mod tests {
     use super::*;
     use crate::store::Store;
-
-    fn new(targets: &[&str], interval: Option<u64>) -> NewSchedule {
-        NewSchedule {
-            owner: "ruth".into(),
-            body: "standup".into(),
-            interval_seconds: interval,
-            first_fire_at: 100,
-            source_approval_id: Some(7),
-            description: None,
-            targets: targets.iter().map(|t| (*t).to_owned()).collect(),
-        }
-    }
+    use crate::testing::new_schedule;
 
     #[test]
     fn cancelling_the_last_target_ends_the_schedule() {
         let store = Store::open_in_memory().unwrap();
         store
             .blocking(|c| {
-                let id = insert(c, &new(&["operator", "alice"], None), 1)?;
+                let id = insert(c, &new_schedule(&["operator", "alice"], None), 1)?;
                 assert_eq!(
                     cancel(c, id, Some(&["bob".to_owned()]), 5)?,
                     Change::NotATarget("bob".into())

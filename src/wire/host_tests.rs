@@ -345,28 +345,28 @@ pub(crate) fn serde_commands<T: serde::de::DeserializeOwned + std::fmt::Debug>()
         .collect()
 }
 
+/// The enum's command names and the table's, each sorted.
+fn enum_and_table<T: serde::de::DeserializeOwned + std::fmt::Debug>(
+    table: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let mut from_enum = serde_commands::<T>();
+    let mut table: Vec<String> = table.iter().map(|c| (*c).to_owned()).collect();
+    from_enum.sort();
+    table.sort();
+    (from_enum, table)
+}
+
 #[test]
 fn every_host_request_variant_has_its_command_name_in_the_table() {
     // A variant missing from COMMANDS would compile and pass its own tests
     // but be refused at runtime as an unknown cmd.
-    let mut from_enum = serde_commands::<HostRequest>();
-    let mut table: Vec<String> = HostRequest::COMMANDS
-        .iter()
-        .map(|c| (*c).to_owned())
-        .collect();
-    from_enum.sort();
-    table.sort();
+    let (from_enum, table) = enum_and_table::<HostRequest>(HostRequest::COMMANDS);
     assert_eq!(from_enum, table);
 }
 
 #[test]
 fn every_agent_request_variant_has_its_command_name_in_the_table() {
-    let mut from_enum = serde_commands::<crate::wire::agent::Request>();
-    let mut table: Vec<String> = crate::wire::agent::Request::COMMANDS
-        .iter()
-        .map(|c| (*c).to_owned())
-        .collect();
-    from_enum.sort();
-    table.sort();
+    use crate::wire::agent::Request;
+    let (from_enum, table) = enum_and_table::<Request>(Request::COMMANDS);
     assert_eq!(from_enum, table);
 }
