@@ -63,21 +63,17 @@ impl Hive {
         self.check_body(&body)?;
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
         let recipients = self
-            .store()
-            .run(move |c| {
+            .transact(move |c| {
                 let tx = immediate(c)?;
                 let topology = Topology::new(agents::parents(&tx)?);
-                let recipients = match broker::resolve(&topology, &from, &to) {
-                    Ok(r) => r,
-                    Err(unknown) => return Ok(Err(unknown)),
-                };
+                let recipients = broker::resolve(&topology, &from, &to)?;
                 for r in &recipients {
                     messages::insert(&tx, from.as_str(), r, &body, in_reply_to, now)?;
                 }
                 tx.commit()?;
-                Ok(Ok(recipients))
+                Ok(recipients)
             })
-            .await??;
+            .await?;
         for r in &recipients {
             if let Recipient::Agent(name) = r {
                 self.inbox_waker(name).notify_waiters();

@@ -98,6 +98,13 @@ impl From<JournalError> for HiveError {
     }
 }
 
+/// A failed statement inside a service transaction is a store failure.
+impl From<rusqlite::Error> for HiveError {
+    fn from(error: rusqlite::Error) -> Self {
+        Self::Store(error.into())
+    }
+}
+
 fn summary(failures: &[(Ident, DriverError)]) -> String {
     failures
         .iter()

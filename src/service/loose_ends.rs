@@ -145,30 +145,30 @@ impl Hive {
 
     async fn cancel_reminder(&self, me: &Ident, id: i64) -> Result<(), HiveError> {
         let (owner, now) = (me.to_string(), self.now());
-        self.store()
-            .run(move |c| {
-                let tx = immediate(c)?;
-                let Some(row) = reminders::get(&tx, id)? else {
-                    return Ok(Err(AgendaError::UnknownReminder(id)));
+        self.transact(move |c| {
+            let tx = immediate(c)?;
+            let Some(row) = reminders::get(&tx, id)? else {
+                return Err(AgendaError::UnknownReminder(id).into());
+            };
+            if row.owner != owner {
+                return Err(AgendaError::NotTheOwner {
+                    kind: "reminder",
+                    id,
+                }
+                .into());
+            }
+            if !reminders::cancel(&tx, id, now)? {
+                let state = if row.sent_at.is_some() {
+                    "delivered"
+                } else {
+                    "cancelled"
                 };
-                if row.owner != owner {
-                    return Ok(Err(AgendaError::NotTheOwner {
-                        kind: "reminder",
-                        id,
-                    }));
-                }
-                if !reminders::cancel(&tx, id, now)? {
-                    let state = if row.sent_at.is_some() {
-                        "delivered"
-                    } else {
-                        "cancelled"
-                    };
-                    return Ok(Err(AgendaError::ReminderClosed { id, state }));
-                }
-                tx.commit()?;
-                Ok(Ok(()))
-            })
-            .await??;
+                return Err(AgendaError::ReminderClosed { id, state }.into());
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await?;
         self.publish(me).await;
         Ok(())
     }

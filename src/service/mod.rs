@@ -142,6 +142,17 @@ impl Hive {
         &self.inner.store
     }
 
+    /// Run `f` on the store's blocking thread, answering in [`HiveError`]:
+    /// one error type per service call, rule refusals and store failures
+    /// alike.
+    pub(crate) async fn transact<R, F>(&self, f: F) -> Result<R, HiveError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<R, HiveError> + Send + 'static,
+    {
+        self.store().run_as(f).await
+    }
+
     pub fn driver(&self) -> &Arc<dyn ContainerDriver> {
         &self.inner.driver
     }

@@ -58,15 +58,15 @@ impl Hive {
         };
         let target = to.clone();
         let id = self
-            .store()
-            .run(move |c| {
+            .transact(move |c| {
                 let tx = immediate(c)?;
                 if questions::count_open_of(&tx, &new.asker)? >= MAX_OPEN_QUESTIONS {
-                    return Ok(Err(AgendaError::TooMany {
+                    return Err(AgendaError::TooMany {
                         who: new.asker.clone(),
                         what: "open questions",
                         max: MAX_OPEN_QUESTIONS,
-                    }));
+                    }
+                    .into());
                 }
                 let id = questions::insert(&tx, &new, now)?;
                 // The target hears of it in its inbox: an agent to `recv`,
@@ -84,9 +84,9 @@ impl Hive {
                 };
                 messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
                 tx.commit()?;
-                Ok(Ok(id))
+                Ok(id)
             })
-            .await??;
+            .await?;
         if let Some(target) = &to {
             self.wake_inbox(&Recipient::Agent(target.clone()));
         }
@@ -125,21 +125,20 @@ impl Hive {
     ) -> Result<(), HiveError> {
         let now = self.now();
         let asker = self
-            .store()
-            .run(move |c| {
+            .transact(move |c| {
                 let tx = immediate(c)?;
                 let Some(row) = questions::get(&tx, id)? else {
-                    return Ok(Err(AgendaError::UnknownQuestion(id)));
+                    return Err(AgendaError::UnknownQuestion(id).into());
                 };
                 if let Some(by) = &row.answerer {
-                    return Ok(Err(AgendaError::QuestionClosed { id, by: by.clone() }));
+                    return Err(AgendaError::QuestionClosed { id, by: by.clone() }.into());
                 }
                 if let Err(refused) = allowed(&row) {
-                    return Ok(Err(refused));
+                    return Err(refused.into());
                 }
                 let asker = ident(row.asker.clone())?;
                 if !questions::close(&tx, id, &answer, &answerer, now)? {
-                    return Err(StoreError::Corrupt(format!("question {id} closed twice")));
+                    return Err(StoreError::Corrupt(format!("question {id} closed twice")).into());
                 }
                 let event = HelperEvent::QuestionAnswered {
                     id,
@@ -150,9 +149,9 @@ impl Hive {
                 let to = Recipient::Agent(asker.clone());
                 messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
                 tx.commit()?;
-                Ok(Ok(asker))
+                Ok(asker)
             })
-            .await??;
+            .await?;
         self.wake_inbox(&Recipient::Agent(asker));
         tracing::info!(id, "question answered");
         Ok(())
@@ -162,26 +161,26 @@ impl Hive {
     pub(crate) async fn withdraw_question(&self, owner: &Ident, id: i64) -> Result<(), HiveError> {
         let owner = owner.to_string();
         let now = self.now();
-        self.store()
-            .run(move |c| {
-                let tx = immediate(c)?;
-                let Some(row) = questions::get(&tx, id)? else {
-                    return Ok(Err(AgendaError::UnknownQuestion(id)));
-                };
-                if row.asker != owner {
-                    return Ok(Err(AgendaError::NotTheOwner {
-                        kind: "question",
-                        id,
-                    }));
+        self.transact(move |c| {
+            let tx = immediate(c)?;
+            let Some(row) = questions::get(&tx, id)? else {
+                return Err(AgendaError::UnknownQuestion(id).into());
+            };
+            if row.asker != owner {
+                return Err(AgendaError::NotTheOwner {
+                    kind: "question",
+                    id,
                 }
-                if let Some(by) = row.answerer {
-                    return Ok(Err(AgendaError::QuestionClosed { id, by }));
-                }
-                questions::close(&tx, id, "", "cancelled", now)?;
-                tx.commit()?;
-                Ok(Ok(()))
-            })
-            .await??;
+                .into());
+            }
+            if let Some(by) = row.answerer {
+                return Err(AgendaError::QuestionClosed { id, by }.into());
+            }
+            questions::close(&tx, id, "", "cancelled", now)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await?;
         Ok(())
     }
 

@@ -154,18 +154,17 @@ impl Hive {
     ) -> Result<Changed, HiveError> {
         let (c, p) = (child.clone(), new_parent.cloned());
         let moved = self
-            .store()
-            .run(move |conn| {
+            .transact(move |conn| {
                 let tx = immediate(conn)?;
                 let topology = Topology::new(agents::parents(&tx)?);
-                let verdict = topology.check_move(&c, p.as_ref());
-                if verdict == Ok(Move::Moved) {
+                let verdict = topology.check_move(&c, p.as_ref())?;
+                if verdict == Move::Moved {
                     agents::set_parent(&tx, &c, p.as_ref())?;
                     tx.commit()?;
                 }
                 Ok(verdict)
             })
-            .await??;
+            .await?;
         if moved == Move::Unchanged {
             return Ok(Changed::AlreadySo);
         }

@@ -109,10 +109,25 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
     {
+        self.run_as(f).await
+    }
+
+    /// [`Store::run`] answering in the caller's error type `E`, so a service
+    /// call returns its rule refusals and store failures in one `Result`
+    /// (no `Result<Result<_, Refusal>, StoreError>`).
+    pub async fn run_as<R, E, F>(&self, f: F) -> Result<R, E>
+    where
+        R: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
+    {
         let store = self.clone();
-        tokio::task::spawn_blocking(move || store.blocking(f))
-            .await
-            .map_err(|_| StoreError::Task)?
+        tokio::task::spawn_blocking(move || {
+            let mut conn = store.conn.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&mut conn)
+        })
+        .await
+        .map_err(|_| E::from(StoreError::Task))?
     }
 
     /// Run `f` with the connection on this thread (startup and tests).
