@@ -138,7 +138,7 @@ impl Hive {
         &self.inner.config
     }
 
-    pub fn store(&self) -> &Store {
+    pub(crate) fn store(&self) -> &Store {
         &self.inner.store
     }
 
@@ -153,11 +153,11 @@ impl Hive {
         self.store().run_as(f).await
     }
 
-    pub fn driver(&self) -> &Arc<dyn ContainerDriver> {
+    pub(crate) fn driver(&self) -> &Arc<dyn ContainerDriver> {
         &self.inner.driver
     }
 
-    pub fn journal(&self) -> &Journal {
+    pub(crate) fn journal(&self) -> &Journal {
         &self.inner.journal
     }
 

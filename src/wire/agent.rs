@@ -1,6 +1,8 @@
 //! The agent and manager sockets' unified `Request`/`Response` (the seed's
 //! shapes). Requests are tagged `cmd`, responses `kind`, both snake_case.
 //! The sender of a request is the socket it arrived on, never a field.
+//! The byte-exact contract is the tests at the end of this file and
+//! `src/server/agent_tests.rs`.
 
 use serde::{Deserialize, Serialize};
 

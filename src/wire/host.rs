@@ -1,4 +1,6 @@
-//! host.sock v1: the operator's socket (spec/host-sock-v1 in the README).
+//! host.sock v1: the operator's socket. The byte-exact contract is the
+//! golden lines in `src/wire/host_tests.rs` (one per `cmd` and per answer
+//! shape, checked both ways); change a line there only with the protocol.
 //!
 //! Types only, no IO. Requests are tagged by `cmd`; responses are one
 //! envelope whose keys serialize in the order existing clients expect:
