@@ -78,14 +78,8 @@ pub struct UnitChange {
     pub new: Option<UnitState>,
 }
 
-/// What a lifecycle call did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The job ran and succeeded.
-    Done,
-    /// Nothing to do: the container already was in the asked-for state.
-    AlreadyInState,
-}
+/// What a lifecycle call did (the hive's one "already in that state" type).
+pub use crate::hive::Outcome;
 
 /// How to stop a container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -33,6 +33,16 @@ impl Recipient {
     }
 }
 
+/// What an idempotent change did: the driver's lifecycle jobs, topology
+/// moves, the setters. Callers answer success either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The change was made.
+    Done,
+    /// Nothing to do: it already was in the asked-for state.
+    AlreadyInState,
+}
+
 pub mod agenda;
 pub mod approvals;
 pub mod broker;

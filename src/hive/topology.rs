@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::Outcome;
 use crate::wire::ident::Ident;
 
 /// Why a move is refused.
@@ -21,13 +22,6 @@ pub enum TopologyError {
         "moving \"{child}\" under \"{parent}\" would make a cycle: \"{parent}\" is below \"{child}\""
     )]
     Cycle { child: Ident, parent: Ident },
-}
-
-/// Whether a permitted move changes anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Move {
-    Unchanged,
-    Moved,
 }
 
 /// A snapshot of the tree.
@@ -94,7 +88,7 @@ impl Topology {
         &self,
         child: &Ident,
         new_parent: Option<&Ident>,
-    ) -> Result<Move, TopologyError> {
+    ) -> Result<Outcome, TopologyError> {
         if !self.contains(child) {
             return Err(TopologyError::UnknownChild(child.clone()));
         }
@@ -113,9 +107,9 @@ impl Topology {
             }
         }
         if self.parent_of(child) == new_parent {
-            Ok(Move::Unchanged)
+            Ok(Outcome::AlreadyInState)
         } else {
-            Ok(Move::Moved)
+            Ok(Outcome::Done)
         }
     }
 }
@@ -169,10 +163,13 @@ mod tests {
     #[test]
     fn no_change_is_a_success_and_a_real_move_is_reported() {
         let t = tree();
-        assert_eq!(t.check_move(&id("b"), Some(&id("a"))), Ok(Move::Unchanged));
-        assert_eq!(t.check_move(&id("ruth"), None), Ok(Move::Unchanged));
-        assert_eq!(t.check_move(&id("c"), Some(&id("d"))), Ok(Move::Moved));
-        assert_eq!(t.check_move(&id("c"), None), Ok(Move::Moved));
+        assert_eq!(
+            t.check_move(&id("b"), Some(&id("a"))),
+            Ok(Outcome::AlreadyInState)
+        );
+        assert_eq!(t.check_move(&id("ruth"), None), Ok(Outcome::AlreadyInState));
+        assert_eq!(t.check_move(&id("c"), Some(&id("d"))), Ok(Outcome::Done));
+        assert_eq!(t.check_move(&id("c"), None), Ok(Outcome::Done));
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! the daemon's; the container's environment only tells the harness which
 //! tools to show, and is refreshed at spawn and rebuild.
 
-use super::roster::Changed;
 use super::{Hive, HiveError};
 use crate::containers::ContainerSpec;
+use crate::hive::Outcome;
 use crate::hive::agenda::AgendaError;
 use crate::store::{agents, grants};
 use crate::wire::agenda::{AgentGrants, Capability, ToolGroup};
@@ -106,7 +106,7 @@ impl Hive {
         name: &Ident,
         grant: Grant,
         on: bool,
-    ) -> Result<Changed, HiveError> {
+    ) -> Result<Outcome, HiveError> {
         self.require(name).await?;
         let n = name.to_string();
         let changed = self
@@ -118,9 +118,9 @@ impl Hive {
             .await?;
         tracing::info!(agent = %name, ?grant, on, changed, "grant changed");
         Ok(if changed {
-            Changed::Yes
+            Outcome::Done
         } else {
-            Changed::AlreadySo
+            Outcome::AlreadyInState
         })
     }
 

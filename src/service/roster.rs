@@ -5,20 +5,13 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{Hive, HiveError};
 use crate::containers::{UnitChange, UnitState};
+use crate::hive::Outcome;
 use crate::hive::roster::{self, RowInputs};
-use crate::hive::topology::{Move, Topology};
+use crate::hive::topology::Topology;
 use crate::store::{agents, immediate, reminders};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
-
-/// Whether a setter changed anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Changed {
-    Yes,
-    /// It already was so (idempotent setters answer success either way).
-    AlreadySo,
-}
 
 impl Hive {
     /// Managed agents by name.
@@ -112,7 +105,7 @@ impl Hive {
     /// Park (`true`) or un-park an agent's turn loop: a marker file in its
     /// state directory, which the harness watches. Works whether or not the
     /// container runs.
-    pub async fn set_paused(&self, name: &Ident, paused: bool) -> Result<Changed, HiveError> {
+    pub async fn set_paused(&self, name: &Ident, paused: bool) -> Result<Outcome, HiveError> {
         self.require(name).await?;
         let marker = self.paused_marker(name);
         let changed = if paused {
@@ -127,18 +120,18 @@ impl Hive {
                 .open(&marker)
                 .await
             {
-                Ok(_) => Changed::Yes,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Changed::AlreadySo,
+                Ok(_) => Outcome::Done,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Outcome::AlreadyInState,
                 Err(e) => return Err(HiveError::io(marker, e)),
             }
         } else {
             match tokio::fs::remove_file(&marker).await {
-                Ok(()) => Changed::Yes,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Changed::AlreadySo,
+                Ok(()) => Outcome::Done,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::AlreadyInState,
                 Err(e) => return Err(HiveError::io(marker, e)),
             }
         };
-        if changed == Changed::Yes {
+        if changed == Outcome::Done {
             tracing::info!(agent = %name, paused, "pause marker changed");
             self.publish(name).await;
         }
@@ -151,26 +144,26 @@ impl Hive {
         &self,
         child: &Ident,
         new_parent: Option<&Ident>,
-    ) -> Result<Changed, HiveError> {
+    ) -> Result<Outcome, HiveError> {
         let (c, p) = (child.clone(), new_parent.cloned());
         let moved = self
             .transact(move |conn| {
                 let tx = immediate(conn)?;
                 let topology = Topology::new(agents::parents(&tx)?);
                 let verdict = topology.check_move(&c, p.as_ref())?;
-                if verdict == Move::Moved {
+                if verdict == Outcome::Done {
                     agents::set_parent(&tx, &c, p.as_ref())?;
                     tx.commit()?;
                 }
                 Ok(verdict)
             })
             .await?;
-        if moved == Move::Unchanged {
-            return Ok(Changed::AlreadySo);
+        if moved == Outcome::AlreadyInState {
+            return Ok(Outcome::AlreadyInState);
         }
         tracing::info!(agent = %child, parent = ?new_parent, "moved in the topology");
         self.publish(child).await;
-        Ok(Changed::Yes)
+        Ok(Outcome::Done)
     }
 
     /// Follow the driver's changes for as long as the hive lives: record
