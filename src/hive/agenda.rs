@@ -1,6 +1,7 @@
-//! The agenda's rules, without IO: who may look at whose loose ends, when a
-//! reminder or a schedule is due, which schedule targets and reminder file
-//! paths are acceptable, and the size caps.
+//! The agenda's rules, without IO: when a reminder or a schedule is due,
+//! which schedule targets and reminder file paths are acceptable, and the
+//! size caps. Who may look at whose loose ends is the access policy's
+//! ([`super::access::resolve_target`]).
 //!
 //! Decisions:
 //! - **A missed window fires once.** A recurring schedule whose due time
@@ -8,10 +9,6 @@
 //!   jumps to the first due time after *now* ([`next_fire_after`]).
 //!   Rejected: catching up every missed interval, which floods an inbox with
 //!   identical prompts after a long outage.
-//! - **Scoping is decided on a topology snapshot** ([`resolve_target`]): an
-//!   agent sees itself and its direct children freely, others only with
-//!   the `query_agent_state` capability; `"*"` (hive-wide) only on the
-//!   manager socket.
 //! - **File paths are checked lexically here and opened without following
 //!   links by the service** (`service::reminders`): a lexical check alone
 //!   cannot see a symlink planted by the agent, and an open alone would give
@@ -20,8 +17,7 @@
 use std::path::{Component, Path};
 
 use super::OPERATOR;
-use crate::hive::topology::Topology;
-use crate::wire::agenda::{Capability, ReminderTiming, ToolGroup};
+use crate::wire::agenda::ReminderTiming;
 use crate::wire::ident::Ident;
 
 /// Longest reminder message kept inline in the database and the inbox.
@@ -111,6 +107,7 @@ pub enum AgendaError {
     /// Only the owner cancels a question or reminder.
     #[error("{kind} {id} belongs to another agent; only its owner may cancel it")]
     NotTheOwner { kind: &'static str, id: i64 },
+    /// Check the id with `get_loose_ends`.
     #[error("reminder {0} does not exist")]
     UnknownReminder(i64),
     /// The reminder already left (delivered or cancelled); nothing to do.
@@ -125,10 +122,13 @@ pub enum AgendaError {
     /// A target must be a managed agent or `operator`.
     #[error("schedule target {0:?} is neither a managed agent nor \"operator\"")]
     UnknownTarget(String),
+    /// Check the schedule's targets with `list_schedules`.
     #[error("schedule {id} has no target {target:?}")]
     NotATarget { id: i64, target: String },
+    /// Name a target (or cancel the schedule instead of removing its last).
     #[error("a schedule needs at least one target (an agent name or \"operator\")")]
     NoTargets,
+    /// Give a positive interval, or none for a one-shot.
     #[error("interval_seconds must be at least 1; omit it for a one-shot schedule")]
     ZeroInterval,
     /// Shorten the text (or, for a reminder, pass `file_path`).
@@ -153,43 +153,9 @@ pub enum AgendaError {
         "file_path {path:?} is refused: {why}; give a relative path inside your state directory"
     )]
     BadPath { path: String, why: &'static str },
-    #[error("agent \"*\" (the whole hive) is only served on the manager socket")]
-    HiveWideRefused,
+    /// Give an agent's name (`[a-z0-9-]{1,63}`) or `"*"`.
     #[error("{0:?} is not a valid agent name")]
     BadAgentName(String),
-    /// Ask the operator for a grant (`hivectl grant`).
-    #[error(
-        "\"{caller}\" needs the {} capability to query \"{target}\", which is not its direct child; the operator grants it with `hivectl grant {caller} --capability {}`",
-        .capability.as_str(), .capability.as_str()
-    )]
-    NeedsCapability {
-        caller: Ident,
-        capability: Capability,
-        target: Ident,
-    },
-    /// Ask the operator for a grant (`hivectl grant`).
-    #[error(
-        "{what} needs the `{}` tool group, which agent \"{caller}\" does not have; the operator grants it with `hivectl grant {caller} --tool-group {}`",
-        .group.as_str(), .group.as_str()
-    )]
-    NeedsToolGroup {
-        caller: Ident,
-        group: ToolGroup,
-        what: &'static str,
-    },
-    /// Ask the operator for a grant (`hivectl grant`).
-    #[error(
-        "\"{caller}\" lacks the {} capability; the operator grants it with `hivectl grant {caller} --capability {}`",
-        .capability.as_str(), .capability.as_str()
-    )]
-    MissingCapability {
-        caller: Ident,
-        capability: Capability,
-    },
-    #[error(
-        "cancel_loose_end of an approval is for the manager only; ask the manager or the operator to withdraw it"
-    )]
-    ApprovalNeedsManager,
 }
 
 /// Refuse `text` longer than `max` bytes.
@@ -208,55 +174,6 @@ pub fn check_len(
         });
     }
     Ok(())
-}
-
-/// Whose data a loose-ends style query covers. `requested` is the request's
-/// `agent` field; `may_query_others` whether an agent caller holds
-/// `query_agent_state`. Unknown names are refused as such by the caller
-/// (they are not in `topology`).
-pub fn resolve_target(
-    caller: &Caller,
-    requested: Option<&str>,
-    topology: &Topology,
-    may_query_others: bool,
-) -> Result<Target, ScopeTarget> {
-    let Some(requested) = requested else {
-        return Ok(Target::One(caller.name().clone()));
-    };
-    if requested == HIVE_WIDE {
-        return match caller {
-            Caller::Manager(_) => Ok(Target::Hive),
-            Caller::Agent(_) => Err(ScopeTarget::Refused(AgendaError::HiveWideRefused)),
-        };
-    }
-    let target = Ident::new(requested)
-        .map_err(|_| ScopeTarget::Refused(AgendaError::BadAgentName(requested.to_owned())))?;
-    if !topology.contains(&target) {
-        return Err(ScopeTarget::Unknown(target));
-    }
-    match caller {
-        Caller::Manager(_) => Ok(Target::One(target)),
-        Caller::Agent(me) => {
-            let is_child = topology.parent_of(&target) == Some(me);
-            if target == *me || is_child || may_query_others {
-                Ok(Target::One(target))
-            } else {
-                Err(ScopeTarget::Refused(AgendaError::NeedsCapability {
-                    caller: me.clone(),
-                    capability: Capability::QueryAgentState,
-                    target,
-                }))
-            }
-        }
-    }
-}
-
-/// Why [`resolve_target`] did not resolve.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScopeTarget {
-    /// The name is valid but no such agent is managed.
-    Unknown(Ident),
-    Refused(AgendaError),
 }
 
 /// When a reminder requested at `now` is due.
@@ -362,72 +279,7 @@ pub struct ScheduleEdit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
     use crate::testing::id;
-
-    fn tree() -> Topology {
-        let mut p = BTreeMap::new();
-        p.insert(id("ruth"), None);
-        p.insert(id("alice"), Some(id("ruth")));
-        p.insert(id("kid"), Some(id("alice")));
-        p.insert(id("bob"), Some(id("ruth")));
-        Topology::new(p)
-    }
-
-    fn resolve(caller: Caller, agent: Option<&str>, cap: bool) -> Result<Target, ScopeTarget> {
-        resolve_target(&caller, agent, &tree(), cap)
-    }
-
-    #[test]
-    fn an_agent_sees_itself_and_its_children_and_others_only_with_the_capability() {
-        let alice = || Caller::Agent(id("alice"));
-        assert_eq!(resolve(alice(), None, false), Ok(Target::One(id("alice"))));
-        assert_eq!(
-            resolve(alice(), Some("alice"), false),
-            Ok(Target::One(id("alice")))
-        );
-        assert_eq!(
-            resolve(alice(), Some("kid"), false),
-            Ok(Target::One(id("kid")))
-        );
-        assert!(matches!(
-            resolve(alice(), Some("bob"), false),
-            Err(ScopeTarget::Refused(AgendaError::NeedsCapability { .. }))
-        ));
-        assert_eq!(
-            resolve(alice(), Some("bob"), true),
-            Ok(Target::One(id("bob")))
-        );
-        assert_eq!(
-            resolve(alice(), Some("*"), true),
-            Err(ScopeTarget::Refused(AgendaError::HiveWideRefused))
-        );
-    }
-
-    #[test]
-    fn the_manager_sees_itself_any_agent_and_the_whole_hive() {
-        assert_eq!(
-            resolve(Caller::Manager(id("ruth")), None, false),
-            Ok(Target::One(id("ruth")))
-        );
-        assert_eq!(
-            resolve(Caller::Manager(id("ruth")), Some("kid"), false),
-            Ok(Target::One(id("kid")))
-        );
-        assert_eq!(
-            resolve(Caller::Manager(id("ruth")), Some("*"), false),
-            Ok(Target::Hive)
-        );
-        assert_eq!(
-            resolve(Caller::Manager(id("ruth")), Some("ghost"), false),
-            Err(ScopeTarget::Unknown(id("ghost")))
-        );
-        assert!(matches!(
-            resolve(Caller::Manager(id("ruth")), Some("../x"), false),
-            Err(ScopeTarget::Refused(AgendaError::BadAgentName(_)))
-        ));
-    }
 
     #[test]
     fn a_missed_window_fires_once_and_moves_to_the_next_future_slot() {

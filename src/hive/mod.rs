@@ -2,7 +2,9 @@
 //! machines that the service layer (`crate::service`) applies with the store
 //! and the container driver.
 //!
-//! - [`agenda`]: questions, reminders, schedules: scoping, due times,
+//! - [`access`]: the one access policy: who may run which verb, on whom,
+//!   with which grants; the agenda's scoping.
+//! - [`agenda`]: questions, reminders, schedules: due times,
 //!   targets, file paths, caps.
 //! - [`approvals`]: the approval state machine.
 //! - [`broker`]: who a message reaches (`<parent>`, `<children>`, names).
@@ -43,6 +45,7 @@ pub enum Outcome {
     AlreadyInState,
 }
 
+pub mod access;
 pub mod agenda;
 pub mod approvals;
 pub mod broker;

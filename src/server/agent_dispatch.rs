@@ -1,11 +1,13 @@
-//! What each request does on an agent or the manager socket: the privilege
-//! gate first, then one exhaustive match over [`Request`], so a new variant
-//! must decide here what it does.
+//! What each request does on an agent or the manager socket: the access
+//! policy first ([`Hive::authorize`], on the command and target
+//! [`Request::describe`] names), then one exhaustive match over [`Request`],
+//! so a new variant must decide here what it does.
 //!
-//! The gate is [`Request::describe`]: a privileged variant on an agent
-//! socket is refused before anything else looks at it. Every variant,
-//! the agenda's (questions, reminders, loose ends, schedules) included, is
-//! an arm of the one match, taking the request by value.
+//! A request the policy refuses (a privileged variant on an agent socket, a
+//! missing grant, the manager acting on itself) is answered before anything
+//! else looks at it. Every variant, the agenda's (questions, reminders,
+//! loose ends, schedules) included, is an arm of the one match, taking the
+//! request by value.
 
 use std::future::Future;
 use std::time::Duration;
@@ -13,19 +15,11 @@ use std::time::Duration;
 use super::manager;
 use super::reply::{answer, done, refusal};
 use crate::service::{Answerer, Caller, Hive, OPERATOR, Recipient, ScheduleEdit};
-use crate::wire::agenda::{Capability, ToolGroup};
-use crate::wire::agent::{ContainerInfo, Privilege, Request, Response};
+use crate::wire::agent::{ContainerInfo, Request, Response};
 use crate::wire::journal::render_short;
 
 /// The longest `from` a `wake` may claim.
 pub const MAX_WAKE_FROM: usize = 64;
-
-/// The answer to a privileged variant on an agent socket.
-pub fn refused_privileged(cmd: &str) -> Response {
-    Response::err(format!(
-        "privileged variant {cmd} is refused on an agent socket"
-    ))
-}
 
 fn check_wake_from(from: &str) -> Result<(), String> {
     if from.is_empty() || from.len() > MAX_WAKE_FROM || from.chars().any(char::is_control) {
@@ -44,9 +38,9 @@ pub async fn dispatch(
     request: Request,
     gone: impl Future<Output = ()>,
 ) -> Response {
-    let (cmd, privilege) = request.describe();
-    if privilege == Privilege::Privileged && !caller.is_manager() {
-        return refused_privileged(cmd);
+    let (cmd, target) = request.describe();
+    if let Err(err) = hive.authorize(caller.into(), cmd, target).await {
+        return refusal(&err);
     }
     let me = caller.name();
     match request {
@@ -93,13 +87,6 @@ pub async fn dispatch(
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {
-            if !caller.is_manager()
-                && let Err(err) = hive
-                    .require_tool_group(me, ToolGroup::Lifecycle, "list_descendants")
-                    .await
-            {
-                return refusal(&err);
-            }
             answer(hive.descendants(me).await, |list| Response::Containers {
                 containers: list
                     .into_iter()
@@ -198,14 +185,6 @@ pub async fn dispatch(
             })
         }
         Request::GetHostJournal(filters) => {
-            // Agents need the capability; the manager is trusted with it.
-            if !caller.is_manager()
-                && let Err(err) = hive
-                    .require_capability(me, Capability::ReadHostJournal)
-                    .await
-            {
-                return refusal(&err);
-            }
             let request = (&filters).into();
             answer(hive.host_journal(&request).await, |entries| {
                 Response::HostJournal {

@@ -17,15 +17,16 @@ use tokio_util::sync::CancellationToken;
 use super::framing::{self, FrameError, MAX_LINE, read_line};
 use super::reply::{answer, done, refusal};
 use crate::service::grants::Grant;
-use crate::service::{Answerer, Hive, HiveError, Recipient};
+use crate::service::{Answerer, Hive, HiveError, Recipient, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Answer one (non-streaming) request.
-pub async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
+/// Answer one (non-streaming) request the access policy allowed
+/// ([`serve`] asks it first, for every request).
+async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
     match request {
         HostRequest::List => answer(hive.list().await, HostResponse::agents),
         HostRequest::AgentStatus => answer(hive.agent_status().await, HostResponse::agent_statuses),
@@ -131,8 +132,18 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
             return;
         }
     };
-    let response = match framing::parse_request(&line, HostRequest::COMMANDS) {
-        Err(msg) => HostResponse::error(msg),
+    let request = match framing::parse_request::<HostRequest>(&line, HostRequest::COMMANDS) {
+        Err(msg) => Err(HostResponse::error(msg)),
+        Ok(request) => {
+            let (cmd, target) = request.describe();
+            match hive.authorize(Who::Operator, cmd, target).await {
+                Ok(()) => Ok(request),
+                Err(err) => Err(refusal(&err)),
+            }
+        }
+    };
+    let response = match request {
+        Err(response) => response,
         Ok(HostRequest::SubscribeAgentStatus) => {
             return subscribe(hive, reader, write, shutdown).await;
         }

@@ -1,11 +1,10 @@
 //! The manager's own verbs: approval requests and the lifecycle of
-//! sub-agents. Only reachable from the manager socket (the privilege gate
-//! in [`super::agent_dispatch`] refuses them elsewhere).
+//! sub-agents. Only reachable from the manager socket (the access policy,
+//! `hive::access`, refuses them elsewhere, and refuses the manager's
+//! lifecycle verbs on itself: that is the operator's business).
 //!
 //! Arguments are checked here, before a row exists: a commit ref is 7-40
-//! hex digits, a flake input name cannot look like an option. The manager
-//! cannot stop or rebuild itself from its own socket (that is the
-//! `manage_root_agent` capability's business, and the operator's).
+//! hex digits, a flake input name cannot look like an option.
 
 use super::reply::{answer, done, refusal};
 use crate::service::{Hive, HiveError, NewApproval};
@@ -135,20 +134,9 @@ pub enum Verb {
     Update,
 }
 
-/// `kill`/`start`/`restart`/`update` of a sub-agent.
+/// `kill`/`start`/`restart`/`update` of a sub-agent (the policy spared
+/// the manager before this is reached).
 pub async fn lifecycle(hive: &Hive, verb: Verb, name: &Ident) -> Response {
-    if *name == hive.config().manager() {
-        let verb = match verb {
-            Verb::Kill => "killed from its own socket",
-            Verb::Start => "started from its own socket",
-            Verb::Restart => "restarted from its own socket",
-            Verb::Update => "rebuilt from its own socket",
-        };
-        return refusal(&HiveError::ManagerProtected {
-            name: name.clone(),
-            verb,
-        });
-    }
     match verb {
         Verb::Kill => done(hive.kill(name).await),
         Verb::Start => {

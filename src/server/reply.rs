@@ -50,13 +50,15 @@ pub fn wire_error(err: &HiveError) -> String {
         // rules refuse: the caller fixes the request.
         HiveError::UnknownAgent(_)
         | HiveError::AlreadyManaged(_)
-        | HiveError::ManagerProtected { .. }
         | HiveError::Topology(_)
         | HiveError::UnknownApproval(_)
         | HiveError::BadFilter(_)
         | HiveError::UnknownRecipient(_)
         | HiveError::BodyTooLarge { .. }
         | HiveError::Agenda(_) => {}
+        // The caller may not do this: it asks for a grant, or asks the
+        // manager or the operator to do it.
+        HiveError::Denied(_) => {}
         // The state moved on or the work continues: the caller looks again
         // (status, pending) before acting.
         HiveError::ApprovalResolved { .. }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::containers::DriverError;
+use crate::hive::access::Denied;
 use crate::hive::agenda::AgendaError;
 use crate::hive::approvals::Refusal;
 use crate::hive::broker::UnknownRecipient;
@@ -23,9 +24,10 @@ pub enum HiveError {
     /// `spawn` of a name that is taken: pick another name.
     #[error("agent \"{0}\" already exists in this hive; choose another name")]
     AlreadyManaged(Ident),
-    /// The manager agent is part of the hive itself.
-    #[error("\"{name}\" is the hive's manager and cannot be {verb}")]
-    ManagerProtected { name: Ident, verb: &'static str },
+    /// The access policy refuses this caller the verb (or this target):
+    /// ask for a grant, or have the manager or the operator do it.
+    #[error(transparent)]
+    Denied(#[from] Denied),
     /// A topology move that is not allowed.
     #[error(transparent)]
     Topology(#[from] TopologyError),

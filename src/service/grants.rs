@@ -1,5 +1,5 @@
 //! Per-agent grants — capabilities and tool groups — as the operator sets
-//! them, the checks the dispatchers make, and the environment handed to
+//! them (checked by the access policy, `service::access`), and the environment handed to
 //! the container (`HIVE_CAPABILITIES`, `HIVE_TOOL_GROUPS`).
 //!
 //! The grants live in SQLite (`store::grants`), not in the container's
@@ -10,7 +10,6 @@
 use super::{Hive, HiveError};
 use crate::containers::ContainerSpec;
 use crate::hive::Outcome;
-use crate::hive::agenda::AgendaError;
 use crate::store::{agents, grants};
 use crate::wire::agenda::{AgentGrants, Capability, ToolGroup};
 use crate::wire::ident::Ident;
@@ -61,41 +60,6 @@ impl Hive {
             .store()
             .run(move |c| grants::tool_groups(c, &n))
             .await?)
-    }
-
-    /// Refuse unless `name` holds `capability`.
-    pub async fn require_capability(
-        &self,
-        name: &Ident,
-        capability: Capability,
-    ) -> Result<(), HiveError> {
-        if self.capabilities(name).await?.contains(&capability) {
-            return Ok(());
-        }
-        Err(AgendaError::MissingCapability {
-            caller: name.clone(),
-            capability,
-        }
-        .into())
-    }
-
-    /// Refuse unless `name` holds tool group `group` (`what` names the
-    /// request, for the message).
-    pub async fn require_tool_group(
-        &self,
-        name: &Ident,
-        group: ToolGroup,
-        what: &'static str,
-    ) -> Result<(), HiveError> {
-        if self.tool_groups(name).await?.contains(&group) {
-            return Ok(());
-        }
-        Err(AgendaError::NeedsToolGroup {
-            caller: name.clone(),
-            group,
-            what,
-        }
-        .into())
     }
 
     /// Grant (`on`) or revoke one capability or tool group of a managed

@@ -273,14 +273,9 @@ impl Hive {
 
     /// Tear an agent's container down and forget the agent. Its state
     /// directory stays unless `purge`; its pending approvals are cancelled;
-    /// its children move to its parent.
+    /// its children move to its parent. (That the manager is never
+    /// destroyed is the access policy's, `hive::access`.)
     pub async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
-        if *name == self.config().manager() {
-            return Err(HiveError::ManagerProtected {
-                name: name.clone(),
-                verb: "destroyed",
-            });
-        }
         self.require(name).await?;
         let hive = self.clone();
         let n = name.clone();

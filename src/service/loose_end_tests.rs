@@ -3,6 +3,7 @@
 
 use super::HiveError;
 use super::agenda_tests::*;
+use crate::hive::access::{Denied, Who};
 use crate::hive::agenda::{AgendaError, Caller};
 use crate::service::grants::Grant;
 use crate::wire::agenda::{CancelLooseEndKind, Capability, LooseEnd, ReminderTiming, ToolGroup};
@@ -31,16 +32,16 @@ async fn loose_ends_are_scoped_to_self_and_children_unless_query_agent_state_is_
     assert!(matches!(&child[..], [LooseEnd::Reminder { owner, .. }] if owner == "kid"));
     let refused = w.hive.loose_ends(&alice, Some("bob")).await.unwrap_err();
     assert!(matches!(
-        agenda(refused),
-        AgendaError::NeedsCapability {
+        refused,
+        HiveError::Denied(Denied::NeedsCapability {
             capability: Capability::QueryAgentState,
             ..
-        }
+        })
     ));
     let count = w.hive.count_pending_reminders(&alice, Some("bob")).await;
     assert!(count.is_err());
     let star = w.hive.loose_ends(&alice, Some("*")).await.unwrap_err();
-    assert_eq!(agenda(star), AgendaError::HiveWideRefused);
+    assert!(matches!(star, HiveError::Denied(Denied::HiveWideRefused)));
     // A child does not see its parent.
     let up = w
         .hive
@@ -99,10 +100,10 @@ async fn loose_ends_are_scoped_to_self_and_children_unless_query_agent_state_is_
 async fn capability_checks_refuse_and_then_allow_after_a_grant() {
     let w = World::new().await;
     let bob = id("bob");
-    let check = || w.hive.require_capability(&bob, Capability::ReadHostJournal);
+    let check = || w.hive.authorize(Who::Agent(&bob), "get_host_journal", None);
     assert!(matches!(
-        agenda(check().await.unwrap_err()),
-        AgendaError::MissingCapability { .. }
+        check().await.unwrap_err(),
+        HiveError::Denied(Denied::MissingCapability { .. })
     ));
     w.hive
         .set_grant(
@@ -123,10 +124,7 @@ async fn capability_checks_refuse_and_then_allow_after_a_grant() {
         .unwrap();
     assert!(check().await.is_err());
 
-    let lifecycle = || {
-        w.hive
-            .require_tool_group(&bob, ToolGroup::Lifecycle, "list_descendants")
-    };
+    let lifecycle = || w.hive.authorize(Who::Agent(&bob), "list_descendants", None);
     assert!(lifecycle().await.is_err());
     w.hive
         .set_grant(&id("bob"), Grant::ToolGroup(ToolGroup::Lifecycle), true)
@@ -218,10 +216,10 @@ async fn owners_cancel_their_loose_ends_and_nobody_else_does() {
         .hive
         .cancel_loose_end(&alice, CancelLooseEndKind::Approval, 1)
         .await;
-    assert_eq!(
-        agenda(approval.unwrap_err()),
-        AgendaError::ApprovalNeedsManager
-    );
+    assert!(matches!(
+        approval.unwrap_err(),
+        HiveError::Denied(Denied::ApprovalNeedsManager)
+    ));
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! Loose ends — an agent's open threads — and the reminder counts, with the
-//! scoping rules of [`crate::hive::agenda::resolve_target`], and
+//! scoping rules of [`crate::hive::access::resolve_target`], and
 //! `cancel_loose_end` by the owner.
 //!
 //! What a scope shows: open questions the agent asked or was asked, its
@@ -7,7 +7,8 @@
 //! approval) and for the hive-wide view — the pending approvals.
 
 use super::{Hive, HiveError};
-use crate::hive::agenda::{AgendaError, Caller, ScopeTarget, Target, age, resolve_target};
+use crate::hive::access::{ScopeTarget, may_cancel, resolve_target};
+use crate::hive::agenda::{AgendaError, Caller, Target, age};
 use crate::hive::topology::Topology;
 use crate::store::{agents, approvals, immediate, questions, reminders};
 use crate::wire::agenda::{CancelLooseEndKind, Capability, LooseEnd, ReminderStats};
@@ -31,7 +32,8 @@ impl Hive {
         resolve_target(caller, agent, &Topology::new(parents), may_query_others).map_err(
             |e| match e {
                 ScopeTarget::Unknown(name) => HiveError::UnknownAgent(name),
-                ScopeTarget::Refused(why) => why.into(),
+                ScopeTarget::BadName(name) => AgendaError::BadAgentName(name).into(),
+                ScopeTarget::Denied(why) => why.into(),
             },
         )
     }
@@ -132,14 +134,12 @@ impl Hive {
         kind: CancelLooseEndKind,
         id: i64,
     ) -> Result<(), HiveError> {
+        may_cancel(caller, kind)?;
         let me = caller.name();
         match kind {
             CancelLooseEndKind::Question => self.withdraw_question(me, id).await,
             CancelLooseEndKind::Reminder => self.cancel_reminder(me, id).await,
-            CancelLooseEndKind::Approval => match caller {
-                Caller::Manager(_) => self.cancel_approval(id).await.map(drop),
-                Caller::Agent(_) => Err(AgendaError::ApprovalNeedsManager.into()),
-            },
+            CancelLooseEndKind::Approval => self.cancel_approval(id).await.map(drop),
         }
     }
 

@@ -3,6 +3,8 @@
 //! and nothing else below it (`tests/layers.rs`);
 //! nothing below the sockets knows about wire framing.
 //!
+//! - [`access`]: the access policy applied once per request
+//!   ([`Hive::authorize`]), for every front door.
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
 //! - [`approvals`]: the approval queue and the actions approvals run.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
@@ -16,6 +18,7 @@
 //!   an agent's socket.
 //! - [`startup`]: what the daemon does once before serving.
 
+pub mod access;
 #[cfg(test)]
 mod agenda_tests;
 pub mod approvals;
@@ -53,6 +56,7 @@ pub use error::HiveError;
 // besides the wire's. They are defined by the rules (`hive`) or the journal
 // reader; the front doors name them through `service` only, so no front
 // door imports a layer below the service (tests/layers.rs).
+pub use crate::hive::access::Who;
 pub use crate::hive::agenda::{Answerer, Caller, ScheduleEdit};
 pub use crate::hive::approvals::NewApproval;
 pub use crate::hive::{OPERATOR, Recipient};

@@ -192,15 +192,6 @@ mod double_option {
     }
 }
 
-/// Where a request may be served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Privilege {
-    /// Any agent socket and the manager socket.
-    Open,
-    /// The manager socket only.
-    Privileged,
-}
-
 impl Request {
     /// Every `cmd` this build knows.
     pub const COMMANDS: &'static [&'static str] = &[
@@ -238,43 +229,42 @@ impl Request {
         "edit_schedule",
     ];
 
-    /// The request's `cmd` and where it may be served. One exhaustive match:
-    /// a new variant must say here whether an agent socket may use it.
-    pub fn describe(&self) -> (&'static str, Privilege) {
-        use Privilege::{Open, Privileged};
+    /// The request's `cmd` and the agent it acts on, if it names one: what
+    /// the access policy (`hive::access`) decides on. One exhaustive match.
+    pub fn describe(&self) -> (&'static str, Option<&Ident>) {
         match self {
-            Self::Send { .. } => ("send", Open),
-            Self::Recv { .. } => ("recv", Open),
-            Self::Status => ("status", Open),
-            Self::OperatorMsg { .. } => ("operator_msg", Open),
-            Self::Wake { .. } => ("wake", Open),
-            Self::Recent { .. } => ("recent", Open),
-            Self::Ask { .. } => ("ask", Open),
-            Self::Answer { .. } => ("answer", Open),
-            Self::Remind { .. } => ("remind", Open),
-            Self::GetLooseEnds { .. } => ("get_loose_ends", Open),
-            Self::CountPendingReminders { .. } => ("count_pending_reminders", Open),
-            Self::ReminderRollup { .. } => ("reminder_rollup", Open),
-            Self::SetStatus { .. } => ("set_status", Open),
-            Self::GetAgentMeta { .. } => ("get_agent_meta", Open),
-            Self::CancelLooseEnd { .. } => ("cancel_loose_end", Open),
-            Self::AckTurn => ("ack_turn", Open),
-            Self::RequeueInflight => ("requeue_inflight", Open),
-            Self::GetHostJournal(_) => ("get_host_journal", Open),
-            Self::ListDescendants => ("list_descendants", Open),
-            Self::RequestInitConfig { .. } => ("request_init_config", Privileged),
-            Self::Kill { .. } => ("kill", Privileged),
-            Self::Start { .. } => ("start", Privileged),
-            Self::Restart { .. } => ("restart", Privileged),
-            Self::Update { .. } => ("update", Privileged),
-            Self::RequestApplyCommit { .. } => ("request_apply_commit", Privileged),
-            Self::GetLogs { .. } => ("get_logs", Privileged),
-            Self::RequestUpdateMetaInputs { .. } => ("request_update_meta_inputs", Privileged),
-            Self::RequestSchedulePrompt(_) => ("request_schedule_prompt", Privileged),
-            Self::CancelSchedule { .. } => ("cancel_schedule", Privileged),
-            Self::ListSchedules => ("list_schedules", Privileged),
-            Self::FireScheduleNow { .. } => ("fire_schedule_now", Privileged),
-            Self::EditSchedule { .. } => ("edit_schedule", Privileged),
+            Self::Send { .. } => ("send", None),
+            Self::Recv { .. } => ("recv", None),
+            Self::Status => ("status", None),
+            Self::OperatorMsg { .. } => ("operator_msg", None),
+            Self::Wake { .. } => ("wake", None),
+            Self::Recent { .. } => ("recent", None),
+            Self::Ask { .. } => ("ask", None),
+            Self::Answer { .. } => ("answer", None),
+            Self::Remind { .. } => ("remind", None),
+            Self::GetLooseEnds { .. } => ("get_loose_ends", None),
+            Self::CountPendingReminders { .. } => ("count_pending_reminders", None),
+            Self::ReminderRollup { .. } => ("reminder_rollup", None),
+            Self::SetStatus { .. } => ("set_status", None),
+            Self::GetAgentMeta { .. } => ("get_agent_meta", None),
+            Self::CancelLooseEnd { .. } => ("cancel_loose_end", None),
+            Self::AckTurn => ("ack_turn", None),
+            Self::RequeueInflight => ("requeue_inflight", None),
+            Self::GetHostJournal(_) => ("get_host_journal", None),
+            Self::ListDescendants => ("list_descendants", None),
+            Self::RequestInitConfig { .. } => ("request_init_config", None),
+            Self::Kill { name, .. } => ("kill", Some(name)),
+            Self::Start { name, .. } => ("start", Some(name)),
+            Self::Restart { name, .. } => ("restart", Some(name)),
+            Self::Update { name, .. } => ("update", Some(name)),
+            Self::RequestApplyCommit { agent, .. } => ("request_apply_commit", Some(agent)),
+            Self::GetLogs { agent, .. } => ("get_logs", Some(agent)),
+            Self::RequestUpdateMetaInputs { .. } => ("request_update_meta_inputs", None),
+            Self::RequestSchedulePrompt(_) => ("request_schedule_prompt", None),
+            Self::CancelSchedule { .. } => ("cancel_schedule", None),
+            Self::ListSchedules => ("list_schedules", None),
+            Self::FireScheduleNow { .. } => ("fire_schedule_now", None),
+            Self::EditSchedule { .. } => ("edit_schedule", None),
         }
     }
 }

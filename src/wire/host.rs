@@ -165,6 +165,42 @@ impl HostRequest {
         "inbox",
         "send",
     ];
+
+    /// The request's `cmd` and the agent it acts on, if it names one: what
+    /// the access policy (`hive::access`) decides on. One exhaustive match.
+    pub fn describe(&self) -> (&'static str, Option<&Ident>) {
+        match self {
+            Self::List => ("list", None),
+            Self::AgentStatus => ("agent_status", None),
+            Self::SubscribeAgentStatus => ("subscribe_agent_status", None),
+            Self::Urls => ("urls", None),
+            Self::SetPaused { name, .. } => ("set_paused", Some(name)),
+            Self::Start { .. } => ("start", None),
+            Self::Stop { .. } => ("stop", None),
+            Self::Restart { name } => ("restart", Some(name)),
+            Self::RestartAll => ("restart_all", None),
+            Self::Spawn { name } => ("spawn", Some(name)),
+            Self::RequestSpawn { name } => ("request_spawn", Some(name)),
+            Self::Kill { name } => ("kill", Some(name)),
+            Self::Destroy { name, .. } => ("destroy", Some(name)),
+            Self::Rebuild { name } => ("rebuild", Some(name)),
+            Self::Pending => ("pending", None),
+            Self::Approve { .. } => ("approve", None),
+            Self::Deny { .. } => ("deny", None),
+            Self::SetParent { child, .. } => ("set_parent", Some(child)),
+            Self::Logs { name, .. } => ("logs", Some(name)),
+            Self::Journal(_) => ("journal", None),
+            Self::Questions => ("questions", None),
+            Self::Answer { .. } => ("answer", None),
+            Self::Schedules => ("schedules", None),
+            Self::CancelSchedule { .. } => ("cancel_schedule", None),
+            Self::Grants { name } => ("grants", name.as_ref()),
+            Self::Grant { name, .. } => ("grant", Some(name)),
+            Self::Revoke { name, .. } => ("revoke", Some(name)),
+            Self::Inbox { .. } => ("inbox", None),
+            Self::Send { to, .. } => ("send", Some(to)),
+        }
+    }
 }
 
 /// Which containers `start`/`stop` act on. Nothing selected means everything.

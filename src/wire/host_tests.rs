@@ -161,6 +161,14 @@ fn every_request_serializes_to_its_golden_line_and_parses_back() {
 }
 
 #[test]
+fn every_request_is_described_by_its_cmd() {
+    for (request, line) in requests() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(value["cmd"], request.describe().0, "{line}");
+    }
+}
+
+#[test]
 fn every_cmd_in_the_table_has_a_golden_line() {
     let covered: Vec<String> = requests()
         .iter()
