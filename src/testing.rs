@@ -11,6 +11,16 @@ use crate::service::Hive;
 use crate::store::Store;
 use crate::wire::ident::Ident;
 
+/// A topology from `(agent, parent)` pairs (`None`: a root).
+pub fn topology(edges: &[(&str, Option<&str>)]) -> crate::hive::topology::Topology {
+    crate::hive::topology::Topology::new(
+        edges
+            .iter()
+            .map(|(child, parent)| (id(child), parent.map(id)))
+            .collect(),
+    )
+}
+
 /// A pending `spawn` approval request for `agent`.
 pub fn new_approval(agent: &str) -> crate::hive::approvals::NewApproval {
     crate::hive::approvals::NewApproval {

@@ -1,7 +1,5 @@
-use std::collections::BTreeMap;
-
 use super::*;
-use crate::testing::id;
+use crate::testing::{id, topology};
 use crate::wire::agent::Request;
 use crate::wire::host::HostRequest;
 
@@ -185,12 +183,12 @@ fn refusals_keep_the_texts_clients_know() {
 }
 
 fn tree() -> Topology {
-    let mut p = BTreeMap::new();
-    p.insert(id("ruth"), None);
-    p.insert(id("alice"), Some(id("ruth")));
-    p.insert(id("kid"), Some(id("alice")));
-    p.insert(id("bob"), Some(id("ruth")));
-    Topology::new(p)
+    topology(&[
+        ("ruth", None),
+        ("alice", Some("ruth")),
+        ("kid", Some("alice")),
+        ("bob", Some("ruth")),
+    ])
 }
 
 fn resolve(caller: Caller, agent: Option<&str>, cap: bool) -> Result<Target, ScopeTarget> {

@@ -18,6 +18,7 @@ use std::path::{Component, Path};
 
 use super::OPERATOR;
 use crate::wire::agenda::ReminderTiming;
+pub use crate::wire::agenda::ScheduleEdit;
 use crate::wire::ident::Ident;
 
 /// Longest reminder message kept inline in the database and the inbox.
@@ -261,19 +262,6 @@ pub fn check_relative_path(path: &str) -> Result<Vec<&str>, AgendaError> {
 /// Seconds since `at`, saturating at zero when the clock went backwards.
 pub fn age(at: i64, now: i64) -> u64 {
     u64::try_from(now.saturating_sub(at)).unwrap_or(0)
-}
-
-/// Mutable fields of a schedule; `None` leaves a field as it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ScheduleEdit {
-    pub body: Option<String>,
-    /// `Some(None)` clears the description.
-    pub description: Option<Option<String>>,
-    /// `Some(None)` makes the schedule one-shot.
-    pub interval_seconds: Option<Option<u64>>,
-    pub next_fire_at_unix: Option<i64>,
-    pub targets_add: Option<Vec<String>>,
-    pub targets_remove: Option<Vec<String>>,
 }
 
 #[cfg(test)]

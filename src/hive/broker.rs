@@ -51,21 +51,19 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
 
-    use crate::testing::id;
+    use crate::testing::{id, topology};
 
     /// ruth → a → (b, c); root r
     fn tree() -> Topology {
-        let mut m = BTreeMap::new();
-        m.insert(id("ruth"), None);
-        m.insert(id("a"), Some(id("ruth")));
-        m.insert(id("b"), Some(id("a")));
-        m.insert(id("c"), Some(id("a")));
-        m.insert(id("r"), None);
-        Topology::new(m)
+        topology(&[
+            ("ruth", None),
+            ("a", Some("ruth")),
+            ("b", Some("a")),
+            ("c", Some("a")),
+            ("r", None),
+        ])
     }
 
     fn agents(names: &[&str]) -> Vec<Recipient> {

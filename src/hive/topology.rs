@@ -118,17 +118,17 @@ impl Topology {
 mod tests {
     use super::*;
 
-    use crate::testing::id;
+    use crate::testing::{id, topology};
 
     /// ruth → a → b → c, ruth → d
     fn tree() -> Topology {
-        let mut m = BTreeMap::new();
-        m.insert(id("ruth"), None);
-        m.insert(id("a"), Some(id("ruth")));
-        m.insert(id("b"), Some(id("a")));
-        m.insert(id("c"), Some(id("b")));
-        m.insert(id("d"), Some(id("ruth")));
-        Topology::new(m)
+        topology(&[
+            ("ruth", None),
+            ("a", Some("ruth")),
+            ("b", Some("a")),
+            ("c", Some("b")),
+            ("d", Some("ruth")),
+        ])
     }
 
     #[test]

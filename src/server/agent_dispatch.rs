@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::manager;
 use super::reply::{answer, done, refusal};
-use crate::service::{Answerer, Caller, Hive, OPERATOR, Recipient, ScheduleEdit};
+use crate::service::{Answerer, Caller, Hive, OPERATOR, Recipient};
 use crate::wire::agent::{ContainerInfo, Request, Response};
 use crate::wire::journal::render_short;
 
@@ -155,28 +155,7 @@ pub async fn dispatch(
             Response::Schedules { schedules }
         }),
         Request::FireScheduleNow { id } => done(hive.fire_schedule_now(id).await),
-        Request::EditSchedule {
-            id,
-            body,
-            description,
-            interval_seconds,
-            next_fire_at_unix,
-            targets_add,
-            targets_remove,
-        } => done(
-            hive.edit_schedule(
-                id,
-                ScheduleEdit {
-                    body,
-                    description,
-                    interval_seconds,
-                    next_fire_at_unix,
-                    targets_add,
-                    targets_remove,
-                },
-            )
-            .await,
-        ),
+        Request::EditSchedule { id, edit } => done(hive.edit_schedule(id, edit).await),
         Request::GetLogs { agent, lines } => {
             answer(hive.agent_logs(&agent, lines, None).await, |entries| {
                 Response::Logs {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::agenda::{
-    CancelLooseEndKind, HostJournalFilters, LooseEnd, ReminderStats, ReminderTiming,
+    CancelLooseEndKind, HostJournalFilters, LooseEnd, ReminderStats, ReminderTiming, ScheduleEdit,
     SchedulePromptPayload, WireSchedule,
 };
 use super::ident::Ident;
@@ -147,49 +147,9 @@ pub enum Request {
     /// *(privileged)* Edit a schedule; `Some(None)` clears a field.
     EditSchedule {
         id: i64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        body: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            with = "double_option"
-        )]
-        description: Option<Option<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            with = "double_option"
-        )]
-        interval_seconds: Option<Option<u64>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        next_fire_at_unix: Option<i64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        targets_add: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        targets_remove: Option<Vec<String>>,
+        #[serde(flatten)]
+        edit: ScheduleEdit,
     },
-}
-
-/// `Option<Option<T>>` where an absent key is `None` and `null` is
-/// `Some(None)` ("clear it"), which plain serde folds together.
-mod double_option {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer, T: Serialize>(
-        value: &Option<Option<T>>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(inner) => inner.serialize(s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-        d: D,
-    ) -> Result<Option<Option<T>>, D::Error> {
-        Option::<T>::deserialize(d).map(Some)
-    }
 }
 
 impl Request {
@@ -412,16 +372,13 @@ pub(crate) mod tests {
     fn edit_schedule_tells_an_absent_field_from_a_null_one() {
         let r: Request =
             serde_json::from_str(r#"{"cmd":"edit_schedule","id":1,"description":null}"#).unwrap();
-        let Request::EditSchedule {
-            description,
-            interval_seconds,
-            ..
-        } = r
-        else {
+        let Request::EditSchedule { id, edit } = r else {
             panic!("wrong variant")
         };
-        assert_eq!(description, Some(None));
-        assert_eq!(interval_seconds, None);
+        assert_eq!(id, 1);
+        assert_eq!(edit.description, Some(None));
+        assert_eq!(edit.interval_seconds, None);
+        assert_eq!(edit.body, None);
     }
 
     #[test]
