@@ -52,18 +52,20 @@
 //! - [`errors`]: an error and its causes on one line (the one chain walker).
 //! - [`command`]: running operator-configured commands (argv, no shell).
 //! - [`containers`]: the driver seam over systemd, naming, the fake.
-//! - [`hive`]: the rules without IO and their types — approvals, topology,
+//! - [`hive`]: the rules without IO and their types — the one access policy
+//!   (who may run which verb on whom, with which grants), approvals, topology,
 //!   roster (the agent record, unit states), broker recipients (the one
-//!   `OPERATOR`), the agenda's scoping, due times and caps.
+//!   `OPERATOR`), the agenda's due times and caps.
 //! - [`store`]: SQLite — open, migrations, one file per table family; reads
 //!   and writes hive's types, decides nothing.
 //! - [`service`]: the hive as a service — the rules applied with the store
-//!   and the driver: lifecycle, approvals, roster and crash watcher, broker,
+//!   and the driver: access (`Hive::authorize`, once per request), lifecycle, approvals, roster and crash watcher, broker,
 //!   questions, reminders, loose ends, schedules, grants, the agenda timer,
 //!   logs, start-up.
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
-//!   sockets with their privilege gate), the registry of agent listeners.
+//!   sockets), each asking the access policy first, the registry of agent
+//!   listeners.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output

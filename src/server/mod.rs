@@ -7,7 +7,8 @@
 //! - [`host`]: host.sock, the operator's socket.
 //! - [`agent`]: the agent and manager sockets' connection loop and identity.
 //! - [`agent_dispatch`]: what each request does there (one exhaustive match,
-//!   the agenda's variants included); the privilege gate.
+//!   the agenda's variants included), after the access policy
+//!   (`Hive::authorize`, which every dispatcher asks first).
 //! - [`manager`]: the manager's verbs (approval requests, sub-agent lifecycle).
 //! - [`agent_sockets`]: the registry of agent listeners (bind at start and
 //!   spawn, close at destroy).
