@@ -64,13 +64,15 @@ async fn a_container_that_dies_on_its_own_is_recorded_as_a_crash_and_reported() 
             == 1
     })
     .await;
-    let events = inbox(&hive, "ruth").await;
-    assert!(
-        events.iter().any(|(from, body)| from == "system"
-            && body
-                == r#"{"event":"container_crash","agent":"alice","note":"unit result: signal"}"#),
-        "{events:?}"
-    );
+    // The report to the manager follows the record (a separate write).
+    eventually("the manager's crash event", async || {
+        inbox(&hive, "ruth").await.iter().any(|(from, body)| {
+            from == "system"
+                && body
+                    == r#"{"event":"container_crash","agent":"alice","note":"unit result: signal"}"#
+        })
+    })
+    .await;
     let row = hive.row(&id("alice")).await.unwrap().unwrap();
     assert!(row.failed && !row.running);
 }
