@@ -26,7 +26,7 @@ impl Hive {
     ) -> Result<Vec<JournalEntry>, HiveError> {
         self.require(name).await?;
         let query = Self::agent_query(name, lines, unit)?;
-        tracing::debug!(agent = %name, "reading container journal");
+        tracing::debug!(agent = %name, "{name}: reading container journal");
         Ok(self.journal().read(&query).await?)
     }
 
