@@ -244,3 +244,18 @@ fn destroy_then_destroy_purge_deletes_the_kept_state() {
     assert_eq!(code, 1);
     assert!(err.contains("not managed by this hive"), "{err}");
 }
+
+#[test]
+fn logs_under_the_fake_driver_say_there_is_no_container_journal() {
+    // What used to break: journalctl's "Failed to open system bus".
+    let d = daemon_with(&["alice"]);
+    for args in [&["logs", "alice"][..], &["logs", "h-alice", "-f"]] {
+        let (code, _, err) = hivectl(&d, args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("fake driver") && err.contains("journal_directory"),
+            "{err}"
+        );
+        assert!(!err.contains("system bus"), "{err}");
+    }
+}
