@@ -57,6 +57,13 @@ pub enum ClientError {
          `systemctl start hive-c0re.socket`, or restart hive-c0re"
     )]
     Refused { path: PathBuf },
+    /// The path exists but is not a socket (a directory, a regular file):
+    /// `--socket`/`HIVE_SOCKET` names the wrong thing.
+    #[error(
+        "{path} is {what}, not a socket: pass the socket file itself with --socket or \
+         HIVE_SOCKET (hive-c0re's is host.sock in its runtime directory)"
+    )]
+    NotASocket { path: PathBuf, what: &'static str },
     /// EACCES/EPERM: the file mode keeps the caller out; only root and the
     /// admin group may connect.
     #[error(
@@ -235,7 +242,10 @@ impl Client {
         match socket::connect(fd.as_raw_fd(), &addr) {
             Ok(()) => Ok(UnixStream::from(fd)),
             Err(Errno::ENOENT) => Err(ClientError::NotRunning { path }),
-            Err(Errno::ECONNREFUSED) => Err(ClientError::Refused { path }),
+            Err(Errno::ECONNREFUSED | Errno::ENOTDIR) => match not_a_socket(&path) {
+                Some(what) => Err(ClientError::NotASocket { path, what }),
+                None => Err(ClientError::Refused { path }),
+            },
             Err(Errno::EACCES | Errno::EPERM) => Err(ClientError::PermissionDenied { path }),
             Err(Errno::EAGAIN | Errno::ETIMEDOUT | Errno::EINPROGRESS) => {
                 Err(ClientError::Timeout {
@@ -294,6 +304,34 @@ impl Iterator for Subscription {
             Ok(Some(line)) => Some(self.client.parse(line)),
             Ok(None) => None,
             Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// What [`Subscription::next_within`] found.
+#[derive(Debug)]
+pub enum Next {
+    /// One line (boxed: a reply is large, the other variants are empty).
+    Line(Box<Reply>),
+    /// Nothing arrived in the time given; the stream is still open.
+    Quiet,
+    /// The daemon closed the stream.
+    End,
+}
+
+impl Subscription {
+    /// The next line, waiting at most `wait` (a partial line is kept for
+    /// the next call), so a reader can do something else while the stream
+    /// is quiet.
+    pub fn next_within(&mut self, wait: Duration) -> Result<Next, ClientError> {
+        if let Some(ack) = self.ack.take() {
+            return Ok(Next::Line(Box::new(ack)));
+        }
+        match self.conn.next_line(Some(Instant::now() + wait)) {
+            Ok(Some(line)) => self.client.parse(line).map(|r| Next::Line(Box::new(r))),
+            Ok(None) => Ok(Next::End),
+            Err(ClientError::Timeout { .. }) => Ok(Next::Quiet),
+            Err(e) => Err(e),
         }
     }
 }
@@ -384,6 +422,22 @@ impl Conn {
             path: self.path.clone(),
             source,
         }
+    }
+}
+
+/// What `path` is when it is something other than a socket (connect
+/// answers ECONNREFUSED for a directory or a plain file too).
+fn not_a_socket(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    if kind.is_socket() {
+        None
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_file() {
+        Some("a regular file")
+    } else {
+        Some("a device or pipe")
     }
 }
 

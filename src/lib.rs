@@ -74,7 +74,9 @@
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
 //! - [`client`]: the synchronous host.sock client (typed connect errors, 5 s budget).
-//! - [`cli`]: `hivectl`'s command line, rendering and exit statuses.
+//! - [`cli`]: `hivectl`'s command line, rendering, exit statuses, lifecycle
+//!   verbs that wait for their outcome, `watch` across daemon restarts, man
+//!   pages.
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.

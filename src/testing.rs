@@ -53,6 +53,26 @@ pub fn id(s: &str) -> Ident {
     Ident::new(s).unwrap()
 }
 
+/// A roster row of a stopped agent with nothing else set.
+pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
+    crate::wire::host::AgentStatusRow {
+        name: id(name),
+        running: false,
+        failed: false,
+        needs_update: false,
+        needs_login: false,
+        deployed_sha: None,
+        pending_reminders: 0,
+        paused: false,
+        parent: None,
+        active_model: None,
+        status_text: None,
+        status_set_at: None,
+        url: None,
+        failure: None,
+    }
+}
+
 /// The default config with state and sockets under `dir` and the fake driver.
 pub fn config_in(dir: &Path) -> Config {
     Config {

@@ -8,29 +8,10 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Daemon, Launch};
+use common::{Daemon, Launch, hivectl};
 use hive_c0re::clock::{Clock, SystemClock};
 use hive_c0re::store::{Store, agents, questions, reminders};
 use hive_c0re::wire::ident::Ident;
-
-const HIVECTL: &str = env!("CARGO_BIN_EXE_hivectl");
-
-fn hivectl(d: &Daemon, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(HIVECTL)
-        .arg("--socket")
-        .arg(d.socket())
-        .args(args)
-        .env("HIVECTL_TIMEOUT_MS", "5000")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `(sender, body)` of every message to `to` in the daemon's database.
 fn inbox(dir: &std::path::Path, to: &str) -> Vec<(String, String)> {

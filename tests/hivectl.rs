@@ -37,7 +37,15 @@ struct Run<'a> {
 /// Run hivectl with `args` (after `--socket <socket>`) and wait at most
 /// [`LIMIT`] for it.
 fn hivectl(socket: &Path, args: &[&str], how: Run<'_>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hivectl"));
+    // Another uid may not be able to reach the build directory (a clone
+    // under a 0700 directory such as `mktemp -d` or a home directory): it
+    // runs a copy from a world-readable place.
+    let copy = how.as_user.map(|_| world_readable_copy());
+    let binary = copy.as_ref().map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_hivectl")),
+        |(_, path)| path.clone(),
+    );
+    let mut cmd = Command::new(binary);
     cmd.arg("--socket")
         .arg(socket)
         .args(args)
@@ -63,6 +71,19 @@ fn hivectl(socket: &Path, args: &[&str], how: Run<'_>) -> Output {
             panic!("hivectl {args:?} did not finish within {LIMIT:?}");
         }
     }
+}
+
+/// hivectl copied into a fresh 0755 directory (kept alive by the guard).
+fn world_readable_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("hivectl-outsider")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().join("hivectl");
+    std::fs::copy(env!("CARGO_BIN_EXE_hivectl"), &path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, path)
 }
 
 fn stderr(out: &Output) -> String {
@@ -156,7 +177,7 @@ fn a_socket_file_left_by_a_dead_listener_exits_3_and_is_called_stale() {
 fn a_user_outside_hive_admin_exits_3_and_is_told_to_join_the_group() {
     // Root bypasses file modes, so run hivectl as nobody against a socket
     // that only root (and its group) may open, as in production.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = dir.path().join("host.sock");
     let _listener = UnixListener::bind(&path).unwrap();
@@ -180,7 +201,11 @@ fn a_refusal_exits_1_and_prints_the_daemons_error() {
         "{\"version\":1,\"ok\":false,\"error\":\"agent \\\"zed\\\" is not managed by this hive\"}\n",
     );
     let out = hivectl(&d.path, &["kill", "zed"], Run::default());
-    assert_eq!(d.request(), "{\"cmd\":\"kill\",\"name\":\"zed\"}\n");
+    assert_eq!(
+        d.request(),
+        "{\"cmd\":\"stop\",\"scope\":{\"agent_names\":[\"zed\"],\"agents\":false,\"ci\":false,\
+         \"forge\":false,\"gateway\":false,\"matrix\":false},\"graceful\":false}\n"
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
@@ -200,24 +225,48 @@ fn status_prints_the_roster_table_and_exits_0() {
     assert_eq!(
         stdout(&out),
         "\
-NAME   RUNNING  FAILED  PAUSED  NEEDS  REMINDERS  PARENT  MODEL  STATUS
-alice  yes      no      no      -      2          ruth    -      triaging
+NAME   STATE    REMINDERS  PARENT  STATUS
+alice  running  2          ruth    triaging
 "
     );
     assert_eq!(stderr(&out), "");
 }
 
 #[test]
-fn a_successful_write_verb_prints_nothing_and_exits_0() {
+fn a_successful_write_verb_says_what_it_did_and_exits_0() {
     let d = Daemon::answering("{\"version\":1,\"ok\":true}\n");
-    let out = hivectl(&d.path, &["stop", "--all", "--graceful"], Run::default());
-    assert_eq!(
-        d.request(),
-        "{\"cmd\":\"stop\",\"scope\":{\"agent_names\":[],\"agents\":true,\"ci\":false,\
-         \"forge\":false,\"gateway\":false,\"matrix\":false},\"graceful\":true}\n"
-    );
+    let out = hivectl(&d.path, &["deny", "3"], Run::default());
+    assert_eq!(d.request(), "{\"cmd\":\"deny\",\"id\":3}\n");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "");
+    assert_eq!(stdout(&out), "approval 3: denied\n");
+}
+
+#[test]
+fn a_lifecycle_verb_still_in_progress_with_no_block_exits_4_not_1() {
+    // What used to break: a spawn past the daemon's answer budget exited 1
+    // although it succeeded.
+    let d = Daemon::answering(
+        "{\"version\":1,\"ok\":false,\"error\":\"spawn of alice is still in progress; watch \
+         `hivectl status`\"}\n",
+    );
+    let out = hivectl(&d.path, &["spawn", "alice", "--no-block"], Run::default());
+    assert_eq!(d.request(), "{\"cmd\":\"spawn\",\"name\":\"alice\"}\n");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("still in progress"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_directory_given_as_the_socket_is_called_a_directory_not_a_stale_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hivectl(dir.path(), &["status"], Run::default());
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("is a directory, not a socket"), "{err}");
+    assert!(!err.contains("stale"), "{err}");
 }
 
 #[test]
@@ -279,7 +328,7 @@ fn an_answer_that_is_not_json_exits_3_as_a_protocol_error() {
 #[test]
 fn start_or_stop_without_names_or_all_is_a_usage_error_and_sends_nothing() {
     let d = Daemon::silent();
-    for args in [&["start"][..], &["stop", "--graceful"]] {
+    for args in [&["start"][..], &["stop"], &["stop", "--force"]] {
         let out = hivectl(&d.path, args, Run::default());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
@@ -299,33 +348,34 @@ fn a_bad_name_is_a_usage_error() {
 }
 
 #[test]
-fn watch_prints_each_changed_row_and_exits_3_when_the_stream_ends() {
-    let row = |n: &str, paused: bool| {
-        format!(
-            "{{\"version\":1,\"ok\":true,\"agent_statuses\":[{{\"name\":\"{n}\",\"running\":true,\
-             \"failed\":false,\"needs_update\":false,\"needs_login\":false,\
-             \"pending_reminders\":0,\"paused\":{paused}}}]}}\n"
-        )
-    };
-    let stream = format!(
-        "{{\"version\":1,\"ok\":true}}\n{}{}",
-        row("alice", true),
-        row("bob", false)
+fn a_journal_cut_to_the_daemons_cap_says_so_on_stderr() {
+    let entries = vec!["{\"message\":\"x\"}"; 100].join(",");
+    let line = format!("{{\"version\":1,\"ok\":true,\"entries\":[{entries}]}}\n");
+    let d = Daemon::answering(&line);
+    let out = hivectl(
+        &d.path,
+        &["journal", "-n", "500", "-o", "cat"],
+        Run::default(),
     );
-    let d = Daemon::answering(&stream);
-    let out = hivectl(&d.path, &["watch"], Run::default());
-    assert_eq!(d.request(), "{\"cmd\":\"subscribe_agent_status\"}\n");
-    assert_eq!(stdout(&out), "alice: running, paused\nbob: running\n");
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "x\n".repeat(100));
     assert!(
-        stderr(&out).contains("closed the stream"),
+        stderr(&out).contains("showing the newest 100 entries"),
         "{}",
         stderr(&out)
     );
+    // Asking for no more than the cap: no note.
+    let d = Daemon::answering(&line);
+    let out = hivectl(&d.path, &["journal", "-n", "100"], Run::default());
+    assert_eq!(stderr(&out), "");
+}
 
-    let d = Daemon::answering(&stream);
-    let out = hivectl(&d.path, &["watch", "--json"], Run::default());
-    assert_eq!(stdout(&out), stream);
+#[test]
+fn watch_exits_3_when_the_first_connection_fails_instead_of_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hivectl(&dir.path().join("host.sock"), &["watch"], Run::default());
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("no socket at"), "{}", stderr(&out));
 }
 
 #[test]
@@ -335,9 +385,28 @@ fn completions_print_a_script_for_each_shell() {
         let out = hivectl(nowhere, &["completions", shell], Run::default());
         assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
         let script = stdout(&out);
+        // The script calls hivectl back for candidates.
+        assert!(script.contains("COMPLETE="), "{shell}: {script}");
         assert!(script.contains("hivectl"), "{shell}");
-        assert!(script.contains("request-spawn"), "{shell}");
     }
+    // What the script asks: subcommands, without the hidden test flag.
+    let out = Command::new(env!("CARGO_BIN_EXE_hivectl"))
+        .args(["--", "hivectl", "re"])
+        .env("COMPLETE", "fish")
+        .output()
+        .unwrap();
+    let words = stdout(&out);
+    assert!(words.contains("request-spawn"), "{words}");
+    let out = Command::new(env!("CARGO_BIN_EXE_hivectl"))
+        .args(["--", "hivectl", "status", "--"])
+        .env("COMPLETE", "fish")
+        .output()
+        .unwrap();
+    let words = stdout(&out);
+    assert!(
+        words.contains("--no-legend") && !words.contains("--timeout-ms"),
+        "{words}"
+    );
 }
 
 #[test]
@@ -363,5 +432,22 @@ fn man_writes_a_page_for_hivectl_and_each_subcommand() {
     assert!(
         main.contains("HIVE_SOCKET"),
         "the socket env var is documented"
+    );
+    for section in [
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH \"EXIT STATUS\"",
+        ".SH \"SEE ALSO\"",
+    ] {
+        assert!(main.contains(section), "hivectl.1 lacks {section}");
+    }
+    assert!(
+        main.contains("hive\\-c0re\\fR(8)"),
+        "hivectl.1 points to hive-c0re(8)"
+    );
+    let stop = std::fs::read_to_string(out_dir.join("hivectl-stop.1")).unwrap();
+    assert!(
+        stop.contains("Examples"),
+        "subcommand pages carry their examples"
     );
 }

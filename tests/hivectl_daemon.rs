@@ -5,25 +5,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Daemon, Launch};
-
-const HIVECTL: &str = env!("CARGO_BIN_EXE_hivectl");
-
-fn hivectl(d: &Daemon, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(HIVECTL)
-        .arg("--socket")
-        .arg(d.socket())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::{Daemon, Launch, hivectl};
 
 #[test]
 fn an_operator_spawns_pauses_and_reparents_an_agent_with_hivectl() {
@@ -88,7 +70,10 @@ fn the_operator_sends_to_an_agent_and_reads_the_inbox_with_hivectl() {
     let d = Daemon::start(Launch::Standalone);
     assert_eq!(hivectl(&d, &["spawn", "alice"]).0, 0);
     let (code, out, err) = hivectl(&d, &["send", "alice", "please report"]);
-    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "sent to alice\n", "")
+    );
     // alice answers the operator through her own socket.
     let mut alice = common::Conn::open(&d.agent_socket("alice"));
     let got = alice.recv(5, 10);

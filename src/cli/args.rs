@@ -15,7 +15,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agenda::{HostJournalFilters, JournalPriority};
-use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope};
+use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope, MAX_STOP_DEADLINE_SECS};
 use crate::wire::ident::Ident;
 
 /// The default `--socket`: `/run/hyperhive/host.sock`.
@@ -23,22 +23,34 @@ pub fn default_socket() -> PathBuf {
     PathBuf::from(DEFAULT_RUNTIME_DIR).join(HOST_SOCKET_NAME)
 }
 
+/// The help heading of the flags every subcommand accepts, so a
+/// subcommand's own options stand apart from them.
+const GLOBAL: &str = "Global options";
+
 /// Operate a hive: talk to hive-c0re over its admin socket (host.sock).
 #[derive(Debug, Parser)]
 #[command(name = "hivectl", version, propagate_version = true)]
-#[command(
-    after_help = "Exit status: 0 ok, 1 refused by hive-c0re (or a local file could not be \
-                        written), 2 usage error, 3 hive-c0re could not be reached or did not \
-                        answer properly."
-)]
+#[command(after_help = concat!(
+    "Examples:\n",
+    "  hivectl status                 the roster\n",
+    "  hivectl spawn alice            create and start alice, waiting until she runs\n",
+    "  hivectl stop --all             stop every running agent cleanly\n",
+    "  hivectl watch                  the roster, then each change as it happens\n",
+    "  hivectl logs alice -f          follow alice's container journal\n",
+    "\n",
+    "Environment: HIVE_SOCKET (the socket path), NO_COLOR (no colour on a terminal).\n",
+    "Exit status: 0 done; 1 refused, or an agent failed; 2 usage error; 3 hive-c0re could \
+     not be reached; 4 accepted, still in progress."
+))]
 pub struct Cli {
     /// Path of hive-c0re's admin socket.
     #[arg(long, global = true, env = "HIVE_SOCKET", value_name = "PATH",
+          help_heading = GLOBAL,
           default_value_os_t = default_socket())]
     pub socket: PathBuf,
 
     /// Print hive-c0re's answer line(s) unchanged instead of a table.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
 
     /// Total time budget of one call, in milliseconds (default 5000). For
@@ -55,72 +67,136 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show the roster: one row per managed agent.
-    Status,
+    #[command(
+        after_help = "Examples:\n  hivectl status\n  hivectl status -q     names only\n  \
+                            hivectl status --json"
+    )]
+    Status(TableView),
     /// List managed agents by name.
+    #[command(after_help = "Example:\n  hivectl list")]
     List,
-    /// Start agent containers.
-    Start(Selection),
-    /// Stop agent containers.
+    /// Start agent containers, waiting until they run.
+    #[command(
+        after_help = "Examples:\n  hivectl start alice bob\n  hivectl start --all\n  \
+                            hivectl start alice --no-block"
+    )]
+    Start {
+        #[command(flatten)]
+        which: Selection,
+        #[command(flatten)]
+        wait: Wait,
+    },
+    /// Stop agent containers cleanly (the agent may quiesce, then it is killed
+    /// after the hive's stop deadline), waiting until they stopped.
+    #[command(
+        after_help = "Examples:\n  hivectl stop alice\n  hivectl stop --all\n  \
+                            hivectl stop --force alice    kill it now"
+    )]
     Stop {
         #[command(flatten)]
         which: Selection,
-        /// Ask each agent to quiesce and stop cleanly within a deadline, then kill.
+        /// Kill at once (SIGKILL) instead of a clean stop; the same as `kill`.
         #[arg(long)]
+        force: bool,
+        /// Seconds the agent may take to stop cleanly before it is killed
+        /// (default: the hive's stop deadline; 0 kills at once).
+        #[arg(short = 't', long = "time", value_name = "SECONDS", conflicts_with = "force",
+              value_parser = clap::value_parser!(u64).range(0..=MAX_STOP_DEADLINE_SECS))]
+        time: Option<u64>,
+        /// Accepted for scripts written against the old default (a clean stop
+        /// is the default now).
+        #[arg(long, hide = true, conflicts_with = "force")]
         graceful: bool,
+        #[command(flatten)]
+        wait: Wait,
     },
     /// Stop and start one container without rebuilding its config.
+    #[command(after_help = "Example:\n  hivectl restart alice")]
     Restart {
         /// The agent's name.
+        #[arg(add = agent_names())]
         name: Ident,
+        #[command(flatten)]
+        wait: Wait,
     },
     /// Restart every managed container, one after the other.
+    #[command(after_help = "Example:\n  hivectl restart-all")]
     RestartAll,
     /// Park an agent's turn loop (works on a stopped container too).
+    #[command(after_help = "Example:\n  hivectl pause alice")]
     Pause {
         /// The agent's name.
+        #[arg(add = agent_names())]
         name: Ident,
     },
     /// Un-park an agent's turn loop.
+    #[command(after_help = "Example:\n  hivectl resume alice")]
     Resume {
         /// The agent's name.
+        #[arg(add = agent_names())]
         name: Ident,
     },
-    /// Create and start a sub-agent now, without approval.
+    /// Create and start a sub-agent now, without approval, waiting until it runs.
+    #[command(after_help = "Examples:\n  hivectl spawn alice\n  hivectl spawn alice --no-block")]
     Spawn {
-        /// The agent's name.
+        /// The new agent's name.
         name: Ident,
+        #[command(flatten)]
+        wait: Wait,
     },
-    /// Queue a spawn approval for the operator.
+    /// Queue a spawn approval for the operator; prints the approval's id.
+    #[command(after_help = "Example:\n  hivectl request-spawn bob && hivectl pending")]
     RequestSpawn {
-        /// The agent's name.
+        /// The new agent's name.
         name: Ident,
     },
-    /// Stop a managed container (gracefully).
+    /// Kill a container at once (SIGKILL); `stop` is the clean way.
+    #[command(after_help = "Example:\n  hivectl kill alice")]
     Kill {
         /// The agent's name.
+        #[arg(add = agent_names())]
         name: Ident,
+        #[command(flatten)]
+        wait: Wait,
     },
     /// Tear a container down; its state is kept unless --purge.
+    #[command(after_help = "Examples:\n  hivectl destroy alice\n  \
+                            hivectl destroy alice --purge    state and image too")]
     Destroy {
         /// The agent's name.
+        #[arg(add = agent_names())]
         name: Ident,
         /// Delete the agent's state too.
         #[arg(long)]
         purge: bool,
     },
     /// Apply pending config to a container.
+    #[command(after_help = "Example:\n  hivectl rebuild alice")]
     Rebuild {
         /// The agent's name.
+        #[arg(add = agent_names())]
         name: Ident,
     },
-    /// Show the approval queue.
-    Pending,
+    /// Show the approvals waiting for the operator.
+    #[command(
+        after_help = "Examples:\n  hivectl pending\n  hivectl pending --all    \
+                            with approved, denied, failed and cancelled ones"
+    )]
+    Pending {
+        /// Show resolved approvals too (the history).
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        view: TableView,
+    },
     /// Approve a pending approval: its action runs now.
+    #[command(after_help = "Example:\n  hivectl approve 3")]
     Approve {
         /// The approval's id, as `hivectl pending` shows it.
         id: i64,
     },
     /// Deny a pending approval.
+    #[command(after_help = "Example:\n  hivectl deny 3")]
     Deny {
         /// The approval's id, as `hivectl pending` shows it.
         id: i64,
@@ -128,20 +204,27 @@ pub enum Command {
     /// Move an agent in the topology: under PARENT, or to the root.
     #[command(group(ArgGroup::new("target").required(true).args(["parent", "root"])))]
     #[command(override_usage = "hivectl set-parent <CHILD> <PARENT|--root>")]
+    #[command(after_help = "Examples:\n  hivectl set-parent alice ruth\n  \
+                            hivectl set-parent alice --root")]
     SetParent {
         /// The agent to move.
+        #[arg(add = agent_names())]
         child: Ident,
         /// The new parent.
+        #[arg(add = agent_names())]
         parent: Option<Ident>,
         /// Make CHILD a root agent.
         #[arg(long)]
         root: bool,
     },
     /// Show this hive's domain and browser URLs.
+    #[command(after_help = "Example:\n  hivectl urls")]
     Urls,
     /// Show open questions (asked of the operator or of an agent).
+    #[command(after_help = "Example:\n  hivectl questions")]
     Questions,
     /// Answer a question as the operator.
+    #[command(after_help = "Example:\n  hivectl answer 7 'yes, go ahead'")]
     Answer {
         /// The question's id, as `hivectl questions` shows it.
         id: i64,
@@ -149,8 +232,11 @@ pub enum Command {
         text: String,
     },
     /// Show scheduled prompts.
+    #[command(after_help = "Example:\n  hivectl schedules")]
     Schedules,
     /// Cancel a scheduled prompt, or only some of its targets.
+    #[command(after_help = "Examples:\n  hivectl cancel-schedule 4\n  \
+                            hivectl cancel-schedule 4 --target alice")]
     CancelSchedule {
         /// The schedule's id, as `hivectl schedules` shows it.
         id: i64,
@@ -159,31 +245,49 @@ pub enum Command {
         targets: Vec<String>,
     },
     /// Show agents' capabilities and tool groups.
+    #[command(after_help = "Examples:\n  hivectl grants\n  hivectl grants alice")]
     Grants {
         /// Only this agent.
+        #[arg(add = agent_names())]
         name: Option<Ident>,
     },
     /// Grant an agent a capability or a tool group.
+    #[command(
+        after_help = "Examples:\n  hivectl grant alice --capability read_host_journal\n  \
+                            hivectl grant alice --tool-group web_tools"
+    )]
     Grant(GrantArgs),
     /// Revoke a capability or a tool group from an agent.
+    #[command(after_help = "Example:\n  hivectl revoke alice --tool-group web_tools")]
     Revoke(GrantArgs),
     /// Show the operator's inbox: messages agents sent to `operator`, newest first.
+    #[command(after_help = "Examples:\n  hivectl inbox\n  hivectl inbox -n 5")]
     Inbox {
         /// How many messages to show.
         #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_INBOX_LIMIT)]
         limit: u64,
     },
     /// Send a message to an agent, as `operator`.
+    #[command(after_help = "Example:\n  hivectl send alice 'please report'")]
     Send {
         /// The agent's name.
+        #[arg(add = agent_names())]
         agent: Ident,
         /// The message.
         text: String,
     },
-    /// Follow the roster: print each agent's row whenever it changes.
+    /// Follow the roster: the current rows, then each change with its time,
+    /// until interrupted (reconnecting when hive-c0re restarts).
+    #[command(after_help = "Examples:\n  hivectl watch\n  hivectl watch --json")]
     Watch,
     /// Show an agent's container journal (journalctl -M h-NAME).
+    #[command(
+        after_help = "Examples:\n  hivectl logs alice\n  hivectl logs alice -n 100\n  \
+                            hivectl logs alice -f\n  hivectl logs alice -o json"
+    )]
     Logs {
+        /// The agent's name (`alice`; its machine name `h-alice` works too).
+        #[arg(add = agent_names())]
         name: Ident,
         /// How many of the newest entries (default 30, at most 1000).
         #[arg(short = 'n', long)]
@@ -194,15 +298,25 @@ pub enum Command {
         /// Only this unit inside the container.
         #[arg(long)]
         unit: Option<String>,
+        /// Output format: short (time, unit, message), cat (the message
+        /// only) or json (one object per entry).
+        #[arg(short, long, value_enum, default_value_t = JournalFormat::Short)]
+        output: JournalFormat,
     },
     /// Show the host's journal, filtered.
+    #[command(
+        after_help = "Examples:\n  hivectl journal --agent alice -p warning\n  \
+                            hivectl journal --unit hive-c0re.service --since -1h\n  \
+                            hivectl journal --grep crashed -o cat"
+    )]
     Journal {
         /// Only this unit (e.g. hive-c0re.service).
         #[arg(long)]
         unit: Option<String>,
-        /// Only this agent container's journal (h-NAME).
-        #[arg(long)]
-        container: Option<String>,
+        /// Only this agent container's journal (`alice`; `h-alice` works too).
+        #[arg(long, visible_alias = "container", value_name = "NAME",
+              add = agent_names())]
+        agent: Option<Ident>,
         /// This priority and more severe.
         #[arg(short, long, value_parser = priority_parser())]
         priority: Option<JournalPriority>,
@@ -218,13 +332,22 @@ pub enum Command {
         /// How many of the newest entries (default 30, at most 100).
         #[arg(short = 'n', long)]
         lines: Option<u32>,
+        /// Output format: short, cat or json.
+        #[arg(short, long, value_enum, default_value_t = JournalFormat::Short)]
+        output: JournalFormat,
     },
-    /// Print a shell completion script to stdout.
+    /// Print a shell completion script to stdout (agent names complete too).
+    #[command(
+        after_help = "Examples:\n  hivectl completions bash > /etc/bash_completion.d/hivectl\n  \
+                            hivectl completions zsh > ~/.zfunc/_hivectl"
+    )]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Write manual pages (hivectl.1 and one per subcommand) into DIR.
+    /// Write manual pages (hivectl.1 and one per subcommand) into DIR; the
+    /// daemon's hive-c0re.8 is man/hive-c0re.8 in the source tree.
+    #[command(after_help = "Example:\n  hivectl man --out /usr/local/share/man/man1")]
     Man {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -276,26 +399,81 @@ fn parse_tool_group(value: &str) -> Result<ToolGroup, String> {
 #[group(id = "which", required = true, multiple = false)]
 pub struct Selection {
     /// Agents to act on.
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = agent_names())]
     pub names: Vec<Ident>,
-    /// Every managed agent.
+    /// Every managed agent it applies to (the others are reported, not
+    /// failed: `stop --all` leaves stopped agents alone).
     #[arg(long)]
     pub all: bool,
 }
 
-impl Selection {
-    /// The wire scope: `--all` selects every agent (`agents: true`), names
-    /// select those agents only.
-    pub fn scope(&self) -> LifecycleScope {
-        if self.all {
-            LifecycleScope {
-                agents: true,
-                ..LifecycleScope::default()
-            }
-        } else {
-            LifecycleScope::agents(self.names.clone())
-        }
+/// Whether a lifecycle verb waits for the outcome.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Wait {
+    /// Return as soon as hive-c0re accepted the request (exit 4 when it is
+    /// still in progress) instead of waiting for the outcome.
+    #[arg(long)]
+    pub no_block: bool,
+}
+
+/// How a table is printed.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct TableView {
+    /// Print the first column only (agent names, approval ids), for scripts.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Leave out the header line.
+    #[arg(long)]
+    pub no_legend: bool,
+}
+
+/// The journal output formats (journalctl's `-o` names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JournalFormat {
+    /// Time, identifier and message.
+    Short,
+    /// The message only.
+    Cat,
+    /// One JSON object per entry, as hive-c0re sent it.
+    Json,
+}
+
+/// The agent `given` names, among the `managed` ones: itself when managed,
+/// else, for a machine name `h-alice`, the agent `alice` when managed; else
+/// `given` unchanged (hive-c0re then says it is unknown). An agent whose own
+/// name starts with `h-` stays reachable by its name.
+pub fn resolve_machine_name(given: &Ident, managed: &[Ident]) -> Ident {
+    if managed.contains(given) {
+        return given.clone();
     }
+    given
+        .as_str()
+        .strip_prefix("h-")
+        .and_then(|rest| Ident::new(rest).ok())
+        .filter(|agent| managed.contains(agent))
+        .unwrap_or_else(|| given.clone())
+}
+
+/// Completion of agent names: asked of hive-c0re when the shell completes
+/// (a short budget, nothing offered when it cannot be reached).
+fn agent_names() -> clap_complete::engine::ArgValueCandidates {
+    clap_complete::engine::ArgValueCandidates::new(|| {
+        let socket = std::env::var_os("HIVE_SOCKET")
+            .map(PathBuf::from)
+            .unwrap_or_else(default_socket);
+        let client =
+            crate::client::Client::new(socket).with_budget(std::time::Duration::from_millis(500));
+        match client.call(&HostRequest::List) {
+            Ok(reply) => reply
+                .response
+                .agents
+                .unwrap_or_default()
+                .iter()
+                .map(|n| clap_complete::engine::CompletionCandidate::new(n.as_str()))
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    })
 }
 
 /// What a subcommand does.
@@ -303,30 +481,121 @@ impl Selection {
 pub enum Action {
     /// One request, one answer.
     Call(HostRequest),
-    /// A streaming request (`subscribe_agent_status`, `logs --follow`):
-    /// print each line until the stream ends.
+    /// A streaming request (`logs --follow`): print each line until the
+    /// stream ends.
     Stream(HostRequest),
+    /// A lifecycle verb: resolve `--all`, send, then wait for the outcome.
+    Lifecycle(Lifecycle),
+    /// The roster, then its changes, reconnecting across daemon restarts.
+    Watch,
     /// Local: print completions.
     Completions(clap_complete::Shell),
     /// Local: write man pages.
     Man(PathBuf),
 }
 
+/// A lifecycle verb and the agents it names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lifecycle {
+    pub verb: Verb,
+    /// The named agents; empty with `all`.
+    pub names: Vec<Ident>,
+    /// `--all`: every agent the verb applies to.
+    pub all: bool,
+    /// Wait for the outcome (no `--no-block`).
+    pub block: bool,
+}
+
+/// What a lifecycle verb does to each agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Start,
+    /// `deadline_secs`: `-t`, the graceful stop's deadline.
+    Stop {
+        graceful: bool,
+        deadline_secs: Option<u64>,
+    },
+    Restart,
+    Spawn,
+}
+
+impl Lifecycle {
+    /// The requests acting on `names` (the resolved targets): one scoped
+    /// request for start and stop, one per agent for restart and spawn;
+    /// none when there is nothing to act on.
+    pub fn requests(&self, names: &[Ident]) -> Vec<HostRequest> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let scope = || LifecycleScope::agents(names.to_vec());
+        match self.verb {
+            Verb::Start => vec![HostRequest::Start { scope: scope() }],
+            Verb::Stop {
+                graceful,
+                deadline_secs,
+            } => vec![HostRequest::Stop {
+                scope: scope(),
+                graceful,
+                deadline_secs,
+            }],
+            Verb::Restart => names
+                .iter()
+                .map(|n| HostRequest::Restart { name: n.clone() })
+                .collect(),
+            Verb::Spawn => names
+                .iter()
+                .map(|n| HostRequest::Spawn { name: n.clone() })
+                .collect(),
+        }
+    }
+}
+
 impl Command {
     /// The action, with the request it sends.
     pub fn action(&self) -> Action {
         let call = Action::Call;
+        let lifecycle = |verb, names: Vec<Ident>, all, wait: &Wait| {
+            Action::Lifecycle(Lifecycle {
+                verb,
+                names,
+                all,
+                block: !wait.no_block,
+            })
+        };
         match self {
-            Self::Status => call(HostRequest::AgentStatus),
+            Self::Status(_) => call(HostRequest::AgentStatus),
             Self::List => call(HostRequest::List),
-            Self::Start(which) => call(HostRequest::Start {
-                scope: which.scope(),
-            }),
-            Self::Stop { which, graceful } => call(HostRequest::Stop {
-                scope: which.scope(),
-                graceful: *graceful,
-            }),
-            Self::Restart { name } => call(HostRequest::Restart { name: name.clone() }),
+            Self::Start { which, wait } => {
+                lifecycle(Verb::Start, which.names.clone(), which.all, wait)
+            }
+            Self::Stop {
+                which,
+                force,
+                time,
+                wait,
+                ..
+            } => lifecycle(
+                Verb::Stop {
+                    graceful: !force,
+                    deadline_secs: *time,
+                },
+                which.names.clone(),
+                which.all,
+                wait,
+            ),
+            Self::Kill { name, wait } => lifecycle(
+                Verb::Stop {
+                    graceful: false,
+                    deadline_secs: None,
+                },
+                vec![name.clone()],
+                false,
+                wait,
+            ),
+            Self::Restart { name, wait } => {
+                lifecycle(Verb::Restart, vec![name.clone()], false, wait)
+            }
+            Self::Spawn { name, wait } => lifecycle(Verb::Spawn, vec![name.clone()], false, wait),
             Self::RestartAll => call(HostRequest::RestartAll),
             Self::Pause { name } => call(HostRequest::SetPaused {
                 name: name.clone(),
@@ -336,15 +605,13 @@ impl Command {
                 name: name.clone(),
                 paused: false,
             }),
-            Self::Spawn { name } => call(HostRequest::Spawn { name: name.clone() }),
             Self::RequestSpawn { name } => call(HostRequest::RequestSpawn { name: name.clone() }),
-            Self::Kill { name } => call(HostRequest::Kill { name: name.clone() }),
             Self::Destroy { name, purge } => call(HostRequest::Destroy {
                 name: name.clone(),
                 purge: *purge,
             }),
             Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
-            Self::Pending => call(HostRequest::Pending),
+            Self::Pending { .. } => call(HostRequest::Pending),
             Self::Approve { id } => call(HostRequest::Approve { id: *id }),
             Self::Deny { id } => call(HostRequest::Deny { id: *id }),
             // clap's group guarantees exactly one of `parent` and `--root`;
@@ -354,12 +621,13 @@ impl Command {
                 new_parent: parent.clone(),
             }),
             Self::Urls => call(HostRequest::Urls),
-            Self::Watch => Action::Stream(HostRequest::SubscribeAgentStatus),
+            Self::Watch => Action::Watch,
             Self::Logs {
                 name,
                 lines,
                 follow,
                 unit,
+                ..
             } => {
                 let request = HostRequest::Logs {
                     name: name.clone(),
@@ -375,15 +643,16 @@ impl Command {
             }
             Self::Journal {
                 unit,
-                container,
+                agent,
                 priority,
                 grep,
                 since,
                 until,
                 lines,
+                ..
             } => call(HostRequest::Journal(HostJournalFilters {
                 unit: unit.clone(),
-                container: container.clone(),
+                container: agent.as_ref().map(Ident::machine_name),
                 lines: *lines,
                 priority: *priority,
                 grep: grep.clone(),
@@ -420,6 +689,32 @@ impl Command {
             }),
             Self::Completions { shell } => Action::Completions(*shell),
             Self::Man { out } => Action::Man(out.clone()),
+        }
+    }
+
+    /// The agent of `logs`/`journal`, which the operator may name by its
+    /// machine name (`h-alice`); see [`resolve_machine_name`].
+    pub fn agent_mut(&mut self) -> Option<&mut Ident> {
+        match self {
+            Self::Logs { name, .. } => Some(name),
+            Self::Journal { agent, .. } => agent.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// How a table answer is printed (defaults for commands without the flags).
+    pub fn view(&self) -> TableView {
+        match self {
+            Self::Status(view) | Self::Pending { view, .. } => *view,
+            _ => TableView::default(),
+        }
+    }
+
+    /// The journal output format of `logs`/`journal`.
+    pub fn journal_format(&self) -> JournalFormat {
+        match self {
+            Self::Logs { output, .. } | Self::Journal { output, .. } => *output,
+            _ => JournalFormat::Short,
         }
     }
 }

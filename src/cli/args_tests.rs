@@ -7,11 +7,24 @@ fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(std::iter::once("hivectl").chain(args.iter().copied()))
 }
 
-/// The request line `args` would send, exactly as serde writes it.
+/// The request line `args` would send, exactly as serde writes it (for a
+/// lifecycle verb, to the agents it names).
 fn line(args: &[&str]) -> String {
     match parse(args).unwrap().command.action() {
         Action::Call(request) => serde_json::to_string(&request).unwrap(),
+        Action::Lifecycle(lc) => {
+            let requests = lc.requests(&lc.names);
+            assert_eq!(requests.len(), 1, "{args:?}");
+            serde_json::to_string(&requests[0]).unwrap()
+        }
         other => panic!("{args:?} is not a call: {other:?}"),
+    }
+}
+
+fn lifecycle(args: &[&str]) -> Lifecycle {
+    match parse(args).unwrap().command.action() {
+        Action::Lifecycle(lc) => lc,
+        other => panic!("{args:?} is not a lifecycle verb: {other:?}"),
     }
 }
 
@@ -21,11 +34,39 @@ fn the_command_definition_is_consistent() {
 }
 
 #[test]
-fn stop_all_graceful_sends_every_agent_and_graceful() {
+fn stop_is_graceful_by_default_and_force_or_kill_is_hard() {
     assert_eq!(
-        line(&["stop", "--all", "--graceful"]),
-        r#"{"cmd":"stop","scope":{"agent_names":[],"agents":true,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true}"#
+        line(&["stop", "alice"]),
+        r#"{"cmd":"stop","scope":{"agent_names":["alice"],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true}"#
     );
+    for args in [&["stop", "--force", "alice"][..], &["kill", "alice"]] {
+        assert_eq!(
+            line(args),
+            r#"{"cmd":"stop","scope":{"agent_names":["alice"],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":false}"#,
+            "{args:?}"
+        );
+    }
+    // The old spelling still parses and means the default.
+    assert_eq!(
+        lifecycle(&["stop", "--all", "--graceful"]).verb,
+        Verb::Stop {
+            graceful: true,
+            deadline_secs: None
+        }
+    );
+    assert!(
+        line(&["stop", "-t", "30", "alice"]).ends_with(r#""graceful":true,"deadline_secs":30}"#)
+    );
+    assert!(parse(&["stop", "-t", "3", "--force", "a"]).is_err());
+    assert!(parse(&["stop", "--graceful", "--force", "a"]).is_err());
+}
+
+#[test]
+fn all_is_resolved_later_and_nothing_is_sent_for_no_targets() {
+    let lc = lifecycle(&["stop", "--all"]);
+    assert!(lc.all && lc.names.is_empty() && lc.block);
+    assert!(lc.requests(&[]).is_empty());
+    assert!(!lifecycle(&["start", "a", "--no-block"]).block);
 }
 
 #[test]
@@ -54,7 +95,6 @@ fn each_single_name_verb_sends_its_cmd_and_name() {
             &["request-spawn", "a"],
             r#"{"cmd":"request_spawn","name":"a"}"#,
         ),
-        (&["kill", "a"], r#"{"cmd":"kill","name":"a"}"#),
         (
             &["destroy", "a"],
             r#"{"cmd":"destroy","name":"a","purge":false}"#,
@@ -189,10 +229,7 @@ fn global_flags_are_accepted_after_the_subcommand() {
 
 #[test]
 fn watch_completions_and_man_are_not_calls() {
-    assert_eq!(
-        parse(&["watch"]).unwrap().command.action(),
-        Action::Stream(HostRequest::SubscribeAgentStatus)
-    );
+    assert_eq!(parse(&["watch"]).unwrap().command.action(), Action::Watch);
     assert_eq!(
         parse(&["completions", "zsh"]).unwrap().command.action(),
         Action::Completions(clap_complete::Shell::Zsh)
@@ -201,4 +238,24 @@ fn watch_completions_and_man_are_not_calls() {
         parse(&["man", "--out", "/tmp/m"]).unwrap().command.action(),
         Action::Man(PathBuf::from("/tmp/m"))
     );
+}
+
+#[test]
+fn journal_names_an_agent_by_its_name_and_sends_its_machine() {
+    for args in [
+        &["journal", "--agent", "alice"][..],
+        &["journal", "--container", "alice"],
+    ] {
+        assert!(line(args).contains(r#""container":"h-alice""#), "{args:?}");
+    }
+}
+
+#[test]
+fn a_machine_name_resolves_to_its_agent_unless_an_agent_has_that_name() {
+    let n = |s: &str| Ident::new(s).unwrap();
+    let managed = [n("alice"), n("h-bob")];
+    assert_eq!(resolve_machine_name(&n("h-alice"), &managed), n("alice"));
+    assert_eq!(resolve_machine_name(&n("alice"), &managed), n("alice"));
+    assert_eq!(resolve_machine_name(&n("h-bob"), &managed), n("h-bob"));
+    assert_eq!(resolve_machine_name(&n("h-zed"), &managed), n("h-zed"));
 }

@@ -3,155 +3,276 @@
 //!
 //! - [`args`]: the clap definition and the request each subcommand sends.
 //! - [`render`]: tables and row lines for humans.
+//! - [`lifecycle`]: start/stop/kill/restart/spawn — `--all` resolved against
+//!   the roster, then waiting for the outcome with progress on a terminal.
+//! - [`watch`]: the roster, then its changes, across daemon restarts.
+//! - [`man`]: the manual pages, `hive-c0re(8)` included.
 //!
-//! Output contract: a table (or nothing, for a write verb) on stdout by
-//! default; with `--json`, each line hive-c0re sent, byte for byte, so
+//! Output contract: a table, or one line per thing a write verb did, on
+//! stdout; with `--json`, each line hive-c0re sent, byte for byte, so
 //! scripts see exactly what the daemon said (for `watch` that includes the
-//! ack line). Errors go to stderr as `hivectl: <message>`. Exit status:
-//! [`exit::OK`], [`exit::REFUSED`], [`exit::USAGE`] (clap's own), and
-//! [`exit::UNREACHABLE`].
+//! ack line). Errors and progress go to stderr (`hivectl: <message>`).
+//! Exit status: the [`exit`] constants.
 //!
 //! `HIVECTL_TIMEOUT_MS` (or the hidden `--timeout-ms`) replaces the 5 s
 //! budget of a call; it exists so tests of a silent daemon finish quickly.
 //!
-//! Decision: `run` takes its output streams as parameters and returns a
-//! status instead of exiting, so the binary's `main` stays three lines.
-//! Rejected alternative: `process::exit` from inside the command handlers,
-//! which skips destructors and makes the outcomes untestable in-process.
+//! Decision: `run` takes its output streams and what it knows of the
+//! terminal as parameters and returns a status instead of exiting, so the
+//! binary's `main` stays three lines. Rejected alternative: `process::exit`
+//! from inside the command handlers, which skips destructors and makes the
+//! outcomes untestable in-process.
 
 pub mod args;
+pub mod lifecycle;
+pub mod man;
 pub mod render;
+pub mod watch;
 
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::{self, IsTerminal, Write};
 
 use clap::CommandFactory;
 
 use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
-use crate::wire::host::{HostRequest, VERSION};
-use args::{Action, Cli};
+use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, VERSION};
+use crate::wire::ident::Ident;
+use args::{Action, Cli, Command};
 
 /// hivectl's exit statuses.
 pub mod exit {
     /// Done.
     pub const OK: u8 = 0;
-    /// hive-c0re answered `ok:false` (or a local file could not be written).
+    /// hive-c0re answered `ok:false`, an agent ended failed, or a local file
+    /// could not be written.
     pub const REFUSED: u8 = 1;
     /// Bad command line (clap exits with this itself).
     pub const USAGE: u8 = 2;
     /// hive-c0re could not be reached or did not answer properly.
     pub const UNREACHABLE: u8 = 3;
+    /// Accepted and still in progress when hivectl stopped waiting
+    /// (`--no-block`, or the wait limit): not a failure; the roster shows
+    /// the outcome.
+    pub const IN_PROGRESS: u8 = 4;
+}
+
+/// What hivectl knows of where it writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Terminal {
+    /// stderr is a terminal: show progress while waiting.
+    pub progress: bool,
+    /// stdout is a terminal and `NO_COLOR` is unset or empty: colour states.
+    pub colour: bool,
+}
+
+impl Terminal {
+    /// The process's own terminal, as <https://no-color.org> asks.
+    pub fn detect() -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self {
+            progress: io::stderr().is_terminal(),
+            colour: io::stdout().is_terminal() && !no_color,
+        }
+    }
 }
 
 /// Run one parsed command line, writing to `out` and `err`; returns the
 /// exit status.
-pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub fn run(mut cli: Cli, term: Terminal, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let mut client = Client::new(&cli.socket);
     if let Some(ms) = cli.timeout_ms {
         client = client.with_budget(std::time::Duration::from_millis(ms));
     }
+    if let Some(agent) = cli.command.agent_mut()
+        && agent.as_str().starts_with("h-")
+        && let Ok(reply) = client.call(&HostRequest::List)
+    {
+        let managed = reply.response.agents.unwrap_or_default();
+        *agent = args::resolve_machine_name(agent, &managed);
+    }
+    let style = render::Style {
+        view: cli.command.view(),
+        journal: cli.command.journal_format(),
+        colour: term.colour,
+        history: matches!(cli.command, Command::Pending { all: true, .. }),
+    };
+    let io = Io {
+        client: &client,
+        json: cli.json,
+        out,
+        err,
+    };
     match cli.command.action() {
-        Action::Call(request) => call(&client, &request, cli.json, out, err),
-        Action::Stream(request) => stream(&client, &request, cli.json, out, err),
-        Action::Completions(shell) => {
-            // Into a buffer first: clap_complete panics on a failed write
-            // (e.g. `hivectl completions bash | head`).
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "hivectl", &mut script);
-            emit(out, &String::from_utf8_lossy(&script), err).unwrap_or(exit::OK)
-        }
-        Action::Man(dir) => man(&dir, err),
+        Action::Call(request) => call(io, &cli.command, &request, &style),
+        Action::Stream(request) => stream(io, &request, &style),
+        Action::Lifecycle(lc) => lifecycle::run(io, &lc, term.progress),
+        Action::Watch => watch::run(io),
+        Action::Completions(shell) => completions(shell, io.out, io.err),
+        Action::Man(dir) => man::write(&dir, io.err),
     }
 }
 
-fn call(
-    client: &Client,
-    request: &HostRequest,
-    json: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    let reply = match client.call(request) {
+/// The client and the streams a command uses.
+pub(crate) struct Io<'a> {
+    pub client: &'a Client,
+    /// `--json`: print hive-c0re's lines unchanged.
+    pub json: bool,
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+impl Io<'_> {
+    /// Call, or report why hive-c0re could not be reached (`Err(status)`).
+    fn call(&mut self, request: &HostRequest) -> Result<Reply, u8> {
+        match self.client.call(request) {
+            Ok(reply) => {
+                warn_if_newer(self.err, &reply);
+                Ok(reply)
+            }
+            Err(e) => Err(unreachable(self.err, &e)),
+        }
+    }
+
+    /// Write to stdout; `Err(status)` when the command must end here.
+    fn emit(&mut self, text: &str) -> Result<(), u8> {
+        match emit(self.out, text, self.err) {
+            Some(status) => Err(status),
+            None => Ok(()),
+        }
+    }
+}
+
+fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &render::Style) -> u8 {
+    let reply = match io.call(request) {
         Ok(reply) => reply,
-        Err(e) => return unreachable(err, &e),
+        Err(status) => return status,
     };
-    warn_if_newer(err, &reply);
-    let text = if json {
-        format!("{}\n", reply.line)
+    if io.json {
+        if let Err(status) = io.emit(&format!("{}\n", reply.line)) {
+            return status;
+        }
     } else if reply.response.ok {
-        render::answer(request, &reply.response)
-    } else {
-        String::new()
-    };
-    if let Some(status) = emit(out, &text, err) {
-        return status;
+        let mut text = render::answer(request, &reply.response, style);
+        if let HostRequest::RequestSpawn { name } = request {
+            text = queued_approval(&mut io, name);
+        }
+        if let Err(status) = io.emit(&text) {
+            return status;
+        }
+        capped_note(io.err, command, &reply);
     }
     if reply.response.ok {
         exit::OK
     } else {
-        refused(err, &reply)
+        refused(io.err, &reply)
     }
 }
 
-fn stream(
-    client: &Client,
-    request: &HostRequest,
-    json: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    let stream = match client.stream(request) {
+/// The line `request-spawn` prints: the id of the approval it queued (the
+/// newest pending spawn of that agent, read back from the queue).
+fn queued_approval(io: &mut Io<'_>, name: &Ident) -> String {
+    let queued = io
+        .client
+        .call(&HostRequest::Pending)
+        .ok()
+        .and_then(|reply| reply.response.approvals)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| {
+            &a.agent == name && a.kind == ApprovalKind::Spawn && a.status == ApprovalStatus::Pending
+        })
+        .map(|a| a.id)
+        .max();
+    match queued {
+        Some(id) => format!(
+            "approval {id}: spawn {name}, pending (`hivectl approve {id}` or `hivectl deny {id}`)\n"
+        ),
+        None => format!("spawn of {name} queued for approval (see `hivectl pending`)\n"),
+    }
+}
+
+/// Tell the operator when a journal answer was cut to the daemon's cap, so
+/// `-n 500` showing 100 lines is not a silent surprise.
+fn capped_note(err: &mut dyn Write, command: &Command, reply: &Reply) {
+    let (asked, cap, verb) = match command {
+        Command::Journal { lines, .. } => (
+            *lines,
+            crate::wire::journal::HOST_JOURNAL_MAX_LINES,
+            "journal",
+        ),
+        Command::Logs { lines, .. } => (*lines, crate::wire::journal::AGENT_LOGS_MAX_LINES, "logs"),
+        _ => return,
+    };
+    let shown = reply.response.entries.as_ref().map_or(0, Vec::len);
+    if asked.is_some_and(|n| n > cap) && shown >= cap as usize {
+        let _ = writeln!(
+            err,
+            "hivectl: showing the newest {cap} entries, the most `{verb}` returns; narrow it \
+             with --since/--until (or --grep)"
+        );
+    }
+}
+
+fn stream(mut io: Io<'_>, request: &HostRequest, style: &render::Style) -> u8 {
+    let stream = match io.client.stream(request) {
         Ok(stream) => stream,
-        Err(e) => return unreachable(err, &e),
+        Err(e) => return unreachable(io.err, &e),
     };
     for (n, item) in stream.enumerate() {
         let reply = match item {
             Ok(reply) => reply,
-            Err(e) => return unreachable(err, &e),
+            Err(e) => return unreachable(io.err, &e),
         };
         if n == 0 {
-            warn_if_newer(err, &reply);
+            warn_if_newer(io.err, &reply);
         }
-        let text = if json {
+        let text = if io.json {
             format!("{}\n", reply.line)
         } else {
-            let rows = reply.response.agent_statuses.as_deref().unwrap_or(&[]);
             let entries = reply.response.entries.as_deref().unwrap_or(&[]);
-            let mut text: String = rows.iter().map(render::status_line).collect();
-            text.push_str(&render::journal_lines(entries));
-            text
+            render::journal(entries, style.journal)
         };
-        if let Some(status) = emit(out, &text, err) {
+        if let Err(status) = io.emit(&text) {
             return status;
         }
         if !reply.response.ok {
-            return refused(err, &reply);
+            return refused(io.err, &reply);
         }
     }
     let _ = writeln!(
-        err,
+        io.err,
         "hivectl: hive-c0re closed the stream on {}",
-        client.path().display()
+        io.client.path().display()
     );
     exit::UNREACHABLE
 }
 
-fn man(dir: &Path, err: &mut dyn Write) -> u8 {
-    let written =
-        std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(Cli::command(), dir));
-    match written {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            let _ = writeln!(
-                err,
-                "hivectl: cannot write manual pages to {}: {e}",
-                dir.display()
-            );
-            exit::REFUSED
-        }
+/// The shell's registration of hivectl's completion engine: the script
+/// calls `hivectl` back (`COMPLETE=<shell>`) for every completion, so
+/// agent names come from the running hive.
+fn completions(shell: clap_complete::Shell, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    use clap_complete::env::EnvCompleter;
+    use clap_complete::env::{Bash, Elvish, Fish, Powershell, Zsh};
+    let completer: &dyn EnvCompleter = match shell {
+        clap_complete::Shell::Bash => &Bash,
+        clap_complete::Shell::Elvish => &Elvish,
+        clap_complete::Shell::Fish => &Fish,
+        clap_complete::Shell::PowerShell => &Powershell,
+        clap_complete::Shell::Zsh => &Zsh,
+        _ => &Bash,
+    };
+    let name = Cli::command().get_name().to_owned();
+    // Into a buffer first, so a failed write (`| head`) is reported once.
+    let mut script = Vec::new();
+    if let Err(e) = completer.write_registration(COMPLETE_VAR, &name, &name, &name, &mut script) {
+        let _ = writeln!(err, "hivectl: cannot write the completion script: {e}");
+        return exit::REFUSED;
     }
+    emit(out, &String::from_utf8_lossy(&script), err).unwrap_or(exit::OK)
 }
+
+/// The environment variable through which a shell asks for completions.
+pub const COMPLETE_VAR: &str = "COMPLETE";
 
 /// Write `text` and flush. `Some(status)` when the command must end here: a
 /// closed pipe (`hivectl watch | head`) ends it quietly, any other write
@@ -167,6 +288,8 @@ fn emit(out: &mut dyn Write, text: &str, err: &mut dyn Write) -> Option<u8> {
     }
 }
 
+/// hive-c0re's refusal on stderr; a lifecycle verb still at work past the
+/// daemon's answer budget is not a refusal ([`exit::IN_PROGRESS`]).
 fn refused(err: &mut dyn Write, reply: &Reply) -> u8 {
     let message = reply
         .response
@@ -175,7 +298,11 @@ fn refused(err: &mut dyn Write, reply: &Reply) -> u8 {
         .map(render::clean)
         .unwrap_or_else(|| "hive-c0re refused the request without saying why".into());
     let _ = writeln!(err, "hivectl: {message}");
-    exit::REFUSED
+    if lifecycle::still_in_progress(&reply.response) {
+        exit::IN_PROGRESS
+    } else {
+        exit::REFUSED
+    }
 }
 
 fn unreachable(err: &mut dyn Write, e: &ClientError) -> u8 {

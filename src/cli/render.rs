@@ -8,7 +8,12 @@
 //! four small tables, and `--json` serves every script.
 
 use crate::clock::rfc3339;
+use std::cmp::Ordering;
 use std::fmt::Write as _;
+
+use super::args::{JournalFormat, TableView, Verb};
+use crate::wire::host::ApprovalStatus;
+use crate::wire::journal::JournalEntry;
 
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
@@ -18,28 +23,56 @@ use crate::wire::ident::Ident;
 /// Longest free text shown in a table cell; `--json` has the full value.
 const MAX_CELL: usize = 80;
 
-/// The stdout text for a successful answer to `request` (empty for write
-/// verbs, which succeed silently like `systemctl`).
-pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
+/// How answers are printed.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    /// `-q`, `--no-legend`.
+    pub view: TableView,
+    /// `-o` of `logs`/`journal`.
+    pub journal: JournalFormat,
+    /// ANSI colour for states (a terminal without `NO_COLOR`).
+    pub colour: bool,
+    /// `pending --all`: resolved approvals too.
+    pub history: bool,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Self {
+            view: TableView::default(),
+            journal: JournalFormat::Short,
+            colour: false,
+            history: false,
+        }
+    }
+}
+
+/// The stdout text for a successful answer to `request`: a table, or the
+/// line saying what a write verb did.
+pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> String {
     match request {
-        HostRequest::AgentStatus => status_table(response.agent_statuses.as_deref().unwrap_or(&[])),
+        HostRequest::AgentStatus => {
+            status_table(response.agent_statuses.as_deref().unwrap_or(&[]), style)
+        }
         HostRequest::List => agent_list(response.agents.as_deref().unwrap_or(&[])),
-        HostRequest::Pending => approvals_table(response.approvals.as_deref().unwrap_or(&[])),
+        HostRequest::Pending => {
+            approvals_table(response.approvals.as_deref().unwrap_or(&[]), style)
+        }
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
         HostRequest::Logs { .. } | HostRequest::Journal(_) => {
-            journal_lines(response.entries.as_deref().unwrap_or(&[]))
+            journal(response.entries.as_deref().unwrap_or(&[]), style.journal)
         }
         HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),
         HostRequest::Schedules => schedules_table(response.schedules.as_deref().unwrap_or(&[])),
         HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
         HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
         HostRequest::SubscribeAgentStatus
-        | HostRequest::SetPaused { .. }
         | HostRequest::Start { .. }
         | HostRequest::Stop { .. }
         | HostRequest::Restart { .. }
+        | HostRequest::Spawn { .. } => String::new(),
+        HostRequest::SetPaused { .. }
         | HostRequest::RestartAll
-        | HostRequest::Spawn { .. }
         | HostRequest::RequestSpawn { .. }
         | HostRequest::Kill { .. }
         | HostRequest::Destroy { .. }
@@ -51,51 +84,212 @@ pub fn answer(request: &HostRequest, response: &HostResponse) -> String {
         | HostRequest::CancelSchedule { .. }
         | HostRequest::Grant { .. }
         | HostRequest::Revoke { .. }
-        | HostRequest::Send { .. } => String::new(),
+        | HostRequest::Send { .. } => done(request),
     }
 }
 
-/// Journal entries as short text lines (control characters neutralised by
-/// the journal module's renderer).
-pub fn journal_lines(entries: &[crate::wire::journal::JournalEntry]) -> String {
-    crate::wire::journal::render_short(entries)
+/// What a write verb did, one line (its answer carries nothing more).
+/// `request_spawn` is completed by the caller with the approval's id.
+pub fn done(request: &HostRequest) -> String {
+    let line = match request {
+        HostRequest::SetPaused { name, paused: true } => format!("{name}: paused"),
+        HostRequest::SetPaused {
+            name,
+            paused: false,
+        } => format!("{name}: resumed"),
+        HostRequest::RestartAll => "every agent restarted".into(),
+        HostRequest::RequestSpawn { name } => format!("spawn of {name} queued for approval"),
+        HostRequest::Kill { name } => format!("{name}: stopped"),
+        HostRequest::Destroy { name, purge: false } => {
+            format!("{name}: destroyed (state kept; `destroy --purge {name}` deletes it)")
+        }
+        HostRequest::Destroy { name, purge: true } => format!("{name}: destroyed and purged"),
+        HostRequest::Rebuild { name } => format!("{name}: rebuilt"),
+        HostRequest::Approve { id } => format!("approval {id}: approved"),
+        HostRequest::Deny { id } => format!("approval {id}: denied"),
+        HostRequest::SetParent {
+            child,
+            new_parent: Some(parent),
+        } => format!("{child}: now under {parent}"),
+        HostRequest::SetParent {
+            child,
+            new_parent: None,
+        } => format!("{child}: now a root agent"),
+        HostRequest::Answer { id, .. } => format!("question {id}: answered"),
+        HostRequest::CancelSchedule { id, targets: None } => format!("schedule {id}: cancelled"),
+        HostRequest::CancelSchedule {
+            id,
+            targets: Some(t),
+        } => format!("schedule {id}: cancelled for {}", clean(&t.join(", "))),
+        HostRequest::Grant { name, .. } => format!("{name}: granted"),
+        HostRequest::Revoke { name, .. } => format!("{name}: revoked"),
+        HostRequest::Send { to, .. } => format!("sent to {to}"),
+        _ => return String::new(),
+    };
+    line + "\n"
 }
 
-/// The roster as a table.
-pub fn status_table(rows: &[AgentStatusRow]) -> String {
+/// Journal entries in the `-o` format (control characters neutralised).
+pub fn journal(entries: &[JournalEntry], format: JournalFormat) -> String {
+    match format {
+        JournalFormat::Short => crate::wire::journal::render_short(entries),
+        JournalFormat::Cat => entries.iter().fold(String::new(), |mut out, e| {
+            let _ = writeln!(out, "{}", clean(&e.message));
+            out
+        }),
+        JournalFormat::Json => entries.iter().fold(String::new(), |mut out, e| {
+            if let Ok(line) = serde_json::to_string(e) {
+                let _ = writeln!(out, "{line}");
+            }
+            out
+        }),
+    }
+}
+
+/// An agent's state in one word or two: `running`, `paused`, `stopped`,
+/// `failed`. One column instead of three flags; room for more states (a
+/// crash, an agent waiting for attention) as the roster learns them.
+pub fn state(row: &AgentStatusRow) -> String {
+    match (row.running, row.failed, row.paused) {
+        (true, _, true) => "paused".into(),
+        (true, _, false) => "running".into(),
+        (false, true, _) => match &row.failure {
+            Some(result) => format!("failed ({})", clean(result)),
+            None => "failed".into(),
+        },
+        (false, false, true) => "stopped, paused".into(),
+        (false, false, false) => "stopped".into(),
+    }
+}
+
+fn verb_name(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Start => "start",
+        Verb::Stop { .. } => "stop",
+        Verb::Restart => "restart",
+        Verb::Spawn => "spawn",
+    }
+}
+
+/// The ANSI colour of a state word.
+fn state_colour(row: &AgentStatusRow) -> Option<&'static str> {
+    if row.running && !row.paused {
+        Some(GREEN)
+    } else if row.running || row.paused {
+        Some(YELLOW)
+    } else if row.failed {
+        Some(RED)
+    } else {
+        None
+    }
+}
+
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const RED: &str = "\x1b[31m";
+const RESET: &str = "\x1b[0m";
+
+/// Names in natural order: `a2` before `a10`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (na, nb) = (trim_zeros(&a[..da]), trim_zeros(&b[..db]));
+                let by_value = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                (a, b) = (&a[da..], &b[db..]);
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(y);
+                }
+                (a, b) = (&a[1..], &b[1..]);
+            }
+        }
+    }
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let zeros = digits.iter().take_while(|&&c| c == b'0').count();
+    &digits[zeros.min(digits.len().saturating_sub(1))..]
+}
+
+/// The roster as a table: names in natural order, one STATE column, and
+/// no column that is empty in every row.
+pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
+    let mut rows: Vec<&AgentStatusRow> = rows.iter().collect();
+    rows.sort_by(|a, b| natural_cmp(a.name.as_str(), b.name.as_str()));
+    if style.view.quiet {
+        return rows.iter().map(|r| format!("{}\n", r.name)).collect();
+    }
     if rows.is_empty() {
-        return "no managed agents\n".into();
+        return if style.view.no_legend {
+            String::new()
+        } else {
+            "no managed agents\n".into()
+        };
     }
     let body = rows
         .iter()
         .map(|r| {
             vec![
                 r.name.to_string(),
-                yes_no(r.running),
-                yes_no(r.failed),
-                yes_no(r.paused),
+                state(r),
                 needs(r).unwrap_or_else(|| "-".into()),
-                r.pending_reminders.to_string(),
+                if r.pending_reminders == 0 {
+                    "-".into()
+                } else {
+                    r.pending_reminders.to_string()
+                },
                 or_dash(r.parent.as_ref().map(Ident::as_str)),
                 or_dash(r.active_model.as_deref()),
                 or_dash(r.status_text.as_deref()),
             ]
         })
         .collect::<Vec<_>>();
-    table(
-        &[
-            "NAME",
-            "RUNNING",
-            "FAILED",
-            "PAUSED",
-            "NEEDS",
-            "REMINDERS",
-            "PARENT",
-            "MODEL",
-            "STATUS",
-        ],
-        &body,
-    )
+    let headers = [
+        "NAME",
+        "STATE",
+        "NEEDS",
+        "REMINDERS",
+        "PARENT",
+        "MODEL",
+        "STATUS",
+    ];
+    // NAME and STATE always; the others only when some row has a value.
+    let keep: Vec<usize> = (0..headers.len())
+        .filter(|&c| c < 2 || body.iter().any(|r| r[c] != "-"))
+        .collect();
+    let pick = |cells: &[String]| keep.iter().map(|&c| cells[c].clone()).collect::<Vec<_>>();
+    let headers: Vec<&str> = keep.iter().map(|&c| headers[c]).collect();
+    let body: Vec<Vec<String>> = body.iter().map(|r| pick(r)).collect();
+    let colours: Vec<Option<&'static str>> = rows.iter().map(|r| state_colour(r)).collect();
+    let paint = style.colour.then_some((1, colours.as_slice()));
+    let headers: &[&str] = if style.view.no_legend { &[] } else { &headers };
+    painted_table(headers, &body, paint)
+}
+
+/// The line a lifecycle verb prints for an agent: `alice: running`, or for
+/// one that `--all` left alone, `ruth: already stopped`.
+pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
+    let now = state(row);
+    if acted {
+        format!("{}: {now}\n", row.name)
+    } else {
+        format!(
+            "{}: already {now}, left alone by {}\n",
+            row.name,
+            verb_name(verb)
+        )
+    }
 }
 
 /// One name per line.
@@ -106,11 +300,38 @@ pub fn agent_list(names: &[Ident]) -> String {
     })
 }
 
-/// The approval queue as a table.
-pub fn approvals_table(rows: &[Approval]) -> String {
-    if rows.is_empty() {
-        return "no approvals\n".into();
+/// The approval queue as a table: pending rows, or every row with
+/// `--all`.
+pub fn approvals_table(rows: &[Approval], style: &Style) -> String {
+    let rows: Vec<&Approval> = rows
+        .iter()
+        .filter(|a| style.history || a.status == ApprovalStatus::Pending)
+        .collect();
+    if style.view.quiet {
+        return rows.iter().map(|a| format!("{}\n", a.id)).collect();
     }
+    if rows.is_empty() {
+        return match (style.view.no_legend, style.history) {
+            (true, _) => String::new(),
+            (false, true) => "no approvals\n".into(),
+            (false, false) => {
+                "no pending approvals (`hivectl pending --all` shows the history)\n".into()
+            }
+        };
+    }
+    let headers: &[&str] = if style.view.no_legend {
+        &[]
+    } else {
+        &[
+            "ID",
+            "AGENT",
+            "KIND",
+            "STATUS",
+            "REQUESTED",
+            "REF",
+            "DETAIL",
+        ]
+    };
     let body = rows
         .iter()
         .map(|a| {
@@ -131,18 +352,7 @@ pub fn approvals_table(rows: &[Approval]) -> String {
             ]
         })
         .collect::<Vec<_>>();
-    table(
-        &[
-            "ID",
-            "AGENT",
-            "KIND",
-            "STATUS",
-            "REQUESTED",
-            "REF",
-            "DETAIL",
-        ],
-        &body,
-    )
+    table(headers, &body)
 }
 
 /// Open questions as a table.
@@ -271,13 +481,7 @@ pub fn urls(urls: &HiveUrls) -> String {
 
 /// One changed row for `watch`: a readable sentence-like line.
 pub fn status_line(row: &AgentStatusRow) -> String {
-    let mut parts = vec![if row.running { "running" } else { "stopped" }.to_owned()];
-    if row.failed {
-        parts.push("failed".into());
-    }
-    if row.paused {
-        parts.push("paused".into());
-    }
+    let mut parts = vec![state(row)];
     if let Some(needs) = needs(row) {
         parts.push(format!("needs {}", needs.replace(',', " and ")));
     }
@@ -310,10 +514,6 @@ fn needs(row: &AgentStatusRow) -> Option<String> {
     (!needs.is_empty()).then(|| needs.join(","))
 }
 
-fn yes_no(flag: bool) -> String {
-    if flag { "yes" } else { "no" }.into()
-}
-
 /// A cleaned, shortened cell; `-` when absent or empty.
 fn or_dash(value: Option<&str>) -> String {
     match value.map(clean) {
@@ -342,6 +542,17 @@ fn shorten(text: &str) -> String {
 /// last column is not padded (no trailing blanks). No header when `headers`
 /// is empty.
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    painted_table(headers, rows, None)
+}
+
+/// [`table`], with the cells of one column of the body coloured (`paint`:
+/// the column and each body row's colour), after padding so the escape
+/// codes do not count as width.
+fn painted_table(
+    headers: &[&str],
+    rows: &[Vec<String>],
+    paint: Option<(usize, &[Option<&'static str>])>,
+) -> String {
     let header: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
     let all: Vec<&Vec<String>> = (!header.is_empty())
         .then_some(&header)
@@ -358,15 +569,28 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    let body_from = all.len() - rows.len();
     let mut out = String::new();
-    for row in all {
+    for (r, row) in all.into_iter().enumerate() {
+        let colour = match paint {
+            Some((col, colours)) if r >= body_from => colours
+                .get(r - body_from)
+                .copied()
+                .flatten()
+                .map(|c| (col, c)),
+            _ => None,
+        };
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
+            let (open, close) = match colour {
+                Some((col, code)) if col == c => (code, RESET),
+                _ => ("", ""),
+            };
             if c + 1 == row.len() {
-                line.push_str(cell);
+                let _ = write!(line, "{open}{cell}{close}");
             } else {
                 let pad = widths[c] - cell.chars().count();
-                let _ = write!(line, "{cell}{:pad$}  ", "");
+                let _ = write!(line, "{open}{cell}{close}{:pad$}  ", "");
             }
         }
         out.push_str(line.trim_end());

@@ -1,30 +1,20 @@
 use super::*;
 use crate::wire::host::{ApprovalKind, ApprovalStatus};
 
+fn plain() -> Style {
+    Style::default()
+}
+
 fn name(n: &str) -> Ident {
     Ident::new(n).unwrap()
 }
 
 fn row(n: &str) -> AgentStatusRow {
-    AgentStatusRow {
-        name: name(n),
-        running: false,
-        failed: false,
-        needs_update: false,
-        needs_login: false,
-        deployed_sha: None,
-        pending_reminders: 0,
-        paused: false,
-        parent: None,
-        active_model: None,
-        status_text: None,
-        status_set_at: None,
-        url: None,
-    }
+    crate::testing::status_row(n)
 }
 
 #[test]
-fn the_status_table_aligns_columns_and_shows_dashes_for_absent_values() {
+fn the_status_table_has_one_state_column_and_dashes_for_absent_values() {
     let alice = AgentStatusRow {
         running: true,
         needs_update: true,
@@ -42,18 +32,104 @@ fn the_status_table_aligns_columns_and_shows_dashes_for_absent_values() {
         ..row("ruth")
     };
     assert_eq!(
-        status_table(&[alice, ruth]),
+        status_table(&[alice, ruth], &plain()),
         "\
-NAME   RUNNING  FAILED  PAUSED  NEEDS         REMINDERS  PARENT  MODEL  STATUS
-alice  yes      no      no      update,login  2          ruth    opus   triaging
-ruth   no       yes     yes     -             0          -       -      -
+NAME   STATE    NEEDS         REMINDERS  PARENT  MODEL  STATUS
+alice  running  update,login  2          ruth    opus   triaging
+ruth   failed   -             -          -       -      -
 "
     );
 }
 
 #[test]
+fn columns_empty_in_every_row_are_left_out_and_names_sort_naturally() {
+    let rows = [
+        row("a10"),
+        row("a2"),
+        AgentStatusRow {
+            running: true,
+            ..row("a1")
+        },
+    ];
+    assert_eq!(
+        status_table(&rows, &plain()),
+        "NAME  STATE\na1    running\na2    stopped\na10   stopped\n"
+    );
+}
+
+#[test]
+fn quiet_prints_names_only_and_no_legend_drops_the_header() {
+    let rows = [row("b"), row("a")];
+    let quiet = Style {
+        view: TableView {
+            quiet: true,
+            no_legend: false,
+        },
+        ..plain()
+    };
+    assert_eq!(status_table(&rows, &quiet), "a\nb\n");
+    let bare = Style {
+        view: TableView {
+            quiet: false,
+            no_legend: true,
+        },
+        ..plain()
+    };
+    assert_eq!(status_table(&rows, &bare), "a  stopped\nb  stopped\n");
+    assert_eq!(status_table(&[], &bare), "");
+}
+
+#[test]
+fn the_state_is_coloured_only_when_asked_and_widths_ignore_the_codes() {
+    let rows = [
+        AgentStatusRow {
+            running: true,
+            ..row("alice")
+        },
+        row("bo"),
+    ];
+    let colour = Style {
+        colour: true,
+        ..plain()
+    };
+    assert_eq!(
+        status_table(&rows, &colour),
+        "NAME   STATE\nalice  \x1b[32mrunning\x1b[0m\nbo     stopped\n"
+    );
+    assert!(!status_table(&rows, &plain()).contains('\x1b'));
+}
+
+#[test]
+fn each_state_reads_as_one_word() {
+    let r = |running, failed, paused| AgentStatusRow {
+        running,
+        failed,
+        paused,
+        ..row("a")
+    };
+    assert_eq!(state(&r(true, false, false)), "running");
+    assert_eq!(state(&r(true, false, true)), "paused");
+    assert_eq!(state(&r(false, true, false)), "failed");
+    let killed = AgentStatusRow {
+        failed: true,
+        failure: Some("signal".into()),
+        ..row("a")
+    };
+    assert_eq!(state(&killed), "failed (signal)");
+    assert_eq!(state(&r(false, false, false)), "stopped");
+    assert_eq!(state(&r(false, false, true)), "stopped, paused");
+}
+
+#[test]
+fn natural_order_compares_digit_runs_by_value() {
+    let mut names = vec!["a10", "a2", "b", "a1", "a02x", "a", "a2b"];
+    names.sort_by(|a, b| natural_cmp(a, b));
+    assert_eq!(names, ["a", "a1", "a2", "a2b", "a02x", "a10", "b"]);
+}
+
+#[test]
 fn an_empty_roster_says_so_instead_of_printing_a_bare_header() {
-    assert_eq!(status_table(&[]), "no managed agents\n");
+    assert_eq!(status_table(&[], &plain()), "no managed agents\n");
 }
 
 #[test]
@@ -62,7 +138,7 @@ fn control_characters_in_agent_text_cannot_reach_the_terminal() {
         status_text: Some("ok\n\x1b[2Jfake row\tx\u{9b}y".into()),
         ..row("mallory")
     };
-    let out = status_table(&[sneaky]);
+    let out = status_table(&[sneaky], &plain());
     assert!(out.ends_with("ok  [2Jfake row x y\n"), "{out:?}");
     assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
     assert_eq!(out.lines().count(), 2, "{out:?}");
@@ -74,7 +150,7 @@ fn long_status_text_is_shortened_in_the_table() {
         status_text: Some("x".repeat(200)),
         ..row("a")
     };
-    let out = status_table(&[chatty]);
+    let out = status_table(&[chatty], &plain());
     let last = out.lines().nth(1).unwrap();
     assert!(last.ends_with(&format!("{}…", "x".repeat(79))), "{last}");
 }
@@ -109,14 +185,39 @@ fn the_approvals_table_shows_times_in_utc_and_joins_description_and_note() {
         ..pending.clone()
     };
     assert_eq!(
-        approvals_table(&[pending, failed]),
+        approvals_table(
+            &[pending.clone(), failed.clone()],
+            &Style {
+                history: true,
+                ..plain()
+            }
+        ),
         "\
 ID  AGENT  KIND          STATUS   REQUESTED             REF               DETAIL
 7   alice  spawn         pending  2026-11-30T12:00:00Z  -                 spawn helper
 12  alice  apply_commit  failed   2026-11-30T12:00:00Z  0123456789abcdef  note: build failed
 "
     );
-    assert_eq!(approvals_table(&[]), "no approvals\n");
+    assert_eq!(
+        approvals_table(
+            &[],
+            &Style {
+                history: true,
+                ..plain()
+            }
+        ),
+        "no approvals\n"
+    );
+    // Without --all, only what waits for the operator.
+    assert_eq!(
+        approvals_table(&[pending, failed.clone()], &plain()),
+        "ID  AGENT  KIND   STATUS   REQUESTED             REF  DETAIL\n\
+         7   alice  spawn  pending  2026-11-30T12:00:00Z  -    spawn helper\n"
+    );
+    assert_eq!(
+        approvals_table(&[failed], &plain()),
+        "no pending approvals (`hivectl pending --all` shows the history)\n"
+    );
 }
 
 #[test]
@@ -160,28 +261,69 @@ fn a_watched_row_reads_as_one_line() {
     };
     assert_eq!(
         status_line(&r),
-        "alice: running, paused, needs update and login, 3 reminders, parent ruth \
+        "alice: paused, needs update and login, 3 reminders, parent ruth \
          — \"on it \" since 2026-11-30T12:00:00Z\n"
     );
     let crashed = AgentStatusRow {
         failed: true,
         ..row("bob")
     };
-    assert_eq!(status_line(&crashed), "bob: stopped, failed\n");
+    assert_eq!(status_line(&crashed), "bob: failed\n");
 }
 
 #[test]
-fn write_verbs_print_nothing_on_success() {
-    let req = HostRequest::Kill { name: name("a") };
-    assert_eq!(answer(&req, &HostResponse::success()), "");
+fn write_verbs_say_what_they_did() {
+    let ok = HostResponse::success();
+    let said = |req: HostRequest| answer(&req, &ok, &plain());
+    assert_eq!(
+        said(HostRequest::Approve { id: 3 }),
+        "approval 3: approved\n"
+    );
+    assert_eq!(
+        said(HostRequest::SetPaused {
+            name: name("a"),
+            paused: true
+        }),
+        "a: paused\n"
+    );
+    assert_eq!(
+        said(HostRequest::Destroy {
+            name: name("a"),
+            purge: false
+        }),
+        "a: destroyed (state kept; `destroy --purge a` deletes it)\n"
+    );
+    assert_eq!(
+        said(HostRequest::SetParent {
+            child: name("a"),
+            new_parent: None
+        }),
+        "a: now a root agent\n"
+    );
+}
+
+#[test]
+fn journal_entries_print_short_cat_or_json() {
+    let e = JournalEntry {
+        time_us: Some(0),
+        identifier: Some("hive-c0re".into()),
+        message: "spawned alice\x1b[2J".into(),
+        ..JournalEntry::default()
+    };
+    let entries = [e];
+    assert_eq!(journal(&entries, JournalFormat::Cat), "spawned alice [2J\n");
+    let json = journal(&entries, JournalFormat::Json);
+    let back: JournalEntry = serde_json::from_str(json.trim_end()).unwrap();
+    assert_eq!(back, entries[0]);
+    assert!(journal(&entries, JournalFormat::Short).contains("hive-c0re"));
 }
 
 #[test]
 fn the_answer_of_status_is_the_table_of_its_rows() {
     let resp = HostResponse::agent_statuses(vec![row("a")]);
     assert_eq!(
-        answer(&HostRequest::AgentStatus, &resp),
-        status_table(&[row("a")])
+        answer(&HostRequest::AgentStatus, &resp, &plain()),
+        status_table(&[row("a")], &plain())
     );
 }
 

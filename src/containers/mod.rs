@@ -63,7 +63,7 @@ impl Profile {
 
 /// The machine name of agent `name`'s container.
 pub fn machine_name(name: &Ident) -> String {
-    format!("h-{name}")
+    name.machine_name()
 }
 
 pub use crate::hive::unit::{ActiveState, UnitState};

@@ -45,6 +45,7 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         name: i.record.name.clone(),
         running,
         failed: i.unit.is_some_and(UnitState::is_failed),
+        failure: i.unit.filter(|u| u.is_failed()).map(|u| u.result.clone()),
         needs_update: i.record.needs_update,
         needs_login: i.record.needs_login,
         deployed_sha: i
@@ -132,6 +133,30 @@ mod tests {
         });
         assert_eq!((r.status_text, r.status_set_at, r.url), (None, None, None));
         assert!(r.paused && !r.running && !r.failed);
+    }
+
+    #[test]
+    fn a_failed_unit_carries_its_result_and_only_a_failed_one() {
+        let rec = record();
+        let failed = UnitState {
+            active: ActiveState::Failed,
+            sub: "failed".into(),
+            result: "core-dump".into(),
+        };
+        let inputs = |unit| RowInputs {
+            record: &rec,
+            unit,
+            paused: false,
+            pending_reminders: 0,
+            domain: None,
+        };
+        let r = row(inputs(Some(&failed)));
+        assert_eq!((r.failed, r.failure.as_deref()), (true, Some("core-dump")));
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(line.ends_with(r#","failure":"core-dump"}"#), "{line}");
+        let stopped = UnitState::inactive();
+        assert_eq!(row(inputs(Some(&stopped))).failure, None);
+        assert_eq!(row(inputs(None)).failure, None);
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             }
         };
         if let Err(err) = write_line(&mut write, &response).await {
-            tracing::debug!(agent = %caller.name(), "agent socket client went away: {err}");
+            tracing::debug!(agent = %caller.name(), "{}: agent socket client went away: {err}", caller.name());
             if let Response::Messages { messages } = response
                 && !messages.is_empty()
             {

@@ -140,7 +140,7 @@ impl AgentSockets for SocketRegistry {
         if let Some(open) = self.agents().remove(name) {
             open.stop.cancel();
             let _ = std::fs::remove_file(&open.path);
-            tracing::info!(agent = %name, "agent socket closed");
+            tracing::info!(agent = %name, "{name}: agent socket closed");
         }
     }
 }

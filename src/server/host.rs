@@ -33,7 +33,11 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Urls => HostResponse::urls(hive.urls()),
         HostRequest::SetPaused { name, paused } => done(hive.set_paused(&name, paused).await),
         HostRequest::Start { scope } => done(hive.start(&scope).await),
-        HostRequest::Stop { scope, graceful } => done(hive.stop(&scope, graceful).await),
+        HostRequest::Stop {
+            scope,
+            graceful,
+            deadline_secs,
+        } => done(hive.stop(&scope, graceful, deadline_secs).await),
         HostRequest::Restart { name } => done(hive.restart(&name).await),
         HostRequest::RestartAll => done(hive.restart_all().await),
         HostRequest::Spawn { name } => done(hive.spawn(&name).await),

@@ -53,6 +53,7 @@ pub fn wire_error(err: &HiveError) -> String {
         | HiveError::Topology(_)
         | HiveError::UnknownApproval(_)
         | HiveError::BadFilter(_)
+        | HiveError::NoContainerJournal(_)
         | HiveError::UnknownRecipient(_)
         | HiveError::BodyTooLarge { .. }
         | HiveError::Agenda(_) => {}

@@ -26,7 +26,7 @@ impl Hive {
             .store()
             .run(move |c| approvals::insert(c, &new, now))
             .await?;
-        tracing::info!(agent = %row.agent, id = row.id, kind = row.kind.as_str(), "approval requested");
+        tracing::info!(agent = %row.agent, id = row.id, kind = row.kind.as_str(), "{}: approval {} requested ({})", row.agent, row.id, row.kind.as_str());
         Ok(row)
     }
 

@@ -110,7 +110,7 @@ impl Hive {
             let queue = queues.entry(agent.clone()).or_default();
             if queue.len() >= TRANSIENT_CAP {
                 queue.pop_front();
-                tracing::warn!(agent = %agent, "transient wake queue full; dropped the oldest");
+                tracing::warn!(agent = %agent, "{agent}: transient wake queue full; dropped the oldest");
             }
             queue.push_back(DeliveredMessage {
                 from,
@@ -218,8 +218,12 @@ impl Hive {
             .run(move |c| messages::requeue_ids(c, &n, &ids))
             .await
         {
-            Ok(count) => tracing::debug!(agent = %agent, count, "gave back unanswered messages"),
-            Err(err) => tracing::error!(agent = %agent, "cannot give messages back: {err}"),
+            Ok(count) => {
+                tracing::debug!(agent = %agent, count, "{agent}: gave back {count} unanswered messages")
+            }
+            Err(err) => {
+                tracing::error!(agent = %agent, "{agent}: cannot give messages back: {err}")
+            }
         }
         self.inbox_waker(agent).notify_waiters();
     }

@@ -60,6 +60,14 @@ pub enum HiveError {
     /// A journal filter the caller passed is not acceptable; fix it.
     #[error(transparent)]
     BadFilter(#[from] InvalidFilter),
+    /// The fake driver runs no containers, so an agent has no container
+    /// journal to read: the operator uses the real driver, or points
+    /// `journal_directory` at journal files.
+    #[error(
+        "agent \"{0}\" has no container journal: the fake driver (--driver fake) runs no \
+         containers; set journal_directory in the config to read journal files instead"
+    )]
+    NoContainerJournal(Ident),
     /// journalctl failed, timed out or said too much; its words are kept.
     #[error("reading the journal failed: {0}")]
     Journal(JournalError),

@@ -80,7 +80,7 @@ impl Hive {
                 Grant::ToolGroup(group) => grants::set_tool_group(c, &n, group, on),
             })
             .await?;
-        tracing::info!(agent = %name, ?grant, on, changed, "grant changed");
+        tracing::info!(agent = %name, ?grant, on, changed, "{name}: grant {grant:?} {}", if on { "granted" } else { "revoked" });
         Ok(if changed {
             Outcome::Done
         } else {

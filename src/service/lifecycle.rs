@@ -7,14 +7,19 @@
 //! "still in progress" and the work goes on; the roster shows the result.
 
 use std::future::Future;
+use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 
+/// How long a stop waits for systemd to report the cleared failed state.
+const CLEAR_BUDGET: Duration = Duration::from_secs(2);
+
 use super::{ANSWER_BUDGET, Hive, HiveError};
-use crate::containers::{DriverError, Outcome, StopMode};
+use crate::containers::{DriverError, Outcome, StopMode, UnitState};
 use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
-use crate::wire::host::LifecycleScope;
+use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS};
 use crate::wire::ident::Ident;
 
 /// Run `op` for every name (concurrently, or one after another), within the
@@ -53,7 +58,7 @@ where
             }
         }
         for (name, e) in &failures {
-            tracing::warn!(agent = %name, "{verb} failed: {e}");
+            tracing::warn!(agent = %name, "{name}: {verb} failed: {e}");
         }
         failures.sort_by(|a, b| a.0.cmp(&b.0));
         failures
@@ -111,7 +116,7 @@ impl Hive {
                     .container_spec(&name)
                     .await
                     .map_err(|e| DriverError::Setup(e.to_string()))?;
-                tracing::info!(agent = %name, "no container yet; creating it");
+                tracing::info!(agent = %name, "{name}: no container yet; creating it");
                 self.driver().create(&name, &spec).await?;
                 self.driver().start(&name).await
             }
@@ -125,6 +130,7 @@ impl Hive {
         match outcome {
             Ok(Outcome::AlreadyInState) => self.clear_going_down(&name),
             Ok(Outcome::Done) => {
+                self.reset_failed_after_stop(&name).await;
                 let agent = name.to_string();
                 self.notify_manager(HelperEvent::Killed { agent }).await;
             }
@@ -133,18 +139,66 @@ impl Hive {
         outcome
     }
 
+    /// An operator's stop leaves the unit stopped, not failed: a SIGKILL
+    /// (a hard stop, or a graceful one past its deadline) leaves systemd's
+    /// unit `failed`, which the roster and its subscribers would show as a
+    /// failure. A stop of the failed unit clears it, as `systemctl
+    /// reset-failed` does (the drivers' documented behaviour).
+    async fn reset_failed_after_stop(&self, name: &Ident) {
+        if !self
+            .driver()
+            .view()
+            .get(name)
+            .is_some_and(UnitState::is_failed)
+        {
+            return;
+        }
+        let clear = StopMode::Graceful {
+            deadline: self.config().stop_deadline(),
+        };
+        // Subscribed first: systemd's signal that the unit left `failed`
+        // may come before the call returns.
+        let mut changes = self.driver().changes();
+        if let Err(e) = self.driver().stop(name, clear).await {
+            tracing::warn!(agent = %name, "{name}: cannot clear the failed state after a stop: {e}");
+            return;
+        }
+        // The answer comes once the roster shows it, so the operator who
+        // reads the roster next sees `stopped`, not the moment before.
+        let cleared = async {
+            while self
+                .driver()
+                .view()
+                .get(name)
+                .is_some_and(UnitState::is_failed)
+            {
+                if let Err(RecvError::Closed) = changes.recv().await {
+                    return;
+                }
+            }
+        };
+        if tokio::time::timeout(CLEAR_BUDGET, cleared).await.is_err() {
+            tracing::warn!(agent = %name, "{name}: the failed state did not clear within {CLEAR_BUDGET:?}");
+        }
+    }
+
     async fn restart_one(self, name: Ident) -> Result<Outcome, DriverError> {
         self.mark_going_down(&name);
         self.driver().restart(&name).await
     }
 
-    fn stop_mode(&self, graceful: bool) -> StopMode {
-        if graceful {
-            StopMode::Graceful {
+    /// How to stop: gracefully within `deadline_secs` (capped at
+    /// [`MAX_STOP_DEADLINE_SECS`]; the configured deadline when `None`; 0 is
+    /// a hard stop, as `podman stop -t 0`), or hard.
+    pub(super) fn stop_mode(&self, graceful: bool, deadline_secs: Option<u64>) -> StopMode {
+        match (graceful, deadline_secs) {
+            (false, _) | (true, Some(0)) => StopMode::Hard,
+            (true, Some(secs)) => StopMode::Graceful {
+                deadline: Duration::from_secs(secs.min(MAX_STOP_DEADLINE_SECS)),
+            },
+            (true, None) => StopMode::Graceful {
                 deadline: self.config().stop_deadline(),
-            }
-        } else {
-            StopMode::Hard
+            },
         }
     }
 
@@ -155,16 +209,21 @@ impl Hive {
     }
 
     /// Stop the containers the scope selects.
-    pub async fn stop(&self, scope: &LifecycleScope, graceful: bool) -> Result<(), HiveError> {
+    pub async fn stop(
+        &self,
+        scope: &LifecycleScope,
+        graceful: bool,
+        deadline_secs: Option<u64>,
+    ) -> Result<(), HiveError> {
         let names = self.select(scope).await?;
-        let mode = self.stop_mode(graceful);
+        let mode = self.stop_mode(graceful, deadline_secs);
         for_each(self, "stop", names, false, move |h, n| h.stop_one(n, mode)).await
     }
 
     /// Stop one container gracefully.
     pub async fn kill(&self, name: &Ident) -> Result<(), HiveError> {
         self.require(name).await?;
-        let mode = self.stop_mode(true);
+        let mode = self.stop_mode(true, None);
         for_each(self, "kill", vec![name.clone()], false, move |h, n| {
             h.stop_one(n, mode)
         })
@@ -249,7 +308,7 @@ impl Hive {
             self.notify_spawned(name, Some(err.to_string())).await;
             return Err(err);
         }
-        tracing::info!(agent = %name, "spawned");
+        tracing::info!(agent = %name, "{name}: spawned");
         let started = self.clone().start_one(name.clone()).await;
         self.publish(name).await;
         let started = started.map(drop).map_err(|error| HiveError::Driver {
@@ -276,13 +335,48 @@ impl Hive {
     /// its children move to its parent. (That the manager is never
     /// destroyed is the access policy's, `hive::access`.)
     pub async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
-        self.require(name).await?;
+        let managed = match self.require(name).await {
+            Ok(_) => true,
+            // `destroy` then `destroy --purge`: the image and the state
+            // are still there to delete.
+            Err(HiveError::UnknownAgent(_)) if purge => false,
+            Err(e) => return Err(e),
+        };
         let hive = self.clone();
         let n = name.clone();
         within_budget("destroy", vec![name.to_string()], async move {
-            hive.destroy_now(&n, purge).await
+            if managed {
+                hive.destroy_now(&n, purge).await
+            } else {
+                hive.purge_leftovers(&n).await
+            }
         })
         .await?
+    }
+
+    /// Delete what a destroy without `--purge` kept of an agent that is no
+    /// longer managed: its container image (the `h-` machine names are the
+    /// hive's) and its state directory. Nothing left is an unknown agent,
+    /// so a mistyped name is still refused.
+    async fn purge_leftovers(&self, name: &Ident) -> Result<(), HiveError> {
+        let state = self.config().agent_state_dir(name);
+        let had_state = tokio::fs::try_exists(&state).await.unwrap_or(false);
+        let had_container = match self.driver().destroy(name, true).await {
+            Ok(()) => true,
+            Err(DriverError::NoSuchUnit { .. }) => false,
+            Err(error) => {
+                return Err(HiveError::Driver {
+                    agent: name.clone(),
+                    error,
+                });
+            }
+        };
+        if !had_state && !had_container {
+            return Err(HiveError::UnknownAgent(name.clone()));
+        }
+        remove_dir_if_present(&state).await?;
+        tracing::info!(agent = %name, "{name}: purged what its destroy had kept");
+        Ok(())
     }
 
     async fn destroy_now(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
@@ -314,7 +408,7 @@ impl Hive {
         if purge {
             remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
         }
-        tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "destroyed");
+        tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "{name}: destroyed{}", if purge { " and purged" } else { "" });
         for row in &cancelled {
             self.notify_resolved(row).await;
         }

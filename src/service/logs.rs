@@ -2,11 +2,22 @@
 //! the host journal, through the validated journalctl runner.
 
 use super::{Hive, HiveError};
+use crate::config::DriverKind;
 use crate::systemd::journal::query::UnitFilter;
 use crate::systemd::journal::{Follow, HostJournalRequest, JournalEntry, JournalQuery};
 use crate::wire::ident::Ident;
 
 impl Hive {
+    /// Refuse a container journal the fake driver cannot have (journalctl
+    /// would only say it cannot open the system bus).
+    fn require_container_journal(&self, name: &Ident) -> Result<(), HiveError> {
+        let config = self.config();
+        if config.driver == DriverKind::Fake && config.journal_directory.is_none() {
+            return Err(HiveError::NoContainerJournal(name.clone()));
+        }
+        Ok(())
+    }
+
     fn agent_query(
         name: &Ident,
         lines: Option<u32>,
@@ -25,8 +36,9 @@ impl Hive {
         unit: Option<&str>,
     ) -> Result<Vec<JournalEntry>, HiveError> {
         self.require(name).await?;
+        self.require_container_journal(name)?;
         let query = Self::agent_query(name, lines, unit)?;
-        tracing::debug!(agent = %name, "reading container journal");
+        tracing::debug!(agent = %name, "{name}: reading container journal");
         Ok(self.journal().read(&query).await?)
     }
 
@@ -38,6 +50,7 @@ impl Hive {
         unit: Option<&str>,
     ) -> Result<Follow, HiveError> {
         self.require(name).await?;
+        self.require_container_journal(name)?;
         let query = Self::agent_query(name, lines, unit)?;
         Ok(self.journal().follow(&query)?)
     }

@@ -82,7 +82,7 @@ impl Hive {
                 let _ = self.inner.rows.send(row);
             }
             Ok(None) => {}
-            Err(err) => tracing::warn!(agent = %name, "cannot build roster row: {err:#}"),
+            Err(err) => tracing::warn!(agent = %name, "{name}: cannot build roster row: {err:#}"),
         }
     }
 
@@ -132,7 +132,7 @@ impl Hive {
             }
         };
         if changed == Outcome::Done {
-            tracing::info!(agent = %name, paused, "pause marker changed");
+            tracing::info!(agent = %name, paused, "{name}: {}", if paused { "paused" } else { "resumed" });
             self.publish(name).await;
         }
         Ok(changed)
@@ -161,7 +161,7 @@ impl Hive {
         if moved == Outcome::AlreadyInState {
             return Ok(Outcome::AlreadyInState);
         }
-        tracing::info!(agent = %child, parent = ?new_parent, "moved in the topology");
+        tracing::info!(agent = %child, parent = ?new_parent, "{child}: moved in the topology, now under {}", new_parent.as_ref().map_or("the root", |p| p.as_str()));
         self.publish(child).await;
         Ok(Outcome::Done)
     }
@@ -204,14 +204,22 @@ impl Hive {
                 .run(move |c| agents::record_crash(c, &n, at, &r))
                 .await
             {
-                Ok(()) => tracing::warn!(agent = %name, %result, "container crashed"),
-                Err(err) => tracing::error!(agent = %name, "cannot record crash: {err:#}"),
+                Ok(()) => {
+                    tracing::warn!(agent = %name, %result, "{name}: container crashed (unit result: {result})")
+                }
+                Err(err) => tracing::error!(agent = %name, "{name}: cannot record crash: {err:#}"),
             }
             let event = HelperEvent::ContainerCrash {
                 agent: name.to_string(),
                 note: Some(format!("unit result: {result}")),
             };
             self.notify_manager(event).await;
+        }
+        // An operator's hard stop leaves the unit failed for a moment, until
+        // the stop clears it: subscribers see the stopped row, not a
+        // failure (a dashboard would raise a "container failed" alert).
+        if expected && change.new.as_ref().is_some_and(UnitState::is_failed) {
+            return;
         }
         self.publish(&name).await;
     }

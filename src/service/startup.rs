@@ -22,7 +22,7 @@ pub async fn open_store(path: &Path, now: i64) -> Result<Store, StoreError> {
         .run(move |c| approvals::fail_interrupted(c, now))
         .await?
     {
-        tracing::warn!(id = row.id, agent = %row.agent, "approval interrupted by a restart; marked failed");
+        tracing::warn!(id = row.id, agent = %row.agent, "{}: approval {} interrupted by a restart; marked failed", row.agent, row.id);
     }
     Ok(store)
 }

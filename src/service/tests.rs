@@ -82,7 +82,7 @@ async fn an_operator_stop_is_not_a_crash_even_a_hard_one() {
     let (hive, driver, _dir) = hive();
     hive.spawn(&id("alice")).await.unwrap();
     hive.spawn(&id("bob")).await.unwrap();
-    hive.stop(&LifecycleScope::agents(vec![id("alice")]), false)
+    hive.stop(&LifecycleScope::agents(vec![id("alice")]), false, None)
         .await
         .unwrap();
     // The watcher handles changes in order: once bob's later crash is
@@ -103,6 +103,54 @@ async fn an_operator_stop_is_not_a_crash_even_a_hard_one() {
         .await
         .unwrap();
     assert!(crashes.is_empty(), "{crashes:?}");
+}
+
+#[tokio::test]
+async fn a_hard_stop_leaves_the_agent_stopped_and_never_pushes_a_failed_row() {
+    // What used to break: `hivectl stop` (SIGKILL) left the unit failed, and
+    // dashboards raised "container failed" for an operator's stop.
+    let (hive, driver, _dir) = hive();
+    hive.spawn(&id("alice")).await.unwrap();
+    let mut rows = hive.subscribe_rows();
+    hive.stop(&LifecycleScope::agents(vec![id("alice")]), false, None)
+        .await
+        .unwrap();
+    assert!(!crate::containers::ContainerDriver::view(&*driver)[&id("alice")].is_failed());
+    let row = hive.row(&id("alice")).await.unwrap().unwrap();
+    assert!(!row.failed && !row.running, "{row:?}");
+    loop {
+        let pushed = tokio::time::timeout(Duration::from_secs(2), rows.recv())
+            .await
+            .expect("the stopped row on the stream")
+            .unwrap();
+        assert!(!pushed.failed, "a failed row was pushed: {pushed:?}");
+        if !pushed.running {
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn purge_after_a_plain_destroy_deletes_the_kept_state_and_then_nothing_is_left() {
+    let (hive, _driver, _dir) = hive();
+    hive.spawn(&id("alice")).await.unwrap();
+    let state = hive.config().agent_state_dir(&id("alice"));
+    assert!(state.exists());
+    hive.destroy(&id("alice"), false).await.unwrap();
+    assert!(state.exists(), "a plain destroy keeps the state");
+    hive.destroy(&id("alice"), true).await.unwrap();
+    assert!(!state.exists());
+    // Nothing left: the name is unknown again (a typo is refused too).
+    let again = hive.destroy(&id("alice"), true).await;
+    assert!(
+        matches!(again, Err(super::HiveError::UnknownAgent(_))),
+        "{again:?}"
+    );
+    let plain = hive.destroy(&id("zed"), false).await;
+    assert!(
+        matches!(plain, Err(super::HiveError::UnknownAgent(_))),
+        "{plain:?}"
+    );
 }
 
 #[tokio::test]
@@ -244,4 +292,28 @@ async fn starting_a_managed_agent_without_a_container_creates_it_first() {
     hive.start(&LifecycleScope::default()).await.unwrap();
     use crate::containers::ContainerDriver;
     assert!(driver.view()[&id("ruth")].is_running());
+}
+
+#[tokio::test]
+async fn a_stop_deadline_from_the_request_replaces_the_configured_one_within_limits() {
+    use crate::containers::StopMode;
+    let (hive, _driver, _dir) = hive();
+    let configured = StopMode::Graceful {
+        deadline: hive.config().stop_deadline(),
+    };
+    assert_eq!(hive.stop_mode(true, None), configured);
+    assert_eq!(
+        hive.stop_mode(true, Some(7)),
+        StopMode::Graceful {
+            deadline: Duration::from_secs(7)
+        }
+    );
+    assert_eq!(hive.stop_mode(true, Some(0)), StopMode::Hard);
+    assert_eq!(hive.stop_mode(false, Some(7)), StopMode::Hard);
+    assert_eq!(
+        hive.stop_mode(true, Some(u64::MAX)),
+        StopMode::Graceful {
+            deadline: Duration::from_secs(crate::wire::host::MAX_STOP_DEADLINE_SECS)
+        }
+    );
 }

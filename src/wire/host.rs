@@ -41,6 +41,11 @@ pub enum HostRequest {
         scope: LifecycleScope,
         #[serde(default)]
         graceful: bool,
+        /// Additive to v1: how long a graceful stop may take before the
+        /// SIGKILL, in seconds (at most [`MAX_STOP_DEADLINE_SECS`]); the
+        /// hive's configured deadline when omitted. Ignored for a hard stop.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_secs: Option<u64>,
     },
     /// Stop and start one container without rebuilding its config.
     Restart { name: Ident },
@@ -127,6 +132,9 @@ pub enum HostRequest {
     /// A message from `operator` to an agent.
     Send { to: Ident, body: String },
 }
+
+/// The longest stop deadline a `stop` request may ask for (an hour).
+pub const MAX_STOP_DEADLINE_SECS: u64 = 3600;
 
 /// How many rows `inbox` returns without a `limit`.
 pub const DEFAULT_INBOX_LIMIT: u64 = 50;
@@ -406,6 +414,11 @@ pub struct AgentStatusRow {
     pub status_set_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Additive to v1: systemd's `Result` of the failed unit (`signal`,
+    /// `exit-code`, `core-dump`, `timeout`, ...); present exactly when
+    /// `failed` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// The answer of `urls`; each key omitted when not configured.

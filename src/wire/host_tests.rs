@@ -33,8 +33,17 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             HostRequest::Stop {
                 scope: LifecycleScope::default(),
                 graceful: true,
+                deadline_secs: None,
             },
             r#"{"cmd":"stop","scope":{"agent_names":[],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true}"#,
+        ),
+        (
+            HostRequest::Stop {
+                scope: LifecycleScope::default(),
+                graceful: true,
+                deadline_secs: Some(30),
+            },
+            r#"{"cmd":"stop","scope":{"agent_names":[],"agents":false,"ci":false,"forge":false,"gateway":false,"matrix":false},"graceful":true,"deadline_secs":30}"#,
         ),
         (
             HostRequest::Restart { name: id("alice") },
@@ -199,7 +208,8 @@ fn optional_request_fields_may_be_omitted_and_unknown_keys_are_ignored() {
         r,
         HostRequest::Stop {
             scope: LifecycleScope::default(),
-            graceful: false
+            graceful: false,
+            deadline_secs: None,
         }
     );
     assert!(LifecycleScope::default().selects_all_agents());
@@ -239,6 +249,7 @@ fn row() -> AgentStatusRow {
         status_text: Some("triaging".into()),
         status_set_at: Some("2026-11-30T12:00:00Z".into()),
         url: Some("https://hive.example/agent/alice/".into()),
+        failure: None,
     }
 }
 

@@ -55,6 +55,12 @@ impl Ident {
         Self(value.to_owned())
     }
 
+    /// The machine name of this agent's container, `h-<name>` (the
+    /// protocol's naming; `machinectl` and journalctl show it).
+    pub fn machine_name(&self) -> String {
+        format!("h-{}", self.0)
+    }
+
     /// The name as a string slice.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -16,6 +16,18 @@ use serde::{Deserialize, Serialize};
 
 use super::agenda::JournalPriority;
 
+/// `get_host_journal`: lines when the request names none.
+pub const HOST_JOURNAL_DEFAULT_LINES: u32 = 30;
+/// `get_host_journal`: the most lines one request returns. Larger requests
+/// are clamped to this (the newest lines), not refused: the requester wanted
+/// the recent end of the journal and gets it.
+pub const HOST_JOURNAL_MAX_LINES: u32 = 100;
+/// `get_logs`: lines when the request names none.
+pub const AGENT_LOGS_DEFAULT_LINES: u32 = 30;
+/// `get_logs`: the most lines one request returns (clamped like the host
+/// journal's; the manager is trusted with more).
+pub const AGENT_LOGS_MAX_LINES: u32 = 1000;
+
 /// One journal entry, reduced to what the log views show.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct JournalEntry {

@@ -13,6 +13,24 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_hive-c0re");
+pub const HIVECTL: &str = env!("CARGO_BIN_EXE_hivectl");
+
+/// Run hivectl against `d`: exit code, stdout, stderr. Not a terminal, so
+/// no colour and no progress, whatever the environment says.
+pub fn hivectl(d: &Daemon, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(HIVECTL)
+        .arg("--socket")
+        .arg(d.socket())
+        .args(args)
+        .env("HIVECTL_TIMEOUT_MS", "5000")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
 
 /// A daemon under test, killed when dropped.
 pub struct Daemon {

@@ -24,17 +24,10 @@ use crate::containers::machine_name;
 use crate::wire::agenda::HostJournalFilters;
 use crate::wire::ident::Ident;
 
-/// `get_host_journal`: lines when the request names none.
-pub const HOST_JOURNAL_DEFAULT_LINES: u32 = 30;
-/// `get_host_journal`: the most lines one request returns. Larger requests
-/// are clamped to this (the newest lines), not refused: the requester wanted
-/// the recent end of the journal and gets it.
-pub const HOST_JOURNAL_MAX_LINES: u32 = 100;
-/// `get_logs`: lines when the request names none.
-pub const AGENT_LOGS_DEFAULT_LINES: u32 = 30;
-/// `get_logs`: the most lines one request returns (clamped like the host
-/// journal's; the manager is trusted with more).
-pub const AGENT_LOGS_MAX_LINES: u32 = 1000;
+pub use crate::wire::journal::{
+    AGENT_LOGS_DEFAULT_LINES, AGENT_LOGS_MAX_LINES, HOST_JOURNAL_DEFAULT_LINES,
+    HOST_JOURNAL_MAX_LINES,
+};
 
 const MAX_UNIT_LEN: usize = 256;
 const MAX_GREP_LEN: usize = 512;

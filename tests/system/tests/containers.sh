@@ -5,12 +5,12 @@
 # tb_make_template, config from tb_hive_config). Every test names agents of its own and
 # destroys them on exit (tb_agents), so a failure leaves no container running for the next.
 
-# The daemon's "container crashed" lines about agent $1. Agent names are unique per bed (a
+# The daemon's "<agent>: container crashed (unit result: ...)" lines about agent $1. Agent names are unique per bed (a
 # fresh journal), so no --after-cursor: journalctl 252 combines it badly with a field match
 # (`journalctl AGENT=x --after-cursor=C` printed nothing while the line was there).
 _crash_lines() {
   in_c journalctl -u "$TB_UNIT" AGENT="$1" -o cat --no-pager |
-    grep -x "container crashed"
+    grep -xE "$1: container crashed \(unit result: [a-z-]+\)"
 }
 
 # Debian's systemd-container creates no /etc/systemd/nspawn, and under ProtectSystem=strict a
@@ -48,8 +48,8 @@ a_graceful_stop_leaves_the_unit_inactive_and_the_row_not_running() {
   tb_hive; tb_agents grace
   tb_spawn grace
   local out rc=0
-  out=$(hivectl_root stop --graceful grace 2>&1) || rc=$?
-  expect_eq "hivectl stop --graceful grace exit code (output: $out)" 0 "$rc"
+  out=$(hivectl_root stop grace 2>&1) || rc=$?
+  expect_eq "hivectl stop grace exit code (output: $out)" 0 "$rc"
   expect_eq "unit state, result" "inactive dead success" \
     "$(tb_agent_unit grace) $(unit_prop systemd-nspawn@h-grace.service Result)"
   expect_eq "roster row" stopped "$(tb_row grace)"
@@ -79,9 +79,9 @@ a_container_that_ignores_the_stop_signal_is_killed_at_the_stop_deadline() {
     "$(unit_prop systemd-nspawn@h-deaf.service KillSignal | sed 's/^18$/SIGCONT/') $(unit_prop systemd-nspawn@h-deaf.service TimeoutStopUSec)"
   local out rc=0 t ms
   t=$(tb_now)
-  out=$(hivectl_root stop --graceful deaf 2>&1) || rc=$?
+  out=$(hivectl_root stop deaf 2>&1) || rc=$?
   ms=$(( ($(tb_now) - t) / 1000 ))
-  expect_eq "hivectl stop --graceful deaf exit code (output: $out)" 0 "$rc"
+  expect_eq "hivectl stop deaf exit code (output: $out)" 0 "$rc"
   if [ "$ms" -lt 1900 ] || [ "$ms" -ge 4000 ]; then
     echo "  expected the stop to take the 2 s deadline (1900-4000 ms); it took $ms ms"; false
   fi
@@ -106,13 +106,13 @@ a_sigkilled_container_leader_is_recorded_as_a_crash_and_the_row_fails_within_a_s
   # The store's crash record and the manager's container_crash are written together with this
   # line (service/roster.rs); the broker's inbox cannot be read over host.sock yet.
   wait_for 5 "the daemon's crash line with AGENT=crash" _crash_lines crash || true
-  expect_eq "the daemon's crash lines with AGENT=crash" "container crashed" "$(_crash_lines crash || true)"
+  expect_eq "the daemon's crash lines with AGENT=crash" "crash: container crashed (unit result: signal)" "$(_crash_lines crash || true)"
   expect_match "the crash line's RESULT field" '"RESULT":"signal"' \
-    "$(in_c journalctl -u "$TB_UNIT" AGENT=crash -o json --no-pager | grep -F '"container crashed"')"
+    "$(in_c journalctl -u "$TB_UNIT" AGENT=crash -o json --no-pager | grep -F 'crash: container crashed')"
 }
 
-# `hivectl start --all` sends scope {"agents":true}; a raw {"cmd":"start","scope":{}} selects
-# every agent too. "Every agent" includes the manager (ruth, registered by the daemon itself),
+# `hivectl start --all` sends the names of the stopped agents; a raw {"cmd":"start","scope":{}}
+# selects every agent. "Every agent" includes the manager (ruth, registered by the daemon itself),
 # so the bed gives ruth a container as an installation would.
 _raw_start_empty_scope() {
   in_c "$TB_PYTHON" -c 'import json, socket
@@ -131,18 +131,19 @@ start_all_and_a_raw_empty_scope_each_start_every_agent() {
   tb_spawn all-a
   tb_spawn all-b
   local out rc=0 n
-  # a hard stop (SIGKILL) leaves units failed; graceful ones leave them inactive
-  out=$(hivectl_root stop --graceful --all 2>&1) || rc=$?
-  expect_eq "hivectl stop --graceful --all exit code (output: $out)" 0 "$rc"
-  for n in all-a all-b ruth; do expect_eq "row of $n after stop --graceful --all" stopped "$(tb_row "$n")"; done
+  # `stop` is graceful: units end inactive
+  out=$(hivectl_root stop --all 2>&1) || rc=$?
+  expect_eq "hivectl stop --all exit code (output: $out)" 0 "$rc"
+  for n in all-a all-b ruth; do expect_eq "row of $n after stop --all" stopped "$(tb_row "$n")"; done
   out=$(hivectl_root start --all 2>&1) || rc=$?
   expect_eq "hivectl start --all exit code (output: $out)" 0 "$rc"
   for n in all-a all-b ruth; do
     expect_eq "unit of $n after start --all" "active running" "$(tb_agent_unit "$n")"
     expect_eq "row of $n after start --all" running "$(tb_row "$n")"
   done
-  hivectl_root stop --all >/dev/null
-  for n in all-a all-b ruth; do expect_eq "row of $n after stop --all" failed "$(tb_row "$n")"; done
+  # a hard stop (SIGKILL) of an operator leaves units stopped too, not failed
+  hivectl_root stop --force --all >/dev/null
+  for n in all-a all-b ruth; do expect_eq "row of $n after stop --force --all" stopped "$(tb_row "$n")"; done
   out=$(_raw_start_empty_scope)
   expect_match "the answer to {\"cmd\":\"start\",\"scope\":{}}" '"ok":true' "$out"
   for n in all-a all-b ruth; do
@@ -213,7 +214,7 @@ _unloaded() { ! sd1 GetUnit s "$1" >/dev/null 2>&1; }
 looking_at_a_stopped_agents_unit_sets_off_no_unit_signal_storm() {
   tb_hive; tb_agents quiet
   tb_spawn quiet
-  hivectl_root stop --graceful quiet >/dev/null
+  hivectl_root stop quiet >/dev/null
   # systemd unloads the stopped unit (garbage collection); only then does a read load it again
   wait_for 5 "systemd to unload the stopped unit" _unloaded systemd-nspawn@h-quiet.service
   in_c timeout 1.5 busctl monitor --no-pager \
@@ -241,6 +242,6 @@ a_daemon_reload_is_not_recorded_as_a_crash() {
   # A real crash after it: its line comes after any the reload caused (one task, in order).
   in_c kill -KILL "$(unit_prop systemd-nspawn@h-reload.service MainPID)"
   wait_for 5 "the crash line of the SIGKILL" _crash_lines reload || true
-  expect_eq "the daemon's crash lines with AGENT=reload (the SIGKILL's only)" "container crashed" \
+  expect_eq "the daemon's crash lines with AGENT=reload (the SIGKILL's only)" "reload: container crashed (unit result: signal)" \
     "$(_crash_lines reload || true)"
 }

@@ -1,0 +1,64 @@
+//! Which agents `--all` picks, when waiting ends, and the daemon's "still
+//! in progress" answer.
+
+use super::*;
+use crate::service::HiveError;
+
+fn row(running: bool, failed: bool) -> AgentStatusRow {
+    AgentStatusRow {
+        running,
+        failed,
+        ..crate::testing::status_row("a")
+    }
+}
+
+#[test]
+fn the_daemons_still_running_answer_is_recognised_and_nothing_else_is() {
+    // What used to break: a spawn past the 4 s answer budget exited 1.
+    let err = HiveError::StillRunning {
+        verb: "spawn",
+        agents: vec!["alice".into()],
+    };
+    assert!(still_in_progress(&HostResponse::error(err.to_string())));
+    let unknown = HiveError::UnknownAgent(Ident::new("zed").unwrap());
+    assert!(!still_in_progress(&HostResponse::error(
+        unknown.to_string()
+    )));
+    assert!(!still_in_progress(&HostResponse::success()));
+}
+
+#[test]
+fn all_stops_the_running_and_starts_the_stopped() {
+    let stop = Verb::Stop {
+        graceful: true,
+        deadline_secs: None,
+    };
+    assert!(applies(stop, &row(true, false)));
+    assert!(!applies(stop, &row(false, false)));
+    assert!(!applies(stop, &row(false, true)));
+    assert!(applies(Verb::Start, &row(false, true)));
+    assert!(!applies(Verb::Start, &row(true, false)));
+}
+
+#[test]
+fn waiting_ends_when_the_agent_is_there_failed_or_gone() {
+    let stop = Verb::Stop {
+        graceful: false,
+        deadline_secs: None,
+    };
+    assert_eq!(progress(stop, Some(&row(true, false))), Progress::Pending);
+    assert_eq!(progress(stop, Some(&row(false, false))), Progress::Done);
+    assert_eq!(
+        progress(Verb::Spawn, Some(&row(false, false))),
+        Progress::Pending
+    );
+    assert_eq!(
+        progress(Verb::Spawn, Some(&row(true, false))),
+        Progress::Done
+    );
+    assert_eq!(
+        progress(Verb::Start, Some(&row(false, true))),
+        Progress::Failed
+    );
+    assert_eq!(progress(Verb::Restart, None), Progress::Gone);
+}

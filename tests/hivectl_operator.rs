@@ -1,0 +1,261 @@
+//! hivectl as an operator uses it, against the real daemon (fake driver):
+//! podman/systemctl conventions, what each verb prints, `watch`.
+
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use common::{Daemon, HIVECTL, Launch, daemon_with, hivectl};
+
+/// The STATE cell of `name` in `hivectl status`.
+fn state(d: &Daemon, name: &str) -> String {
+    let (code, out, err) = hivectl(d, &["status", "--no-legend"]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("{name} not in {out}"));
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .nth(1)
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn stop_is_clean_by_default_and_kill_is_hard_and_neither_leaves_the_agent_failed() {
+    let d = daemon_with(&["alice", "bob"]);
+    assert_eq!(hivectl(&d, &["stop", "alice"]).0, 0);
+    assert_eq!(state(&d, "alice"), "stopped");
+    let (code, out, err) = hivectl(&d, &["kill", "bob"]);
+    assert_eq!((code, out.as_str()), (0, "bob: stopped\n"), "{err}");
+    assert_eq!(state(&d, "bob"), "stopped");
+    assert_eq!(hivectl(&d, &["start", "bob"]).0, 0);
+    assert_eq!(hivectl(&d, &["stop", "--force", "bob"]).0, 0);
+    assert_eq!(state(&d, "bob"), "stopped");
+    // An operator's hard stop is not a crash: nothing recorded as one.
+    let (_, log, _) = hivectl(&d, &["journal", "--grep", "crashed", "-o", "cat"]);
+    assert!(!log.contains("bob"), "{log}");
+}
+
+#[test]
+fn stop_all_stops_the_running_agents_and_reports_the_stopped_ones_as_left_alone() {
+    let d = daemon_with(&["alice"]);
+    // The manager's container is stopped: before, --all failed on it.
+    let (code, out, err) = hivectl(&d, &["stop", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "ruth: already stopped, left alone by stop\nalice: stopped\n"
+    );
+    let (code, out, _) = hivectl(&d, &["stop", "--all"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("alice: already stopped"), "{out}");
+    let (code, out, _) = hivectl(&d, &["start", "--all"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "alice: running\nruth: running\n");
+}
+
+#[test]
+fn spawn_waits_and_says_the_agent_runs_and_no_block_returns_at_once() {
+    let d = Daemon::start(Launch::Standalone);
+    let (code, out, err) = hivectl(&d, &["spawn", "alice"]);
+    assert_eq!((code, out.as_str()), (0, "alice: running\n"), "{err}");
+    let (code, out, err) = hivectl(&d, &["spawn", "bob", "--no-block"]);
+    // The fake finishes at once, so the answer is already the outcome.
+    assert_eq!((code, out.as_str()), (0, "bob: running\n"), "{err}");
+    let (code, _, err) = hivectl(&d, &["spawn", "alice"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("alice"), "{err}");
+}
+
+#[test]
+fn request_spawn_prints_the_approval_id_and_pending_shows_only_pending_rows() {
+    let d = Daemon::start(Launch::Standalone);
+    let (code, out, err) = hivectl(&d, &["request-spawn", "bob"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("approval 1: spawn bob, pending"), "{out}");
+    assert_eq!(hivectl(&d, &["request-spawn", "carol"]).0, 0);
+    let (_, out, _) = hivectl(&d, &["approve", "1"]);
+    assert_eq!(out, "approval 1: approved\n");
+    let (_, out, _) = hivectl(&d, &["pending", "-q"]);
+    assert_eq!(out, "2\n");
+    let (_, out, _) = hivectl(&d, &["pending", "--all", "-q"]);
+    assert_eq!(out, "1\n2\n");
+}
+
+#[test]
+fn status_has_one_state_column_in_natural_order_and_quiet_prints_names() {
+    let d = daemon_with(&["a10", "a2", "a1"]);
+    assert_eq!(hivectl(&d, &["pause", "a2"]).1, "a2: paused\n");
+    let (code, out, _) = hivectl(&d, &["status"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("NAME") && lines[0].contains("STATE"),
+        "{out}"
+    );
+    assert!(
+        !lines[0].contains("RUNNING") && !lines[0].contains("MODEL"),
+        "{out}"
+    );
+    let names: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["a1", "a2", "a10", "ruth"], "{out}");
+    assert_eq!(state(&d, "a2"), "paused");
+    assert_eq!(state(&d, "ruth"), "stopped");
+    assert_eq!(hivectl(&d, &["status", "-q"]).1, "a1\na2\na10\nruth\n");
+    // Not a terminal: no colour codes, whatever NO_COLOR says.
+    assert!(!out.contains('\x1b'), "{out:?}");
+}
+
+#[test]
+fn journal_takes_the_agent_name_in_both_forms() {
+    let d = daemon_with(&["alice"]);
+    for form in ["alice", "h-alice"] {
+        let (_, _, err) = hivectl(&d, &["journal", "--agent", form, "-n", "5"]);
+        // Whatever the journal holds here, the filter was accepted.
+        assert!(!err.contains("h-<agent>"), "{form}: {err}");
+    }
+}
+
+/// `hivectl watch` running, its stdout lines arriving on a channel.
+struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Watch {
+    fn start(d: &Daemon) -> Self {
+        let mut child = Command::new(HIVECTL)
+            .arg("--socket")
+            .arg(d.socket())
+            .arg("watch")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// The next line, within 10 s.
+    fn next(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("watch printed nothing within 10 s")
+    }
+
+    /// Lines until one contains `needle` (within 10 s each).
+    fn until(&self, needle: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.next();
+            let done = line.contains(needle);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn watch_prints_the_roster_first_then_each_change_once_with_its_time_and_removals() {
+    let d = daemon_with(&["alice"]);
+    let w = Watch::start(&d);
+    // The roster now, without times.
+    assert_eq!(w.next(), "alice: running, parent ruth");
+    assert_eq!(w.next(), "ruth: stopped");
+    assert_eq!(hivectl(&d, &["restart", "alice"]).0, 0);
+    assert_eq!(hivectl(&d, &["stop", "alice"]).0, 0);
+    let seen = w.until("alice: stopped");
+    let stopped = seen.last().unwrap();
+    assert!(
+        stopped.starts_with("20") && stopped.contains("Z alice: stopped"),
+        "{seen:?}"
+    );
+    assert_eq!(hivectl(&d, &["destroy", "alice"]).0, 0);
+    let seen = w.until("alice: removed");
+    // No line repeats its predecessor for the same agent.
+    let all: Vec<String> = seen
+        .iter()
+        .map(|l| l.split_once(' ').unwrap().1.to_owned())
+        .collect();
+    for pair in all.windows(2) {
+        assert_ne!(pair[0], pair[1], "{seen:?}");
+    }
+}
+
+#[test]
+fn watch_reconnects_when_the_daemon_restarts() {
+    let d = daemon_with(&["alice"]);
+    let w = Watch::start(&d);
+    w.until("ruth: stopped");
+    let dir = d.kill_hard();
+    let d = Daemon::start_in(dir, Launch::Standalone);
+    // After the restart the fake driver's containers start out stopped:
+    // the change reaches the same watch.
+    assert_eq!(hivectl(&d, &["start", "ruth"]).0, 0);
+    let seen = w.until("ruth: running");
+    assert!(seen.last().unwrap().contains("Z ruth: running"), "{seen:?}");
+}
+
+#[test]
+fn destroy_then_destroy_purge_deletes_the_kept_state() {
+    let d = daemon_with(&["alice"]);
+    let (code, out, _) = hivectl(&d, &["destroy", "alice"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("state kept"), "{out}");
+    assert!(d.state_dir().join("agents/alice").exists());
+    let (code, out, err) = hivectl(&d, &["destroy", "alice", "--purge"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "alice: destroyed and purged\n"),
+        "{err}"
+    );
+    assert!(!d.state_dir().join("agents/alice").exists());
+    let (code, _, err) = hivectl(&d, &["destroy", "alice", "--purge"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not managed by this hive"), "{err}");
+}
+
+#[test]
+fn logs_under_the_fake_driver_say_there_is_no_container_journal() {
+    // What used to break: journalctl's "Failed to open system bus".
+    let d = daemon_with(&["alice"]);
+    for args in [&["logs", "alice"][..], &["logs", "h-alice", "-f"]] {
+        let (code, _, err) = hivectl(&d, args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("fake driver") && err.contains("journal_directory"),
+            "{err}"
+        );
+        assert!(!err.contains("system bus"), "{err}");
+    }
+}
