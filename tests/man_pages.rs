@@ -20,7 +20,7 @@ fn the_daemons_manual_page_describes_every_option_of_serve() {
         .output()
         .unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    let page = read("man/hive-c0re.8");
+    let page = read("systemd/hive-c0re.8");
     let options: Vec<&str> = help
         .split_whitespace()
         .filter(|w| w.starts_with("--") && *w != "--help")
@@ -30,7 +30,7 @@ fn the_daemons_manual_page_describes_every_option_of_serve() {
         let roff = option.replace('-', "\\-");
         assert!(
             page.contains(&roff),
-            "man/hive-c0re.8 does not describe {option}"
+            "systemd/hive-c0re.8 does not describe {option}"
         );
     }
     for section in [

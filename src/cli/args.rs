@@ -346,7 +346,7 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// Write manual pages (hivectl.1 and one per subcommand) into DIR; the
-    /// daemon's hive-c0re.8 is man/hive-c0re.8 in the source tree.
+    /// daemon's hive-c0re.8 is systemd/hive-c0re.8 in the source tree.
     #[command(after_help = "Example:\n  hivectl man --out /usr/local/share/man/man1")]
     Man {
         #[arg(long, value_name = "DIR")]

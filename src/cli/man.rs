@@ -1,7 +1,7 @@
 //! `hivectl man --out DIR`: hivectl.1 and one page per subcommand, from the
 //! clap definition (so they cannot drift from the flags), with the sections
 //! clap_mangen does not write: ENVIRONMENT, FILES, EXIT STATUS, SEE ALSO.
-//! The daemon's page, `hive-c0re.8`, is `man/hive-c0re.8` in the source
+//! The daemon's page, `hive-c0re.8`, is `systemd/hive-c0re.8` in the source
 //! tree (tested against the daemon's `--help`).
 
 use std::io::Write;
