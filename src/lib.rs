@@ -77,12 +77,16 @@
 //! - [`cli`]: `hivectl`'s command line, rendering, exit statuses, lifecycle
 //!   verbs that wait for their outcome, `watch` across daemon restarts, man
 //!   pages.
+//! - [`agent`]: `hive-agent`, the harness inside each container — the MCP
+//!   servers Claude Code calls and the turn loop; a client of the agent
+//!   socket only (it imports `wire`, nothing of the daemon).
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
 
 #![deny(unsafe_code)]
 
+pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod clock;

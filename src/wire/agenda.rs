@@ -171,6 +171,18 @@ impl ToolGroup {
     pub const AGENT_DEFAULT: &'static [Self] =
         &[Self::Messaging, Self::Meta, Self::Inbox, Self::Execution];
 
+    /// Every group but `web_tools`: the manager's tools.
+    pub const MANAGER_DEFAULT: &'static [Self] = &[
+        Self::Messaging,
+        Self::Meta,
+        Self::Inbox,
+        Self::Lifecycle,
+        Self::Approvals,
+        Self::Scheduling,
+        Self::Diagnostics,
+        Self::Execution,
+    ];
+
     pub const ALL: &'static [Self] = &[
         Self::Messaging,
         Self::Meta,
@@ -199,6 +211,46 @@ impl ToolGroup {
 
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|g| g.as_str() == value)
+    }
+
+    /// The MCP tool names of this group, without the `mcp__hyperhive__`
+    /// prefix (`execution`'s are served as `mcp__bash__*`).
+    pub fn tools(self) -> &'static [&'static str] {
+        match self {
+            Self::Messaging => &["send", "recv", "ask", "answer"],
+            Self::Meta => &["set_status", "get_agent_meta"],
+            Self::Inbox => &[
+                "get_loose_ends",
+                "cancel_loose_end",
+                "remind",
+                "request_next_turn",
+            ],
+            Self::Lifecycle => &["kill", "start", "restart", "update", "list_containers"],
+            Self::Approvals => &[
+                "request_init_config",
+                "request_apply_commit",
+                "request_update_meta_inputs",
+            ],
+            Self::Scheduling => &[
+                "request_schedule_prompt",
+                "fire_schedule_now",
+                "cancel_schedule",
+                "edit_schedule",
+                "list_schedules",
+            ],
+            Self::Diagnostics => &["get_logs"],
+            Self::Execution => &["run", "status"],
+            Self::WebTools => &[],
+        }
+    }
+
+    /// The Claude built-in tools this group enables (`WebFetch`,
+    /// `WebSearch` for `web_tools`; none for the others).
+    pub fn builtin_tools(self) -> &'static [&'static str] {
+        match self {
+            Self::WebTools => &["WebFetch", "WebSearch"],
+            _ => &[],
+        }
     }
 }
 

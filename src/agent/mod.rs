@@ -1,0 +1,25 @@
+//! `hive-agent`: the harness inside each agent container.
+//!
+//! Nothing inside `h-<agent>` speaks to the daemon but this: it is the MCP
+//! server Claude Code calls (`hive-agent mcp`, tools `mcp__hyperhive__*`,
+//! and `hive-agent mcp-bash`, tools `mcp__bash__*`), and the turn loop that
+//! runs Claude Code when messages arrive (`hive-agent run`, the container's
+//! `hive-agent.service`). Both talk to the agent socket `/run/hive/mcp.sock`
+//! only; the daemon knows who is calling from the socket.
+//!
+//! - [`socket`]: the agent-socket client (a connection per request, retry
+//!   with backoff while the daemon restarts).
+//! - [`tools`]: the tool table, the tool-group selection, tool → request.
+//! - [`render`]: answers as tool-result text, capped.
+//! - [`prompt`]: a turn's messages as the prompt.
+//! - [`mcp`]: the `hyperhive` MCP server (rmcp, stdio).
+//! - [`bash`]: the `bash` MCP server (the execution group).
+//! - [`process`]: the one process seam (Claude, bash).
+
+pub mod bash;
+pub mod mcp;
+pub mod process;
+pub mod prompt;
+pub mod render;
+pub mod socket;
+pub mod tools;
