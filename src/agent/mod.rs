@@ -17,6 +17,8 @@
 //! - [`process`]: the one process seam (Claude, bash).
 
 pub mod bash;
+pub mod claude;
+pub mod config;
 pub mod mcp;
 pub mod process;
 pub mod prompt;

@@ -124,6 +124,7 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     open("cancel_loose_end"),
     open("ack_turn"),
     open("requeue_inflight"),
+    open("report_session"),
     AgentRow {
         verb: "get_host_journal",
         agent: Rule::Capability(Capability::ReadHostJournal),

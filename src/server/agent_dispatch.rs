@@ -30,6 +30,20 @@ fn check_wake_from(from: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The longest model name `report_session` may set.
+pub const MAX_MODEL: usize = 100;
+
+fn check_model(model: Option<&str>) -> Result<(), String> {
+    match model {
+        Some(m) if m.is_empty() || m.len() > MAX_MODEL || m.chars().any(char::is_control) => {
+            Err(format!(
+                "report_session: \"active_model\" must be 1-{MAX_MODEL} bytes without control characters"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Answer one request from `caller`. `gone` resolves when the caller can
 /// no longer read the answer; a long poll stops waiting then.
 pub async fn dispatch(
@@ -84,6 +98,13 @@ pub async fn dispatch(
                 }
             })
         }
+        Request::ReportSession {
+            needs_login,
+            active_model,
+        } => match check_model(active_model.as_deref()) {
+            Ok(()) => done(hive.report_session(me, needs_login, active_model).await),
+            Err(message) => Response::err(message),
+        },
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {

@@ -37,6 +37,7 @@ pub mod roster;
 #[cfg(test)]
 mod schedule_tests;
 pub mod schedules;
+pub mod session;
 pub mod sockets;
 pub mod startup;
 #[cfg(test)]

@@ -131,6 +131,31 @@ pub fn set_status(
     Ok(())
 }
 
+/// Record what an agent's harness reports of its Claude session (an
+/// absent value is left as it was); the `needs_login` it had before, or
+/// `None` when no such agent is managed.
+pub fn set_session(
+    conn: &Connection,
+    name: &Ident,
+    needs_login: Option<bool>,
+    active_model: Option<&str>,
+) -> Result<Option<bool>, StoreError> {
+    let before: Option<bool> = conn
+        .query_row(
+            "SELECT needs_login FROM agents WHERE name = ?1",
+            [name.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    conn.execute(
+        "UPDATE agents SET needs_login = COALESCE(?2, needs_login),
+                           active_model = COALESCE(?3, active_model)
+         WHERE name = ?1",
+        params![name.as_str(), needs_login, active_model],
+    )?;
+    Ok(before)
+}
+
 /// Record that an agent's container died without an operator stop.
 pub fn record_crash(
     conn: &Connection,

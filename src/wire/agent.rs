@@ -96,6 +96,16 @@ pub enum Request {
     RequeueInflight,
     /// Recent host journal lines (needs `read_host_journal`).
     GetHostJournal(HostJournalFilters),
+    /// The harness reports its Claude session: whether it needs a login,
+    /// the model in use. An absent field is left as it was. (Not in the
+    /// seed: hive-c0re's own verb, so `needs_login` and `active_model` on
+    /// the roster come from the one process that can see them.)
+    ReportSession {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        needs_login: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        active_model: Option<String>,
+    },
     /// *(privileged)* Seed a new agent's config and queue an approval.
     RequestInitConfig {
         name: Ident,
@@ -173,6 +183,7 @@ impl Request {
         "ack_turn",
         "requeue_inflight",
         "get_host_journal",
+        "report_session",
         "request_init_config",
         "kill",
         "start",
@@ -211,6 +222,7 @@ impl Request {
             Self::AckTurn => ("ack_turn", None),
             Self::RequeueInflight => ("requeue_inflight", None),
             Self::GetHostJournal(_) => ("get_host_journal", None),
+            Self::ReportSession { .. } => ("report_session", None),
             Self::ListDescendants => ("list_descendants", None),
             Self::RequestInitConfig { .. } => ("request_init_config", None),
             Self::Kill { name, .. } => ("kill", Some(name)),

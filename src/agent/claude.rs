@@ -1,0 +1,353 @@
+//! The Claude command of a turn: its argv, its environment, running it
+//! with a deadline, and what its `stream-json` output says.
+//!
+//! The default argv runs the real CLI non-interactively:
+//! `claude -p --output-format stream-json --verbose --mcp-config
+//! <state>/mcp.json --strict-mcp-config --allowedTools <list> [--model M]
+//! [--resume <session>]`, the prompt on stdin (no argv length limit, never
+//! a shell). `mcp.json` names this same binary's `mcp` and `mcp-bash`
+//! servers; `--allowedTools` is the tool groups' expansion
+//! ([`super::tools::Selection::allowed_tools`]), so the agent's tools run
+//! without a permission prompt and nothing else is pre-approved.
+//! `--resume` continues the session of the last good turn (its id is read
+//! from the stream and kept in `<state>/claude-session`), so an agent keeps
+//! its context across turns; a failed turn forgets it, so a broken session
+//! cannot fail every turn after it.
+//!
+//! The environment adds `CLAUDE_CONFIG_DIR=<state>/claude` (the login lives
+//! in the state directory, which survives rebuilds), `HIVE_AGENT_SOCKET`,
+//! and, for stand-in commands, `HIVE_MCP_CONFIG` and `HIVE_ALLOWED_TOOLS`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::watch;
+
+use super::config::RunConfig;
+use super::process;
+use super::socket::ENV_SOCKET;
+use super::tools::{BASH_SERVER_NAME, ENV_CAPABILITIES, ENV_TOOL_GROUPS, SERVER_NAME, Selection};
+
+pub const ENV_MCP_CONFIG: &str = "HIVE_MCP_CONFIG";
+pub const ENV_ALLOWED_TOOLS: &str = "HIVE_ALLOWED_TOOLS";
+pub const ENV_CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// The longest model name reported to the daemon.
+const MAX_MODEL: usize = 100;
+
+/// Everything a turn's command is built from.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub config: RunConfig,
+    pub selection: Selection,
+    /// This binary (the MCP servers' command).
+    pub harness: PathBuf,
+    pub socket: PathBuf,
+}
+
+impl Launch {
+    pub fn mcp_config_path(&self) -> PathBuf {
+        self.config.state_dir.join("mcp.json")
+    }
+
+    pub fn session_path(&self) -> PathBuf {
+        self.config.state_dir.join("claude-session")
+    }
+
+    /// The `--mcp-config` document: the `hyperhive` server, and `bash`
+    /// when the execution group is granted.
+    pub fn mcp_config(&self) -> Value {
+        let groups: Vec<&str> = self.selection.groups.iter().map(|g| g.as_str()).collect();
+        let caps: Vec<&str> = self
+            .selection
+            .capabilities
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        let socket = self.socket.to_string_lossy();
+        let harness = self.harness.to_string_lossy();
+        let env = json!({
+            ENV_SOCKET: socket,
+            ENV_TOOL_GROUPS: groups.join(","),
+            ENV_CAPABILITIES: caps.join(","),
+        });
+        let mut servers = serde_json::Map::new();
+        servers.insert(
+            SERVER_NAME.into(),
+            json!({"type": "stdio", "command": harness, "args": ["mcp", "--socket", socket], "env": env}),
+        );
+        if self.selection.has_execution() {
+            servers.insert(
+                BASH_SERVER_NAME.into(),
+                json!({"type": "stdio", "command": harness, "args": ["mcp-bash", "--socket", socket], "env": env}),
+            );
+        }
+        json!({ "mcpServers": servers })
+    }
+
+    /// Write `mcp.json` (at start; the selection does not change while the
+    /// harness runs).
+    pub fn write_mcp_config(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.config.state_dir)?;
+        let text = serde_json::to_string_pretty(&self.mcp_config()).unwrap_or_default();
+        std::fs::write(self.mcp_config_path(), text)
+    }
+
+    /// The argv of a turn.
+    pub fn argv(&self, session: Option<&str>) -> Vec<String> {
+        if let Some(argv) = &self.config.claude_command {
+            return argv.clone();
+        }
+        let mut argv: Vec<String> = vec![
+            self.config.claude_program.clone(),
+            "-p".into(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+            "--mcp-config".into(),
+            self.mcp_config_path().to_string_lossy().into_owned(),
+            "--strict-mcp-config".into(),
+        ];
+        let allowed = self.selection.allowed_tools();
+        if !allowed.is_empty() {
+            argv.push("--allowedTools".into());
+            argv.push(allowed.join(","));
+        }
+        if let Some(model) = &self.config.model {
+            argv.push("--model".into());
+            argv.push(model.clone());
+        }
+        if let Some(session) = session {
+            argv.push("--resume".into());
+            argv.push(session.to_owned());
+        }
+        argv
+    }
+
+    /// The variables the turn's command gets on top of the harness's own.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            (
+                ENV_SOCKET.into(),
+                self.socket.to_string_lossy().into_owned(),
+            ),
+            (
+                ENV_MCP_CONFIG.into(),
+                self.mcp_config_path().to_string_lossy().into_owned(),
+            ),
+            (
+                ENV_ALLOWED_TOOLS.into(),
+                self.selection.allowed_tools().join(","),
+            ),
+        ];
+        if std::env::var_os(ENV_CLAUDE_CONFIG_DIR).is_none() {
+            env.push((
+                ENV_CLAUDE_CONFIG_DIR.into(),
+                self.config
+                    .claude_config_dir()
+                    .to_string_lossy()
+                    .into_owned(),
+            ));
+        }
+        env
+    }
+
+    /// The session to resume, if the last good turn left one.
+    pub fn saved_session(&self) -> Option<String> {
+        if self.config.claude_command.is_some() {
+            return None;
+        }
+        let text = std::fs::read_to_string(self.session_path()).ok()?;
+        let id = text.trim();
+        valid_session(id).then(|| id.to_owned())
+    }
+
+    pub fn remember_session(&self, id: Option<&str>) {
+        let path = self.session_path();
+        let _ = match id.filter(|id| valid_session(id)) {
+            Some(id) => std::fs::write(path, id),
+            None => std::fs::remove_file(path),
+        };
+    }
+}
+
+fn valid_session(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// What a turn's `stream-json` output said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamFacts {
+    /// The model in use (from `system/init` or an assistant message).
+    pub model: Option<String>,
+    pub session_id: Option<String>,
+    /// The final `result` event's error, when it reports one.
+    pub error: Option<String>,
+}
+
+impl StreamFacts {
+    /// Take in one output line; lines that are not JSON are ignored (a
+    /// stand-in command may print anything).
+    pub fn observe(&mut self, line: &str) {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        match event["type"].as_str() {
+            Some("system") => {
+                if let Some(model) = text(&event["model"]) {
+                    self.set_model(model);
+                }
+                if let Some(id) = text(&event["session_id"]) {
+                    self.session_id = Some(id);
+                }
+            }
+            Some("assistant") => {
+                if let Some(model) = text(&event["message"]["model"]) {
+                    self.set_model(model);
+                }
+            }
+            Some("result") => {
+                if let Some(id) = text(&event["session_id"]) {
+                    self.session_id = Some(id);
+                }
+                if event["is_error"].as_bool() == Some(true) {
+                    let why = text(&event["result"])
+                        .or_else(|| text(&event["subtype"]))
+                        .unwrap_or_else(|| "error".into());
+                    self.error = Some(why.chars().take(300).collect());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set_model(&mut self, model: String) {
+        if !model.is_empty() && model.len() <= MAX_MODEL && !model.chars().any(char::is_control) {
+            self.model = Some(model);
+        }
+    }
+}
+
+/// How a turn's command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// Exited 0 and its stream reported no error.
+    Done(StreamFacts),
+    /// It failed; the words say how.
+    Failed { why: String, facts: StreamFacts },
+    /// Stopped by the harness (deadline or stop).
+    Killed { why: String, facts: StreamFacts },
+}
+
+/// Run one turn: spawn `argv` with `prompt` on stdin; stop its process
+/// group at `deadline`, or `grace` after `stop` turns true.
+pub async fn run_turn(
+    argv: &[String],
+    env: &[(String, String)],
+    workdir: &Path,
+    prompt: &str,
+    deadline: Duration,
+    mut stop: watch::Receiver<bool>,
+    grace: Duration,
+) -> TurnEnd {
+    let mut facts = StreamFacts::default();
+    let Some((program, args)) = argv.split_first() else {
+        return TurnEnd::Failed {
+            why: "the claude command is empty".into(),
+            facts,
+        };
+    };
+    let _ = std::fs::create_dir_all(workdir);
+    let spawned = process::command(program)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(workdir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            return TurnEnd::Failed {
+                why: format!("cannot start {program:?}: {e}"),
+                facts,
+            };
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let prompt = prompt.to_owned();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(prompt.as_bytes()).await;
+        });
+    }
+    let mut lines = child.stdout.take().map(|s| BufReader::new(s).lines());
+    let timer = tokio::time::sleep(deadline);
+    tokio::pin!(timer);
+    let mut grace_timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    if *stop.borrow() {
+        grace_timer = Some(Box::pin(tokio::time::sleep(grace)));
+    }
+    let status = loop {
+        tokio::select! {
+            line = next_line(&mut lines) => match line {
+                Some(line) => facts.observe(&line),
+                None => lines = None,
+            },
+            status = child.wait(), if lines.is_none() => break status,
+            () = &mut timer => {
+                process::stop_group(&mut child, Duration::from_secs(5)).await;
+                return TurnEnd::Killed { why: format!("the turn passed its deadline of {} s", deadline.as_secs()), facts };
+            }
+            changed = stop.changed(), if grace_timer.is_none() => {
+                if changed.is_err() || *stop.borrow() {
+                    grace_timer = Some(Box::pin(tokio::time::sleep(grace)));
+                }
+            }
+            () = async { match grace_timer.as_mut() { Some(t) => t.await, None => std::future::pending().await } } => {
+                process::stop_group(&mut child, Duration::from_secs(5)).await;
+                return TurnEnd::Killed { why: format!("the harness is stopping and the turn did not end within {} s", grace.as_secs()), facts };
+            }
+        }
+    };
+    match status {
+        Ok(s) if s.success() => match facts.error.clone() {
+            None => TurnEnd::Done(facts),
+            Some(error) => TurnEnd::Failed {
+                why: format!("claude reported an error: {error}"),
+                facts,
+            },
+        },
+        Ok(s) => TurnEnd::Failed {
+            why: match &facts.error {
+                Some(error) => format!("{program} {s}: {error}"),
+                None => format!("{program} {s}"),
+            },
+            facts,
+        },
+        Err(e) => TurnEnd::Failed {
+            why: format!("cannot wait for {program}: {e}"),
+            facts,
+        },
+    }
+}
+
+async fn next_line(
+    lines: &mut Option<tokio::io::Lines<BufReader<tokio::process::ChildStdout>>>,
+) -> Option<String> {
+    match lines {
+        Some(l) => l.next_line().await.ok().flatten(),
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+#[path = "claude_tests.rs"]
+mod tests;

@@ -1,0 +1,193 @@
+use super::*;
+use crate::wire::agenda::ToolGroup;
+
+fn launch(command: Option<Vec<String>>) -> Launch {
+    let config = RunConfig {
+        claude_command: command,
+        model: Some("opus".into()),
+        state_dir: "/var/lib/hive".into(),
+        ..RunConfig::default()
+    };
+    Launch {
+        config,
+        selection: Selection::from_values(Some("messaging,execution"), None, &[]).unwrap(),
+        harness: "/usr/bin/hive-agent".into(),
+        socket: "/run/hive/mcp.sock".into(),
+    }
+}
+
+fn sh(script: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), script.into()]
+}
+
+#[test]
+fn the_default_command_runs_claude_headless_with_the_agents_tools_and_session() {
+    let argv = launch(None).argv(Some("abc-1"));
+    assert_eq!(
+        argv,
+        [
+            "claude",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--mcp-config",
+            "/var/lib/hive/mcp.json",
+            "--strict-mcp-config",
+            "--allowedTools",
+            "mcp__hyperhive__send,mcp__hyperhive__recv,mcp__hyperhive__ask,mcp__hyperhive__answer,mcp__bash__run,mcp__bash__status",
+            "--model",
+            "opus",
+            "--resume",
+            "abc-1",
+        ]
+    );
+}
+
+#[test]
+fn a_configured_command_is_used_as_given() {
+    let l = launch(Some(vec!["/bin/stand-in".into(), "-x".into()]));
+    assert_eq!(l.argv(Some("s")), ["/bin/stand-in", "-x"]);
+}
+
+#[test]
+fn the_mcp_config_names_this_binary_for_both_servers_with_the_grants() {
+    let doc = launch(None).mcp_config();
+    let hh = &doc["mcpServers"]["hyperhive"];
+    assert_eq!(hh["command"], "/usr/bin/hive-agent");
+    assert_eq!(hh["args"], json!(["mcp", "--socket", "/run/hive/mcp.sock"]));
+    assert_eq!(hh["env"]["HIVE_TOOL_GROUPS"], "messaging,execution");
+    assert_eq!(doc["mcpServers"]["bash"]["args"][0], "mcp-bash");
+    let mut no_exec = launch(None);
+    no_exec.selection.groups = vec![ToolGroup::Messaging];
+    assert!(no_exec.mcp_config()["mcpServers"].get("bash").is_none());
+}
+
+#[test]
+fn the_stream_tells_the_model_the_session_and_a_reported_error() {
+    let mut f = StreamFacts::default();
+    f.observe(
+        r#"{"type":"system","subtype":"init","model":"claude-sonnet-4-5","session_id":"s-1"}"#,
+    );
+    f.observe("not json at all");
+    f.observe(r#"{"type":"assistant","message":{"model":"claude-opus-4-1","content":[]}}"#);
+    assert_eq!(f.model.as_deref(), Some("claude-opus-4-1"));
+    assert_eq!(f.session_id.as_deref(), Some("s-1"));
+    assert_eq!(f.error, None);
+    f.observe(r#"{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s-1"}"#);
+    assert_eq!(f.error.as_deref(), Some("error_during_execution"));
+    // A model name with control characters is not reported.
+    let mut g = StreamFacts::default();
+    g.observe(r#"{"type":"system","model":"a\nb"}"#);
+    assert_eq!(g.model, None);
+}
+
+async fn turn(argv: Vec<String>, deadline: u64) -> TurnEnd {
+    let (_tx, rx) = watch::channel(false);
+    let dir = tempfile::tempdir().unwrap();
+    run_turn(
+        &argv,
+        &[],
+        dir.path(),
+        "the prompt",
+        Duration::from_secs(deadline),
+        rx,
+        Duration::from_secs(1),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_command_that_reads_the_prompt_and_exits_zero_is_done() {
+    let end = turn(
+        sh(r#"read p; test "$p" = "the prompt" && echo '{"type":"system","model":"m1"}'"#),
+        10,
+    )
+    .await;
+    assert_eq!(
+        end,
+        TurnEnd::Done(StreamFacts {
+            model: Some("m1".into()),
+            ..StreamFacts::default()
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_failing_command_or_a_reported_error_is_a_failed_turn() {
+    let TurnEnd::Failed { why, .. } = turn(sh("exit 3"), 10).await else {
+        panic!()
+    };
+    assert!(why.contains("exit status: 3"), "{why}");
+    let TurnEnd::Failed { why, .. } = turn(
+        sh(r#"echo '{"type":"result","is_error":true,"result":"401 unauthorized"}'"#),
+        10,
+    )
+    .await
+    else {
+        panic!()
+    };
+    assert!(why.contains("401"), "{why}");
+    let TurnEnd::Failed { why, .. } = turn(vec!["/nonexistent/claude".into()], 10).await else {
+        panic!()
+    };
+    assert!(why.contains("cannot start"), "{why}");
+}
+
+#[tokio::test]
+async fn a_turn_past_its_deadline_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("child-alive");
+    // The child of the command must go too: it would otherwise touch the
+    // marker after 3 s.
+    let script = format!("(sleep 3; touch {}) & sleep 60", marker.display());
+    let started = std::time::Instant::now();
+    let end = turn(sh(&script), 1).await;
+    assert!(matches!(end, TurnEnd::Killed { .. }), "{end:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(!marker.exists(), "a child of the turn survived the kill");
+}
+
+#[tokio::test]
+async fn a_stop_lets_the_turn_finish_within_the_grace_then_kills_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = watch::channel(false);
+    let quick = tokio::spawn({
+        let rx = rx.clone();
+        let path = dir.path().to_owned();
+        async move {
+            run_turn(
+                &sh("sleep 0.5"),
+                &[],
+                &path,
+                "",
+                Duration::from_secs(30),
+                rx,
+                Duration::from_secs(5),
+            )
+            .await
+        }
+    });
+    let slow = tokio::spawn({
+        let path = dir.path().to_owned();
+        async move {
+            run_turn(
+                &sh("sleep 60"),
+                &[],
+                &path,
+                "",
+                Duration::from_secs(30),
+                rx,
+                Duration::from_secs(1),
+            )
+            .await
+        }
+    });
+    tx.send(true).unwrap();
+    assert!(matches!(quick.await.unwrap(), TurnEnd::Done(_)));
+    let TurnEnd::Killed { why, .. } = slow.await.unwrap() else {
+        panic!()
+    };
+    assert!(why.contains("stopping"), "{why}");
+}
