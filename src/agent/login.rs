@@ -44,7 +44,8 @@ mod tests {
         std::fs::write(dir.path().join(CREDENTIALS_FILE), "{\"x\":1}").unwrap();
         assert!(logged_in(dir.path(), none));
         let other = tempfile::tempdir().unwrap();
-        assert!(logged_in(other.path(), |v| (v == "ANTHROPIC_API_KEY").then(|| "sk-1".into())));
+        assert!(logged_in(other.path(), |v| (v == "ANTHROPIC_API_KEY")
+            .then(|| "sk-1".into())));
         assert!(!logged_in(other.path(), |_| Some("  ".into())));
     }
 }

@@ -19,9 +19,11 @@
 pub mod bash;
 pub mod claude;
 pub mod config;
+pub mod login;
 pub mod mcp;
 pub mod process;
 pub mod prompt;
 pub mod render;
 pub mod socket;
 pub mod tools;
+pub mod turn;

@@ -6,9 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use hive_c0re::agent::bash::BashServer;
+use hive_c0re::agent::claude::Launch;
+use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig};
 use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
 use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS, Selection};
+use hive_c0re::agent::turn::TurnLoop;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +34,22 @@ enum Command {
     Mcp,
     /// The `bash` MCP server on stdio (the execution group's run/status).
     McpBash,
+    /// Call one `hyperhive` tool as Claude would and print its result
+    /// (exit 1 when the result is an error): for scripts and debugging.
+    Call {
+        /// The tool's name, e.g. `send`.
+        tool: String,
+        /// Its arguments as a JSON object, e.g. '{"to":"operator","body":"hi"}'.
+        #[arg(default_value = "{}")]
+        args: String,
+    },
+    /// The turn loop (the container's hive-agent.service): recv, run
+    /// Claude, ack or requeue.
+    Run {
+        /// JSON config [default: /etc/hive-agent/config.json when it exists].
+        #[arg(long, env = ENV_CONFIG)]
+        config: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -56,18 +75,76 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let socket = AgentSocket::new(cli.socket);
+    let socket = AgentSocket::new(&cli.socket);
     match cli.command {
         Command::Mcp => {
-            let groups = std::env::var(ENV_TOOL_GROUPS).ok();
-            let default = match groups {
-                Some(_) => &[][..],
-                None => mcp::default_groups(&socket).await,
-            };
-            let caps = std::env::var(ENV_CAPABILITIES).ok();
-            let selection = Selection::from_values(groups.as_deref(), caps.as_deref(), default)?;
+            let selection = selection(&socket).await?;
             mcp::serve_stdio(Hyperhive::new(socket, &selection)).await
         }
         Command::McpBash => mcp::serve_stdio(BashServer::new(socket)).await,
+        Command::Call { tool, args } => {
+            let args: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&args)
+                .map_err(|e| anyhow::anyhow!("the arguments must be a JSON object: {e}"))?;
+            let selection = selection(&socket).await?;
+            let (text, is_error) = Hyperhive::new(socket, &selection)
+                .call(&tool, Some(args))
+                .await;
+            println!("{text}");
+            if is_error {
+                anyhow::bail!("{tool} failed");
+            }
+            Ok(())
+        }
+        Command::Run { config } => {
+            hive_c0re::logging::init()?;
+            let command = std::env::var(ENV_CLAUDE_COMMAND).ok();
+            let config = RunConfig::load(config.as_deref(), command.as_deref())?;
+            let launch = Launch {
+                config,
+                selection: selection(&socket).await?,
+                harness: std::env::current_exe()?,
+                socket: cli.socket,
+            };
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                stop_signal().await;
+                let _ = tx.send(true);
+            });
+            TurnLoop::new(launch, socket).run(rx).await?;
+            Ok(())
+        }
+    }
+}
+
+/// The tools this agent gets: HIVE_TOOL_GROUPS / HIVE_CAPABILITIES, the
+/// default groups of the socket's side (agent or manager) when unset.
+async fn selection(socket: &AgentSocket) -> anyhow::Result<Selection> {
+    let groups = std::env::var(ENV_TOOL_GROUPS).ok();
+    let default = match groups {
+        Some(_) => &[][..],
+        None => mcp::default_groups(socket).await,
+    };
+    let caps = std::env::var(ENV_CAPABILITIES).ok();
+    Ok(Selection::from_values(
+        groups.as_deref(),
+        caps.as_deref(),
+        default,
+    )?)
+}
+
+/// SIGTERM (systemd's stop) or SIGINT.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
     }
 }

@@ -1,0 +1,292 @@
+//! `hive-agent run`: the turn loop.
+//!
+//! At start, `requeue_inflight` (a previous harness may have died
+//! mid-turn: its popped, unacked messages go back, marked redelivered),
+//! then READY=1. Then, until SIGTERM: `recv` (long poll) → the prompt →
+//! the Claude command → on success `ack_turn`; on failure `requeue_inflight`,
+//! `set_status` saying why, and a backoff (doubled per failure, reset by a
+//! good turn). Between turns the login is checked and changes are reported
+//! (`report_session`), as is the model a turn ran.
+//!
+//! Nothing acked is lost, nothing unacked is dropped: `ack_turn` is sent
+//! only after the command succeeded; every other way out of a turn (failure,
+//! deadline, stop, a crash of the harness itself) leaves the messages in
+//! flight, and they are requeued — here, or by the next start.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::claude::{Launch, TurnEnd, run_turn};
+use super::login;
+use super::prompt::turn_prompt;
+use super::socket::{AgentSocket, SocketError};
+use crate::systemd::notify;
+use crate::wire::agent::{DeliveredMessage, Request, Response};
+
+/// Budget of the short requests (ack, requeue, status, report).
+const SHORT: Duration = Duration::from_secs(30);
+
+/// The turn loop of one agent.
+#[derive(Debug)]
+pub struct TurnLoop {
+    launch: Launch,
+    socket: AgentSocket,
+    /// The agent's name, for the journal's `AGENT=` field.
+    agent: String,
+    logged_in: Option<bool>,
+    model: Option<String>,
+}
+
+/// Why the loop stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnLoopError {
+    #[error("cannot recover in-flight messages at start: {0}")]
+    Recover(String),
+}
+
+impl TurnLoop {
+    pub fn new(launch: Launch, socket: AgentSocket) -> Self {
+        Self {
+            launch,
+            socket,
+            agent: String::from("?"),
+            logged_in: None,
+            model: None,
+        }
+    }
+
+    /// Run until `stop` turns true; the current turn gets the configured
+    /// grace.
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>) -> Result<(), TurnLoopError> {
+        notify::status("recovering in-flight messages");
+        self.agent = self.whoami(&mut stop).await;
+        if *stop.borrow() {
+            return Ok(());
+        }
+        self.requeue_at_start(&mut stop).await?;
+        if let Err(e) = self.launch.write_mcp_config() {
+            tracing::warn!(agent = %self.agent, "cannot write {}: {e}", self.launch.mcp_config_path().display());
+        }
+        self.check_login().await;
+        notify::ready("waiting for messages");
+        tracing::info!(agent = %self.agent, "turn loop ready");
+        let mut backoff = self.first_backoff();
+        while !*stop.borrow() {
+            let messages = tokio::select! {
+                m = self.recv() => m,
+                _ = stop.changed() => break,
+            };
+            let messages = match messages {
+                Ok(m) if m.is_empty() => {
+                    self.check_login().await;
+                    continue;
+                }
+                Ok(m) => m,
+                Err(err) => {
+                    tracing::warn!(agent = %self.agent, "recv: {err}");
+                    pause(&mut stop, Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            self.check_login().await;
+            match self.turn(&messages, stop.clone()).await {
+                Ok(()) => backoff = self.first_backoff(),
+                Err(why) => {
+                    self.requeue(&why).await;
+                    if *stop.borrow() {
+                        break;
+                    }
+                    let _ = self
+                        .socket
+                        .call(
+                            &Request::SetStatus {
+                                text: format!(
+                                    "turn failed: {why}; retrying in {} s",
+                                    backoff.as_secs()
+                                ),
+                            },
+                            SHORT,
+                        )
+                        .await;
+                    pause(&mut stop, backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(
+                        self.launch.config.max_backoff_seconds.max(1),
+                    ));
+                }
+            }
+        }
+        notify::stopping("stopped");
+        tracing::info!(agent = %self.agent, "turn loop stopped");
+        Ok(())
+    }
+
+    fn first_backoff(&self) -> Duration {
+        Duration::from_secs(self.launch.config.retry_backoff_seconds)
+    }
+
+    async fn whoami(&self, stop: &mut watch::Receiver<bool>) -> String {
+        loop {
+            match self
+                .socket
+                .call(&Request::GetAgentMeta { name: None }, SHORT)
+                .await
+            {
+                Ok(Response::AgentMeta { name, .. }) => return name,
+                Ok(other) => {
+                    tracing::warn!("get_agent_meta answered {other:?}");
+                    return "?".into();
+                }
+                Err(err) => {
+                    tracing::warn!("waiting for the hive: {err}");
+                    notify::status("waiting for the hive's socket");
+                    if pause(stop, Duration::from_secs(2)).await {
+                        return "?".into();
+                    }
+                }
+            }
+        }
+    }
+
+    async fn requeue_at_start(
+        &self,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Result<(), TurnLoopError> {
+        loop {
+            match self.socket.call(&Request::RequeueInflight, SHORT).await {
+                Ok(Response::Ok) => return Ok(()),
+                Ok(Response::Err { message }) => return Err(TurnLoopError::Recover(message)),
+                Ok(other) => return Err(TurnLoopError::Recover(format!("{other:?}"))),
+                Err(err) => {
+                    tracing::warn!(agent = %self.agent, "requeue_inflight: {err}");
+                    if pause(stop, Duration::from_secs(2)).await {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn recv(&self) -> Result<Vec<DeliveredMessage>, SocketError> {
+        let wait = self.launch.config.recv_wait_seconds;
+        let request = Request::Recv {
+            wait_seconds: Some(wait),
+            max: Some(self.launch.config.max_messages),
+        };
+        match self
+            .socket
+            .call(&request, SHORT + Duration::from_secs(wait))
+            .await?
+        {
+            Response::Messages { messages } => Ok(messages),
+            Response::Err { message } => {
+                tracing::warn!(agent = %self.agent, "recv refused: {message}");
+                Ok(Vec::new())
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// One turn: run the command; ack on success. `Err` = the words why.
+    async fn turn(
+        &mut self,
+        messages: &[DeliveredMessage],
+        stop: watch::Receiver<bool>,
+    ) -> Result<(), String> {
+        let started = Instant::now();
+        let ids: Vec<i64> = messages.iter().map(|m| m.id).collect();
+        notify::status(&format!("turn: {} message(s)", messages.len()));
+        let session = self.launch.saved_session();
+        let end = run_turn(
+            &self.launch.argv(session.as_deref()),
+            &self.launch.env(),
+            &self.launch.config.workdir(),
+            &turn_prompt(messages),
+            self.launch.config.turn_timeout(),
+            stop,
+            self.launch.config.stop_grace(),
+        )
+        .await;
+        let facts = match &end {
+            TurnEnd::Done(f)
+            | TurnEnd::Failed { facts: f, .. }
+            | TurnEnd::Killed { facts: f, .. } => f.clone(),
+        };
+        self.report_model(facts.model.clone()).await;
+        let secs = started.elapsed().as_secs_f64();
+        match end {
+            TurnEnd::Done(facts) => {
+                match self.socket.call(&Request::AckTurn, SHORT).await {
+                    Ok(Response::Ok) => {}
+                    Ok(other) => return Err(format!("ack_turn answered {other:?}")),
+                    Err(err) => return Err(format!("ack_turn: {err}")),
+                }
+                if session.is_some() || facts.session_id.is_some() {
+                    self.launch.remember_session(facts.session_id.as_deref());
+                }
+                notify::status("waiting for messages");
+                tracing::info!(agent = %self.agent, outcome = "ok", seconds = secs, messages = ?ids, "turn acked");
+                Ok(())
+            }
+            TurnEnd::Failed { why, .. } | TurnEnd::Killed { why, .. } => {
+                self.launch.remember_session(None);
+                tracing::warn!(agent = %self.agent, outcome = "failed", seconds = secs, messages = ?ids, "turn failed: {why}");
+                Err(why)
+            }
+        }
+    }
+
+    async fn requeue(&self, why: &str) {
+        match self.socket.call(&Request::RequeueInflight, SHORT).await {
+            Ok(Response::Ok) => {}
+            other => tracing::warn!(
+                agent = %self.agent,
+                "requeue after a failed turn ({why}): {other:?}; the next start requeues them"
+            ),
+        }
+    }
+
+    async fn check_login(&mut self) {
+        let now = login::logged_in(&self.launch.config.claude_config_dir(), |v| {
+            std::env::var(v).ok()
+        });
+        if self.logged_in == Some(now) {
+            return;
+        }
+        let request = Request::ReportSession {
+            needs_login: Some(!now),
+            active_model: None,
+        };
+        match self.socket.call(&request, SHORT).await {
+            Ok(Response::Ok) => {
+                self.logged_in = Some(now);
+                tracing::info!(agent = %self.agent, logged_in = now, "reported the login state");
+            }
+            other => tracing::warn!(agent = %self.agent, "report_session: {other:?}"),
+        }
+    }
+
+    async fn report_model(&mut self, model: Option<String>) {
+        if model.is_none() || model == self.model {
+            return;
+        }
+        let request = Request::ReportSession {
+            needs_login: None,
+            active_model: model.clone(),
+        };
+        if let Ok(Response::Ok) = self.socket.call(&request, SHORT).await {
+            self.model = model;
+        }
+    }
+}
+
+/// Sleep `for_`, or less if `stop` turns true; `true` when stopping.
+async fn pause(stop: &mut watch::Receiver<bool>, for_: Duration) -> bool {
+    if *stop.borrow() {
+        return true;
+    }
+    tokio::select! {
+        () = tokio::time::sleep(for_) => false,
+        _ = stop.changed() => true,
+    }
+}

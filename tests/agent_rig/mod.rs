@@ -1,0 +1,236 @@
+//! The real `hive-agent` against the real daemon (`--driver fake`): a
+//! harness process for one agent, a stand-in Claude command that records
+//! its argv and prompt and does what its mode file says, and the daemon's
+//! database read directly to see each message's state.
+
+#![allow(dead_code)] // each test file uses part of the rig
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const AGENT_BIN: &str = env!("CARGO_BIN_EXE_hive-agent");
+
+/// The stand-in: records argv (one per line) and the prompt (stdin) of
+/// turn N in `argv.N` / `prompt.N`, prints a stream-json init line, then
+/// acts on `mode`: ok (exit 0), fail (exit 1), hang (write `hang.pid`,
+/// sleep), reply (send "got it: <first body line>" to the operator with
+/// `hive-agent call send`, exit 0).
+const STAND_IN: &str = r#"#!/bin/bash
+dir="$STAND_IN_DIR"
+n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
+prompt=$(cat)
+printf '%s' "$prompt" > "$dir/prompt.$n"
+printf '%s\n' "$@" > "$dir/argv.$n"
+env > "$dir/env.$n"
+echo "$n" > "$dir/count"
+echo '{"type":"system","subtype":"init","model":"stand-in-model","session_id":"s-1"}'
+case "$(cat "$dir/mode")" in
+  ok) exit 0 ;;
+  fail) echo "stand-in failing on purpose" >&2; exit 1 ;;
+  hang) echo $$ > "$dir/hang.pid"; exec sleep 600 ;;
+  reply) exec "$HIVE_AGENT_BIN" call send '{"to":"operator","body":"got it"}' ;;
+esac
+"#;
+
+/// One harness process and its stand-in's directory.
+pub struct Harness {
+    pub dir: PathBuf,
+    pub child: Child,
+    notify: UnixDatagram,
+}
+
+pub struct HarnessOptions<'a> {
+    pub socket: &'a Path,
+    pub dir: &'a Path,
+    pub turn_timeout: u64,
+    pub stop_grace: u64,
+}
+
+impl Harness {
+    /// Start `hive-agent run` on `socket`, its files in `dir`; wait for
+    /// READY=1.
+    pub fn start(o: HarnessOptions<'_>) -> Self {
+        let dir = o.dir.to_owned();
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        let stand_in = dir.join("stand-in");
+        if !stand_in.exists() {
+            std::fs::write(&stand_in, STAND_IN).unwrap();
+            std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::write(dir.join("mode"), "ok").unwrap();
+        }
+        let config = serde_json::json!({
+            "state_dir": dir.join("state"),
+            "turn_timeout_seconds": o.turn_timeout,
+            "stop_grace_seconds": o.stop_grace,
+            "retry_backoff_seconds": 1,
+            "max_backoff_seconds": 2,
+            "recv_wait_seconds": 1,
+        });
+        std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+        let notify_path = dir.join("notify.sock");
+        let _ = std::fs::remove_file(&notify_path);
+        let notify = UnixDatagram::bind(&notify_path).unwrap();
+        notify
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let child = Command::new(AGENT_BIN)
+            .arg("run")
+            .env("HIVE_AGENT_SOCKET", o.socket)
+            .env("HIVE_AGENT_CONFIG", dir.join("config.json"))
+            .env(
+                "HIVE_CLAUDE_COMMAND",
+                serde_json::json!([stand_in]).to_string(),
+            )
+            .env("STAND_IN_DIR", &dir)
+            .env("HIVE_AGENT_BIN", AGENT_BIN)
+            .env("NOTIFY_SOCKET", &notify_path)
+            .env("RUST_LOG", "info")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("HIVE_TOOL_GROUPS")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("harness.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let h = Self { dir, child, notify };
+        h.wait_notify("READY=1");
+        h
+    }
+
+    pub fn wait_notify(&self, needle: &str) {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = self.notify.recv(&mut buf).unwrap_or_else(|e| {
+                panic!("no {needle} from the harness ({e}); log:\n{}", self.log())
+            });
+            if String::from_utf8_lossy(&buf[..n]).contains(needle) {
+                return;
+            }
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("harness.log")).unwrap_or_default()
+    }
+
+    pub fn set_mode(&self, mode: &str) {
+        std::fs::write(self.dir.join("mode"), mode).unwrap();
+    }
+
+    /// How many turns the stand-in ran.
+    pub fn turns(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("count"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    pub fn prompt(&self, n: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("prompt.{n}"))).unwrap()
+    }
+
+    pub fn argv(&self, n: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("argv.{n}"))).unwrap()
+    }
+
+    pub fn env(&self, n: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("env.{n}"))).unwrap()
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), signal).unwrap();
+    }
+
+    /// Wait for the harness to exit, at most `within`.
+    pub fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the harness did not exit; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("hang.pid")) {
+            if let Ok(pid) = pid.trim().parse::<i32>() {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+/// Poll `check` every 20 ms until it holds, at most `within`.
+pub fn eventually(what: &str, within: Duration, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `(state, redelivered)` of every message to `to`, by id.
+pub fn message_states(state_dir: &Path, to: &str) -> Vec<(String, bool)> {
+    let db = rusqlite::Connection::open_with_flags(
+        state_dir.join("hive.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut stmt = db
+        .prepare("SELECT state, redelivered FROM messages WHERE recipient = ?1 ORDER BY id")
+        .unwrap();
+    stmt.query_map([to], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// One column of an agent's row.
+pub fn agent_field(state_dir: &Path, name: &str, column: &str) -> Option<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        state_dir.join("hive.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    db.query_row(
+        &format!("SELECT CAST({column} AS TEXT) FROM agents WHERE name = ?1"),
+        [name],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// Bodies the manager got from `system`.
+pub fn manager_events(state_dir: &Path) -> Vec<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        state_dir.join("hive.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT body FROM messages WHERE recipient = 'ruth' AND sender = 'system' ORDER BY id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}

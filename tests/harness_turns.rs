@@ -1,0 +1,209 @@
+//! The turn loop (`hive-agent run`) against the real daemon with the fake
+//! driver and a stand-in Claude command: a message is acked after a good
+//! turn, requeued after a failed one, after a SIGKILL of the harness
+//! mid-turn and after a stop past the grace — and never lost.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+#![allow(clippy::disallowed_methods)] // test code runs the binaries under test
+
+mod agent_rig;
+mod common;
+
+use std::time::Duration;
+
+use agent_rig::{Harness, HarnessOptions, agent_field, eventually, manager_events, message_states};
+use common::{Conn, daemon_with};
+use nix::sys::signal::Signal;
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn start(d: &common::Daemon, dir: &std::path::Path, turn_timeout: u64) -> Harness {
+    Harness::start(HarnessOptions {
+        socket: &d.agent_socket("alice"),
+        dir,
+        turn_timeout,
+        stop_grace: 1,
+    })
+}
+
+fn send_to_alice(d: &common::Daemon, body: &str) {
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    assert_eq!(
+        bob.ask(&format!(r#"{{"cmd":"send","to":"alice","body":"{body}"}}"#)),
+        r#"{"kind":"ok"}"#
+    );
+}
+
+fn states(d: &common::Daemon) -> Vec<(String, bool)> {
+    message_states(&d.state_dir(), "alice")
+}
+
+#[test]
+fn a_good_turn_gets_the_message_in_its_prompt_and_acks_it() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 30);
+    send_to_alice(&d, "hello alice");
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), false)]
+    });
+    assert_eq!(h.turns(), 1);
+    let prompt = h.prompt(1);
+    assert!(prompt.contains("from bob\nhello alice"), "{prompt}");
+    // The stand-in got the agent's environment: its socket, the tools.
+    let env = h.env(1);
+    assert!(
+        env.contains(&format!(
+            "HIVE_AGENT_SOCKET={}",
+            d.agent_socket("alice").display()
+        )),
+        "{env}"
+    );
+    assert!(
+        env.contains("HIVE_ALLOWED_TOOLS=mcp__hyperhive__send,"),
+        "{env}"
+    );
+    assert!(env.contains("CLAUDE_CONFIG_DIR="), "{env}");
+    // The model the stream named is on the roster.
+    eventually("active_model", LONG, || {
+        agent_field(&d.state_dir(), "alice", "active_model").as_deref() == Some("stand-in-model")
+    });
+}
+
+#[test]
+fn a_failed_turn_requeues_the_message_says_why_and_retries_until_a_turn_succeeds() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 30);
+    h.set_mode("fail");
+    send_to_alice(&d, "try me");
+    eventually("two failed turns", LONG, || h.turns() >= 2);
+    assert!(
+        states(&d).iter().all(|(s, _)| s != "handled"),
+        "{:?}",
+        states(&d)
+    );
+    let status = agent_field(&d.state_dir(), "alice", "status_text").unwrap_or_default();
+    assert!(
+        status.contains("turn failed") && status.contains("exit status: 1"),
+        "{status}"
+    );
+    let retried = h.prompt(2);
+    assert!(
+        retried.contains("try me") && retried.contains("redelivered"),
+        "{retried}"
+    );
+    h.set_mode("ok");
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), true)]
+    });
+}
+
+#[test]
+fn a_harness_killed_mid_turn_leaves_the_message_in_flight_and_the_next_start_delivers_it() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("hang");
+    send_to_alice(&d, "survive this");
+    eventually("the turn hanging", LONG, || {
+        tmp.path().join("hang.pid").exists()
+    });
+    h.signal(Signal::SIGKILL);
+    drop(h); // reaps the harness and kills the orphaned stand-in
+    assert_eq!(states(&d), [("inflight".into(), false)]);
+    std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("ok");
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), true)]
+    });
+    let prompt = h.prompt(2);
+    assert!(
+        prompt.contains("survive this") && prompt.contains("redelivered"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn sigterm_lets_the_turn_run_out_its_grace_then_requeues_and_exits() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = start(&d, tmp.path(), 300);
+    h.set_mode("hang");
+    send_to_alice(&d, "stop gently");
+    eventually("the turn hanging", LONG, || {
+        tmp.path().join("hang.pid").exists()
+    });
+    let started = std::time::Instant::now();
+    h.signal(Signal::SIGTERM);
+    let status = h.wait_exit(LONG);
+    assert!(status.success(), "{status}; log:\n{}", h.log());
+    // The grace is 1 s; the stand-in was then killed, with its group.
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert_eq!(states(&d), [("pending".into(), true)]);
+}
+
+#[test]
+fn a_turn_past_its_deadline_is_killed_and_its_message_requeued() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 1);
+    h.set_mode("hang");
+    send_to_alice(&d, "too slow");
+    eventually("a second turn after the deadline", LONG, || h.turns() >= 2);
+    let status = agent_field(&d.state_dir(), "alice", "status_text").unwrap_or_default();
+    assert!(status.contains("deadline"), "{status}");
+    assert!(states(&d).iter().all(|(s, _)| s != "handled"));
+}
+
+#[test]
+fn the_login_state_reaches_the_roster_and_the_manager_when_it_changes() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let _h = start(&d, tmp.path(), 30);
+    // No credentials in <state>/claude: needs a login, and the manager hears it.
+    assert_eq!(
+        agent_field(&d.state_dir(), "alice", "needs_login").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        manager_events(&d.state_dir())
+            .iter()
+            .filter(|e| e.contains("login"))
+            .count(),
+        1
+    );
+    // `claude login` writes the credentials file: within a recv wait the
+    // harness reports it.
+    let claude = tmp.path().join("state/claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join(".credentials.json"), r#"{"claudeAiOauth":{}}"#).unwrap();
+    eventually("the login noticed", LONG, || {
+        agent_field(&d.state_dir(), "alice", "needs_login").as_deref() == Some("0")
+    });
+    let events = manager_events(&d.state_dir());
+    assert!(
+        events
+            .iter()
+            .any(|e| e == r#"{"event":"logged_in","agent":"alice"}"#),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_stand_in_reply_with_the_send_tool_lands_in_the_operators_inbox() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 30);
+    h.set_mode("reply");
+    send_to_alice(&d, "ping");
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), false)]
+    });
+    let inbox = d.request(r#"{"cmd":"inbox","limit":10}"#);
+    assert!(
+        inbox.contains(r#""from":"alice","body":"got it""#),
+        "{inbox}"
+    );
+}
