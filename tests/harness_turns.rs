@@ -23,6 +23,8 @@ fn start(d: &common::Daemon, dir: &std::path::Path, turn_timeout: u64) -> Harnes
         dir,
         turn_timeout,
         stop_grace: 1,
+        claude_program: None,
+        env: &[],
     })
 }
 

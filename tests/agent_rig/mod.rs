@@ -47,6 +47,11 @@ pub struct HarnessOptions<'a> {
     pub dir: &'a Path,
     pub turn_timeout: u64,
     pub stop_grace: u64,
+    /// Run this real `claude` with the harness's default argv instead of
+    /// the stand-in.
+    pub claude_program: Option<&'a Path>,
+    /// More environment for the harness (and so for Claude).
+    pub env: &'a [(&'a str, String)],
 }
 
 impl Harness {
@@ -61,7 +66,7 @@ impl Harness {
             std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
             std::fs::write(dir.join("mode"), "ok").unwrap();
         }
-        let config = serde_json::json!({
+        let mut config = serde_json::json!({
             "state_dir": dir.join("state"),
             "turn_timeout_seconds": o.turn_timeout,
             "stop_grace_seconds": o.stop_grace,
@@ -69,6 +74,11 @@ impl Harness {
             "max_backoff_seconds": 2,
             "recv_wait_seconds": 1,
         });
+        if let Some(program) = o.claude_program {
+            config["claude_program"] = serde_json::json!(program);
+        } else {
+            config["claude_command"] = serde_json::json!([stand_in]);
+        }
         std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
         let notify_path = dir.join("notify.sock");
         let _ = std::fs::remove_file(&notify_path);
@@ -80,10 +90,7 @@ impl Harness {
             .arg("run")
             .env("HIVE_AGENT_SOCKET", o.socket)
             .env("HIVE_AGENT_CONFIG", dir.join("config.json"))
-            .env(
-                "HIVE_CLAUDE_COMMAND",
-                serde_json::json!([stand_in]).to_string(),
-            )
+            .env_remove("HIVE_CLAUDE_COMMAND")
             .env("STAND_IN_DIR", &dir)
             .env("HIVE_AGENT_BIN", AGENT_BIN)
             .env("NOTIFY_SOCKET", &notify_path)
@@ -92,6 +99,7 @@ impl Harness {
             .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("HIVE_TOOL_GROUPS")
+            .envs(o.env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.join("harness.log")).unwrap())
             .spawn()

@@ -1,0 +1,126 @@
+"""A loopback stand-in of the Anthropic Messages API, for the real Claude
+Code CLI offline (ANTHROPIC_BASE_URL=http://127.0.0.1:PORT).
+
+Usage: messages_standin.py PORTFILE LOG TO BODY
+Listens on 127.0.0.1 (a free port, written to PORTFILE), appends one JSON
+line per request to LOG. POST /v1/messages:
+- when the request offers the tool `mcp__hyperhive__send` and carries no
+  tool_result yet: a tool_use block calling it with {"to": TO, "body": BODY};
+- when it carries the tool_result: a text reply quoting it, end_turn;
+- anything else (title generation, etc.): a short text reply.
+Streaming requests get the SSE event sequence of the real API
+(message_start, content_block_start/delta/stop, message_delta,
+message_stop); others a JSON message. Other paths: 404 JSON error.
+"""
+
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PORTFILE, LOG, TO, BODY = sys.argv[1:5]
+MODEL = "claude-standin-1"
+TOOL = "mcp__hyperhive__send"
+
+
+def tool_results(body):
+    out = []
+    for m in body.get("messages", []):
+        content = m.get("content")
+        if isinstance(content, list):
+            out += [c for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
+    return out
+
+
+def reply_blocks(body):
+    tools = [t.get("name") for t in body.get("tools", []) or []]
+    results = tool_results(body)
+    if TOOL in tools and not results:
+        return [{"type": "tool_use", "id": "toolu_standin_1", "name": TOOL,
+                 "input": {"to": TO, "body": BODY}}], "tool_use"
+    if results:
+        return [{"type": "text", "text": "sent: " + json.dumps(results[-1].get("content"))}], "end_turn"
+    return [{"type": "text", "text": "ok"}], "end_turn"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.not_found()
+
+    def not_found(self):
+        data = json.dumps({"type": "error", "error": {"type": "not_found_error", "message": "stand-in"}}).encode()
+        self.send_response(404)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        length = int(self.headers.get("content-length", "0"))
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        with open(LOG, "a") as log:
+            log.write(json.dumps({"path": self.path, "model": body.get("model"),
+                                  "tools": [t.get("name") for t in body.get("tools", []) or []],
+                                  "tool_results": tool_results(body),
+                                  "stream": body.get("stream", False)}) + "\n")
+        if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+            return self.not_found()
+        blocks, stop = reply_blocks(body)
+        if body.get("stream"):
+            self.stream(blocks, stop)
+        else:
+            data = json.dumps({"id": "msg_standin", "type": "message", "role": "assistant", "model": MODEL,
+                               "content": blocks, "stop_reason": stop, "stop_sequence": None,
+                               "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    def stream(self, blocks, stop):
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+
+        def event(name, data):
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+
+        event("message_start", {"type": "message_start", "message": {
+            "id": "msg_standin", "type": "message", "role": "assistant", "model": MODEL, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})
+        for i, block in enumerate(blocks):
+            if block["type"] == "tool_use":
+                event("content_block_start", {"type": "content_block_start", "index": i, "content_block": {
+                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+                event("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
+                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+            else:
+                event("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {"type": "text", "text": ""}})
+                event("content_block_delta", {"type": "content_block_delta", "index": i,
+                                              "delta": {"type": "text_delta", "text": block["text"]}})
+            event("content_block_stop", {"type": "content_block_stop", "index": i})
+        event("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                "usage": {"output_tokens": 5}})
+        event("message_stop", {"type": "message_stop"})
+        self.close_connection = True
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(PORTFILE + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+import os
+os.rename(PORTFILE + ".tmp", PORTFILE)
+server.serve_forever()

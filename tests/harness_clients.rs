@@ -1,0 +1,270 @@
+//! `hive-agent` driven by real clients no one here wrote: the Python `mcp`
+//! SDK, and the real Claude Code CLI (npm `@anthropic-ai/claude-code`) —
+//! `claude mcp add`/`list`, and `claude -p` in the turn loop, offline
+//! against a loopback stand-in of the Messages API whose scripted reply
+//! calls `mcp__hyperhive__send`.
+//!
+//! The clients are installed by `tests/clients/install` (a venv and an npm
+//! prefix in a cache directory), which `tests/run` calls before running
+//! these with `--ignored`; the variables `HIVE_TEST_PYTHON` and
+//! `HIVE_TEST_CLAUDE` name them. Ignored by a plain `cargo test`, so the
+//! fast tier needs neither Python packages nor Node; run alone with
+//! `eval "$(tests/clients/install)" && cargo test --test harness_clients -- --ignored`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
+
+mod agent_rig;
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use agent_rig::{AGENT_BIN, Harness, HarnessOptions, agent_field, eventually, message_states};
+use common::{Conn, daemon_with};
+use serde_json::Value;
+
+fn tool(var: &str) -> PathBuf {
+    let path = std::env::var_os(var).unwrap_or_else(|| {
+        panic!("{var} is not set: run `eval \"$(tests/clients/install)\"` first (tests/run does)")
+    });
+    PathBuf::from(path)
+}
+
+fn clients_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
+}
+
+#[test]
+#[ignore = "needs the Python mcp SDK: tests/clients/install"]
+fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_error() {
+    let d = daemon_with(&["alice"]);
+    let out = Command::new(tool("HIVE_TEST_PYTHON"))
+        .arg(clients_dir().join("mcp_client.py"))
+        .arg(AGENT_BIN)
+        .arg(d.agent_socket("alice"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["server"], "hyperhive");
+    // An agent socket, no HIVE_TOOL_GROUPS: the seed's AGENT_DEFAULT
+    // (execution is the other server).
+    assert_eq!(
+        v["tools"],
+        serde_json::json!([
+            "send",
+            "recv",
+            "ask",
+            "answer",
+            "set_status",
+            "get_agent_meta",
+            "get_loose_ends",
+            "cancel_loose_end",
+            "remind",
+            "request_next_turn"
+        ])
+    );
+    assert_eq!(v["schemas"]["send"], serde_json::json!(["to", "body"]));
+    let calls = &v["calls"];
+    assert_eq!(calls["send_operator"], serde_json::json!([false, "ok"]));
+    assert_eq!(calls["send_unknown"][0], true);
+    assert!(
+        calls["send_unknown"][1]
+            .as_str()
+            .unwrap()
+            .contains("nobody-here")
+    );
+    assert_eq!(calls["status_missing_text"][0], true);
+    assert!(
+        calls["status_missing_text"][1]
+            .as_str()
+            .unwrap()
+            .contains("text")
+    );
+    assert_eq!(calls["not_offered"][0], true);
+    let inbox = d.request(r#"{"cmd":"inbox","limit":5}"#);
+    assert!(inbox.contains("hello from the python sdk"), "{inbox}");
+}
+
+#[test]
+#[ignore = "needs the Python mcp SDK: tests/clients/install"]
+fn on_the_manager_socket_the_python_sdk_sees_the_managers_tools() {
+    let d = daemon_with(&[]);
+    let out = Command::new(tool("HIVE_TEST_PYTHON"))
+        .arg(clients_dir().join("mcp_client.py"))
+        .arg(AGENT_BIN)
+        .arg(d.manager_socket())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tools: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for name in [
+        "kill",
+        "request_apply_commit",
+        "list_schedules",
+        "get_logs",
+        "list_containers",
+    ] {
+        assert!(tools.contains(&name), "{name} missing from {tools:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs the Claude Code CLI: tests/clients/install"]
+fn claude_mcp_add_then_list_reports_hyperhive_connected() {
+    let d = daemon_with(&["alice"]);
+    let home = tempfile::tempdir().unwrap();
+    let claude = tool("HIVE_TEST_CLAUDE");
+    let run = |args: &[&str]| {
+        Command::new(&claude)
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap()
+    };
+    let socket = d.agent_socket("alice");
+    let add = run(&[
+        "mcp",
+        "add",
+        "hyperhive",
+        "--",
+        AGENT_BIN,
+        "mcp",
+        "--socket",
+        socket.to_str().unwrap(),
+    ]);
+    assert!(
+        add.status.success(),
+        "{}",
+        String::from_utf8_lossy(&add.stderr)
+    );
+    let list = run(&["mcp", "list"]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("hyperhive:") && l.contains("Connected")),
+        "{text}"
+    );
+}
+
+/// The Messages API stand-in on a free loopback port.
+struct StandIn {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl StandIn {
+    fn start(dir: &Path, to: &str, body: &str) -> Self {
+        let portfile = dir.join("api.port");
+        let log = dir.join("api.log");
+        let child = Command::new(tool("HIVE_TEST_PYTHON"))
+            .arg(clients_dir().join("messages_standin.py"))
+            .args([&portfile, &log])
+            .args([to, body])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        eventually("the stand-in's port", Duration::from_secs(20), || {
+            portfile.exists()
+        });
+        let port = std::fs::read_to_string(&portfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        Self { child, port, log }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
+fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let api = StandIn::start(tmp.path(), "operator", "hello from claude");
+    let claude = tool("HIVE_TEST_CLAUDE");
+    let env = [
+        (
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", api.port),
+        ),
+        ("ANTHROPIC_API_KEY", "sk-stand-in".to_owned()),
+        ("CLAUDE_CODE_MAX_RETRIES", "0".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+        ("HOME", tmp.path().to_string_lossy().into_owned()),
+    ];
+    let _h = Harness::start(HarnessOptions {
+        socket: &d.agent_socket("alice"),
+        dir: &tmp.path().join("harness"),
+        turn_timeout: 120,
+        stop_grace: 5,
+        claude_program: Some(&claude),
+        env: &env,
+    });
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    assert_eq!(
+        bob.ask(r#"{"cmd":"send","to":"alice","body":"please greet the operator"}"#),
+        r#"{"kind":"ok"}"#
+    );
+    eventually("the turn acked", Duration::from_secs(120), || {
+        message_states(&d.state_dir(), "alice") == [("handled".into(), false)]
+    });
+    let inbox = d.request(r#"{"cmd":"inbox","limit":5}"#);
+    assert!(
+        inbox.contains(r#""from":"alice","body":"hello from claude""#),
+        "{inbox}"
+    );
+    // Claude was offered the hive's tools and got the send's result back.
+    let requests = api.requests();
+    assert!(requests.iter().any(|r| {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "mcp__hyperhive__send")
+    }));
+    assert!(
+        requests
+            .iter()
+            .any(|r| r["tool_results"].to_string().contains("ok")),
+        "{requests:?}"
+    );
+    // The model from the stream is on the roster.
+    eventually("active_model", Duration::from_secs(10), || {
+        agent_field(&d.state_dir(), "alice", "active_model").as_deref() == Some("claude-standin-1")
+    });
+}
