@@ -186,3 +186,46 @@ mod tests {
         ));
     }
 }
+
+/// The variable naming an `environ`-format file (NUL-separated
+/// `NAME=value`) to read the grants from when they are not in the
+/// harness's own environment. The unit sets it to `/proc/1/environ`: the
+/// daemon hands `HIVE_TOOL_GROUPS` / `HIVE_CAPABILITIES` to the
+/// container's init (the `.nspawn` file's `Environment=`), and systemd
+/// starts services in a clean environment, so PID 1's is where they are.
+pub const ENV_FROM: &str = "HIVE_ENV_FROM";
+
+/// `name`'s value in an `environ` block.
+pub fn environ_value(environ: &[u8], name: &str) -> Option<String> {
+    environ
+        .split(|b| *b == 0)
+        .filter_map(|entry| std::str::from_utf8(entry).ok())
+        .find_map(|entry| {
+            entry
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('='))
+                .map(str::to_owned)
+        })
+}
+
+/// `name` from the environment, else from the `HIVE_ENV_FROM` file.
+pub fn grant_var(name: &str) -> Option<String> {
+    if let Ok(value) = std::env::var(name) {
+        return Some(value);
+    }
+    let from = std::env::var_os(ENV_FROM)?;
+    environ_value(&std::fs::read(from).ok()?, name)
+}
+
+#[cfg(test)]
+mod environ_tests {
+    use super::environ_value;
+
+    #[test]
+    fn a_variable_is_found_by_its_whole_name_in_an_environ_block() {
+        let block = b"container=systemd-nspawn\0HIVE_TOOL_GROUPS_X=no\0HIVE_TOOL_GROUPS=meta,inbox\0HIVE_CAPABILITIES=\0";
+        assert_eq!(environ_value(block, "HIVE_TOOL_GROUPS").as_deref(), Some("meta,inbox"));
+        assert_eq!(environ_value(block, "HIVE_CAPABILITIES").as_deref(), Some(""));
+        assert_eq!(environ_value(block, "HIVE"), None);
+    }
+}

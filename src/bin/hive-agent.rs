@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hive_c0re::agent::bash::BashServer;
 use hive_c0re::agent::claude::Launch;
-use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig};
+use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig, grant_var};
 use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
 use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS, Selection};
@@ -119,12 +119,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 /// The tools this agent gets: HIVE_TOOL_GROUPS / HIVE_CAPABILITIES, the
 /// default groups of the socket's side (agent or manager) when unset.
 async fn selection(socket: &AgentSocket) -> anyhow::Result<Selection> {
-    let groups = std::env::var(ENV_TOOL_GROUPS).ok();
+    let groups = grant_var(ENV_TOOL_GROUPS);
     let default = match groups {
         Some(_) => &[][..],
         None => mcp::default_groups(socket).await,
     };
-    let caps = std::env::var(ENV_CAPABILITIES).ok();
+    let caps = grant_var(ENV_CAPABILITIES);
     Ok(Selection::from_values(
         groups.as_deref(),
         caps.as_deref(),
