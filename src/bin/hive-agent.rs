@@ -99,9 +99,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             hive_c0re::logging::init()?;
             let command = std::env::var(ENV_CLAUDE_COMMAND).ok();
             let config = RunConfig::load(config.as_deref(), command.as_deref())?;
+            let selection = selection(&socket).await?;
+            let groups: Vec<&str> = selection.groups.iter().map(|g| g.as_str()).collect();
+            let source = if grant_var(ENV_TOOL_GROUPS).is_some() {
+                ENV_TOOL_GROUPS
+            } else {
+                "the socket's default"
+            };
+            tracing::info!("tool groups {} from {source}", groups.join(","));
             let launch = Launch {
                 config,
-                selection: selection(&socket).await?,
+                selection,
                 harness: std::env::current_exe()?,
                 socket: cli.socket,
             };

@@ -125,7 +125,7 @@ EOF
   tb_preset bed > "$d/preset/00-hive-testbed.preset"
   [ "${TB_POISON:-0}" = 1 ] && tb_poison
   # A copy, not the build directory: a rebuild during the run must not change the bed.
-  for b in hive-c0re hivectl; do
+  for b in hive-c0re hivectl hive-agent; do
     [ -x "$TB_BIN/$b" ] || tb_die "$TB_BIN/$b is missing (cargo build --release --bins)"
     cp "$TB_BIN/$b" "$d/bin/$b"
   done

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# The in-container harness against the real systemd of the bed: an agent spawned from a
+# template with hive-agent installed (systemd/image/install-agent) runs hive-agent.service in
+# its own nested systemd, and a message sent with hivectl goes through the turn loop (a
+# stand-in Claude command) and back to the operator's inbox.
+
+# shellcheck source=../agent_image.sh
+source "$HERE/agent_image.sh"
+
+# The stand-in Claude command in the template: answers the turn's first message body with
+# `hive-agent call send` to the operator (the same tool path Claude's mcp__hyperhive__send
+# takes), and records its prompt.
+_harness_template() {
+  in_c test -e /var/lib/machines/hive-agent-template/etc/os-release && return 0
+  local dir; dir=$(mktemp -d)
+  cat > "$dir/config.json" <<'JSON'
+{"claude_command": ["/etc/hive-agent/stand-in"], "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
+JSON
+  tb_agent_template hive-agent-template "$dir/config.json"
+  cat > "/proc/$(tb_leader)/root/var/lib/machines/hive-agent-template/etc/hive-agent/stand-in" <<'SH'
+#!/bin/bash
+prompt=$(cat)
+printf '%s\n' "$prompt" > /var/lib/hive/last-prompt
+body=$(printf '%s\n' "$prompt" | sed -n '/^--- message /{n;p;q}')
+exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"got: $body\"}"
+SH
+  chmod 0755 "/proc/$(tb_leader)/root/var/lib/machines/hive-agent-template/etc/hive-agent/stand-in"
+  rm -rf "$dir"
+}
+
+_agent_service_active() {
+  [ "$(in_c systemctl -M "h-$1" is-active hive-agent.service 2>/dev/null)" = active ]
+}
+_inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }
+
+a_spawned_agent_runs_hive_agent_and_a_message_to_it_comes_back_as_its_reply() {
+  _harness_template
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-template"}'
+  tb_agents hal
+  tb_spawn hal
+  wait_for 30 "hive-agent.service active in h-hal" _agent_service_active hal ||
+    { in_c journalctl -M h-hal -u hive-agent --no-pager -n 30; return 1; }
+  expect_eq "the unit's type and state" "notify active" \
+    "$(in_c systemctl -M h-hal show -P Type hive-agent.service) $(in_c systemctl -M h-hal is-active hive-agent.service)"
+  hivectl_root send hal "hello hal"
+  wait_for 30 "hal's reply in the operator's inbox" _inbox_has "got: hello hal" ||
+    { in_c journalctl -M h-hal -u hive-agent --no-pager -n 30; return 1; }
+  # The turn was acked: nothing pending, nothing in flight for hal.
+  expect_eq "hal's unacked messages" 0 \
+    "$(in_c "$TB_PYTHON" -c 'import sqlite3; c = sqlite3.connect("file:/var/lib/hyperhive/hive.db?mode=ro", uri=True)
+print(c.execute("SELECT COUNT(*) FROM messages WHERE recipient = ? AND state != ?", ("hal", "handled")).fetchone()[0])')"
+  # The grants reached the harness through PID 1's environment (the .nspawn Environment=),
+  # not its fallback.
+  expect_match "the harness's start lines in the container journal" \
+    "tool groups messaging,meta,inbox,execution from HIVE_TOOL_GROUPS" \
+    "$(in_c journalctl -M h-hal -u hive-agent --no-pager -o cat)"
+  expect_eq "needs_login on the roster (no credentials in the state dir)" true \
+    "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+print(str([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == "hal"][0]["needs_login"]).lower())')"
+}
