@@ -36,14 +36,12 @@ fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
 }
 
-#[test]
-#[ignore = "needs the Python mcp SDK: tests/clients/install"]
-fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_error() {
-    let d = daemon_with(&["alice"]);
+/// What `tests/clients/mcp_client.py` saw of `hive-agent mcp` on `socket`.
+fn python_client(socket: &Path) -> Value {
     let out = Command::new(tool("HIVE_TEST_PYTHON"))
         .arg(clients_dir().join("mcp_client.py"))
         .arg(AGENT_BIN)
-        .arg(d.agent_socket("alice"))
+        .arg(socket)
         .output()
         .unwrap();
     assert!(
@@ -51,7 +49,14 @@ fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+#[ignore = "needs the Python mcp SDK: tests/clients/install"]
+fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_error() {
+    let d = daemon_with(&["alice"]);
+    let v = python_client(&d.agent_socket("alice"));
     assert_eq!(v["server"], "hyperhive");
     // An agent socket, no HIVE_TOOL_GROUPS: the seed's AGENT_DEFAULT
     // (execution is the other server).
@@ -96,18 +101,7 @@ fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_
 #[ignore = "needs the Python mcp SDK: tests/clients/install"]
 fn on_the_manager_socket_the_python_sdk_sees_the_managers_tools() {
     let d = daemon_with(&[]);
-    let out = Command::new(tool("HIVE_TEST_PYTHON"))
-        .arg(clients_dir().join("mcp_client.py"))
-        .arg(AGENT_BIN)
-        .arg(d.manager_socket())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = python_client(&d.manager_socket());
     let tools: Vec<&str> = v["tools"]
         .as_array()
         .unwrap()

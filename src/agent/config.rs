@@ -224,8 +224,14 @@ mod environ_tests {
     #[test]
     fn a_variable_is_found_by_its_whole_name_in_an_environ_block() {
         let block = b"container=systemd-nspawn\0HIVE_TOOL_GROUPS_X=no\0HIVE_TOOL_GROUPS=meta,inbox\0HIVE_CAPABILITIES=\0";
-        assert_eq!(environ_value(block, "HIVE_TOOL_GROUPS").as_deref(), Some("meta,inbox"));
-        assert_eq!(environ_value(block, "HIVE_CAPABILITIES").as_deref(), Some(""));
+        assert_eq!(
+            environ_value(block, "HIVE_TOOL_GROUPS").as_deref(),
+            Some("meta,inbox")
+        );
+        assert_eq!(
+            environ_value(block, "HIVE_CAPABILITIES").as_deref(),
+            Some("")
+        );
         assert_eq!(environ_value(block, "HIVE"), None);
     }
 }

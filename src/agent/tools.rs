@@ -83,8 +83,27 @@ pub enum SelectionError {
     },
 }
 
-fn split(value: &str) -> impl Iterator<Item = &str> {
-    value.split(',').map(str::trim).filter(|s| !s.is_empty())
+/// A comma list of names out of `all`; an unknown name is `Err((name,
+/// every known name))`.
+fn parse_list<T: Copy>(
+    value: &str,
+    all: &[T],
+    name_of: fn(T) -> &'static str,
+) -> Result<Vec<T>, (String, String)> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|name| {
+            all.iter()
+                .copied()
+                .find(|item| name_of(*item) == name)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = all.iter().map(|item| name_of(*item)).collect();
+                    (name.to_owned(), known.join(", "))
+                })
+        })
+        .collect()
 }
 
 impl Selection {
@@ -96,35 +115,27 @@ impl Selection {
         capabilities: Option<&str>,
         default_groups: &[ToolGroup],
     ) -> Result<Self, SelectionError> {
-        let groups = match groups {
-            None => default_groups.to_vec(),
-            Some(value) => split(value)
-                .map(|name| {
-                    ToolGroup::parse(name).ok_or_else(|| SelectionError::UnknownGroup {
+        let groups =
+            match groups {
+                None => default_groups.to_vec(),
+                Some(value) => parse_list(value, ToolGroup::ALL, ToolGroup::as_str).map_err(
+                    |(name, known)| SelectionError::UnknownGroup {
                         var: ENV_TOOL_GROUPS,
-                        name: name.to_owned(),
-                        known: ToolGroup::ALL
-                            .iter()
-                            .map(|g| g.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
-                })
-                .collect::<Result<_, _>>()?,
-        };
-        let capabilities = split(capabilities.unwrap_or(""))
-            .map(|name| {
-                Capability::parse(name).ok_or_else(|| SelectionError::UnknownCapability {
-                    var: ENV_CAPABILITIES,
-                    name: name.to_owned(),
-                    known: Capability::ALL
-                        .iter()
-                        .map(|c| c.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })
-            })
-            .collect::<Result<_, _>>()?;
+                        name,
+                        known,
+                    },
+                )?,
+            };
+        let capabilities = parse_list(
+            capabilities.unwrap_or(""),
+            Capability::ALL,
+            Capability::as_str,
+        )
+        .map_err(|(name, known)| SelectionError::UnknownCapability {
+            var: ENV_CAPABILITIES,
+            name,
+            known,
+        })?;
         Ok(Self {
             groups,
             capabilities,

@@ -171,17 +171,12 @@ impl ToolGroup {
     pub const AGENT_DEFAULT: &'static [Self] =
         &[Self::Messaging, Self::Meta, Self::Inbox, Self::Execution];
 
-    /// Every group but `web_tools`: the manager's tools.
-    pub const MANAGER_DEFAULT: &'static [Self] = &[
-        Self::Messaging,
-        Self::Meta,
-        Self::Inbox,
-        Self::Lifecycle,
-        Self::Approvals,
-        Self::Scheduling,
-        Self::Diagnostics,
-        Self::Execution,
-    ];
+    /// Every group but `web_tools` (the last of [`Self::ALL`]): the
+    /// manager's tools.
+    pub const MANAGER_DEFAULT: &'static [Self] = match Self::ALL.split_last() {
+        Some((Self::WebTools, rest)) => rest,
+        _ => panic!("ToolGroup::ALL must end with WebTools"),
+    };
 
     pub const ALL: &'static [Self] = &[
         Self::Messaging,
