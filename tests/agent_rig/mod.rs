@@ -174,13 +174,13 @@ impl Drop for Harness {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if let Ok(pid) = std::fs::read_to_string(self.dir.join("hang.pid")) {
-            if let Ok(pid) = pid.trim().parse::<i32>() {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("hang.pid"))
+            && let Ok(pid) = pid.trim().parse::<i32>()
+        {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
 }
