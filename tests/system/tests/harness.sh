@@ -28,9 +28,6 @@ SH
   rm -rf "$dir"
 }
 
-_agent_service_active() {
-  [ "$(in_c systemctl -M "h-$1" is-active hive-agent.service 2>/dev/null)" = active ]
-}
 _inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }
 
 a_spawned_agent_runs_hive_agent_and_a_message_to_it_comes_back_as_its_reply() {
@@ -38,7 +35,7 @@ a_spawned_agent_runs_hive_agent_and_a_message_to_it_comes_back_as_its_reply() {
   tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-template"}'
   tb_agents hal
   tb_spawn hal
-  wait_for 30 "hive-agent.service active in h-hal" _agent_service_active hal ||
+  tb_wait_machine 30 h-hal hive-agent.service ||
     { in_c journalctl -M h-hal -u hive-agent --no-pager -n 30; return 1; }
   expect_eq "the unit's type and state" "notify active" \
     "$(in_c systemctl -M h-hal show -P Type hive-agent.service) $(in_c systemctl -M h-hal is-active hive-agent.service)"
