@@ -79,7 +79,8 @@
 //!   pages.
 //! - [`agent`]: `hive-agent`, the harness inside each container — the MCP
 //!   servers Claude Code calls and the turn loop; a client of the agent
-//!   socket only (it imports `wire`, nothing of the daemon).
+//!   socket only (it uses `wire` and the sd_notify/logging helpers, nothing
+//!   of the daemon's state).
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
