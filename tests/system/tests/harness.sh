@@ -55,3 +55,22 @@ print(c.execute("SELECT COUNT(*) FROM messages WHERE recipient = ? AND state != 
     "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
 print(str([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == "hal"][0]["needs_login"]).lower())')"
 }
+
+# How a container's grants reach a service: the daemon puts them in the .nspawn file's
+# Environment= (PID 1's environment); systemd starts services in a clean one. hive-agent.service
+# reads PID 1's (HIVE_ENV_FROM=/proc/1/environ); the NixOS agent module uses PassEnvironment=.
+# Both are checked here against the real nested systemd.
+the_containers_grants_reach_a_service_through_pid_1s_environment_and_pass_environment() {
+  _harness_template
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-template"}'
+  tb_agents env
+  tb_spawn env
+  expect_eq "a plain service's HIVE_TOOL_GROUPS" "" \
+    "$(in_c systemd-run -M h-env --wait --pipe --quiet /bin/sh -c 'printf %s "$HIVE_TOOL_GROUPS"' 2>&1)"
+  expect_eq "PID 1's environment" "messaging,meta,inbox,execution" \
+    "$(in_c systemd-run -M h-env --wait --pipe --quiet /bin/sh -c \
+        'tr "\0" "\n" < /proc/1/environ | sed -n "s/^HIVE_TOOL_GROUPS=//p"' 2>&1)"
+  expect_eq "with PassEnvironment=HIVE_TOOL_GROUPS" "messaging,meta,inbox,execution" \
+    "$(in_c systemd-run -M h-env --wait --pipe --quiet -p PassEnvironment=HIVE_TOOL_GROUPS \
+        /bin/sh -c 'printf %s "$HIVE_TOOL_GROUPS"' 2>&1)"
+}
