@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hive_c0re::agent::bash::BashServer;
 use hive_c0re::agent::claude::Launch;
-use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig, grant_var};
+use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig};
 use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
 use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS, Selection};
@@ -101,7 +101,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let config = RunConfig::load(config.as_deref(), command.as_deref())?;
             let selection = selection(&socket).await?;
             let groups: Vec<&str> = selection.groups.iter().map(|g| g.as_str()).collect();
-            let source = if grant_var(ENV_TOOL_GROUPS).is_some() {
+            let source = if std::env::var(ENV_TOOL_GROUPS).ok().is_some() {
                 ENV_TOOL_GROUPS
             } else {
                 "the socket's default"
@@ -127,12 +127,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 /// The tools this agent gets: HIVE_TOOL_GROUPS / HIVE_CAPABILITIES, the
 /// default groups of the socket's side (agent or manager) when unset.
 async fn selection(socket: &AgentSocket) -> anyhow::Result<Selection> {
-    let groups = grant_var(ENV_TOOL_GROUPS);
+    let groups = std::env::var(ENV_TOOL_GROUPS).ok();
     let default = match groups {
         Some(_) => &[][..],
         None => mcp::default_groups(socket).await,
     };
-    let caps = grant_var(ENV_CAPABILITIES);
+    let caps = std::env::var(ENV_CAPABILITIES).ok();
     Ok(Selection::from_values(
         groups.as_deref(),
         caps.as_deref(),

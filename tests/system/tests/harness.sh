@@ -57,10 +57,10 @@ print(str([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == "ha
 }
 
 # How a container's grants reach a service: the daemon puts them in the .nspawn file's
-# Environment= (PID 1's environment); systemd starts services in a clean one. hive-agent.service
-# reads PID 1's (HIVE_ENV_FROM=/proc/1/environ); the NixOS agent module uses PassEnvironment=.
-# Both are checked here against the real nested systemd.
-the_containers_grants_reach_a_service_through_pid_1s_environment_and_pass_environment() {
+# Environment= (PID 1's environment); systemd starts services in a clean one, and
+# hive-agent.service (like the NixOS agent module) names them in PassEnvironment=, which
+# copies them from PID 1's environment: checked here against the real nested systemd.
+the_containers_grants_reach_a_service_only_through_pass_environment() {
   _harness_template
   tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-template"}'
   tb_agents env
