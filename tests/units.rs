@@ -64,7 +64,11 @@ fn the_sysusers_file_creates_the_admin_group() {
 
 #[test]
 fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
-    for name in ["hive-c0re.socket", "hive-c0re.service"] {
+    for name in [
+        "hive-c0re.socket",
+        "hive-c0re.service",
+        "hive-agent.service",
+    ] {
         let text = unit(name);
         let mut section = "";
         let mut previous = "";
@@ -80,4 +84,34 @@ fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
             previous = line;
         }
     }
+}
+
+#[test]
+fn the_agent_unit_runs_the_harness_as_a_notify_service_with_the_grants_passed_on() {
+    use hive_c0re::agent::config::RunConfig;
+    use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS};
+    let service = unit("hive-agent.service");
+    assert_eq!(
+        values(&service, "ExecStart"),
+        ["/usr/local/bin/hive-agent run"]
+    );
+    assert_eq!(values(&service, "Type"), ["notify"]);
+    assert_eq!(values(&service, "Restart"), ["on-failure"]);
+    assert_eq!(
+        values(&service, "PassEnvironment"),
+        [format!("{ENV_TOOL_GROUPS} {ENV_CAPABILITIES}")]
+    );
+    // Claude's home is the state directory the loop keeps its login in.
+    let state = RunConfig::default().state_dir;
+    assert_eq!(
+        values(&service, "Environment"),
+        [format!("HOME={}", state.display())]
+    );
+    // The stop timeout leaves room for the loop's grace.
+    let grace = RunConfig::default().stop_grace_seconds;
+    let timeout: u64 = values(&service, "TimeoutStopSec")[0]
+        .trim_end_matches('s')
+        .parse()
+        .unwrap();
+    assert!(timeout > grace + 10, "{timeout} vs {grace}");
 }
