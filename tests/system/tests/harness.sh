@@ -46,6 +46,9 @@ a_spawned_agent_runs_hive_agent_and_a_message_to_it_comes_back_as_its_reply() {
   expect_eq "hal's unacked messages" 0 \
     "$(in_c "$TB_PYTHON" -c 'import sqlite3; c = sqlite3.connect("file:/var/lib/hyperhive/hive.db?mode=ro", uri=True)
 print(c.execute("SELECT COUNT(*) FROM messages WHERE recipient = ? AND state != ?", ("hal", "handled")).fetchone()[0])')"
+  # The turn's outcome and duration are in the container's journal, under AGENT=hal.
+  expect_match "the turn's journal entry (AGENT=hal)" "turn acked" \
+    "$(in_c journalctl -M h-hal -u hive-agent AGENT=hal --no-pager -o cat)"
   # The grants reached the harness through PID 1's environment (the .nspawn Environment=),
   # not its fallback.
   expect_match "the harness's start lines in the container journal" \
