@@ -209,3 +209,16 @@ fn a_stand_in_reply_with_the_send_tool_lands_in_the_operators_inbox() {
         "{inbox}"
     );
 }
+
+#[test]
+fn an_unknown_tool_group_stops_hive_agent_at_start_with_an_error_naming_it() {
+    let out = std::process::Command::new(agent_rig::AGENT_BIN)
+        .args(["mcp", "--socket", "/nonexistent/mcp.sock"])
+        .env("HIVE_TOOL_GROUPS", "messaging,telepathy")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown tool group \"telepathy\""), "{err}");
+}
