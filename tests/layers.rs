@@ -64,6 +64,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("server", &["wire", "service", "config", "clock", "errors"]),
     ("web", &["wire", "service", "config", "clock", "errors"]),
     ("client", &["wire", "config"]),
+    // The in-container harness (hive-agent): a client of the agent socket,
+    // with sd_notify from systemd; nothing of the daemon's state.
+    ("agent", &["wire", "systemd"]),
     ("cli", &["wire", "client", "config", "clock", "errors"]),
     // The composition root: it builds the driver and the front doors, and
     // reaches the store and the rules only through the service.
