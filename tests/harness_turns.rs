@@ -184,13 +184,12 @@ fn the_login_state_reaches_the_roster_and_the_manager_when_it_changes() {
     eventually("the login noticed", LONG, || {
         agent_field(&d.state_dir(), "alice", "needs_login").as_deref() == Some("0")
     });
-    let events = manager_events(&d.state_dir());
-    assert!(
-        events
+    // The event follows the row's update (its own transaction).
+    eventually("logged_in to the manager", LONG, || {
+        manager_events(&d.state_dir())
             .iter()
-            .any(|e| e == r#"{"event":"logged_in","agent":"alice"}"#),
-        "{events:?}"
-    );
+            .any(|e| e == r#"{"event":"logged_in","agent":"alice"}"#)
+    });
 }
 
 #[test]
