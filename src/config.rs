@@ -21,6 +21,8 @@ pub const DEFAULT_STATE_DIR: &str = "/var/lib/hyperhive";
 pub const DEFAULT_RUNTIME_DIR: &str = "/run/hyperhive";
 /// The operator socket's file name inside the runtime directory.
 pub const HOST_SOCKET_NAME: &str = "host.sock";
+/// The dashboard's socket's file name inside the runtime directory.
+pub const WEB_SOCKET_NAME: &str = "web.sock";
 /// Where the shipped unit runs the daemon from (`make install`-style
 /// setups; the NixOS package rewrites it).
 pub const INSTALLED_BINARY: &str = "/usr/local/bin/hive-c0re";
@@ -142,6 +144,11 @@ impl Config {
     /// `<runtime-dir>/host.sock`.
     pub fn host_socket(&self) -> PathBuf {
         self.runtime_dir.join(HOST_SOCKET_NAME)
+    }
+
+    /// `<runtime-dir>/web.sock`: the dashboard.
+    pub fn web_socket(&self) -> PathBuf {
+        self.runtime_dir.join(WEB_SOCKET_NAME)
     }
 
     /// The SQLite database file.

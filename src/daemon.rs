@@ -33,7 +33,7 @@ use crate::server::agent_sockets::SocketRegistry;
 use crate::server::{host, listener};
 use crate::service::Hive;
 use crate::service::startup;
-use crate::systemd::activation::{self, HOST_FD_NAME};
+use crate::systemd::activation::{self, HOST_FD_NAME, WEB_FD_NAME};
 use crate::systemd::dbus::{Settings, SystemdDriver};
 use crate::systemd::notify;
 use crate::wire::ident::Ident;
@@ -73,11 +73,16 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         Err(err) => tracing::error!("agenda catch-up failed: {err}; the timer retries"),
     }
 
-    let (listener, bound_path) = host_listener(&config, &mut fds)?;
+    let (listener, bound_path) = take_listener(&mut fds, HOST_FD_NAME, config.host_socket(), None)?;
+    // The dashboard: host.sock's audience (0660 when we bind it ourselves).
+    let (web_listener, web_bound) =
+        take_listener(&mut fds, WEB_FD_NAME, config.web_socket(), Some(0o660))?;
     for name in fds.keys() {
         tracing::warn!(fd = %name, "ignoring an activation fd this build does not use");
     }
     let listener = tokio::net::UnixListener::from_std(listener).context("register host.sock")?;
+    let web_listener =
+        tokio::net::UnixListener::from_std(web_listener).context("register web.sock")?;
 
     let shutdown = CancellationToken::new();
     let tasks = TaskTracker::new();
@@ -106,6 +111,10 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         ))
     };
 
+    let web =
+        crate::web::Web::new(hive.clone(), shutdown.clone()).context("start the dashboard")?;
+    let web = tokio::spawn(crate::web::serve(web_listener, web));
+
     // Handlers go in before READY=1: a SIGTERM right after readiness must
     // drain, not kill.
     let stop = stop_signal()?;
@@ -117,6 +126,9 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     shutdown.cancel();
     let _ = accept.await;
     tasks.close();
+    tasks.spawn(async move {
+        let _ = web.await;
+    });
     if tokio::time::timeout(DRAIN_DEADLINE, tasks.wait())
         .await
         .is_err()
@@ -124,8 +136,8 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         tracing::warn!("connections still open after the drain deadline; closing them");
     }
     sockets.remove_files();
-    if let Some(path) = bound_path {
-        // Ours to remove: we bound it. An activated socket is systemd's.
+    // Ours to remove: we bound them. An activated socket is systemd's.
+    for path in [bound_path, web_bound].into_iter().flatten() {
         let _ = std::fs::remove_file(path);
     }
     tracing::info!("stopped; containers keep running");
@@ -148,29 +160,36 @@ async fn vacuum_messages(hive: Hive, shutdown: CancellationToken) {
     }
 }
 
-/// host.sock from activation, else bound by us (then its path, to remove
-/// on exit).
-fn host_listener(
-    config: &Config,
+/// A listener from activation by its fd `name`, else bound by us at `path`
+/// (then `mode` applied, and the path returned, to remove on exit).
+fn take_listener(
     fds: &mut HashMap<String, OwnedFd>,
+    name: &str,
+    path: PathBuf,
+    mode: Option<u32>,
 ) -> anyhow::Result<(std::os::unix::net::UnixListener, Option<PathBuf>)> {
-    let listener = match fds.remove(HOST_FD_NAME) {
+    use std::os::unix::fs::PermissionsExt;
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+    let file = file.unwrap_or_default();
+    let (listener, bound) = match fds.remove(name) {
         Some(fd) => {
-            tracing::info!("host.sock handed over by systemd");
-            (activation::listener_from_fd(HOST_FD_NAME, fd)?, None)
+            tracing::info!("{file} handed over by systemd");
+            (activation::listener_from_fd(name, fd)?, None)
         }
         None => {
-            let path = config.host_socket();
             let l = activation::bind(&path)?;
-            tracing::info!(path = %path.display(), "host.sock bound by the daemon (not socket-activated)");
+            if let Some(mode) = mode {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                    .with_context(|| format!("set the mode of {file}"))?;
+            }
+            tracing::info!(path = %path.display(), "{file} bound by the daemon (not socket-activated)");
             (l, Some(path))
         }
     };
     listener
-        .0
         .set_nonblocking(true)
-        .context("make host.sock non-blocking")?;
-    Ok(listener)
+        .with_context(|| format!("make {file} non-blocking"))?;
+    Ok((listener, bound))
 }
 
 /// The container driver the config asks for. Without a reachable system

@@ -104,4 +104,5 @@ pub mod store;
 pub mod systemd;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod web;
 pub mod wire;

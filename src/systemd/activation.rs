@@ -23,6 +23,9 @@ use nix::sys::socket::{SockType, getsockopt, sockopt};
 
 /// The `FileDescriptorName=` of host.sock in `hive-c0re.socket`.
 pub const HOST_FD_NAME: &str = "host";
+/// The `FileDescriptorName=` of the dashboard's web.sock in
+/// `hive-c0re-web.socket`.
+pub const WEB_FD_NAME: &str = "web";
 
 /// Why the activation fds could not be taken.
 #[derive(Debug, thiserror::Error)]

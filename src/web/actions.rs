@@ -1,0 +1,166 @@
+//! The dashboard's POST handlers. Each turns a form into one call of the
+//! service — the very call host.sock's dispatcher makes for the same verb —
+//! and answers with a redirect (303, back to the page the form was on) or
+//! the refusal in the hive's words. The forgery checks ran before
+//! ([`super::guard`]).
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use super::pages::failed;
+use super::{Web, views};
+use crate::service::{Answerer, HiveError};
+use crate::wire::host::LifecycleScope;
+use crate::wire::ident::Ident;
+
+/// The fields every action form may carry besides its own.
+#[derive(Debug, Deserialize)]
+pub struct Common {
+    /// Where to go when done: a path on this dashboard.
+    #[serde(default)]
+    pub back: Option<String>,
+}
+
+/// Where a successful action returns: the form's `back` when it is a local
+/// path (never another host: `//x` and `/\x` are refused), else `default`.
+pub fn back_to(back: Option<&str>, default: &str) -> String {
+    match back {
+        Some(b) if b.starts_with('/') && !b.starts_with("//") && !b.contains('\\') => b.to_owned(),
+        _ => default.to_owned(),
+    }
+}
+
+fn outcome<T>(result: Result<T, HiveError>, back: Option<&str>, default: &str) -> Response {
+    match result {
+        Ok(_) => Redirect::to(&back_to(back, default)).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+fn bad(message: impl std::fmt::Display) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        views::refusal(&message.to_string()),
+    )
+        .into_response()
+}
+
+/// `POST /agent/{name}/{start|stop|restart|pause|resume}`.
+pub async fn lifecycle(
+    State(web): State<Web>,
+    Path((name, verb)): Path<(String, String)>,
+    Form(form): Form<Common>,
+) -> Response {
+    let name = match Ident::new(name) {
+        Ok(n) => n,
+        Err(err) => return bad(err),
+    };
+    let hive = &web.hive;
+    let default = format!("/agent/{name}");
+    let result = match verb.as_str() {
+        "start" => hive.start(&LifecycleScope::agents(vec![name])).await,
+        // hivectl's `stop` without --graceful: the same default.
+        "stop" => hive.stop(&LifecycleScope::agents(vec![name]), false).await,
+        "restart" => hive.restart(&name).await,
+        "pause" => hive.set_paused(&name, true).await.map(drop),
+        "resume" => hive.set_paused(&name, false).await.map(drop),
+        other => {
+            return bad(format!(
+                "unknown action {:?}: use start, stop, restart, pause or resume",
+                other.chars().take(40).collect::<String>()
+            ));
+        }
+    };
+    outcome(result, form.back.as_deref(), &default)
+}
+
+/// The spawn form: a name and which of the two verbs.
+#[derive(Debug, Deserialize)]
+pub struct SpawnForm {
+    pub name: String,
+    /// `spawn` (now) or `request` (queue an approval).
+    pub how: String,
+}
+
+/// `POST /spawn`: `spawn` or `request_spawn`, as chosen.
+pub async fn spawn(State(web): State<Web>, Form(form): Form<SpawnForm>) -> Response {
+    let name = match Ident::new(form.name) {
+        Ok(n) => n,
+        Err(err) => return bad(err),
+    };
+    match form.how.as_str() {
+        "spawn" => outcome(web.hive.spawn(&name).await, None, "/"),
+        "request" => outcome(web.hive.request_spawn(&name).await, None, "/approvals"),
+        _ => bad("choose \"spawn\" or \"request spawn\""),
+    }
+}
+
+/// `POST /approvals/{id}/{approve|deny}`.
+pub async fn decide(
+    State(web): State<Web>,
+    Path((id, decision)): Path<(i64, String)>,
+    Form(form): Form<Common>,
+) -> Response {
+    let back = form.back.as_deref();
+    match decision.as_str() {
+        "approve" => outcome(web.hive.approve(id).await, back, "/approvals"),
+        "deny" => outcome(web.hive.deny(id).await, back, "/approvals"),
+        _ => bad("use approve or deny"),
+    }
+}
+
+/// The send form.
+#[derive(Debug, Deserialize)]
+pub struct SendForm {
+    pub to: String,
+    pub body: String,
+}
+
+/// `POST /inbox/send`: a message from `operator` to an agent.
+pub async fn send(State(web): State<Web>, Form(form): Form<SendForm>) -> Response {
+    let to = match Ident::new(form.to) {
+        Ok(n) => n,
+        Err(err) => return bad(err),
+    };
+    outcome(
+        web.hive.send_from_operator(&to, form.body).await,
+        None,
+        "/inbox",
+    )
+}
+
+/// The answer form.
+#[derive(Debug, Deserialize)]
+pub struct AnswerForm {
+    pub answer: String,
+}
+
+/// `POST /questions/{id}/answer`: answer as the operator.
+pub async fn answer(
+    State(web): State<Web>,
+    Path(id): Path<i64>,
+    Form(form): Form<AnswerForm>,
+) -> Response {
+    outcome(
+        web.hive.answer(Answerer::Operator, id, form.answer).await,
+        None,
+        "/questions",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::back_to;
+
+    #[test]
+    fn a_successful_action_returns_only_to_a_local_page() {
+        assert_eq!(back_to(Some("/agent/alice"), "/"), "/agent/alice");
+        assert_eq!(back_to(Some("//evil.example/"), "/"), "/");
+        assert_eq!(back_to(Some("/\\evil.example"), "/"), "/");
+        assert_eq!(back_to(Some("https://evil.example/"), "/x"), "/x");
+        assert_eq!(back_to(None, "/inbox"), "/inbox");
+    }
+}

@@ -1,0 +1,145 @@
+//! The dashboard's live streams, as Server-Sent Events.
+//!
+//! - `/events/roster`: first `ready` (the subscription is in place), then
+//!   one `row` event per roster change, carrying the row rendered by the
+//!   page's own template. It reads the in-process stream behind host.sock's
+//!   `subscribe_agent_status`; a browser that falls behind gets the whole
+//!   roster again instead of the rows it missed.
+//! - `/events/logs/{name}`: the agent's container journal, last lines then
+//!   each new entry (`entry`, plain text), or one `failed` event with the
+//!   hive's error text.
+//!
+//! Both end when the daemon shuts down, so a drain never waits on a
+//! browser tab.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_lite::Stream;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio_util::sync::CancellationToken;
+
+use super::pages::refusal_text;
+use super::{Web, views};
+use crate::service::HiveError;
+use crate::wire::host::AgentStatusRow;
+use crate::wire::ident::Ident;
+use crate::wire::journal::render_line;
+
+/// How many past journal lines the logs stream starts with.
+pub const LOG_LINES: u32 = 200;
+
+type Events = Sse<
+    axum::response::sse::KeepAliveStream<
+        std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>>,
+    >,
+>;
+
+fn sse(stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -> Events {
+    let boxed: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
+        Box::pin(stream);
+    Sse::new(boxed).keep_alive(KeepAlive::default())
+}
+
+fn row_event(row: &AgentStatusRow, csrf: &str) -> Event {
+    Event::default()
+        .event("row")
+        .data(views::roster_row(row, 0, csrf).into_string())
+}
+
+struct RosterFeed {
+    web: Web,
+    rows: broadcast::Receiver<AgentStatusRow>,
+    queued: VecDeque<Event>,
+}
+
+impl RosterFeed {
+    async fn next(&mut self) -> Option<Event> {
+        if let Some(event) = self.queued.pop_front() {
+            return Some(event);
+        }
+        let shutdown = self.web.shutdown.clone();
+        loop {
+            let received = tokio::select! {
+                () = shutdown.cancelled() => return None,
+                r = self.rows.recv() => r,
+            };
+            match received {
+                Ok(row) => return Some(row_event(&row, self.web.token.as_str())),
+                Err(RecvError::Closed) => return None,
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");
+                    match self.web.hive.agent_status().await {
+                        Ok(rows) => {
+                            let csrf = self.web.token.as_str();
+                            self.queued = rows.iter().map(|r| row_event(r, csrf)).collect();
+                            if let Some(event) = self.queued.pop_front() {
+                                return Some(event);
+                            }
+                        }
+                        Err(err) => tracing::warn!("roster resend failed: {err}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `GET /events/roster`.
+pub async fn roster(State(web): State<Web>) -> Events {
+    let rows = web.hive.subscribe_rows();
+    let feed = RosterFeed {
+        web,
+        rows,
+        queued: VecDeque::from([Event::default().event("ready").data("live")]),
+    };
+    sse(futures_lite::stream::unfold(feed, |mut feed| async move {
+        let event = feed.next().await?;
+        Some((Ok(event), feed))
+    }))
+}
+
+fn failed_event(err: &HiveError) -> Event {
+    Event::default().event("failed").data(refusal_text(err))
+}
+
+/// `GET /events/logs/{name}`.
+pub async fn logs(State(web): State<Web>, Path(name): Path<String>) -> Events {
+    let name = match Ident::new(name) {
+        Ok(n) => n,
+        Err(err) => {
+            let event = Event::default().event("failed").data(err.to_string());
+            return sse(futures_lite::stream::once(Ok(event)));
+        }
+    };
+    let follow = match web
+        .hive
+        .follow_agent_logs(&name, Some(LOG_LINES), None)
+        .await
+    {
+        Ok(follow) => follow,
+        Err(err) => return sse(futures_lite::stream::once(Ok(failed_event(&err)))),
+    };
+    let shutdown: CancellationToken = web.shutdown.clone();
+    // `Some(follow)` while it runs; `None` after a failure was sent.
+    sse(futures_lite::stream::unfold(Some(follow), move |state| {
+        let shutdown = shutdown.clone();
+        async move {
+            let mut follow = state?;
+            let next = tokio::select! {
+                () = shutdown.cancelled() => return None,
+                next = follow.next() => next?,
+            };
+            match next {
+                Ok(entry) => {
+                    let line = render_line(&entry);
+                    let event = Event::default().event("entry").data(line.trim_end());
+                    Some((Ok(event), Some(follow)))
+                }
+                Err(err) => Some((Ok(failed_event(&HiveError::Journal(err))), None)),
+            }
+        }
+    }))
+}

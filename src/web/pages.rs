@@ -1,0 +1,128 @@
+//! The dashboard's GET handlers: each reads through the service and renders
+//! a template. A read that fails shows the hive's error text.
+
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::{Web, views};
+use crate::errors::chain;
+use crate::service::{HiveError, Recipient};
+use crate::wire::host::DEFAULT_INBOX_LIMIT;
+use crate::wire::ident::Ident;
+
+const SCRIPT: &str = include_str!("static/dashboard.js");
+const STYLE: &str = include_str!("static/dashboard.css");
+
+/// The words a refusal is shown in: the error's `Display`, which is what
+/// host.sock answers too (its one mapping, `server::reply::wire_error`,
+/// groups errors by reaction and answers their `Display`); the whole chain
+/// goes to the daemon's log.
+pub fn refusal_text(err: &HiveError) -> String {
+    tracing::warn!("dashboard request not done: {}", chain(err));
+    err.to_string()
+}
+
+/// A hive error as a page, in host.sock's words. One status for every
+/// refusal (the text says what to do).
+pub fn failed(err: &HiveError) -> Response {
+    (StatusCode::BAD_REQUEST, views::refusal(&refusal_text(err))).into_response()
+}
+
+/// `GET /`: the roster.
+pub async fn roster(State(web): State<Web>) -> Response {
+    match web.hive.agent_status().await {
+        Ok(rows) => views::roster_page(&rows, web.token.as_str()).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+/// `GET /approvals`.
+pub async fn approvals(State(web): State<Web>) -> Response {
+    match web.hive.approvals().await {
+        Ok(rows) => views::approvals_page(&rows, web.token.as_str()).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+/// `GET /inbox`: the operator's inbox, newest first.
+pub async fn inbox(State(web): State<Web>) -> Response {
+    let read = async {
+        let agents = web.hive.list().await?;
+        let messages = web
+            .hive
+            .recent(Recipient::Operator, DEFAULT_INBOX_LIMIT)
+            .await?;
+        Ok::<_, HiveError>((agents, messages))
+    };
+    match read.await {
+        Ok((agents, messages)) => {
+            let agents: Vec<String> = agents.into_iter().map(|a| a.to_string()).collect();
+            views::inbox_page(&agents, &messages, web.token.as_str()).into_response()
+        }
+        Err(err) => failed(&err),
+    }
+}
+
+/// `GET /questions`: the open ones.
+pub async fn questions(State(web): State<Web>) -> Response {
+    match web.hive.open_questions().await {
+        Ok(q) => views::questions_page(&q, web.token.as_str()).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+/// `GET /agent/{name}`.
+pub async fn agent(State(web): State<Web>, Path(name): Path<String>) -> Response {
+    let name = match Ident::new(name) {
+        Ok(n) => n,
+        Err(err) => {
+            return (StatusCode::BAD_REQUEST, views::refusal(&err.to_string())).into_response();
+        }
+    };
+    let read = async {
+        let row = web
+            .hive
+            .row(&name)
+            .await?
+            .ok_or_else(|| HiveError::UnknownAgent(name.clone()))?;
+        let grants = web.hive.grants(Some(&name)).await?;
+        let schedules = web.hive.list_schedules().await?;
+        Ok::<_, HiveError>((row, grants, schedules))
+    };
+    match read.await {
+        Ok((row, grants, schedules)) => {
+            let mine = |s: &&crate::wire::agenda::WireSchedule| {
+                s.owner == name.as_str() || s.targets.iter().any(|t| t.target == name.as_str())
+            };
+            let details = views::AgentDetails {
+                row: &row,
+                grants: grants.first(),
+                schedules: schedules.iter().filter(mine).collect(),
+            };
+            views::agent_page(&details, web.token.as_str()).into_response()
+        }
+        Err(err) => failed(&err),
+    }
+}
+
+/// `GET /static/dashboard.js`: the page's only script.
+pub async fn script() -> Response {
+    static_file("text/javascript; charset=utf-8", SCRIPT)
+}
+
+/// `GET /static/dashboard.css`.
+pub async fn style() -> Response {
+    static_file("text/css; charset=utf-8", STYLE)
+}
+
+fn static_file(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "max-age=300"),
+        ],
+        body,
+    )
+        .into_response()
+}

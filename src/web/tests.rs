@@ -1,0 +1,68 @@
+//! The templates' promises: user text stays text, unknown row fields show.
+
+use super::views;
+use crate::wire::host::AgentStatusRow;
+use crate::wire::ident::Ident;
+
+fn row(name: &str) -> AgentStatusRow {
+    AgentStatusRow {
+        name: Ident::new(name).unwrap(),
+        running: true,
+        failed: false,
+        needs_update: false,
+        needs_login: false,
+        deployed_sha: None,
+        pending_reminders: 0,
+        paused: false,
+        parent: None,
+        active_model: None,
+        status_text: None,
+        status_set_at: None,
+        url: None,
+    }
+}
+
+#[test]
+fn a_status_text_with_markup_is_rendered_as_text() {
+    let mut r = row("alice");
+    r.status_text = Some("<script>alert(1)</script> & \"x\"".into());
+    let html = views::roster_row(&r, 0, "tok").into_string();
+    assert!(!html.contains("<script>"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;"),
+        "{html}"
+    );
+}
+
+#[test]
+fn row_flags_without_a_column_show_as_attention_tags() {
+    let mut r = row("alice");
+    r.needs_login = true;
+    let html = views::roster_row(&r, 0, "tok").into_string();
+    assert!(html.contains("needs login"), "{html}");
+    assert!(!html.contains("needs update"), "{html}");
+}
+
+#[test]
+fn every_form_carries_the_token() {
+    let html = views::roster_page(&[row("alice"), row("bob")], "tok123").into_string();
+    let forms = html.matches("<form").count();
+    let tokens = html.matches(r#"name="csrf" value="tok123""#).count();
+    assert!(forms >= 3, "{html}");
+    assert_eq!(forms, tokens, "{html}");
+}
+
+#[test]
+fn children_follow_their_parent_indented() {
+    let mut kid = row("kid");
+    kid.parent = Some(Ident::new("boss").unwrap());
+    let rows = [kid, row("zed"), row("boss")];
+    let order: Vec<_> = views::tree_order(&rows)
+        .into_iter()
+        .map(|(d, r)| (d, r.name.to_string()))
+        .collect();
+    assert_eq!(
+        order,
+        [(0, "zed".into()), (0, "boss".into()), (1, "kid".into())]
+    );
+}

@@ -1,0 +1,402 @@
+//! The dashboard's HTML, as maud templates: every `(value)` is escaped by
+//! the compiler-generated code, so no text an agent or operator typed can
+//! become markup. Pages are plain forms and tables; `dashboard.js` adds the
+//! live streams and the confirmations.
+//!
+//! A roster row is rendered by [`roster_row`] both in the page and in the
+//! live stream, so an update looks exactly like a reload. Row fields this
+//! dashboard does not know (added to the wire later, e.g. by the hook
+//! "attention" states) are shown as `key: value` tags, not dropped.
+
+use std::collections::HashMap;
+
+use maud::{DOCTYPE, Markup, html};
+
+use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
+use crate::wire::agent::InboxRow;
+use crate::wire::host::{AgentStatusRow, Approval, ApprovalStatus};
+use crate::wire::journal::utc_timestamp;
+
+/// The row keys rendered in their own columns; any other key with a value
+/// goes to the attention column.
+const KNOWN_ROW_KEYS: &[&str] = &[
+    "name",
+    "running",
+    "failed",
+    "paused",
+    "parent",
+    "active_model",
+    "status_text",
+    "status_set_at",
+    "pending_reminders",
+    "url",
+    "deployed_sha",
+];
+
+/// Which page a layout highlights in its navigation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    Roster,
+    Approvals,
+    Inbox,
+    Questions,
+    Agent,
+}
+
+/// Unix seconds as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn at(unix: i64) -> String {
+    utc_timestamp(u64::try_from(unix).unwrap_or(0).saturating_mul(1_000_000))
+}
+
+/// The page frame: navigation, the stylesheet, the one script.
+pub fn layout(title: &str, nav: Nav, body: Markup) -> Markup {
+    let link = |to: Nav, href: &str, label: &str| {
+        html! {
+            @if to == nav { a href=(href) aria-current="page" { (label) } }
+            @else { a href=(href) { (label) } }
+        }
+    };
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · hive" }
+                link rel="stylesheet" href="/static/dashboard.css";
+                script src="/static/dashboard.js" defer {}
+            }
+            body {
+                header {
+                    nav {
+                        strong { "hive" }
+                        (link(Nav::Roster, "/", "Roster"))
+                        (link(Nav::Approvals, "/approvals", "Approvals"))
+                        (link(Nav::Inbox, "/inbox", "Inbox"))
+                        (link(Nav::Questions, "/questions", "Questions"))
+                    }
+                }
+                main { h1 { (title) } (body) }
+            }
+        }
+    }
+}
+
+/// A refused or failed action: the hive's own words, and a way back.
+pub fn refusal(message: &str) -> Markup {
+    layout(
+        "Not done",
+        Nav::Roster,
+        html! {
+            p.error role="alert" { (message) }
+            p { a href="/" { "Back to the roster" } }
+        },
+    )
+}
+
+/// The hidden token field every form carries.
+pub fn token(csrf: &str) -> Markup {
+    html! { input type="hidden" name="csrf" value=(csrf); }
+}
+
+fn state(row: &AgentStatusRow) -> (&'static str, &'static str) {
+    if row.failed {
+        ("failed", "bad")
+    } else if row.running {
+        ("running", "ok")
+    } else {
+        ("stopped", "off")
+    }
+}
+
+/// Tags for what wants the operator: flags, and any row field this build
+/// does not render in a column of its own.
+fn attention(row: &AgentStatusRow) -> Vec<String> {
+    let mut tags = Vec::new();
+    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(row) else {
+        return tags;
+    };
+    for (key, value) in map {
+        if KNOWN_ROW_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        match value {
+            serde_json::Value::Null | serde_json::Value::Bool(false) => {}
+            serde_json::Value::Bool(true) => tags.push(key.replace('_', " ")),
+            serde_json::Value::String(s) if s.is_empty() => {}
+            serde_json::Value::String(s) => tags.push(format!("{}: {s}", key.replace('_', " "))),
+            other => tags.push(format!("{}: {other}", key.replace('_', " "))),
+        }
+    }
+    tags
+}
+
+/// One roster row (page and live stream alike); `depth` indents it under
+/// its parent.
+pub fn roster_row(row: &AgentStatusRow, depth: usize, csrf: &str) -> Markup {
+    let name = row.name.as_str();
+    let (label, class) = state(row);
+    let act = |verb: &str| format!("/agent/{name}/{verb}");
+    html! {
+        tr id={ "row-" (name) } class={ "depth-" (depth.min(6)) } {
+            td.name { a href={ "/agent/" (name) } { (name) } }
+            td { span class={ "state " (class) } { (label) } @if row.paused { " " span.state.paused { "paused" } } }
+            td.attention { @for tag in attention(row) { span.tag { (tag) } " " } }
+            td { @if let Some(p) = &row.parent { a href={ "/agent/" (p) } { (p) } } }
+            td.status {
+                @if let Some(text) = &row.status_text { span { (text) } }
+                @if let Some(when) = &row.status_set_at { " " small { (when) } }
+            }
+            td { @if let Some(m) = &row.active_model { (m) } }
+            td.num { (row.pending_reminders) }
+            td.actions {
+                form method="post" action=(act(if row.running { "stop" } else { "start" })) {
+                    (token(csrf))
+                    input type="hidden" name="back" value="/";
+                    @if row.running {
+                        button type="submit" data-confirm={ "Stop " (name) "?" } { "stop" }
+                        button type="submit" formaction=(act("restart")) data-confirm={ "Restart " (name) "?" } { "restart" }
+                    } @else {
+                        button type="submit" { "start" }
+                    }
+                    @if row.paused {
+                        button type="submit" formaction=(act("resume")) { "resume" }
+                    } @else {
+                        button type="submit" formaction=(act("pause")) { "pause" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Rows in tree order (each parent followed by its children), with depths.
+/// Rows whose parent is not in the roster are roots.
+pub fn tree_order(rows: &[AgentStatusRow]) -> Vec<(usize, &AgentStatusRow)> {
+    let present: std::collections::HashSet<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    let mut children: HashMap<&str, Vec<&AgentStatusRow>> = HashMap::new();
+    let mut roots = Vec::new();
+    for row in rows {
+        match row.parent.as_ref().map(|p| p.as_str()) {
+            Some(p) if present.contains(p) && p != row.name.as_str() => {
+                children.entry(p).or_default().push(row)
+            }
+            _ => roots.push(row),
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    let mut stack: Vec<(usize, &AgentStatusRow)> =
+        roots.into_iter().rev().map(|r| (0, r)).collect();
+    while let Some((depth, row)) = stack.pop() {
+        out.push((depth, row));
+        if out.len() > rows.len() {
+            break; // a cycle cannot happen (topology refuses it); never loop
+        }
+        if let Some(kids) = children.remove(row.name.as_str()) {
+            stack.extend(kids.into_iter().rev().map(|k| (depth + 1, k)));
+        }
+    }
+    out
+}
+
+/// The roster table (its body is what the live stream updates).
+pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
+    html! {
+        table #roster.rows {
+            thead { tr {
+                th scope="col" { "agent" } th scope="col" { "state" } th scope="col" { "attention" }
+                th scope="col" { "parent" } th scope="col" { "status" } th scope="col" { "model" }
+                th scope="col" title="pending reminders" { "rem." } th scope="col" { "actions" }
+            } }
+            tbody { @for (depth, row) in tree_order(rows) { (roster_row(row, depth, csrf)) } }
+        }
+    }
+}
+
+/// The roster page.
+pub fn roster_page(rows: &[AgentStatusRow], csrf: &str) -> Markup {
+    let running = rows.iter().filter(|r| r.running).count();
+    layout(
+        "Roster",
+        Nav::Roster,
+        html! {
+            p.summary {
+                (rows.len()) " agents, " (running) " running · "
+                span #live role="status" { "not live (needs JavaScript)" }
+            }
+            form.inline method="post" action="/spawn" {
+                (token(csrf))
+                label for="spawn-name" { "New agent" }
+                input #spawn-name type="text" name="name" required pattern="[a-z0-9-]{1,63}" autocomplete="off";
+                button type="submit" name="how" value="spawn" { "spawn" }
+                button type="submit" name="how" value="request" { "request spawn" }
+            }
+            (roster_table(rows, csrf))
+        },
+    )
+}
+
+fn approval_row(a: &Approval, csrf: &str) -> Markup {
+    html! {
+        tr id={ "approval-" (a.id) } {
+            td.num { (a.id) }
+            td { a href={ "/agent/" (a.agent) } { (a.agent) } }
+            td { (a.kind.as_str()) }
+            td.mono { (a.commit_ref) }
+            td { @if let Some(d) = &a.description { (d) } }
+            td { (at(a.requested_at)) }
+            td { span class={ "state " (a.status.as_str()) } { (a.status.as_str()) }
+                 @if let Some(n) = &a.note { " " small { (n) } } }
+            td.actions {
+                @if a.status == ApprovalStatus::Pending {
+                    form method="post" action={ "/approvals/" (a.id) "/approve" } {
+                        (token(csrf))
+                        button type="submit" data-confirm={ "Approve " (a.kind.as_str()) " for " (a.agent) "?" } { "approve" }
+                        button type="submit" formaction={ "/approvals/" (a.id) "/deny" } data-confirm={ "Deny " (a.kind.as_str()) " for " (a.agent) "?" } { "deny" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Approvals: pending first (the service orders them so), then history.
+pub fn approvals_page(rows: &[Approval], csrf: &str) -> Markup {
+    let (pending, done): (Vec<_>, Vec<_>) = rows
+        .iter()
+        .partition(|a| a.status == ApprovalStatus::Pending);
+    let table = |rows: Vec<&Approval>| {
+        html! {
+            table.rows {
+                thead { tr { th { "id" } th { "agent" } th { "kind" } th { "ref" } th { "description" } th { "requested" } th { "status" } th { "actions" } } }
+                tbody { @for a in rows { (approval_row(a, csrf)) } }
+            }
+        }
+    };
+    layout(
+        "Approvals",
+        Nav::Approvals,
+        html! {
+            h2 { "Pending (" (pending.len()) ")" }
+            @if pending.is_empty() { p { "Nothing waits for you." } } @else { (table(pending)) }
+            h2 { "History" }
+            (table(done))
+        },
+    )
+}
+
+/// The operator's inbox: a send form and what agents wrote to `operator`.
+pub fn inbox_page(agents: &[String], messages: &[InboxRow], csrf: &str) -> Markup {
+    layout(
+        "Inbox",
+        Nav::Inbox,
+        html! {
+            form.stack #send method="post" action="/inbox/send" {
+                (token(csrf))
+                label for="send-to" { "To" }
+                select #send-to name="to" { @for a in agents { option value=(a) { (a) } } }
+                label for="send-body" { "Message" }
+                textarea #send-body name="body" rows="3" required {}
+                button type="submit" { "send" }
+            }
+            h2 { "From the agents" }
+            @if messages.is_empty() { p { "No messages." } }
+            ol #messages.messages {
+                @for m in messages {
+                    li id={ "message-" (m.id) } {
+                        div.meta {
+                            strong { (m.from) } " · " (at(m.at)) " · #" (m.id)
+                            @if let Some(r) = m.in_reply_to { " · reply to #" (r) }
+                        }
+                        p.body { (m.body) }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// Open questions, with one button per offered option and a free answer.
+pub fn questions_page(questions: &[WireQuestion], csrf: &str) -> Markup {
+    layout(
+        "Questions",
+        Nav::Questions,
+        html! {
+            @if questions.is_empty() { p { "No open questions." } }
+            @for q in questions {
+                section.question id={ "question-" (q.id) } {
+                    div.meta {
+                        strong { (q.asker) } " asks "
+                        (q.target.as_deref().unwrap_or("you")) " · " (at(q.asked_at))
+                        @if let Some(e) = q.expires_at { " · expires " (at(e)) }
+                    }
+                    p.body { (q.question) }
+                    @for option in &q.options {
+                        form.inline method="post" action={ "/questions/" (q.id) "/answer" } {
+                            (token(csrf))
+                            input type="hidden" name="answer" value=(option);
+                            button type="submit" { (option) }
+                        }
+                    }
+                    form.inline method="post" action={ "/questions/" (q.id) "/answer" } {
+                        (token(csrf))
+                        label for={ "answer-" (q.id) } { "Answer" }
+                        input id={ "answer-" (q.id) } type="text" name="answer" required;
+                        button type="submit" { "answer" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// What the agent page shows besides its row.
+#[derive(Debug)]
+pub struct AgentDetails<'a> {
+    pub row: &'a AgentStatusRow,
+    pub grants: Option<&'a AgentGrants>,
+    pub schedules: Vec<&'a WireSchedule>,
+}
+
+/// One agent: its row (live), grants, schedules, and its logs following.
+pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
+    let name = d.row.name.as_str();
+    layout(
+        name,
+        Nav::Agent,
+        html! {
+            p.summary { span #live role="status" { "not live (needs JavaScript)" } }
+            table.rows {
+                thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th { "rem." } th { "actions" } } }
+                tbody { (roster_row(d.row, 0, csrf)) }
+            }
+            @if let Some(url) = &d.row.url { p { "Agent page: " a href=(url) { (url) } } }
+            h2 { "Grants" }
+            @match d.grants {
+                Some(g) => p {
+                    "capabilities: "
+                    @if g.capabilities.is_empty() { "none" }
+                    @for c in &g.capabilities { span.tag { (c.as_str()) } " " }
+                    br;
+                    "tool groups: "
+                    @for t in &g.tool_groups { span.tag { (t.as_str()) } " " }
+                },
+                None => p { "none" },
+            }
+            h2 { "Schedules" }
+            @if d.schedules.is_empty() { p { "None." } }
+            ul {
+                @for s in &d.schedules {
+                    li {
+                        "#" (s.id) " · next " (at(s.next_fire_at_unix))
+                        @if let Some(i) = s.interval_seconds { " · every " (i) " s" }
+                        @if s.cancelled_at_unix.is_some() { " · cancelled" }
+                        " · " (s.body)
+                    }
+                }
+            }
+            h2 { "Logs" }
+            pre #logs.logs data-follow={ "/events/logs/" (name) } aria-live="polite" {}
+        },
+    )
+}
