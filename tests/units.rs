@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
-use hive_c0re::config::{ADMIN_GROUP, DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME, INSTALLED_BINARY};
-use hive_c0re::systemd::activation::HOST_FD_NAME;
+use hive_c0re::config::{
+    ADMIN_GROUP, DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME, INSTALLED_BINARY, WEB_SOCKET_NAME,
+};
+use hive_c0re::systemd::activation::{HOST_FD_NAME, WEB_FD_NAME};
 
 fn unit(name: &str) -> String {
     std::fs::read_to_string(
@@ -66,6 +68,7 @@ fn the_sysusers_file_creates_the_admin_group() {
 fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
     for name in [
         "hive-c0re.socket",
+        "hive-c0re-web.socket",
         "hive-c0re.service",
         "hive-agent.service",
     ] {
@@ -114,4 +117,24 @@ fn the_agent_unit_runs_the_harness_as_a_notify_service_with_the_grants_passed_on
         .parse()
         .unwrap();
     assert!(timeout > grace + 10, "{timeout} vs {grace}");
+fn the_dashboard_socket_has_host_socks_audience_and_feeds_the_same_service() {
+    let web = unit("hive-c0re-web.socket");
+    let host = unit("hive-c0re.socket");
+    assert_eq!(
+        values(&web, "ListenStream"),
+        vec![format!("{DEFAULT_RUNTIME_DIR}/{WEB_SOCKET_NAME}")]
+    );
+    assert_eq!(values(&web, "FileDescriptorName"), vec![WEB_FD_NAME]);
+    for key in [
+        "SocketMode",
+        "SocketUser",
+        "SocketGroup",
+        "DirectoryMode",
+        "Service",
+    ] {
+        assert_eq!(values(&web, key), values(&host, key), "{key}");
+    }
+    let service = unit("hive-c0re.service");
+    assert!(values(&service, "Wants").contains(&"hive-c0re-web.socket".to_owned()));
+    assert!(values(&service, "After").contains(&"hive-c0re-web.socket".to_owned()));
 }

@@ -46,11 +46,19 @@ pub enum Launch {
     Standalone,
     /// `systemd-socket-activate --fdname=host` hands it over.
     Activated,
+    /// `systemd-socket-activate -l host.sock -l web.sock --fdname=host:web`
+    /// hands over both (the README's way with the dashboard).
+    ActivatedWithWeb,
 }
 
 impl Daemon {
     pub fn socket(&self) -> PathBuf {
         self.dir.path().join("run/host.sock")
+    }
+
+    /// The dashboard's socket, `<runtime>/web.sock`.
+    pub fn web_socket(&self) -> PathBuf {
+        self.dir.path().join("run/web.sock")
     }
 
     /// An agent's socket, `<runtime>/agents/<name>/mcp.sock`.
@@ -80,7 +88,7 @@ impl Daemon {
     /// Start on an existing dir (a restart) and wait for READY=1.
     pub fn start_in(dir: tempfile::TempDir, launch: Launch) -> Self {
         let d = Self::spawn(dir, launch);
-        if launch == Launch::Activated {
+        if launch != Launch::Standalone {
             // systemd-socket-activate execs the daemon on the first
             // connection; a probe that says nothing triggers it.
             drop(d.connect_when_listening());
@@ -132,12 +140,17 @@ impl Daemon {
                 c.args(daemon_args).env("NOTIFY_SOCKET", &notify_path);
                 c
             }
-            Launch::Activated => {
+            Launch::Activated | Launch::ActivatedWithWeb => {
                 let mut c = Command::new("systemd-socket-activate");
-                c.arg("-l")
-                    .arg(run.join("host.sock"))
-                    .arg("--fdname=host")
-                    .arg("-E")
+                c.arg("-l").arg(run.join("host.sock"));
+                if launch == Launch::ActivatedWithWeb {
+                    c.arg("-l")
+                        .arg(run.join("web.sock"))
+                        .arg("--fdname=host:web");
+                } else {
+                    c.arg("--fdname=host");
+                }
+                c.arg("-E")
                     .arg(format!("NOTIFY_SOCKET={}", notify_path.display()))
                     .arg("-E")
                     .arg("RUST_LOG=info")

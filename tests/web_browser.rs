@@ -1,0 +1,292 @@
+//! The dashboard in a real browser: Debian's Chromium through
+//! chromium-driver, against a real daemon (`--driver fake`) started the
+//! README's way (`systemd-socket-activate … --fdname=host:web`), reached
+//! through a loopback bridge to web.sock. Each test saves screenshots of the
+//! pages it visits under `target/tmp/web-screenshots/`.
+
+#![allow(clippy::disallowed_methods)] // test code runs the binaries under test
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+mod browser;
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use browser::{Bridge, Driver, screenshot, text, until_text};
+use common::{Conn, Daemon, Launch};
+use fantoccini::{Client, Locator};
+
+/// A daemon with the dashboard activated by name, these agents spawned,
+/// a browser, and the bridge to web.sock.
+struct Hive {
+    daemon: Daemon,
+    bridge: Bridge,
+    client: Client,
+    _driver: Driver,
+}
+
+impl Hive {
+    async fn with(agents: &[&str]) -> Self {
+        let daemon = Daemon::start(Launch::ActivatedWithWeb);
+        for a in agents {
+            let answer = daemon.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#));
+            assert_eq!(answer, r#"{"version":1,"ok":true}"#);
+        }
+        let bridge = Bridge::to(&daemon.web_socket());
+        let driver = Driver::start();
+        let client = driver.session().await;
+        Self {
+            daemon,
+            bridge,
+            client,
+            _driver: driver,
+        }
+    }
+
+    async fn open(&self, path: &str) {
+        self.client.goto(&self.bridge.url(path)).await.unwrap();
+    }
+
+    /// `hivectl ARGS` against this daemon: (exit ok, stdout + stderr).
+    fn hivectl(&self, args: &[&str]) -> (bool, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_hivectl"))
+            .env("HIVE_SOCKET", self.daemon.socket())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    async fn close(self) {
+        self.client.close().await.unwrap();
+    }
+}
+
+async fn live(client: &Client) {
+    until_text(client, "#live", Duration::from_secs(10), |t| t == "live").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second() {
+    let hive = Hive::with(&["alice", "bob"]).await;
+    hive.hivectl(&["set-parent", "bob", "alice"]);
+    let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
+    let sneaky = "<script>document.title='owned'</script><b>bold?</b>";
+    let set = serde_json::json!({"cmd": "set_status", "text": sneaky}).to_string();
+    assert!(alice.ask(&set).contains(r#""ok":true"#));
+
+    hive.open("/").await;
+    live(&hive.client).await;
+    assert_eq!(text(&hive.client, "#row-alice .state").await, "running");
+    assert_eq!(text(&hive.client, "#row-bob .state").await, "running");
+    // The status text is text: shown literally, no element made of it.
+    assert_eq!(
+        text(&hive.client, "#row-alice td.status span").await,
+        sneaky
+    );
+    let injected = hive
+        .client
+        .execute(
+            "return document.querySelectorAll('#roster script, #roster b').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(injected, serde_json::json!(0));
+    assert_eq!(hive.client.title().await.unwrap(), "Roster · hive");
+    // bob sits under alice in the tree.
+    let class = hive
+        .client
+        .find(Locator::Css("#row-bob"))
+        .await
+        .unwrap()
+        .attr("class")
+        .await
+        .unwrap();
+    assert_eq!(class.as_deref(), Some("depth-1"));
+    screenshot(&hive.client, "roster").await;
+
+    // Mark the page: a reload would lose the mark.
+    hive.client
+        .execute("window.notReloaded = true; return true", vec![])
+        .await
+        .unwrap();
+    let (ok, out) = hive.hivectl(&["stop", "alice"]);
+    assert!(ok, "{out}");
+    let took = until_text(
+        &hive.client,
+        "#row-alice .state",
+        Duration::from_secs(1),
+        |t| t == "stopped",
+    )
+    .await;
+    eprintln!("row changed {took:?} after hivectl stop returned");
+    let kept = hive
+        .client
+        .execute("return window.notReloaded === true", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
+    // The updated row keeps its place in the tree and its escaping.
+    assert_eq!(
+        text(&hive.client, "#row-alice td.status span").await,
+        sneaky
+    );
+
+    hive.open("/agent/bob").await;
+    live(&hive.client).await;
+    assert_eq!(text(&hive.client, "h1").await, "bob");
+    screenshot(&hive.client, "agent").await;
+    hive.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approving_in_the_page_runs_the_action_once_and_hivectl_sees_it() {
+    let hive = Hive::with(&[]).await;
+    let (ok, out) = hive.hivectl(&["request-spawn", "carol"]);
+    assert!(ok, "{out}");
+    hive.open("/approvals").await;
+    let approve = hive
+        .client
+        .find(Locator::Css("tr[id^=approval-] button"))
+        .await
+        .unwrap();
+    assert_eq!(approve.text().await.unwrap(), "approve");
+    screenshot(&hive.client, "approvals").await;
+    approve.click().await.unwrap();
+    // The confirmation, answered yes.
+    hive.client.accept_alert().await.unwrap();
+    until_text(&hive.client, "h2", Duration::from_secs(10), |t| {
+        t == "Pending (0)"
+    })
+    .await;
+
+    let (ok, pending) = hive.hivectl(&["--json", "pending"]);
+    assert!(ok, "{pending}");
+    assert!(pending.contains(r#""status":"approved""#), "{pending}");
+    let (_, list) = hive.hivectl(&["--json", "list"]);
+    assert_eq!(list.matches("\"carol\"").count(), 1, "{list}");
+    // A second approve (a double click, a replayed form) runs nothing.
+    let (ok, again) = hive.hivectl(&["approve", "1"]);
+    assert!(!ok && again.contains("already approved"), "{again}");
+    hive.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_sent_from_the_page_reaches_the_agent_and_its_reply_shows() {
+    let hive = Hive::with(&["alice"]).await;
+    hive.open("/inbox").await;
+    let body = hive.client.find(Locator::Css("#send-body")).await.unwrap();
+    body.send_keys("please rebase <now>").await.unwrap();
+    hive.client
+        .find(Locator::Css("#send button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until_text(&hive.client, "h1", Duration::from_secs(10), |t| {
+        t == "Inbox"
+    })
+    .await;
+
+    let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
+    let got = alice.ask(r#"{"cmd":"recv","wait_seconds":5}"#);
+    assert!(got.contains(r#""from":"operator""#), "{got}");
+    assert!(got.contains("please rebase <now>"), "{got}");
+    let id: serde_json::Value = serde_json::from_str(&got).unwrap();
+    let id = id["messages"][0]["id"].as_i64().expect("a message id");
+    let reply = serde_json::json!({
+        "cmd": "send", "to": "operator", "body": "done, <i>rebased</i>", "in_reply_to": id
+    });
+    assert!(alice.ask(&reply.to_string()).contains(r#""ok":true"#));
+
+    hive.open("/inbox").await;
+    assert_eq!(
+        text(&hive.client, "#messages li p.body").await,
+        "done, <i>rebased</i>"
+    );
+    let meta = text(&hive.client, "#messages li .meta").await;
+    assert!(meta.contains(&format!("reply to #{id}")), "{meta}");
+    screenshot(&hive.client, "inbox").await;
+    hive.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_is_answered_with_its_option_button() {
+    let hive = Hive::with(&["alice"]).await;
+    let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
+    let ask = serde_json::json!({
+        "cmd": "ask", "question": "Deploy to prod?", "options": ["yes", "not today"]
+    });
+    assert!(alice.ask(&ask.to_string()).contains(r#""ok":true"#));
+    hive.open("/questions").await;
+    screenshot(&hive.client, "questions").await;
+    let buttons = hive
+        .client
+        .find_all(Locator::Css("section.question form button"))
+        .await
+        .unwrap();
+    assert_eq!(buttons[1].text().await.unwrap(), "not today");
+    buttons[1].click().await.unwrap();
+    until_text(&hive.client, "main p", Duration::from_secs(10), |t| {
+        t == "No open questions."
+    })
+    .await;
+    let (_, open) = hive.hivectl(&["--json", "questions"]);
+    assert!(!open.contains("Deploy to prod?"), "{open}");
+    hive.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_form_posted_from_another_site_is_refused_even_with_the_token() {
+    let hive = Hive::with(&["alice"]).await;
+    hive.open("/").await;
+    let token = hive
+        .client
+        .find(Locator::Css("input[name=csrf]"))
+        .await
+        .unwrap()
+        .attr("value")
+        .await
+        .unwrap()
+        .unwrap();
+    // The dashboard's own page, without the token: refused.
+    let status = hive
+        .client
+        .execute(
+            "return fetch('/agent/alice/stop', {method: 'POST', \
+             headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: 'back=/'})\
+             .then(r => r.status)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, serde_json::json!(403));
+    // Another site (another origin: localhost instead of 127.0.0.1) posting
+    // a form that even carries the stolen token.
+    let evil = format!(
+        "data:text/html,<form id=f method=post action='{}'>\
+         <input name=csrf value={token}></form>",
+        hive.bridge.url("/agent/alice/stop")
+    );
+    hive.client.goto(&evil).await.unwrap();
+    hive.client
+        .execute("document.getElementById('f').submit(); return 1", vec![])
+        .await
+        .unwrap();
+    until_text(&hive.client, "p.error", Duration::from_secs(10), |t| {
+        t.starts_with("refused")
+    })
+    .await;
+    screenshot(&hive.client, "refused").await;
+    let rows = hive.daemon.request(r#"{"cmd":"agent_status"}"#);
+    assert!(rows.contains(r#""name":"alice","running":true"#), "{rows}");
+    hive.close().await;
+}

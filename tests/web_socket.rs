@@ -1,0 +1,161 @@
+//! The dashboard's socket, with raw HTTP (the browser tier is
+//! `web_browser.rs`): taken from socket activation by its name `web`, bound
+//! 0660 by the daemon otherwise, refusing forged state changes before they
+//! reach the hive, and surviving a bad client.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Daemon, Launch, daemon_with};
+
+/// One HTTP/1.1 request with `Connection: close`; the whole answer.
+fn http(socket: &Path, request: &str) -> String {
+    let mut s = UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn get(socket: &Path, path: &str) -> String {
+    http(
+        socket,
+        &format!("GET {path} HTTP/1.1\r\nHost: dash\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+fn post(socket: &Path, path: &str, headers: &str, body: &str) -> String {
+    http(
+        socket,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: dash\r\nConnection: close\r\n{headers}\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// The token every form of the roster page carries.
+fn token(socket: &Path) -> String {
+    let page = get(socket, "/");
+    let at = page
+        .find(r#"name="csrf" value=""#)
+        .expect("a form with a token")
+        + 19;
+    page[at..at + 64].to_owned()
+}
+
+fn running(d: &Daemon, name: &str) -> bool {
+    let rows = d.request(r#"{"cmd":"agent_status"}"#);
+    rows.contains(&format!(r#""name":"{name}","running":true"#))
+}
+
+#[test]
+fn the_dashboard_socket_is_taken_from_activation_by_its_name() {
+    let d = Daemon::start(Launch::ActivatedWithWeb);
+    let page = get(&d.web_socket(), "/");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<title>Roster · hive</title>"), "{page}");
+    // systemd-socket-activate made the file; the daemon did not rebind it.
+    assert!(d.web_socket().exists());
+}
+
+#[test]
+fn a_daemon_not_activated_binds_web_sock_for_owner_and_group_only() {
+    let d = Daemon::start(Launch::Standalone);
+    let mode = std::fs::metadata(d.web_socket())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o660, "{mode:o}");
+    let page = get(&d.web_socket(), "/approvals");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+}
+
+#[test]
+fn every_answer_carries_a_strict_content_security_policy() {
+    let d = Daemon::start(Launch::Standalone);
+    for path in ["/", "/inbox", "/nope", "/static/dashboard.js"] {
+        let answer = get(&d.web_socket(), path);
+        let csp = answer
+            .lines()
+            .find(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("content-security-policy:")
+            })
+            .unwrap_or_else(|| panic!("no CSP on {path}: {answer}"));
+        assert!(csp.contains("script-src 'self'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+    }
+}
+
+#[test]
+fn a_post_without_the_token_or_from_another_origin_changes_nothing() {
+    let d = daemon_with(&["alice"]);
+    let web = d.web_socket();
+    let tok = token(&web);
+    let same = "Origin: http://dash\r\n";
+    // No token.
+    let a = post(&web, "/agent/alice/stop", same, "back=%2F");
+    assert!(a.starts_with("HTTP/1.1 403"), "{a}");
+    assert!(a.contains("token is missing or stale"), "{a}");
+    // The right token, from another site.
+    let body = format!("csrf={tok}");
+    let a = post(
+        &web,
+        "/agent/alice/stop",
+        "Origin: http://evil.example\r\n",
+        &body,
+    );
+    assert!(a.starts_with("HTTP/1.1 403"), "{a}");
+    assert!(a.contains("evil.example"), "{a}");
+    // No Origin at all.
+    let a = post(&web, "/agent/alice/stop", "", &body);
+    assert!(a.starts_with("HTTP/1.1 403"), "{a}");
+    assert!(running(&d, "alice"));
+    // The same request done right goes through.
+    let a = post(&web, "/agent/alice/stop", same, &body);
+    assert!(a.starts_with("HTTP/1.1 303"), "{a}");
+    assert!(!running(&d, "alice"));
+}
+
+#[test]
+fn a_refused_action_shows_host_socks_own_words() {
+    let d = daemon_with(&["alice"]);
+    let web = d.web_socket();
+    let body = format!("csrf={}&name=alice&how=spawn", token(&web));
+    let a = post(&web, "/spawn", "Origin: http://dash\r\n", &body);
+    let wire = d.request(r#"{"cmd":"spawn","name":"alice"}"#);
+    assert!(a.starts_with("HTTP/1.1 400"), "{a}");
+    assert!(
+        wire.contains(
+            r#""error":"agent \"alice\" already exists in this hive; choose another name""#
+        ),
+        "{wire}"
+    );
+    assert!(
+        a.contains("agent &quot;alice&quot; already exists in this hive; choose another name"),
+        "{a}"
+    );
+}
+
+#[test]
+fn a_garbage_client_does_not_stop_the_dashboard() {
+    let d = Daemon::start(Launch::Standalone);
+    let web = d.web_socket();
+    let mut bad = UnixStream::connect(&web).unwrap();
+    bad.write_all(b"\x00\x01 not http at all\r\n\r\n").unwrap();
+    drop(bad);
+    let silent = UnixStream::connect(&web).unwrap();
+    let page = get(&web, "/");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    drop(silent);
+}
