@@ -17,6 +17,9 @@ use browser::{Bridge, Driver, screenshot, text, until_text};
 use common::{Conn, Daemon, Launch};
 use fantoccini::{Client, Locator};
 
+/// An agent socket's plain success.
+const AGENT_OK: &str = r#"{"kind":"ok"}"#;
+
 /// A daemon with the dashboard activated by name, these agents spawned,
 /// a browser, and the bridge to web.sock.
 struct Hive {
@@ -79,7 +82,7 @@ async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second(
     let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
     let sneaky = "<script>document.title='owned'</script><b>bold?</b>";
     let set = serde_json::json!({"cmd": "set_status", "text": sneaky}).to_string();
-    assert!(alice.ask(&set).contains(r#""ok":true"#));
+    assert_eq!(alice.ask(&set), AGENT_OK);
 
     hive.open("/").await;
     live(&hive.client).await;
@@ -90,26 +93,24 @@ async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second(
         text(&hive.client, "#row-alice td.status span").await,
         sneaky
     );
-    let injected = hive
-        .client
-        .execute(
-            "return document.querySelectorAll('#roster script, #roster b').length",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert_eq!(injected, serde_json::json!(0));
-    assert_eq!(hive.client.title().await.unwrap(), "Roster · hive");
-    // bob sits under alice in the tree.
-    let class = hive
-        .client
-        .find(Locator::Css("#row-bob"))
-        .await
-        .unwrap()
-        .attr("class")
-        .await
-        .unwrap();
-    assert_eq!(class.as_deref(), Some("depth-1"));
+    no_injected_markup(&hive.client).await;
+    // bob sits one level under alice in the tree.
+    let depth = |name: &'static str| {
+        let client = hive.client.clone();
+        async move {
+            let row = client
+                .find(Locator::Css(&format!("#row-{name}")))
+                .await
+                .unwrap();
+            let class = row.attr("class").await.unwrap().unwrap();
+            class
+                .strip_prefix("depth-")
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+        }
+    };
+    assert_eq!(depth("bob").await, depth("alice").await + 1);
     screenshot(&hive.client, "roster").await;
 
     // Mark the page: a reload would lose the mark.
@@ -117,33 +118,54 @@ async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second(
         .execute("window.notReloaded = true; return true", vec![])
         .await
         .unwrap();
-    let (ok, out) = hive.hivectl(&["stop", "alice"]);
+    let (ok, out) = hive.hivectl(&["stop", "--graceful", "bob"]);
     assert!(ok, "{out}");
     let took = until_text(
         &hive.client,
-        "#row-alice .state",
+        "#row-bob .state",
         Duration::from_secs(1),
         |t| t == "stopped",
     )
     .await;
     eprintln!("row changed {took:?} after hivectl stop returned");
+    // A status set now arrives live, and escaped by the same template.
+    let set = serde_json::json!({"cmd": "set_status", "text": "<i>live</i> too"}).to_string();
+    assert_eq!(alice.ask(&set), AGENT_OK);
+    until_text(
+        &hive.client,
+        "#row-alice td.status span",
+        Duration::from_secs(1),
+        |t| t == "<i>live</i> too",
+    )
+    .await;
+    no_injected_markup(&hive.client).await;
     let kept = hive
         .client
         .execute("return window.notReloaded === true", vec![])
         .await
         .unwrap();
     assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
-    // The updated row keeps its place in the tree and its escaping.
-    assert_eq!(
-        text(&hive.client, "#row-alice td.status span").await,
-        sneaky
-    );
+    // The live row kept its place in the tree.
+    assert_eq!(depth("bob").await, depth("alice").await + 1);
 
     hive.open("/agent/bob").await;
     live(&hive.client).await;
     assert_eq!(text(&hive.client, "h1").await, "bob");
     screenshot(&hive.client, "agent").await;
     hive.close().await;
+}
+
+/// No element was made of an agent's text, and no script of it ran.
+async fn no_injected_markup(client: &Client) {
+    let injected = client
+        .execute(
+            "return document.querySelectorAll('#roster script, #roster b, #roster i').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(injected, serde_json::json!(0));
+    assert_eq!(client.title().await.unwrap(), "Roster · hive");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -197,15 +219,15 @@ async fn a_message_sent_from_the_page_reaches_the_agent_and_its_reply_shows() {
     .await;
 
     let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
-    let got = alice.ask(r#"{"cmd":"recv","wait_seconds":5}"#);
-    assert!(got.contains(r#""from":"operator""#), "{got}");
-    assert!(got.contains("please rebase <now>"), "{got}");
-    let id: serde_json::Value = serde_json::from_str(&got).unwrap();
-    let id = id["messages"][0]["id"].as_i64().expect("a message id");
+    let got = alice.recv(5, 10);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["from"], "operator");
+    assert_eq!(got[0]["body"], "please rebase <now>");
+    let id = got[0]["id"].as_i64().expect("a message id");
     let reply = serde_json::json!({
         "cmd": "send", "to": "operator", "body": "done, <i>rebased</i>", "in_reply_to": id
     });
-    assert!(alice.ask(&reply.to_string()).contains(r#""ok":true"#));
+    assert_eq!(alice.ask(&reply.to_string()), AGENT_OK);
 
     hive.open("/inbox").await;
     assert_eq!(
@@ -225,7 +247,8 @@ async fn a_question_is_answered_with_its_option_button() {
     let ask = serde_json::json!({
         "cmd": "ask", "question": "Deploy to prod?", "options": ["yes", "not today"]
     });
-    assert!(alice.ask(&ask.to_string()).contains(r#""ok":true"#));
+    let queued = alice.ask(&ask.to_string());
+    assert!(queued.contains("question_queued"), "{queued}");
     hive.open("/questions").await;
     screenshot(&hive.client, "questions").await;
     let buttons = hive
@@ -269,13 +292,12 @@ async fn a_form_posted_from_another_site_is_refused_even_with_the_token() {
         .await
         .unwrap();
     assert_eq!(status, serde_json::json!(403));
-    // Another site (another origin: localhost instead of 127.0.0.1) posting
-    // a form that even carries the stolen token.
-    let evil = format!(
-        "data:text/html,<form id=f method=post action='{}'>\
+    // Another site posting a form that even carries the stolen token.
+    let evil = browser::site(format!(
+        "<!doctype html><title>evil</title><form id=f method=post action='{}'>\
          <input name=csrf value={token}></form>",
         hive.bridge.url("/agent/alice/stop")
-    );
+    ));
     hive.client.goto(&evil).await.unwrap();
     hive.client
         .execute("document.getElementById('f').submit(); return 1", vec![])

@@ -155,3 +155,28 @@ pub async fn until_text(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Another web site on loopback (another origin) serving one page for every
+/// request; its URL.
+pub fn site(html: String) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{html}",
+                html.len()
+            );
+        }
+    });
+    format!("http://localhost:{port}/")
+}
