@@ -5,7 +5,8 @@
 //! systemd-nspawn container `h-<agent>`. hive-c0re drives those containers
 //! over D-Bus, keeps the hive's state (approvals, topology, broker, ...) in
 //! SQLite, and serves the operator's socket `host.sock` (for `hivectl` and
-//! dashboards) and the agents' sockets.
+//! dashboards), the operator's dashboard `web.sock`, and the agents'
+//! sockets.
 //!
 //! # Design
 //! Three decisions worth stating, because the obvious alternatives are worse:
@@ -66,6 +67,9 @@
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
 //!   sockets), each asking the access policy first, the registry of agent
 //!   listeners.
+//! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
+//!   over the same service calls, live roster and logs over Server-Sent
+//!   Events, CSRF checks (origin + token) and a strict CSP.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
