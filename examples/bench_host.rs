@@ -7,20 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hive_c0re::clock::SystemClock;
-use hive_c0re::config::{Config, DriverKind};
-use hive_c0re::containers::fake::FakeDriver;
-use hive_c0re::server::{host, listener};
-use hive_c0re::service::Hive;
-use hive_c0re::store::Store;
 use hive_c0re::wire::ident::Ident;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 const AGENTS: usize = 100;
 const CLIENTS: usize = 16;
@@ -31,39 +24,9 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        state_dir: dir.path().join("state"),
-        runtime_dir: dir.path().join("run"),
-        driver: DriverKind::Fake,
-        ..Config::default()
-    };
-    let socket = config.host_socket();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let driver = Arc::new(FakeDriver::new(config.profile));
-    let hive = rt.block_on(async {
-        let store = Store::open(&config.database()).unwrap();
-        let hive = Hive::new(config.clone(), store, driver.clone(), Arc::new(SystemClock)).unwrap();
-        for i in 0..AGENTS {
-            hive.spawn_now(&Ident::new(format!("agent-{i}")).unwrap())
-                .await
-                .unwrap();
-        }
-        let l = hive_c0re::systemd::activation::bind(&socket).unwrap();
-        l.set_nonblocking(true).unwrap();
-        let l = tokio::net::UnixListener::from_std(l).unwrap();
-        let shutdown = CancellationToken::new();
-        let h = hive.clone();
-        tokio::spawn(h.clone().watch_units());
-        tokio::spawn(listener::accept_loop(
-            l,
-            "host.sock",
-            shutdown.clone(),
-            TaskTracker::new(),
-            move |s| host::serve(h.clone(), s, shutdown.clone()),
-        ));
-        hive
-    });
+    let bench = support::hive_with(AGENTS);
+    let (rt, driver, hive) = (&bench.rt, &bench.driver, &bench.hive);
+    let socket = bench.config.host_socket();
 
     // agent_status latency under 16 concurrent clients.
     let started = Instant::now();

@@ -16,23 +16,18 @@
 
 #[path = "../tests/browser/mod.rs"]
 mod browser;
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hive_c0re::clock::SystemClock;
-use hive_c0re::config::{Config, DriverKind};
 use hive_c0re::containers::fake::FakeDriver;
-use hive_c0re::server::{host, listener};
 use hive_c0re::service::Hive;
-use hive_c0re::store::Store;
 use hive_c0re::wire::host::LifecycleScope;
 use hive_c0re::wire::ident::Ident;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
+use support::listen;
 
 const AGENTS: usize = 500;
 const LOADS: usize = 100;
@@ -51,12 +46,6 @@ fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64().max(1e-9)
 }
 
-fn listen(path: &Path) -> tokio::net::UnixListener {
-    let l = hive_c0re::systemd::activation::bind(path).unwrap();
-    l.set_nonblocking(true).unwrap();
-    tokio::net::UnixListener::from_std(l).unwrap()
-}
-
 fn get_page(web: &Path) -> usize {
     let mut s = UnixStream::connect(web).unwrap();
     s.write_all(b"GET / HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
@@ -68,39 +57,15 @@ fn get_page(web: &Path) -> usize {
 }
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        state_dir: dir.path().join("state"),
-        runtime_dir: dir.path().join("run"),
-        driver: DriverKind::Fake,
-        ..Config::default()
+    let bench = support::hive_with(AGENTS);
+    let (rt, driver, hive) = (&bench.rt, &bench.driver, &bench.hive);
+    let (socket, web_socket) = (bench.config.host_socket(), bench.config.web_socket());
+    let web = hive_c0re::web::Web::new(hive.clone(), bench.shutdown.clone()).unwrap();
+    let web_listener = {
+        let _runtime = rt.enter();
+        listen(&web_socket)
     };
-    let (socket, web_socket) = (config.host_socket(), config.web_socket());
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let driver = Arc::new(FakeDriver::new(config.profile));
-    let hive = rt.block_on(async {
-        let store = Store::open(&config.database()).unwrap();
-        let hive = Hive::new(config.clone(), store, driver.clone(), Arc::new(SystemClock)).unwrap();
-        for i in 0..AGENTS {
-            hive.spawn_now(&Ident::new(format!("agent-{i}")).unwrap())
-                .await
-                .unwrap();
-        }
-        let shutdown = CancellationToken::new();
-        tokio::spawn(hive.clone().watch_units());
-        let h = hive.clone();
-        let sd = shutdown.clone();
-        tokio::spawn(listener::accept_loop(
-            listen(&socket),
-            "host.sock",
-            shutdown.clone(),
-            TaskTracker::new(),
-            move |s| host::serve(h.clone(), s, sd.clone()),
-        ));
-        let web = hive_c0re::web::Web::new(hive.clone(), shutdown).unwrap();
-        tokio::spawn(hive_c0re::web::serve(listen(&web_socket), web));
-        hive
-    });
+    rt.spawn(hive_c0re::web::serve(web_listener, web));
 
     // Page load against the floor: the same rows as host.sock JSON.
     let mut floor = Vec::new();
@@ -154,7 +119,7 @@ fn main() {
     let (mut at_sub, mut at_sse) = (Vec::new(), Vec::new());
     for i in 0..PUSHES {
         let t = Instant::now();
-        change(&rt, &hive, &driver, &name, i);
+        change(rt, hive, driver, &name, i);
         until("\"row\"", &mut sub);
         at_sub.push(t.elapsed());
         until("event: row", &mut sse);
@@ -170,7 +135,7 @@ fn main() {
     );
 
     if Path::new(browser::CHROMEDRIVER).exists() {
-        rt.block_on(in_chromium(&rt, &hive, &driver, &web_socket, p50));
+        rt.block_on(in_chromium(hive, driver, &web_socket, p50));
     } else {
         println!("in Chromium: skipped (install chromium and chromium-driver)");
     }
@@ -186,13 +151,7 @@ fn change(rt: &tokio::runtime::Runtime, hive: &Hive, driver: &FakeDriver, name: 
     }
 }
 
-async fn in_chromium(
-    _rt: &tokio::runtime::Runtime,
-    hive: &Hive,
-    driver: &FakeDriver,
-    web_socket: &Path,
-    socket_p50: Duration,
-) {
+async fn in_chromium(hive: &Hive, driver: &FakeDriver, web_socket: &Path, socket_p50: Duration) {
     let bridge = browser::Bridge::to(web_socket);
     let chromedriver = browser::Driver::start();
     let client = chromedriver.session().await;
@@ -235,7 +194,10 @@ async fn in_chromium(
                 .unwrap();
         }
         let at = loop {
-            let v = client.execute("return window.changedAt", vec![]).await.unwrap();
+            let v = client
+                .execute("return window.changedAt", vec![])
+                .await
+                .unwrap();
             if let Some(ms) = v.as_f64() {
                 break ms;
             }

@@ -10,12 +10,25 @@
 mod browser;
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use browser::{Bridge, Driver, screenshot, text, until_text};
+use browser::{Bridge, Driver, text, until_text};
 use common::{Conn, Daemon, Launch};
 use fantoccini::{Client, Locator};
+
+/// Where the screenshots go (an artifact of the run).
+pub fn screenshot_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub async fn screenshot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    std::fs::write(screenshot_dir().join(format!("{name}.png")), png).unwrap();
+}
 
 /// An agent socket's plain success.
 const AGENT_OK: &str = r#"{"kind":"ok"}"#;

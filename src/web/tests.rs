@@ -4,22 +4,13 @@ use super::views;
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
+/// A running agent's row as the wire carries it (only the required keys).
 fn row(name: &str) -> AgentStatusRow {
-    AgentStatusRow {
-        name: Ident::new(name).unwrap(),
-        running: true,
-        failed: false,
-        needs_update: false,
-        needs_login: false,
-        deployed_sha: None,
-        pending_reminders: 0,
-        paused: false,
-        parent: None,
-        active_model: None,
-        status_text: None,
-        status_set_at: None,
-        url: None,
-    }
+    let line = format!(
+        r#"{{"name":"{name}","running":true,"failed":false,"needs_update":false,
+            "needs_login":false,"pending_reminders":0,"paused":false}}"#
+    );
+    serde_json::from_str(&line).unwrap()
 }
 
 #[test]

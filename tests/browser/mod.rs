@@ -9,7 +9,7 @@
 
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -112,18 +112,6 @@ impl Drop for Driver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Where the screenshots go (an artifact of the run).
-pub fn screenshot_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-pub async fn screenshot(client: &Client, name: &str) {
-    let png = client.screenshot().await.unwrap();
-    std::fs::write(screenshot_dir().join(format!("{name}.png")), png).unwrap();
 }
 
 /// The text of the first element matching `css`, or "" when there is none.
