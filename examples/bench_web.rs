@@ -107,24 +107,40 @@ fn main() {
     sse.write_all(b"GET /events/roster HTTP/1.1\r\nHost: bench\r\n\r\n")
         .unwrap();
     let mut sse = BufReader::new(sse);
-    let mut until = |needle: &str, r: &mut BufReader<UnixStream>| loop {
-        line.clear();
-        r.read_line(&mut line).unwrap();
-        if line.contains(needle) {
-            return;
-        }
+    until_line(&mut sse, "event: ready");
+    // Each stream is read on its own thread, which notes when the row it
+    // waits for arrived; the main thread notes when it caused the change.
+    let needles = |json: bool| {
+        (0..PUSHES).map(move |i| match (i.is_multiple_of(2), json) {
+            (true, true) => r#""name":"agent-7","running":false"#,
+            (false, true) => r#""name":"agent-7","running":true"#,
+            (true, false) => ">failed<",
+            (false, false) => ">running<",
+        })
     };
-    until("event: ready", &mut sse);
+    // Lockstep: the next change only once both saw this one (a row reads
+    // the state at publish time, so two quick changes could show as one).
+    let reader = |mut r: BufReader<UnixStream>, json: bool| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for needle in needles(json) {
+                until_line(&mut r, needle);
+                if tx.send(Instant::now()).is_err() {
+                    return;
+                }
+            }
+        });
+        rx
+    };
+    let (at_sub_rx, at_sse_rx) = (reader(sub, true), reader(sse, false));
     let name = Ident::new("agent-7").unwrap();
     let (mut at_sub, mut at_sse) = (Vec::new(), Vec::new());
     for i in 0..PUSHES {
-        let t = Instant::now();
+        let caused = Instant::now();
         change(rt, hive, driver, &name, i);
-        until("\"row\"", &mut sub);
-        at_sub.push(t.elapsed());
-        until("event: row", &mut sse);
-        until("data:", &mut sse);
-        at_sse.push(t.elapsed());
+        let wait = Duration::from_secs(10);
+        at_sub.push(at_sub_rx.recv_timeout(wait).unwrap().duration_since(caused));
+        at_sse.push(at_sse_rx.recv_timeout(wait).unwrap().duration_since(caused));
     }
     let (s50, s99) = summary(at_sub);
     let (e50, e99) = summary(at_sse);
@@ -141,9 +157,21 @@ fn main() {
     }
 }
 
+/// Read lines until one contains `needle`.
+fn until_line(r: &mut BufReader<UnixStream>, needle: &str) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(r.read_line(&mut line).unwrap() > 0, "stream ended");
+        if line.contains(needle) {
+            return;
+        }
+    }
+}
+
 /// Flip an agent: crash it (even), start it again (odd).
 fn change(rt: &tokio::runtime::Runtime, hive: &Hive, driver: &FakeDriver, name: &Ident, i: usize) {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         driver.crash(name);
     } else {
         rt.block_on(hive.start(&LifecycleScope::agents(vec![name.clone()])))
@@ -172,7 +200,9 @@ async fn in_chromium(hive: &Hive, driver: &FakeDriver, web_socket: &Path, socket
     // state text changed (a MutationObserver), the bench when it caused it.
     let name = Ident::new("agent-300").unwrap();
     let mut seen = Vec::new();
-    for i in 0..40 {
+    for i in 0..40_u32 {
+        // Let the previous change's trailing rows arrive first.
+        tokio::time::sleep(Duration::from_millis(50)).await;
         client
             .execute(
                 "window.changedAt = null; const t = document.querySelector('#roster tbody');\
@@ -186,7 +216,7 @@ async fn in_chromium(hive: &Hive, driver: &FakeDriver, web_socket: &Path, socket
         let before = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap();
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             driver.crash(&name);
         } else {
             hive.start(&LifecycleScope::agents(vec![name.clone()]))

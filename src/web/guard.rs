@@ -96,10 +96,10 @@ pub fn same_origin(headers: &HeaderMap) -> Result<(), Forged> {
             .get(name)
             .and_then(|v: &HeaderValue| v.to_str().ok())
     };
-    if let Some(site) = text(header::HeaderName::from_static("sec-fetch-site")) {
-        if site != "same-origin" {
-            return Err(Forged::CrossSite(site.chars().take(40).collect()));
-        }
+    if let Some(site) = text(header::HeaderName::from_static("sec-fetch-site"))
+        && site != "same-origin"
+    {
+        return Err(Forged::CrossSite(site.chars().take(40).collect()));
     }
     let origin = text(header::ORIGIN).ok_or(Forged::NoOrigin)?;
     let host = text(header::HOST).unwrap_or_default();
