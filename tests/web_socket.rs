@@ -159,3 +159,30 @@ fn a_garbage_client_does_not_stop_the_dashboard() {
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     drop(silent);
 }
+
+#[test]
+fn an_open_live_stream_does_not_hold_up_the_daemons_exit() {
+    let d = Daemon::start(Launch::Standalone);
+    let mut stream = UnixStream::connect(d.web_socket()).unwrap();
+    stream
+        .write_all(b"GET /events/roster HTTP/1.1\r\nHost: dash\r\n\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut head = [0u8; 512];
+    let n = stream.read(&mut head).unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).contains("text/event-stream"));
+    let started = std::time::Instant::now();
+    let status = d.terminate();
+    assert!(status.success(), "{status:?}");
+    // The drain deadline is 10 s; a stream that held the drain would use it.
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // And the browser's stream was ended, not left hanging.
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+}
