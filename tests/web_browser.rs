@@ -160,6 +160,24 @@ async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second(
     assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
     // The live row kept its place in the tree.
     assert_eq!(depth("bob").await, depth("alice").await + 1);
+    // A row's own button (pause: no confirmation) acts through the page's
+    // one token-carrying form, and hivectl sees it.
+    hive.client
+        .find(Locator::Css("#row-alice button[formaction$='/pause']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until_text(
+        &hive.client,
+        "#row-alice .state.paused",
+        Duration::from_secs(10),
+        |t| t == "paused",
+    )
+    .await;
+    let (_, status) = hive.hivectl(&["--json", "status"]);
+    assert!(status.contains(r#""paused":true"#), "{status}");
 
     hive.open("/agent/bob").await;
     live(&hive.client).await;

@@ -43,10 +43,10 @@ fn sse(stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -
     Sse::new(boxed).keep_alive(KeepAlive::default())
 }
 
-fn row_event(row: &AgentStatusRow, csrf: &str) -> Event {
+fn row_event(row: &AgentStatusRow) -> Event {
     Event::default()
         .event("row")
-        .data(views::roster_row(row, 0, csrf).into_string())
+        .data(views::roster_row(row, 0).into_string())
 }
 
 struct RosterFeed {
@@ -67,14 +67,13 @@ impl RosterFeed {
                 r = self.rows.recv() => r,
             };
             match received {
-                Ok(row) => return Some(row_event(&row, self.web.token.as_str())),
+                Ok(row) => return Some(row_event(&row)),
                 Err(RecvError::Closed) => return None,
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");
                     match self.web.hive.agent_status().await {
                         Ok(rows) => {
-                            let csrf = self.web.token.as_str();
-                            self.queued = rows.iter().map(|r| row_event(r, csrf)).collect();
+                            self.queued = rows.iter().map(row_event).collect();
                             if let Some(event) = self.queued.pop_front() {
                                 return Some(event);
                             }

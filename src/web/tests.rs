@@ -17,7 +17,7 @@ fn row(name: &str) -> AgentStatusRow {
 fn a_status_text_with_markup_is_rendered_as_text() {
     let mut r = row("alice");
     r.status_text = Some("<script>alert(1)</script> & \"x\"".into());
-    let html = views::roster_row(&r, 0, "tok").into_string();
+    let html = views::roster_row(&r, 0).into_string();
     assert!(!html.contains("<script>"), "{html}");
     assert!(
         html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;"),
@@ -29,7 +29,7 @@ fn a_status_text_with_markup_is_rendered_as_text() {
 fn row_flags_without_a_column_show_as_attention_tags() {
     let mut r = row("alice");
     r.needs_login = true;
-    let html = views::roster_row(&r, 0, "tok").into_string();
+    let html = views::roster_row(&r, 0).into_string();
     assert!(html.contains("needs login"), "{html}");
     assert!(!html.contains("needs update"), "{html}");
 }
@@ -39,8 +39,13 @@ fn every_form_carries_the_token() {
     let html = views::roster_page(&[row("alice"), row("bob")], "tok123").into_string();
     let forms = html.matches("<form").count();
     let tokens = html.matches(r#"name="csrf" value="tok123""#).count();
-    assert!(forms >= 3, "{html}");
+    assert_eq!(forms, 2, "the spawn form and the rows' form: {html}");
     assert_eq!(forms, tokens, "{html}");
+    // Every row button submits the form that has the token.
+    let buttons = html.matches("<button").count();
+    let in_rows_form = html.matches(r#"form="row-actions""#).count();
+    assert_eq!(buttons, 2 + in_rows_form, "{html}");
+    assert!(in_rows_form >= 4, "{html}");
 }
 
 #[test]

@@ -131,9 +131,22 @@ fn attention(row: &AgentStatusRow) -> Vec<String> {
     tags
 }
 
+/// The one form every row's buttons submit (`form="row-actions"`), holding
+/// the token once per page instead of once per row; `back` is where an
+/// action returns.
+pub fn row_actions(csrf: &str, back: &str) -> Markup {
+    html! {
+        form #row-actions method="post" action=(back) {
+            (token(csrf))
+            input type="hidden" name="back" value=(back);
+        }
+    }
+}
+
 /// One roster row (page and live stream alike); `depth` indents it under
-/// its parent.
-pub fn roster_row(row: &AgentStatusRow, depth: usize, csrf: &str) -> Markup {
+/// its parent. Its buttons belong to the page's [`row_actions`] form, so a
+/// row carries no token and the stream can send the same row to every page.
+pub fn roster_row(row: &AgentStatusRow, depth: usize) -> Markup {
     let name = row.name.as_str();
     let (label, class) = state(row);
     let act = |verb: &str| format!("/agent/{name}/{verb}");
@@ -150,20 +163,16 @@ pub fn roster_row(row: &AgentStatusRow, depth: usize, csrf: &str) -> Markup {
             td { @if let Some(m) = &row.active_model { (m) } }
             td.num { (row.pending_reminders) }
             td.actions {
-                form method="post" action=(act(if row.running { "stop" } else { "start" })) {
-                    (token(csrf))
-                    input type="hidden" name="back" value="/";
-                    @if row.running {
-                        button type="submit" data-confirm={ "Stop " (name) "?" } { "stop" }
-                        button type="submit" formaction=(act("restart")) data-confirm={ "Restart " (name) "?" } { "restart" }
-                    } @else {
-                        button type="submit" { "start" }
-                    }
-                    @if row.paused {
-                        button type="submit" formaction=(act("resume")) { "resume" }
-                    } @else {
-                        button type="submit" formaction=(act("pause")) { "pause" }
-                    }
+                @if row.running {
+                    button form="row-actions" formaction=(act("stop")) data-confirm={ "Stop " (name) "?" } { "stop" }
+                    button form="row-actions" formaction=(act("restart")) data-confirm={ "Restart " (name) "?" } { "restart" }
+                } @else {
+                    button form="row-actions" formaction=(act("start")) { "start" }
+                }
+                @if row.paused {
+                    button form="row-actions" formaction=(act("resume")) { "resume" }
+                } @else {
+                    button form="row-actions" formaction=(act("pause")) { "pause" }
                 }
             }
         }
@@ -202,13 +211,14 @@ pub fn tree_order(rows: &[AgentStatusRow]) -> Vec<(usize, &AgentStatusRow)> {
 /// The roster table (its body is what the live stream updates).
 pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
     html! {
+        (row_actions(csrf, "/"))
         table #roster.rows {
             thead { tr {
                 th scope="col" { "agent" } th scope="col" { "state" } th scope="col" { "attention" }
                 th scope="col" { "parent" } th scope="col" { "status" } th scope="col" { "model" }
                 th scope="col" title="pending reminders" { "rem." } th scope="col" { "actions" }
             } }
-            tbody { @for (depth, row) in tree_order(rows) { (roster_row(row, depth, csrf)) } }
+            tbody { @for (depth, row) in tree_order(rows) { (roster_row(row, depth)) } }
         }
     }
 }
@@ -366,9 +376,10 @@ pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
         Nav::Agent,
         html! {
             p.summary { span #live role="status" { "not live (needs JavaScript)" } }
+            (row_actions(csrf, &format!("/agent/{name}")))
             table.rows {
                 thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th { "rem." } th { "actions" } } }
-                tbody { (roster_row(d.row, 0, csrf)) }
+                tbody { (roster_row(d.row, 0)) }
             }
             @if let Some(url) = &d.row.url { p { "Agent page: " a href=(url) { (url) } } }
             h2 { "Grants" }
