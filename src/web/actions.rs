@@ -58,15 +58,11 @@ pub async fn lifecycle(
         Ok(n) => n,
         Err(err) => return bad(err),
     };
-    let hive = &web.hive;
     let default = format!("/agent/{name}");
-    let result = match verb.as_str() {
-        "start" => hive.start(&LifecycleScope::agents(vec![name])).await,
-        // hivectl's `stop` without --graceful: the same default.
-        "stop" => hive.stop(&LifecycleScope::agents(vec![name]), false).await,
-        "restart" => hive.restart(&name).await,
-        "pause" => hive.set_paused(&name, true).await.map(drop),
-        "resume" => hive.set_paused(&name, false).await.map(drop),
+    // The host verb each button is, for the access policy.
+    let cmd = match verb.as_str() {
+        "start" | "stop" | "restart" => verb.as_str(),
+        "pause" | "resume" => "set_paused",
         other => {
             return bad(format!(
                 "unknown action {:?}: use start, stop, restart, pause or resume",
@@ -74,7 +70,20 @@ pub async fn lifecycle(
             ));
         }
     };
-    outcome(result, form.back.as_deref(), &default)
+    let result = async {
+        // As host.sock describes them: start/stop name a scope, not a target.
+        let target = (!matches!(cmd, "start" | "stop")).then_some(&name);
+        let hive = web.operator(cmd, target).await?;
+        let one = LifecycleScope::agents(vec![name.clone()]);
+        match verb.as_str() {
+            "start" => hive.start(&one).await,
+            // hivectl's `stop` without --graceful: the same default.
+            "stop" => hive.stop(&one, false).await,
+            "restart" => hive.restart(&name).await,
+            paused => hive.set_paused(&name, paused == "pause").await.map(drop),
+        }
+    };
+    outcome(result.await, form.back.as_deref(), &default)
 }
 
 /// The spawn form: a name and which of the two verbs.
@@ -92,8 +101,15 @@ pub async fn spawn(State(web): State<Web>, Form(form): Form<SpawnForm>) -> Respo
         Err(err) => return bad(err),
     };
     match form.how.as_str() {
-        "spawn" => outcome(web.hive.spawn(&name).await, None, "/"),
-        "request" => outcome(web.hive.request_spawn(&name).await, None, "/approvals"),
+        "spawn" => {
+            let done = async { web.operator("spawn", Some(&name)).await?.spawn(&name).await };
+            outcome(done.await, None, "/")
+        }
+        "request" => {
+            let hive = web.operator("request_spawn", Some(&name));
+            let done = async { hive.await?.request_spawn(&name).await };
+            outcome(done.await, None, "/approvals")
+        }
         _ => bad("choose \"spawn\" or \"request spawn\""),
     }
 }
@@ -106,8 +122,14 @@ pub async fn decide(
 ) -> Response {
     let back = form.back.as_deref();
     match decision.as_str() {
-        "approve" => outcome(web.hive.approve(id).await, back, "/approvals"),
-        "deny" => outcome(web.hive.deny(id).await, back, "/approvals"),
+        "approve" => {
+            let done = async { web.operator("approve", None).await?.approve(id).await };
+            outcome(done.await, back, "/approvals")
+        }
+        "deny" => {
+            let done = async { web.operator("deny", None).await?.deny(id).await };
+            outcome(done.await, back, "/approvals")
+        }
         _ => bad("use approve or deny"),
     }
 }
@@ -125,11 +147,11 @@ pub async fn send(State(web): State<Web>, Form(form): Form<SendForm>) -> Respons
         Ok(n) => n,
         Err(err) => return bad(err),
     };
-    outcome(
-        web.hive.send_from_operator(&to, form.body).await,
-        None,
-        "/inbox",
-    )
+    let done = async {
+        let hive = web.operator("send", Some(&to)).await?;
+        hive.send_from_operator(&to, form.body).await
+    };
+    outcome(done.await, None, "/inbox")
 }
 
 /// The answer form.
@@ -144,11 +166,11 @@ pub async fn answer(
     Path(id): Path<i64>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    outcome(
-        web.hive.answer(Answerer::Operator, id, form.answer).await,
-        None,
-        "/questions",
-    )
+    let done = async {
+        let hive = web.operator("answer", None).await?;
+        hive.answer(Answerer::Operator, id, form.answer).await
+    };
+    outcome(done.await, None, "/questions")
 }
 
 #[cfg(test)]

@@ -88,7 +88,10 @@ impl RosterFeed {
 
 /// `GET /events/roster`.
 pub async fn roster(State(web): State<Web>) -> Events {
-    let rows = web.hive.subscribe_rows();
+    let rows = match web.operator("subscribe_agent_status", None).await {
+        Ok(hive) => hive.subscribe_rows(),
+        Err(err) => return sse(futures_lite::stream::once(Ok(failed_event(&err)))),
+    };
     let feed = RosterFeed {
         web,
         rows,
@@ -113,11 +116,11 @@ pub async fn logs(State(web): State<Web>, Path(name): Path<String>) -> Events {
             return sse(futures_lite::stream::once(Ok(event)));
         }
     };
-    let follow = match web
-        .hive
-        .follow_agent_logs(&name, Some(LOG_LINES), None)
-        .await
-    {
+    let follow = async {
+        let hive = web.operator("logs", Some(&name)).await?;
+        hive.follow_agent_logs(&name, Some(LOG_LINES), None).await
+    };
+    let follow = match follow.await {
         Ok(follow) => follow,
         Err(err) => return sse(futures_lite::stream::once(Ok(failed_event(&err)))),
     };

@@ -42,7 +42,8 @@ use axum::routing::{get, post};
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::service::Hive;
+use crate::service::{Hive, HiveError, Who};
+use crate::wire::ident::Ident;
 use guard::Token;
 
 /// What every handler shares: the hive, the CSRF token and the shutdown
@@ -79,6 +80,14 @@ pub fn router(web: Web) -> Router {
 }
 
 impl Web {
+    /// The hive, once the one access policy lets the operator (this door's
+    /// caller) run host verb `verb` on `target`: the check host.sock makes
+    /// before the same call.
+    pub async fn operator(&self, verb: &str, target: Option<&Ident>) -> Result<&Hive, HiveError> {
+        self.hive.authorize(Who::Operator, verb, target).await?;
+        Ok(&self.hive)
+    }
+
     /// The dashboard's state, with a fresh CSRF token.
     pub fn new(hive: Hive, shutdown: CancellationToken) -> std::io::Result<Self> {
         Ok(Self {

@@ -31,7 +31,14 @@ pub fn failed(err: &HiveError) -> Response {
 
 /// `GET /`: the roster.
 pub async fn roster(State(web): State<Web>) -> Response {
-    match web.hive.agent_status().await {
+    match async {
+        web.operator("agent_status", None)
+            .await?
+            .agent_status()
+            .await
+    }
+    .await
+    {
         Ok(rows) => views::roster_page(&rows, web.token.as_str()).into_response(),
         Err(err) => failed(&err),
     }
@@ -39,7 +46,7 @@ pub async fn roster(State(web): State<Web>) -> Response {
 
 /// `GET /approvals`.
 pub async fn approvals(State(web): State<Web>) -> Response {
-    match web.hive.approvals().await {
+    match async { web.operator("pending", None).await?.approvals().await }.await {
         Ok(rows) => views::approvals_page(&rows, web.token.as_str()).into_response(),
         Err(err) => failed(&err),
     }
@@ -48,9 +55,10 @@ pub async fn approvals(State(web): State<Web>) -> Response {
 /// `GET /inbox`: the operator's inbox, newest first.
 pub async fn inbox(State(web): State<Web>) -> Response {
     let read = async {
-        let agents = web.hive.list().await?;
+        let agents = web.operator("list", None).await?.list().await?;
         let messages = web
-            .hive
+            .operator("inbox", None)
+            .await?
             .recent(Recipient::Operator, DEFAULT_INBOX_LIMIT)
             .await?;
         Ok::<_, HiveError>((agents, messages))
@@ -66,7 +74,14 @@ pub async fn inbox(State(web): State<Web>) -> Response {
 
 /// `GET /questions`: the open ones.
 pub async fn questions(State(web): State<Web>) -> Response {
-    match web.hive.open_questions().await {
+    match async {
+        web.operator("questions", None)
+            .await?
+            .open_questions()
+            .await
+    }
+    .await
+    {
         Ok(q) => views::questions_page(&q, web.token.as_str()).into_response(),
         Err(err) => failed(&err),
     }
@@ -82,12 +97,21 @@ pub async fn agent(State(web): State<Web>, Path(name): Path<String>) -> Response
     };
     let read = async {
         let row = web
-            .hive
+            .operator("agent_status", None)
+            .await?
             .row(&name)
             .await?
             .ok_or_else(|| HiveError::UnknownAgent(name.clone()))?;
-        let grants = web.hive.grants(Some(&name)).await?;
-        let schedules = web.hive.list_schedules().await?;
+        let grants = web
+            .operator("grants", Some(&name))
+            .await?
+            .grants(Some(&name))
+            .await?;
+        let schedules = web
+            .operator("schedules", None)
+            .await?
+            .list_schedules()
+            .await?;
         Ok::<_, HiveError>((row, grants, schedules))
     };
     match read.await {
