@@ -77,8 +77,8 @@ pub async fn lifecycle(
         let one = LifecycleScope::agents(vec![name.clone()]);
         match verb.as_str() {
             "start" => hive.start(&one).await,
-            // hivectl's `stop` without --graceful: the same default.
-            "stop" => hive.stop(&one, false).await,
+            // hivectl's `stop` default: graceful, the hive's deadline.
+            "stop" => hive.stop(&one, true, None).await,
             "restart" => hive.restart(&name).await,
             paused => hive.set_paused(&name, paused == "pause").await.map(drop),
         }
