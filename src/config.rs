@@ -84,6 +84,10 @@ pub struct Config {
     /// --directory=`) instead of the host journal: tests, and hosts whose
     /// journal lives elsewhere. Container logs need the host journal.
     pub journal_directory: Option<PathBuf>,
+    /// How long an agent may wait on a person (its hooks report a
+    /// permission prompt, a question or idleness) before the manager gets
+    /// a `needs_attention` event; 0 = never.
+    pub attention_after_secs: u64,
 }
 
 impl Default for Config {
@@ -107,6 +111,7 @@ impl Default for Config {
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,
             journal_directory: None,
+            attention_after_secs: 300,
         }
     }
 }

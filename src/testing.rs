@@ -70,6 +70,9 @@ pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
         status_set_at: None,
         url: None,
         failure: None,
+        session_state: None,
+        session_message: None,
+        session_since: None,
     }
 }
 

@@ -15,10 +15,13 @@
 //! - [`mcp`]: the `hyperhive` MCP server (rmcp, stdio).
 //! - [`bash`]: the `bash` MCP server (the execution group).
 //! - [`process`]: the one process seam (Claude, bash).
+//! - [`hook`]: `hive-agent hook`, Claude Code's lifecycle hooks forwarded
+//!   to the socket (bounded, silent on stdout, never failing Claude).
 
 pub mod bash;
 pub mod claude;
 pub mod config;
+pub mod hook;
 pub mod login;
 pub mod mcp;
 pub mod process;

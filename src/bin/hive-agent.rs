@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hive_c0re::agent::bash::BashServer;
 use hive_c0re::agent::claude::Launch;
+use hive_c0re::agent::hook;
 use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig};
 use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
@@ -43,6 +44,10 @@ enum Command {
         #[arg(default_value = "{}")]
         args: String,
     },
+    /// Forward one Claude Code hook (its JSON on stdin) to the hive.
+    /// Bounded (well under a second), silent on stdout, always exit 0:
+    /// a note on stderr when the hive is unreachable or refuses it.
+    Hook,
     /// The turn loop (the container's hive-agent.service): recv, run
     /// Claude, ack or requeue.
     Run {
@@ -77,6 +82,12 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let socket = AgentSocket::new(&cli.socket);
     match cli.command {
+        Command::Hook => {
+            if let Err(note) = hook::forward(&socket, tokio::io::stdin()).await {
+                eprintln!("hive-agent hook: {note}");
+            }
+            Ok(())
+        }
         Command::Mcp => {
             let selection = selection(&socket).await?;
             mcp::serve_stdio(Hyperhive::new(socket, &selection)).await

@@ -125,6 +125,7 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     open("ack_turn"),
     open("requeue_inflight"),
     open("report_session"),
+    open("hook_event"),
     AgentRow {
         verb: "get_host_journal",
         agent: Rule::Capability(Capability::ReadHostJournal),

@@ -49,6 +49,7 @@ pub mod access;
 pub mod agenda;
 pub mod approvals;
 pub mod broker;
+pub mod hooks;
 pub mod roster;
 pub mod topology;
 pub mod unit;

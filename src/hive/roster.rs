@@ -1,6 +1,7 @@
 //! The roster: how one agent's row is put together, and what counts as a
 //! crash. Pure functions over the registry record and the driver's view.
 
+use super::hooks::Attention;
 use super::unit::UnitState;
 use crate::clock::rfc3339;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
@@ -18,6 +19,8 @@ pub struct AgentRecord {
     pub needs_update: bool,
     pub needs_login: bool,
     pub active_model: Option<String>,
+    /// The session state its hooks reported last, if any.
+    pub session: Option<Attention>,
 }
 
 /// Everything a row is built from.
@@ -62,6 +65,9 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         url: i
             .domain
             .map(|d| format!("https://{d}/agent/{}/", i.record.name)),
+        session_state: i.record.session.as_ref().map(|s| s.state),
+        session_message: i.record.session.as_ref().and_then(|s| s.message.clone()),
+        session_since: i.record.session.as_ref().map(|s| rfc3339(s.since)),
     }
 }
 
@@ -99,6 +105,7 @@ mod tests {
             needs_update: false,
             needs_login: false,
             active_model: None,
+            session: None,
         }
     }
 
@@ -117,6 +124,28 @@ mod tests {
         assert_eq!(
             line,
             r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"deployed_sha":"0123456789ab","pending_reminders":2,"paused":false,"parent":"ruth","status_text":"triaging","status_set_at":"2026-11-30T12:00:00Z","url":"https://hive.example/agent/alice/"}"#
+        );
+    }
+
+    #[test]
+    fn a_session_state_appends_its_three_keys_after_the_spec_ones() {
+        let mut rec = record();
+        rec.session = Some(Attention {
+            state: crate::wire::host::SessionState::NeedsPermission,
+            message: Some("Claude needs your permission to use Edit".into()),
+            since: 1_796_040_000,
+        });
+        let r = row(RowInputs {
+            record: &rec,
+            unit: None,
+            paused: false,
+            pending_reminders: 0,
+            domain: None,
+        });
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(
+            line.ends_with(r#""parent":"ruth","session_state":"needs_permission","session_message":"Claude needs your permission to use Edit","session_since":"2026-11-30T12:00:00Z"}"#),
+            "{line}"
         );
     }
 

@@ -105,6 +105,7 @@ pub async fn dispatch(
             Ok(()) => done(hive.report_session(me, needs_login, active_model).await),
             Err(message) => Response::err(message),
         },
+        Request::HookEvent { payload } => done(hive.hook_event(me, payload).await.map(|_| ())),
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {

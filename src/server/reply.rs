@@ -56,6 +56,7 @@ pub fn wire_error(err: &HiveError) -> String {
         | HiveError::NoContainerJournal(_)
         | HiveError::UnknownRecipient(_)
         | HiveError::BodyTooLarge { .. }
+        | HiveError::BadHook(_)
         | HiveError::Agenda(_) => {}
         // The caller may not do this: it asks for a grant, or asks the
         // manager or the operator to do it.

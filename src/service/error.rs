@@ -80,6 +80,10 @@ pub enum HiveError {
          (max_body_bytes); shorten it or put the text in a file and send its path"
     )]
     BodyTooLarge { size: usize, cap: usize },
+    /// A hook payload the intake refuses (size, UTF-8, JSON, event name):
+    /// the sender fixes the payload; nothing was stored.
+    #[error(transparent)]
+    BadHook(#[from] crate::hive::hooks::HookError),
     /// An agent's socket could not be bound: the operator reads the reason
     /// (path too long, another daemon, permissions).
     #[error("cannot serve the socket of agent \"{agent}\": {reason}")]

@@ -14,6 +14,8 @@
 //!   agents' agenda; [`timer`] fires what falls due.
 //! - [`grants`]: capabilities and tool groups, and the container env.
 //! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
+//! - [`hooks`]: Claude Code lifecycle hooks: the session state on the
+//!   roster and the manager told when an agent waits on a person too long.
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
 //! - [`startup`]: what the daemon does once before serving.
@@ -25,6 +27,7 @@ pub mod approvals;
 pub mod broker;
 mod error;
 pub mod grants;
+pub mod hooks;
 pub mod inbox;
 pub mod lifecycle;
 pub mod logs;

@@ -11,7 +11,8 @@ use crate::wire::ident::Ident;
 pub use crate::hive::roster::AgentRecord;
 
 const COLUMNS: &str = "name, parent, created_at, status_text, status_set_at, deployed_sha, \
-                       needs_update, needs_login, active_model";
+                       needs_update, needs_login, active_model, session_state, session_message, \
+                       session_since";
 
 pub(crate) fn ident(value: String) -> Result<Ident, StoreError> {
     Ident::new(value).map_err(|e| StoreError::Corrupt(e.to_string()))
@@ -29,6 +30,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(String, Option<String>, AgentRec
             needs_update: row.get(6)?,
             needs_login: row.get(7)?,
             active_model: row.get(8)?,
+            session: (row.get(9)?, row.get(10)?, row.get(11)?),
         },
     ))
 }
@@ -41,6 +43,7 @@ struct AgentRecordRest {
     needs_update: bool,
     needs_login: bool,
     active_model: Option<String>,
+    session: (Option<String>, Option<String>, Option<i64>),
 }
 
 fn build(
@@ -56,6 +59,7 @@ fn build(
         needs_update: rest.needs_update,
         needs_login: rest.needs_login,
         active_model: rest.active_model,
+        session: super::hooks::attention(rest.session)?,
     })
 }
 
@@ -100,6 +104,7 @@ pub fn remove(conn: &Connection, name: &Ident) -> Result<bool, StoreError> {
         "UPDATE agents SET parent = (SELECT parent FROM agents WHERE name = ?1) WHERE parent = ?1",
         [name.as_str()],
     )?;
+    conn.execute("DELETE FROM hook_events WHERE agent = ?1", [name.as_str()])?;
     Ok(conn.execute("DELETE FROM agents WHERE name = ?1", [name.as_str()])? == 1)
 }
 

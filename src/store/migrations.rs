@@ -119,6 +119,19 @@ const STEPS: &[&str] = &[
     -- agents whose tool groups were set explicitly (possibly to none);
     -- the others get the default groups
     CREATE TABLE tool_groups_set (agent TEXT PRIMARY KEY);",
+    // 4: Claude Code hooks: the session state on the roster and the newest
+    // raw hook events per agent (bounded by store::hooks).
+    "ALTER TABLE agents ADD COLUMN session_state TEXT;
+    ALTER TABLE agents ADD COLUMN session_message TEXT;
+    ALTER TABLE agents ADD COLUMN session_since INTEGER;
+    CREATE TABLE hook_events (
+        id    INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent TEXT NOT NULL,
+        at    INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        raw   TEXT NOT NULL
+    );
+    CREATE INDEX hook_events_agent ON hook_events (agent, id);",
 ];
 
 /// The schema version this build writes.

@@ -21,6 +21,7 @@
 pub mod agents;
 pub mod approvals;
 pub mod grants;
+pub mod hooks;
 pub mod messages;
 mod migrations;
 pub mod questions;

@@ -12,6 +12,11 @@ use super::agenda::{
 };
 use super::ident::Ident;
 
+/// The largest hook payload `hook_event` accepts, in bytes. Claude Code's
+/// lifecycle payloads are a few hundred bytes; the cap keeps the escaped
+/// request well inside the socket's 1 MiB line.
+pub const MAX_HOOK_PAYLOAD: usize = 256 * 1024;
+
 /// One request on an agent or the manager socket.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case")]
@@ -106,6 +111,12 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         active_model: Option<String>,
     },
+    /// One Claude Code lifecycle hook, forwarded by `hive-agent hook`:
+    /// `payload` is the hook's stdin, kept whole (at most
+    /// [`MAX_HOOK_PAYLOAD`] bytes, a JSON object with `hook_event_name`).
+    /// (Not in the seed: hive-c0re's own verb, so the roster shows when an
+    /// agent needs a person.)
+    HookEvent { payload: String },
     /// *(privileged)* Seed a new agent's config and queue an approval.
     RequestInitConfig {
         name: Ident,
@@ -184,6 +195,7 @@ impl Request {
         "requeue_inflight",
         "get_host_journal",
         "report_session",
+        "hook_event",
         "request_init_config",
         "kill",
         "start",
@@ -223,6 +235,7 @@ impl Request {
             Self::RequeueInflight => ("requeue_inflight", None),
             Self::GetHostJournal(_) => ("get_host_journal", None),
             Self::ReportSession { .. } => ("report_session", None),
+            Self::HookEvent { .. } => ("hook_event", None),
             Self::ListDescendants => ("list_descendants", None),
             Self::RequestInitConfig { .. } => ("request_init_config", None),
             Self::Kill { name, .. } => ("kill", Some(name)),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::host::ApprovalStatus;
+use super::host::{ApprovalStatus, SessionState};
 
 /// The sender name of hive-c0re's own messages to the manager.
 pub const SYSTEM_SENDER: &str = "system";
@@ -70,6 +70,17 @@ pub enum HelperEvent {
         question: String,
         answer: String,
         answerer: String,
+    },
+    /// An agent has waited on a person (a permission prompt, a question,
+    /// idleness, as its Claude Code hooks report) for longer than the
+    /// hive's `attention_after_secs`; `since` is RFC 3339 UTC. (Not in the
+    /// seed: hive-c0re's extension, so the manager can route it.)
+    NeedsAttention {
+        agent: String,
+        state: SessionState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        since: String,
     },
     /// Somebody asked this agent a question.
     QuestionAsked {

@@ -419,6 +419,74 @@ pub struct AgentStatusRow {
     /// `failed` is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// What the agent's Claude session is doing, from its lifecycle hooks;
+    /// omitted until the first hook that sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_state: Option<SessionState>,
+    /// The notification's text (e.g. the permission asked for) or why a
+    /// turn failed; only with `session_state`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_message: Option<String>,
+    /// RFC 3339 UTC: when `session_state` was entered; exactly with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_since: Option<String>,
+}
+
+/// An agent's Claude session as its hooks report it (the roster's
+/// `session_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    /// A session started or a prompt was submitted: a turn is running.
+    Working,
+    /// Blocked on a person: a tool permission prompt.
+    NeedsPermission,
+    /// Blocked on a person: a question or input dialog.
+    NeedsAnswer,
+    /// Blocked on a person: Claude has waited idle for input.
+    Idle,
+    /// The turn finished (`Stop`); its result is there to look at.
+    AwaitingReview,
+    /// The turn ended in an API error, or the session ended mid-turn.
+    TurnFailed,
+    /// The session ended after its turn finished.
+    Ended,
+}
+
+impl SessionState {
+    /// Every state, in the order above.
+    pub const ALL: [Self; 7] = [
+        Self::Working,
+        Self::NeedsPermission,
+        Self::NeedsAnswer,
+        Self::Idle,
+        Self::AwaitingReview,
+        Self::TurnFailed,
+        Self::Ended,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::NeedsPermission => "needs_permission",
+            Self::NeedsAnswer => "needs_answer",
+            Self::Idle => "idle",
+            Self::AwaitingReview => "awaiting_review",
+            Self::TurnFailed => "turn_failed",
+            Self::Ended => "ended",
+        }
+    }
+
+    /// Parse a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The agent waits on a person (`hivectl status --needs-me`).
+    pub fn needs_person(self) -> bool {
+        matches!(self, Self::NeedsPermission | Self::NeedsAnswer | Self::Idle)
+    }
 }
 
 /// The answer of `urls`; each key omitted when not configured.

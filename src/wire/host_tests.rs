@@ -250,6 +250,9 @@ fn row() -> AgentStatusRow {
         status_set_at: Some("2026-11-30T12:00:00Z".into()),
         url: Some("https://hive.example/agent/alice/".into()),
         failure: None,
+        session_state: None,
+        session_message: None,
+        session_since: None,
     }
 }
 

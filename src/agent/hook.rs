@@ -1,0 +1,45 @@
+//! `hive-agent hook`: the command an agent's Claude Code settings run for
+//! its lifecycle hooks. It reads the hook's JSON from stdin and forwards
+//! it whole to the agent socket (verb `hook_event`).
+//!
+//! It must never block or break Claude Code: the whole run (stdin, connect,
+//! answer) is bounded by [`BUDGET`]; whatever goes wrong — the hive
+//! unreachable, a refused payload — it exits 0 with nothing on stdout (a
+//! hook's stdout can become Claude's context) and one note on stderr.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::socket::AgentSocket;
+use crate::wire::agent::{MAX_HOOK_PAYLOAD, Request, Response};
+
+/// The most one hook run takes, end to end.
+pub const BUDGET: Duration = Duration::from_millis(400);
+
+/// Forward one hook payload read from `stdin`; `Err` is the note for
+/// stderr. Never longer than [`BUDGET`].
+pub async fn forward(socket: &AgentSocket, stdin: impl AsyncRead + Unpin) -> Result<(), String> {
+    let started = tokio::time::Instant::now();
+    let mut bytes = Vec::new();
+    let mut limited = stdin.take(MAX_HOOK_PAYLOAD as u64 + 1);
+    match tokio::time::timeout(BUDGET / 2, limited.read_to_end(&mut bytes)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(format!("cannot read the hook payload from stdin: {e}")),
+        Err(_) => return Err("stdin did not close in time; the hook was not forwarded".into()),
+    }
+    if bytes.len() > MAX_HOOK_PAYLOAD {
+        return Err(format!(
+            "the hook payload is over {MAX_HOOK_PAYLOAD} bytes; not forwarded"
+        ));
+    }
+    let payload = String::from_utf8(bytes)
+        .map_err(|_| "the hook payload is not UTF-8; not forwarded".to_owned())?;
+    let left = BUDGET.saturating_sub(started.elapsed());
+    match socket.call(&Request::HookEvent { payload }, left).await {
+        Ok(Response::Ok) => Ok(()),
+        Ok(Response::Err { message }) => Err(format!("the hive refused the hook: {message}")),
+        Ok(other) => Err(format!("unexpected answer to hook_event: {other:?}")),
+        Err(e) => Err(format!("hook not delivered: {e}")),
+    }
+}
