@@ -376,6 +376,7 @@ pub(crate) mod tests {
         let fields = match cmd {
             "send" => r#","to":"a","body":"b""#,
             "operator_msg" => r#","body":"b""#,
+            "hook_event" => r#","payload":"{}""#,
             "wake" => r#","from":"x","body":"b""#,
             "recent" => r#","limit":1"#,
             "ask" => r#","question":"q""#,
