@@ -52,6 +52,12 @@ impl Launch {
         self.config.state_dir.join("mcp.json")
     }
 
+    /// The `--settings` file installing the hive's lifecycle hooks
+    /// (`hive-agent hook`, see [`super::hook`]).
+    pub fn hook_settings_path(&self) -> PathBuf {
+        self.config.state_dir.join("hook-settings.json")
+    }
+
     pub fn session_path(&self) -> PathBuf {
         self.config.state_dir.join("claude-session")
     }
@@ -87,12 +93,15 @@ impl Launch {
         json!({ "mcpServers": servers })
     }
 
-    /// Write `mcp.json` (at start; the selection does not change while the
+    /// Write `mcp.json` and the hook settings (at start; the selection does not change while the
     /// harness runs).
     pub fn write_mcp_config(&self) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.config.state_dir)?;
         let text = serde_json::to_string_pretty(&self.mcp_config()).unwrap_or_default();
-        std::fs::write(self.mcp_config_path(), text)
+        std::fs::write(self.mcp_config_path(), text)?;
+        let hooks = super::hook::settings(&self.harness);
+        let text = serde_json::to_string_pretty(&hooks).unwrap_or_default();
+        std::fs::write(self.hook_settings_path(), text)
     }
 
     /// The argv of a turn.
@@ -109,6 +118,8 @@ impl Launch {
             "--mcp-config".into(),
             self.mcp_config_path().to_string_lossy().into_owned(),
             "--strict-mcp-config".into(),
+            "--settings".into(),
+            self.hook_settings_path().to_string_lossy().into_owned(),
         ];
         let allowed = self.selection.allowed_tools();
         if !allowed.is_empty() {

@@ -34,6 +34,8 @@ fn the_default_command_runs_claude_headless_with_the_agents_tools_and_session() 
             "--mcp-config",
             "/var/lib/hive/mcp.json",
             "--strict-mcp-config",
+            "--settings",
+            "/var/lib/hive/hook-settings.json",
             "--allowedTools",
             "mcp__hyperhive__send,mcp__hyperhive__recv,mcp__hyperhive__ask,mcp__hyperhive__answer,mcp__bash__run,mcp__bash__status",
             "--model",
