@@ -168,12 +168,22 @@ struct StandIn {
 
 impl StandIn {
     fn start(dir: &Path, to: &str, body: &str) -> Self {
+        Self::launch(dir, to, body, "")
+    }
+
+    /// A stand-in answering every message request 401 (no valid key).
+    fn unauthorized(dir: &Path) -> Self {
+        Self::launch(dir, "operator", "-", "401")
+    }
+
+    fn launch(dir: &Path, to: &str, body: &str, status: &str) -> Self {
         let portfile = dir.join("api.port");
         let log = dir.join("api.log");
         let child = Command::new(tool("HIVE_TEST_PYTHON"))
             .arg(clients_dir().join("messages_standin.py"))
             .args([&portfile, &log])
             .args([to, body])
+            .env("STANDIN_STATUS", status)
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
@@ -261,4 +271,128 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
     eventually("active_model", Duration::from_secs(10), || {
         agent_field(&d.state_dir(), "alice", "active_model").as_deref() == Some("claude-standin-1")
     });
+}
+
+/// The session states of `agent` pushed on a `subscribe_agent_status`
+/// stream of `d`, in order (a state repeated by other row changes once).
+struct Watch {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Watch {
+    fn start(d: &common::Daemon, agent: &'static str) -> Self {
+        use std::io::{BufRead, BufReader, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(d.socket()).unwrap();
+        s.write_all(b"{\"cmd\":\"subscribe_agent_status\"}\n").unwrap();
+        let mut lines = BufReader::new(s);
+        let mut first = String::new();
+        lines.read_line(&mut first).unwrap();
+        assert_eq!(first, "{\"version\":1,\"ok\":true}\n");
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let out = seen.clone();
+        std::thread::spawn(move || {
+            for line in lines.lines() {
+                let Ok(line) = line else { return };
+                let v: Value = serde_json::from_str(&line).unwrap();
+                let row = &v["agent_statuses"][0];
+                if row["name"] != agent {
+                    continue;
+                }
+                if let Some(state) = row["session_state"].as_str() {
+                    let mut seen = out.lock().unwrap();
+                    if seen.last().map(String::as_str) != Some(state) {
+                        seen.push(state.to_owned());
+                    }
+                }
+            }
+        });
+        Self { seen }
+    }
+
+    fn states(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// `claude -p hello` with the hive's hook settings, as alice, against `api`.
+fn claude_with_hooks(d: &common::Daemon, home: &Path, api: &StandIn) -> std::process::Output {
+    let settings = home.join("hook-settings.json");
+    std::fs::write(
+        &settings,
+        hive_c0re::agent::hook::settings(Path::new(AGENT_BIN)).to_string(),
+    )
+    .unwrap();
+    Command::new(tool("HIVE_TEST_CLAUDE"))
+        .args(["-p", "hello", "--settings"])
+        .arg(&settings)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", api.port))
+        .env("ANTHROPIC_API_KEY", "sk-stand-in")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("HIVE_AGENT_SOCKET", d.agent_socket("alice"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The hook events the daemon kept for `agent`, oldest first.
+fn kept_events(d: &common::Daemon, agent: &str) -> Vec<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        d.state_dir().join("hive.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut stmt = db
+        .prepare("SELECT event FROM hook_events WHERE agent = ?1 ORDER BY id")
+        .unwrap();
+    stmt.query_map([agent], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
+fn the_real_claude_cli_refused_by_the_api_fires_hooks_that_show_a_failed_turn() {
+    let d = daemon_with(&["alice"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let api = StandIn::unauthorized(tmp.path());
+    let watch = Watch::start(&d, "alice");
+    let out = claude_with_hooks(&d, tmp.path(), &api);
+    assert!(!out.status.success(), "the 401 fails the CLI");
+    eventually("the four hook events", Duration::from_secs(10), || {
+        kept_events(&d, "alice").len() == 4
+    });
+    assert_eq!(
+        kept_events(&d, "alice"),
+        ["SessionStart", "UserPromptSubmit", "StopFailure", "SessionEnd"]
+    );
+    assert_eq!(watch.states(), ["working", "turn_failed"]);
+    let row = d.request(r#"{"cmd":"agent_status"}"#);
+    assert!(
+        row.contains(r#""session_state":"turn_failed","session_message":"authentication_failed""#),
+        "{row}"
+    );
+}
+
+#[test]
+#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
+fn the_real_claude_cli_with_a_streamed_reply_fires_stop_then_ends_the_session() {
+    let d = daemon_with(&["alice"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let api = StandIn::start(tmp.path(), "operator", "-");
+    let watch = Watch::start(&d, "alice");
+    let out = claude_with_hooks(&d, tmp.path(), &api);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eventually("SessionEnd kept", Duration::from_secs(10), || {
+        kept_events(&d, "alice").last().map(String::as_str) == Some("SessionEnd")
+    });
+    assert!(kept_events(&d, "alice").contains(&"Stop".to_owned()));
+    assert_eq!(watch.states(), ["working", "awaiting_review", "ended"]);
 }

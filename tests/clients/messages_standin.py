@@ -11,9 +11,12 @@ line per request to LOG. POST /v1/messages:
 Streaming requests get the SSE event sequence of the real API
 (message_start, content_block_start/delta/stop, message_delta,
 message_stop); others a JSON message. Other paths: 404 JSON error.
+With STANDIN_STATUS=401 in the environment every POST /v1/messages is
+answered 401 authentication_error instead (a CLI without a valid key).
 """
 
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -59,6 +62,15 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def unauthorized(self):
+        data = json.dumps({"type": "error", "error": {"type": "authentication_error",
+                                                      "message": "invalid x-api-key"}}).encode()
+        self.send_response(401)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_POST(self):
         length = int(self.headers.get("content-length", "0"))
         raw = self.rfile.read(length)
@@ -73,6 +85,8 @@ class Handler(BaseHTTPRequestHandler):
                                   "stream": body.get("stream", False)}) + "\n")
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             return self.not_found()
+        if os.environ.get("STANDIN_STATUS") == "401":
+            return self.unauthorized()
         blocks, stop = reply_blocks(body)
         if body.get("stream"):
             self.stream(blocks, stop)
