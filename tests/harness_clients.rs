@@ -283,7 +283,8 @@ impl Watch {
     fn start(d: &common::Daemon, agent: &'static str) -> Self {
         use std::io::{BufRead, BufReader, Write};
         let mut s = std::os::unix::net::UnixStream::connect(d.socket()).unwrap();
-        s.write_all(b"{\"cmd\":\"subscribe_agent_status\"}\n").unwrap();
+        s.write_all(b"{\"cmd\":\"subscribe_agent_status\"}\n")
+            .unwrap();
         let mut lines = BufReader::new(s);
         let mut first = String::new();
         lines.read_line(&mut first).unwrap();
@@ -327,7 +328,10 @@ fn claude_with_hooks(d: &common::Daemon, home: &Path, api: &StandIn) -> std::pro
         .arg(&settings)
         .current_dir(home)
         .env("HOME", home)
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", api.port))
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", api.port),
+        )
         .env("ANTHROPIC_API_KEY", "sk-stand-in")
         .env("CLAUDE_CODE_MAX_RETRIES", "0")
         .env("DISABLE_AUTOUPDATER", "1")
@@ -367,7 +371,12 @@ fn the_real_claude_cli_refused_by_the_api_fires_hooks_that_show_a_failed_turn() 
     });
     assert_eq!(
         kept_events(&d, "alice"),
-        ["SessionStart", "UserPromptSubmit", "StopFailure", "SessionEnd"]
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "StopFailure",
+            "SessionEnd"
+        ]
     );
     assert_eq!(watch.states(), ["working", "turn_failed"]);
     let row = d.request(r#"{"cmd":"agent_status"}"#);

@@ -69,9 +69,16 @@ pub enum Command {
     /// Show the roster: one row per managed agent.
     #[command(
         after_help = "Examples:\n  hivectl status\n  hivectl status -q     names only\n  \
-                            hivectl status --json"
+                            hivectl status --json\n  hivectl status --needs-me"
     )]
-    Status(TableView),
+    Status {
+        #[command(flatten)]
+        view: TableView,
+        /// Only agents waiting on a person (a permission prompt, a
+        /// question, idle), as their Claude Code hooks report.
+        #[arg(long)]
+        needs_me: bool,
+    },
     /// List managed agents by name.
     #[command(after_help = "Example:\n  hivectl list")]
     List,
@@ -563,7 +570,7 @@ impl Command {
             })
         };
         match self {
-            Self::Status(_) => call(HostRequest::AgentStatus),
+            Self::Status { .. } => call(HostRequest::AgentStatus),
             Self::List => call(HostRequest::List),
             Self::Start { which, wait } => {
                 lifecycle(Verb::Start, which.names.clone(), which.all, wait)
@@ -705,7 +712,7 @@ impl Command {
     /// How a table answer is printed (defaults for commands without the flags).
     pub fn view(&self) -> TableView {
         match self {
-            Self::Status(view) | Self::Pending { view, .. } => *view,
+            Self::Status { view, .. } | Self::Pending { view, .. } => *view,
             _ => TableView::default(),
         }
     }

@@ -35,7 +35,7 @@ use clap::CommandFactory;
 
 use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
-use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, VERSION};
+use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, SessionState, VERSION};
 use crate::wire::ident::Ident;
 use args::{Action, Cli, Command};
 
@@ -143,10 +143,16 @@ impl Io<'_> {
 }
 
 fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &render::Style) -> u8 {
-    let reply = match io.call(request) {
+    let mut reply = match io.call(request) {
         Ok(reply) => reply,
         Err(status) => return status,
     };
+    if let Command::Status { needs_me: true, .. } = command
+        && let Some(rows) = reply.response.agent_statuses.as_mut()
+    {
+        rows.retain(|r| r.session_state.is_some_and(SessionState::needs_person));
+        reply.line = reply.response.to_line();
+    }
     if io.json {
         if let Err(status) = io.emit(&format!("{}\n", reply.line)) {
             return status;

@@ -17,7 +17,9 @@ use crate::wire::journal::JournalEntry;
 
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
-use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
+use crate::wire::host::{
+    AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse, SessionState,
+};
 use crate::wire::ident::Ident;
 
 /// Longest free text shown in a table cell; `--json` has the full value.
@@ -150,6 +152,33 @@ pub fn journal(entries: &[JournalEntry], format: JournalFormat) -> String {
 /// `failed`. One column instead of three flags; room for more states (a
 /// crash, an agent waiting for attention) as the roster learns them.
 pub fn state(row: &AgentStatusRow) -> String {
+    let unit = unit_state(row);
+    match session(row) {
+        Some(session) => format!("{unit}, {session}"),
+        None => unit,
+    }
+}
+
+/// What the agent's Claude session is doing, from its hooks: `needs you:
+/// permission: <message>` when it waits on a person; `None` before any hook.
+pub fn session(row: &AgentStatusRow) -> Option<String> {
+    let what = match row.session_state? {
+        SessionState::Working => "working",
+        SessionState::NeedsPermission => "needs you: permission",
+        SessionState::NeedsAnswer => "needs you: question",
+        SessionState::Idle => "needs you: idle",
+        SessionState::AwaitingReview => "turn done",
+        SessionState::TurnFailed => "turn failed",
+        SessionState::Ended => "session ended",
+    };
+    Some(match row.session_message.as_deref().map(clean) {
+        Some(m) if !m.trim().is_empty() => format!("{what}: {}", m.trim()),
+        _ => what.to_owned(),
+    })
+}
+
+/// The container's state alone.
+fn unit_state(row: &AgentStatusRow) -> String {
     match (row.running, row.failed, row.paused) {
         (true, _, true) => "paused".into(),
         (true, _, false) => "running".into(),
@@ -242,7 +271,7 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
         .map(|r| {
             vec![
                 r.name.to_string(),
-                state(r),
+                shorten(&state(r)),
                 needs(r).unwrap_or_else(|| "-".into()),
                 if r.pending_reminders == 0 {
                     "-".into()

@@ -1,4 +1,5 @@
 use super::*;
+use crate::wire::host::SessionState;
 use crate::wire::host::{ApprovalKind, ApprovalStatus};
 
 fn plain() -> Style {
@@ -244,6 +245,30 @@ fn urls_list_only_what_is_configured() {
         "domain  hive.example\nhome    https://hive.example/\nmatrix  https://chat.hive.example/\n"
     );
     assert_eq!(urls(&HiveUrls::default()), "no domain or URLs configured\n");
+}
+
+#[test]
+fn an_agent_waiting_on_a_person_says_needs_you_and_why_in_its_state() {
+    let alice = AgentStatusRow {
+        running: true,
+        session_state: Some(SessionState::NeedsPermission),
+        session_message: Some("Claude needs your permission to use Edit\n".into()),
+        session_since: Some("2026-11-30T12:00:00Z".into()),
+        ..row("alice")
+    };
+    let bob = AgentStatusRow {
+        session_state: Some(SessionState::AwaitingReview),
+        ..row("bob")
+    };
+    assert_eq!(
+        state(&alice),
+        "running, needs you: permission: Claude needs your permission to use Edit"
+    );
+    assert_eq!(
+        status_line(&alice),
+        "alice: running, needs you: permission: Claude needs your permission to use Edit\n"
+    );
+    assert_eq!(status_line(&bob), "bob: stopped, turn done\n");
 }
 
 #[test]

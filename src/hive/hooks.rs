@@ -91,7 +91,9 @@ impl HookEvent {
             Some("permission_prompt") => Some(SessionState::NeedsPermission),
             Some("idle_prompt") => Some(SessionState::Idle),
             Some(
-                "auth_success" | "elicitation_complete" | "elicitation_response"
+                "auth_success"
+                | "elicitation_complete"
+                | "elicitation_response"
                 | "agent_completed",
             ) => None,
             _ => Some(SessionState::NeedsAnswer),

@@ -14,7 +14,10 @@ fn hook(name: &str, extra: &str) -> String {
 
 async fn events(hive: &Hive, agent: &str) -> Vec<(i64, String, String)> {
     let a = id(agent);
-    hive.store().run(move |c| hooks::events(c, &a)).await.unwrap()
+    hive.store()
+        .run(move |c| hooks::events(c, &a))
+        .await
+        .unwrap()
 }
 
 async fn attention_events(hive: &Hive) -> Vec<String> {
@@ -114,7 +117,11 @@ async fn the_newest_events_are_kept_bounded_and_survive_a_restart() {
     let clock = Arc::new(ManualClock::new(1000));
     let alice = id("alice");
     {
-        let (hive, _d) = hive_on(config_in(dir.path()), Store::open(&db).unwrap(), clock.clone());
+        let (hive, _d) = hive_on(
+            config_in(dir.path()),
+            Store::open(&db).unwrap(),
+            clock.clone(),
+        );
         hive.spawn(&alice).await.unwrap();
         for i in 0..hooks::KEPT_PER_AGENT + 5 {
             hive.hook_event(&alice, hook("PreToolUse", &format!(r#","n":{i}"#)))

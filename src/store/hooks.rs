@@ -74,8 +74,8 @@ pub fn record(
 
 /// The agent's kept events, oldest first: `(at, event, raw)`.
 pub fn events(conn: &Connection, agent: &Ident) -> Result<Vec<(i64, String, String)>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT at, event, raw FROM hook_events WHERE agent = ?1 ORDER BY id")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT at, event, raw FROM hook_events WHERE agent = ?1 ORDER BY id")?;
     let rows = stmt.query_map([agent.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
