@@ -101,3 +101,21 @@ pub fn hive_at(config: Config, now: i64) -> (Hive, Arc<FakeDriver>) {
         Arc::new(ManualClock::new(now)),
     )
 }
+
+/// The bodies of the manager's (`ruth`) messages from `system`, oldest
+/// first, that contain any of `words`.
+pub async fn manager_events(hive: &Hive, words: &[&str]) -> Vec<String> {
+    hive.store()
+        .run(|c| {
+            let mut stmt = c.prepare(
+                "SELECT body FROM messages WHERE recipient = 'ruth' AND sender = ?1 ORDER BY id",
+            )?;
+            let rows = stmt.query_map([crate::wire::events::SYSTEM_SENDER], |r| r.get(0))?;
+            Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|b: &String| words.iter().any(|w| b.contains(w)))
+        .collect()
+}

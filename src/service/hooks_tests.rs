@@ -5,7 +5,6 @@ use crate::clock::ManualClock;
 use crate::service::{Hive, HiveError};
 use crate::store::{Store, hooks};
 use crate::testing::{config_in, hive_at, hive_on, id};
-use crate::wire::events::SYSTEM_SENDER;
 use crate::wire::host::SessionState;
 
 fn hook(name: &str, extra: &str) -> String {
@@ -21,19 +20,7 @@ async fn events(hive: &Hive, agent: &str) -> Vec<(i64, String, String)> {
 }
 
 async fn attention_events(hive: &Hive) -> Vec<String> {
-    hive.store()
-        .run(|c| {
-            let mut stmt = c.prepare(
-                "SELECT body FROM messages WHERE recipient = 'ruth' AND sender = ?1 ORDER BY id",
-            )?;
-            let rows = stmt.query_map([SYSTEM_SENDER], |r| r.get(0))?;
-            Ok(rows.collect::<Result<Vec<String>, _>>()?)
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|b| b.contains("needs_attention"))
-        .collect()
+    crate::testing::manager_events(hive, &["needs_attention"]).await
 }
 
 #[tokio::test]

@@ -50,22 +50,9 @@ impl Hive {
 mod tests {
     use crate::store::agents;
     use crate::testing::{config_in, hive_at, id};
-    use crate::wire::events::SYSTEM_SENDER;
 
     async fn manager_events(hive: &super::Hive) -> Vec<String> {
-        hive.store()
-            .run(|c| {
-                let mut stmt = c.prepare(
-                    "SELECT body FROM messages WHERE recipient = 'ruth' AND sender = ?1 ORDER BY id",
-                )?;
-                let rows = stmt.query_map([SYSTEM_SENDER], |r| r.get(0))?;
-                Ok(rows.collect::<Result<Vec<String>, _>>()?)
-            })
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|b| b.contains("needs_login") || b.contains("logged_in"))
-            .collect()
+        crate::testing::manager_events(hive, &["needs_login", "logged_in"]).await
     }
 
     #[tokio::test]
