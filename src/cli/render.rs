@@ -59,6 +59,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             approvals_table(response.approvals.as_deref().unwrap_or(&[]), style)
         }
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
+        HostRequest::SwarmStatus => {
+            swarm_status_table(response.swarm_statuses.as_deref().unwrap_or(&[]))
+        }
         HostRequest::Logs { .. } | HostRequest::Journal(_) => {
             journal(response.entries.as_deref().unwrap_or(&[]), style.journal)
         }
@@ -290,6 +293,31 @@ pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
             verb_name(verb)
         )
     }
+}
+
+/// The swarm roster as a table: the roster's columns after the hive.
+pub fn swarm_status_table(rows: &[crate::wire::swarm::SwarmAgentRow]) -> String {
+    if rows.is_empty() {
+        return "no agents in the swarm\n".into();
+    }
+    let body = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.hive.to_string(),
+                r.row.name.to_string(),
+                yes_no(r.row.running),
+                yes_no(r.row.failed),
+                yes_no(r.row.paused),
+                needs(&r.row).unwrap_or_else(|| "-".into()),
+                or_dash(r.row.status_text.as_deref()),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table(
+        &["HIVE", "NAME", "RUNNING", "FAILED", "PAUSED", "NEEDS", "STATUS"],
+        &body,
+    )
 }
 
 /// One name per line.

@@ -30,6 +30,9 @@ pub enum HostRequest {
     AgentStatus,
     /// Streaming: an ack, then one single-row line per change.
     SubscribeAgentStatus,
+    /// The swarm roster: every hive's agents (this hive's alone when it is
+    /// not in a swarm).
+    SwarmStatus,
     /// The hive's domain and browser URLs.
     Urls,
     /// Park or un-park an agent's turn loop (a marker file).
@@ -283,6 +286,9 @@ pub struct HostResponse {
     /// The operator's inbox, newest first (`inbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<InboxRow>>,
+    /// Every hive's agents, by hive then name (`swarm_status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm_statuses: Option<Vec<super::swarm::SwarmAgentRow>>,
 }
 
 fn default_version() -> u32 {
@@ -305,6 +311,7 @@ impl HostResponse {
             schedules: None,
             grants: None,
             messages: None,
+            swarm_statuses: None,
         }
     }
 
@@ -327,6 +334,13 @@ impl HostResponse {
     pub fn agent_statuses(rows: Vec<AgentStatusRow>) -> Self {
         Self {
             agent_statuses: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn swarm_statuses(rows: Vec<super::swarm::SwarmAgentRow>) -> Self {
+        Self {
+            swarm_statuses: Some(rows),
             ..Self::success()
         }
     }

@@ -1,0 +1,175 @@
+//! The swarm roster: this hive's rows into the bus's key-value bucket
+//! (`<hive>.<agent>` keys), every hive's rows out of it into the service's
+//! in-memory view, which `status --swarm` reads.
+//!
+//! Rows are put when they change and all of them every
+//! [`REPUBLISH_EVERY`]; a row whose agent is gone is deleted. The bucket
+//! keeps entries for [`ENTRY_TTL`], so the rows of a hive that stopped for
+//! good disappear by themselves, and readers also leave out rows older
+//! than `ROSTER_STALE_AFTER`. The hive of a row is taken from its key
+//! (which permissions tie to the writer), not from its payload.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv};
+use futures_lite::StreamExt;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::names::parse_roster_key;
+use super::{Backoff, Names};
+use crate::service::Hive;
+use crate::wire::host::AgentStatusRow;
+use crate::wire::swarm::SwarmAgentRow;
+
+/// Every row of this hive is put again this often.
+pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);
+/// How long the bucket keeps an entry not put again.
+pub const ENTRY_TTL: Duration = Duration::from_secs(120);
+
+pub(super) async fn run(
+    hive: Hive,
+    js: jetstream::Context,
+    names: Names,
+    replicas: usize,
+    shutdown: CancellationToken,
+) {
+    let Some(bucket) = bucket(&js, &names, replicas, &shutdown).await else {
+        return;
+    };
+    tokio::spawn(watch(hive.clone(), bucket.clone(), shutdown.clone()));
+    let mut rows = hive.subscribe_rows();
+    let mut tick = tokio::time::interval(REPUBLISH_EVERY);
+    let mut published = BTreeSet::new();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = tick.tick() => publish_all(&hive, &bucket, &names, &mut published).await,
+            row = rows.recv() => match row {
+                Ok(row) => put(&hive, &bucket, &names, row).await,
+                Err(RecvError::Lagged(_)) => publish_all(&hive, &bucket, &names, &mut published).await,
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+/// The roster bucket, created when missing; retried until shutdown.
+async fn bucket(
+    js: &jetstream::Context,
+    names: &Names,
+    replicas: usize,
+    shutdown: &CancellationToken,
+) -> Option<kv::Store> {
+    let mut backoff = Backoff::new();
+    loop {
+        if let Ok(store) = js.get_key_value(names.roster_bucket()).await {
+            return Some(store);
+        }
+        let config = kv::Config {
+            bucket: names.roster_bucket(),
+            history: 1,
+            max_age: ENTRY_TTL,
+            num_replicas: replicas,
+            storage: jetstream::stream::StorageType::File,
+            ..Default::default()
+        };
+        match js.create_key_value(config).await {
+            Ok(store) => return Some(store),
+            Err(err) => tracing::warn!("swarm roster bucket not reachable: {err}"),
+        }
+        if !backoff.wait(shutdown).await {
+            return None;
+        }
+    }
+}
+
+async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow) {
+    let key = names.roster_key(&row.name);
+    let value = SwarmAgentRow {
+        hive: names.hive.clone(),
+        published_at: hive.now(),
+        row,
+    };
+    let Ok(bytes) = serde_json::to_vec(&value) else {
+        return;
+    };
+    if let Err(err) = bucket.put(&key, bytes.into()).await {
+        tracing::debug!(key, "swarm roster put failed: {err}; the next round retries");
+    }
+}
+
+async fn publish_all(
+    hive: &Hive,
+    bucket: &kv::Store,
+    names: &Names,
+    published: &mut BTreeSet<String>,
+) {
+    let rows = match hive.agent_status().await {
+        Ok(rows) => rows,
+        Err(err) => {
+            tracing::warn!("swarm roster: cannot read this hive's roster: {err}");
+            return;
+        }
+    };
+    let now: BTreeSet<String> = rows.iter().map(|r| names.roster_key(&r.name)).collect();
+    for gone in published.difference(&now) {
+        if let Err(err) = bucket.delete(gone).await {
+            tracing::debug!(key = gone, "swarm roster delete failed: {err}");
+        }
+    }
+    for row in rows {
+        put(hive, bucket, names, row).await;
+    }
+    *published = now;
+}
+
+/// Follow every hive's rows (the current ones first) until shutdown.
+async fn watch(hive: Hive, bucket: kv::Store, shutdown: CancellationToken) {
+    let mut backoff = Backoff::new();
+    loop {
+        let mut entries = match bucket.watch_with_history(">").await {
+            Ok(w) => w,
+            Err(err) => {
+                tracing::warn!("swarm roster watch failed: {err}");
+                if !backoff.wait(&shutdown).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        backoff.reset();
+        loop {
+            let entry = tokio::select! {
+                () = shutdown.cancelled() => return,
+                e = entries.next() => e,
+            };
+            match entry {
+                None => break,
+                Some(Err(err)) => {
+                    tracing::debug!("swarm roster watch: {err}");
+                    break;
+                }
+                Some(Ok(entry)) => heard(&hive, &entry),
+            }
+        }
+    }
+}
+
+fn heard(hive: &Hive, entry: &kv::Entry) {
+    let Some((from, agent)) = parse_roster_key(&entry.key) else {
+        return;
+    };
+    match entry.operation {
+        kv::Operation::Put => match serde_json::from_slice::<SwarmAgentRow>(&entry.value) {
+            Ok(mut row) => {
+                row.hive = from;
+                row.row.name = agent;
+                hive.swarm_row_heard(row);
+            }
+            Err(err) => tracing::debug!(key = entry.key, "swarm roster row not understood: {err}"),
+        },
+        kv::Operation::Delete | kv::Operation::Purge => hive.swarm_row_gone(&from, &agent),
+    }
+}
