@@ -56,6 +56,12 @@ pub(super) async fn run(
 }
 
 /// The roster bucket, created when missing; retried until shutdown.
+///
+/// The bucket's stream is created here with the key-value layout
+/// (`KV_<bucket>`, subjects `$KV.<bucket>.>`, one value per key, rollups,
+/// direct gets, discard new) instead of by `create_key_value`, which first
+/// reads the account's info in a shape nats-server 2.9 (Debian 12's) does
+/// not send, and which would need one more permission (`$JS.API.INFO`).
 async fn bucket(
     js: &jetstream::Context,
     names: &Names,
@@ -64,24 +70,35 @@ async fn bucket(
 ) -> Option<kv::Store> {
     let mut backoff = Backoff::new();
     loop {
-        if let Ok(store) = js.get_key_value(names.roster_bucket()).await {
-            return Some(store);
-        }
-        let config = kv::Config {
-            bucket: names.roster_bucket(),
-            history: 1,
-            max_age: ENTRY_TTL,
-            num_replicas: replicas,
-            storage: jetstream::stream::StorageType::File,
-            ..Default::default()
-        };
-        match js.create_key_value(config).await {
-            Ok(store) => return Some(store),
+        let made = js.get_or_create_stream(bucket_stream(names, replicas)).await;
+        match made {
+            Ok(_) => match js.get_key_value(names.roster_bucket()).await {
+                Ok(store) => return Some(store),
+                Err(err) => tracing::warn!("swarm roster bucket not readable: {err}"),
+            },
             Err(err) => tracing::warn!("swarm roster bucket not reachable: {err}"),
         }
         if !backoff.wait(shutdown).await {
             return None;
         }
+    }
+}
+
+/// The stream under the roster bucket.
+fn bucket_stream(names: &Names, replicas: usize) -> jetstream::stream::Config {
+    let bucket = names.roster_bucket();
+    jetstream::stream::Config {
+        name: format!("KV_{bucket}"),
+        subjects: vec![format!("$KV.{bucket}.>")],
+        max_messages_per_subject: 1,
+        max_age: ENTRY_TTL,
+        storage: jetstream::stream::StorageType::File,
+        num_replicas: replicas,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: jetstream::stream::DiscardPolicy::New,
+        ..Default::default()
     }
 }
 

@@ -149,6 +149,7 @@ impl HostRequest {
         "list",
         "agent_status",
         "subscribe_agent_status",
+        "swarm_status",
         "urls",
         "set_paused",
         "start",
