@@ -70,7 +70,12 @@ async fn hive(dir: &std::path::Path, me: &str, urls: &[String]) -> anyhow::Resul
     let now = SystemClock.now_unix();
     store.blocking(|c| {
         for i in 0..AGENTS {
-            agents::insert(c, &name(i).map_err(|e| hive_c0re::store::StoreError::Corrupt(e.to_string()))?, None, now)?;
+            agents::insert(
+                c,
+                &name(i).map_err(|e| hive_c0re::store::StoreError::Corrupt(e.to_string()))?,
+                None,
+                now,
+            )?;
         }
         Ok(())
     })?;
@@ -91,7 +96,12 @@ async fn run(hives: &[Hive], cross: bool) -> anyhow::Result<(usize, Duration, Ve
                 let mut latencies = Vec::with_capacity(PER_AGENT);
                 while latencies.len() < PER_AGENT {
                     let got = hive
-                        .recv(&me, Some(Duration::from_secs(60)), Some(100), std::future::pending())
+                        .recv(
+                            &me,
+                            Some(Duration::from_secs(60)),
+                            Some(100),
+                            std::future::pending(),
+                        )
                         .await?;
                     anyhow::ensure!(!got.is_empty(), "{me}: nothing for 60 s");
                     let now = epoch.elapsed();
@@ -145,7 +155,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> anyhow::Result<()> {
     let cluster = swarm_support::Cluster::start(&HIVES);
     let urls = cluster.urls();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let dir = tempfile::tempdir()?;
         let shutdown = CancellationToken::new();

@@ -170,7 +170,10 @@ pub enum ConfigError {
     },
     /// A `swarm` section without the names it needs.
     #[error("config file {path} has a `swarm` section but no `{missing}`; set it")]
-    SwarmIncomplete { path: PathBuf, missing: &'static str },
+    SwarmIncomplete {
+        path: PathBuf,
+        missing: &'static str,
+    },
 }
 
 impl Config {

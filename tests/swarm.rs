@@ -12,8 +12,8 @@
 mod swarm_support;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use swarm_support::{AgentConn, Cluster, Cutter, Hive, SWARM, password};
@@ -42,7 +42,13 @@ fn swarm_roster(hive: &Hive) -> BTreeSet<String> {
         .as_array()
         .map(|rows| {
             rows.iter()
-                .map(|r| format!("{}:{}", r["hive"].as_str().unwrap(), r["name"].as_str().unwrap()))
+                .map(|r| {
+                    format!(
+                        "{}:{}",
+                        r["hive"].as_str().unwrap(),
+                        r["name"].as_str().unwrap()
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -98,7 +104,11 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
     let mut hives: Vec<Hive> = HIVES
         .iter()
         .map(|&h| {
-            let urls = if h == "hive-c" { cutter.urls() } else { cluster.urls() };
+            let urls = if h == "hive-c" {
+                cutter.urls()
+            } else {
+                cluster.urls()
+            };
             Hive::start(base.path(), h, urls)
         })
         .collect();
@@ -139,7 +149,11 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
     std::thread::sleep(Duration::from_millis(500));
     hives[1].restart();
     let base_count = acked.load(Ordering::SeqCst);
-    wait_until(Duration::from_secs(60), "sends after the restart", at_least(base_count + 200));
+    wait_until(
+        Duration::from_secs(60),
+        "sends after the restart",
+        at_least(base_count + 200),
+    );
     // 2. A NATS node dies (the stream keeps a quorum of two).
     cluster.nodes[1].kill();
     std::thread::sleep(Duration::from_secs(2));
@@ -163,22 +177,23 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
     let expected: BTreeSet<&String> = confirmed.iter().collect();
 
     // Drain every inbox until each acknowledged message has arrived.
-    let received: Arc<Mutex<BTreeMap<String, Vec<(String, String)>>>> = Arc::default();
+    let mut received: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut conns: Vec<(String, AgentConn)> = Vec::new();
     for h in &hives {
         for a in agents() {
-            conns.push((format!("{a}@{}", h.name), AgentConn::open_retrying(&h.agent_socket(&a))));
+            conns.push((
+                format!("{a}@{}", h.name),
+                AgentConn::open_retrying(&h.agent_socket(&a)),
+            ));
         }
     }
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         for (who, conn) in &mut conns {
             let got = conn.take(0, 500).expect("hive answered");
-            received.lock().unwrap().entry(who.clone()).or_default().extend(got);
+            received.entry(who.clone()).or_default().extend(got);
         }
         let have: usize = received
-            .lock()
-            .unwrap()
             .values()
             .flatten()
             .filter(|(_, b)| expected.contains(b))
@@ -198,10 +213,9 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
     std::thread::sleep(Duration::from_secs(2));
     for (who, conn) in &mut conns {
         let got = conn.take(0, 500).expect("hive answered");
-        received.lock().unwrap().entry(who.clone()).or_default().extend(got);
+        received.entry(who.clone()).or_default().extend(got);
     }
 
-    let received = received.lock().unwrap();
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (to, messages) in received.iter() {
         let mut last: BTreeMap<&str, u64> = BTreeMap::new();
@@ -215,14 +229,25 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
             );
             assert_eq!(from, &format!("{agent}@{hive}"), "sender of {body} at {to}");
             if let Some(prev) = last.insert(from.as_str(), n) {
-                assert!(prev < n, "{to} got {body} after {from}'s #{prev}: order broken");
+                assert!(
+                    prev < n,
+                    "{to} got {body} after {from}'s #{prev}: order broken"
+                );
             }
         }
     }
     let doubled: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
     assert!(doubled.is_empty(), "delivered twice: {doubled:?}");
-    let lost: Vec<_> = expected.iter().filter(|b| !seen.contains_key(b.as_str())).collect();
-    assert!(lost.is_empty(), "{} acknowledged messages lost: {:?}", lost.len(), &lost[..lost.len().min(5)]);
+    let lost: Vec<_> = expected
+        .iter()
+        .filter(|b| !seen.contains_key(b.as_str()))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged messages lost: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
     for body in seen.keys() {
         assert!(
             expected.contains(&body.to_string()) || unknown.contains(*body),
@@ -296,7 +321,11 @@ fn a_hives_credentials_cannot_read_another_hives_inbox_or_send_in_its_name() {
                 },
             )
             .await;
-        assert!(own.is_ok(), "hive-b may read its own inbox: {:?}", own.err());
+        assert!(
+            own.is_ok(),
+            "hive-b may read its own inbox: {:?}",
+            own.err()
+        );
 
         // Refused: a consumer on hive-a's subject, under any name.
         for name in ["spy", "inbox-hive-b", "inbox-hive-a"] {
@@ -307,7 +336,10 @@ fn a_hives_credentials_cannot_read_another_hives_inbox_or_send_in_its_name() {
                     ..Default::default()
                 })
                 .await;
-            assert!(spy.is_err(), "hive-b made consumer {name} on hive-a's inbox");
+            assert!(
+                spy.is_err(),
+                "hive-b made consumer {name} on hive-a's inbox"
+            );
         }
         // Refused: hive-a's own consumer, and reading stream messages raw.
         let theirs = stream.get_consumer::<pull::Config>("inbox-hive-a").await;

@@ -315,7 +315,9 @@ pub fn swarm_status_table(rows: &[crate::wire::swarm::SwarmAgentRow]) -> String 
         })
         .collect::<Vec<_>>();
     table(
-        &["HIVE", "NAME", "RUNNING", "FAILED", "PAUSED", "NEEDS", "STATUS"],
+        &[
+            "HIVE", "NAME", "RUNNING", "FAILED", "PAUSED", "NEEDS", "STATUS",
+        ],
         &body,
     )
 }

@@ -112,7 +112,14 @@ mod tests {
 
     #[test]
     fn a_malformed_address_is_refused_by_name() {
-        for to in ["@hive-b", "bob@", "bob@hive@b", "<parent>@hive-b", "Bob@hive-b", "bob@../x"] {
+        for to in [
+            "@hive-b",
+            "bob@",
+            "bob@hive@b",
+            "<parent>@hive-b",
+            "Bob@hive-b",
+            "bob@../x",
+        ] {
             let err = parse(to, Some(&id("hive-a"))).unwrap_err();
             assert_eq!(err, UnknownRecipient::Malformed(to.to_owned()));
             assert!(err.to_string().contains(to), "{err}");

@@ -89,14 +89,7 @@ impl Hive {
         self.store()
             .run(move |c| {
                 let tx = immediate(c)?;
-                rows::enqueue(
-                    &tx,
-                    &to.hive,
-                    from.as_str(),
-                    to.agent.as_str(),
-                    &body,
-                    now,
-                )?;
+                rows::enqueue(&tx, &to.hive, from.as_str(), to.agent.as_str(), &body, now)?;
                 tx.commit()?;
                 Ok(())
             })

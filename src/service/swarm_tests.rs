@@ -130,15 +130,16 @@ async fn a_message_ahead_of_its_predecessor_waits_and_so_do_those_behind_it() {
         .into_iter()
         .map(|i| (id("hive-a"), i.message))
         .collect();
-    let late = b
-        .accept_from_swarm(batch[1..].to_vec())
-        .await
-        .unwrap();
+    let late = b.accept_from_swarm(batch[1..].to_vec()).await.unwrap();
     assert_eq!(late, [Arrival::Early { expected: 1 }; 2]);
     assert!(recv_now(&b, "bob").await.is_empty());
     let all = b.accept_from_swarm(batch).await.unwrap();
     assert_eq!(all, [Arrival::Stored; 3]);
-    let bodies: Vec<_> = recv_now(&b, "bob").await.into_iter().map(|m| m.body).collect();
+    let bodies: Vec<_> = recv_now(&b, "bob")
+        .await
+        .into_iter()
+        .map(|m| m.body)
+        .collect();
     assert_eq!(bodies, ["1", "2", "3"]);
 }
 
@@ -163,7 +164,9 @@ async fn a_message_for_an_unknown_agent_reaches_the_operator_with_its_name() {
     let bodies: Vec<_> = rows.iter().map(|r| r.body.as_str()).collect();
     assert!(bodies.contains(&"hello"), "{bodies:?}");
     assert!(
-        bodies.iter().any(|b| b.contains("\"zed\"") && b.contains("lost?")),
+        bodies
+            .iter()
+            .any(|b| b.contains("\"zed\"") && b.contains("lost?")),
         "{bodies:?}"
     );
 }

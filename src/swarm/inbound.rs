@@ -50,7 +50,10 @@ pub(super) async fn run(
             ack_wait: ACK_WAIT,
             ..Default::default()
         };
-        let consumer = match stream.get_or_create_consumer(&names.consumer(), config).await {
+        let consumer = match stream
+            .get_or_create_consumer(&names.consumer(), config)
+            .await
+        {
             Ok(c) => c,
             Err(err) => {
                 tracing::warn!("swarm consumer {} not reachable: {err}", names.consumer());

@@ -106,10 +106,11 @@ async fn connect(swarm: &SwarmConfig, names: &Names) -> Result<async_nats::Clien
     }
     let mut addrs = Vec::with_capacity(swarm.urls.len());
     for url in &swarm.urls {
-        let addr: async_nats::ServerAddr = url.parse().map_err(|e: std::io::Error| SwarmError::Url {
-            url: url.clone(),
-            reason: e.to_string(),
-        })?;
+        let addr: async_nats::ServerAddr =
+            url.parse().map_err(|e: std::io::Error| SwarmError::Url {
+                url: url.clone(),
+                reason: e.to_string(),
+            })?;
         addrs.push(addr);
     }
     let mut options = async_nats::ConnectOptions::new()
@@ -134,13 +135,10 @@ async fn connect(swarm: &SwarmConfig, names: &Names) -> Result<async_nats::Clien
     if let Some(ca) = &swarm.tls_ca_file {
         options = options.add_root_certificates(ca.clone()).require_tls(true);
     }
-    options
-        .connect(addrs)
-        .await
-        .map_err(|e| SwarmError::Url {
-            url: swarm.urls.join(","),
-            reason: e.to_string(),
-        })
+    options.connect(addrs).await.map_err(|e| SwarmError::Url {
+        url: swarm.urls.join(","),
+        reason: e.to_string(),
+    })
 }
 
 fn file_error(what: &'static str, path: &Path, source: std::io::Error) -> SwarmError {
@@ -201,7 +199,10 @@ async fn ensure_stream(
 ) -> Option<stream::Stream> {
     let mut backoff = Backoff::new();
     loop {
-        match js.get_or_create_stream(stream_config(names, replicas)).await {
+        match js
+            .get_or_create_stream(stream_config(names, replicas))
+            .await
+        {
             Ok(s) => return Some(s),
             Err(err) => tracing::warn!("swarm stream {} not reachable: {err}", names.stream()),
         }

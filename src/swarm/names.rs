@@ -96,7 +96,10 @@ mod tests {
     #[test]
     fn the_source_is_read_only_from_this_hives_own_subjects() {
         let n = names();
-        assert_eq!(n.source_of("hive.s.inbox.hive-b.hive-a"), Some(id("hive-a")));
+        assert_eq!(
+            n.source_of("hive.s.inbox.hive-b.hive-a"),
+            Some(id("hive-a"))
+        );
         for other in [
             "hive.s.inbox.hive-c.hive-a",
             "hive.t.inbox.hive-b.hive-a",

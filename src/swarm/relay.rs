@@ -38,7 +38,10 @@ pub(super) async fn run(
     shutdown: CancellationToken,
 ) {
     // Without the stream a publish has no responder: wait for it first.
-    if ensure_stream(&js, &names, replicas, &shutdown).await.is_none() {
+    if ensure_stream(&js, &names, replicas, &shutdown)
+        .await
+        .is_none()
+    {
         return;
     }
     let mut backoff = Backoff::new();

@@ -70,7 +70,9 @@ async fn bucket(
 ) -> Option<kv::Store> {
     let mut backoff = Backoff::new();
     loop {
-        let made = js.get_or_create_stream(bucket_stream(names, replicas)).await;
+        let made = js
+            .get_or_create_stream(bucket_stream(names, replicas))
+            .await;
         match made {
             Ok(_) => match js.get_key_value(names.roster_bucket()).await {
                 Ok(store) => return Some(store),
@@ -113,7 +115,10 @@ async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow
         return;
     };
     if let Err(err) = bucket.put(&key, bytes.into()).await {
-        tracing::debug!(key, "swarm roster put failed: {err}; the next round retries");
+        tracing::debug!(
+            key,
+            "swarm roster put failed: {err}; the next round retries"
+        );
     }
 }
 

@@ -34,6 +34,19 @@ pub fn nats_server_bin() -> PathBuf {
     }
 }
 
+/// The `hive-c0re` binary cargo built for this test (integration tests
+/// know its path; elsewhere, the one beside the running executable's
+/// directory).
+pub fn hive_bin() -> PathBuf {
+    match option_env!("CARGO_BIN_EXE_hive-c0re") {
+        Some(p) => p.into(),
+        None => {
+            let exe = std::env::current_exe().unwrap();
+            exe.parent().unwrap().parent().unwrap().join("hive-c0re")
+        }
+    }
+}
+
 /// A free loopback port (bound, then released: good enough on a test box).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -337,7 +350,7 @@ impl Hive {
         notify
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_hive-c0re"))
+        let child = Command::new(hive_bin())
             .args(["serve", "--driver", "fake", "--config"])
             .arg(&config_path)
             .arg("--state-dir")
@@ -437,7 +450,11 @@ impl AgentConn {
             if let Some(c) = Self::open(socket) {
                 return c;
             }
-            assert!(Instant::now() < deadline, "{} never came back", socket.display());
+            assert!(
+                Instant::now() < deadline,
+                "{} never came back",
+                socket.display()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
