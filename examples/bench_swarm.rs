@@ -25,11 +25,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use hive_c0re::clock::{Clock, SystemClock};
+use hive_c0re::clock::SystemClock;
 use hive_c0re::config::{Config, DriverKind, SwarmConfig};
 use hive_c0re::containers::fake::FakeDriver;
 use hive_c0re::service::Hive;
-use hive_c0re::store::{Store, agents};
+use hive_c0re::store::Store;
 use hive_c0re::wire::ident::Ident;
 use tokio_util::sync::CancellationToken;
 
@@ -67,20 +67,12 @@ async fn hive(dir: &std::path::Path, me: &str, urls: &[String]) -> anyhow::Resul
         ..Config::default()
     };
     let store = Store::open(&config.database())?;
-    let now = SystemClock.now_unix();
-    store.blocking(|c| {
-        for i in 0..AGENTS {
-            agents::insert(
-                c,
-                &name(i).map_err(|e| hive_c0re::store::StoreError::Corrupt(e.to_string()))?,
-                None,
-                now,
-            )?;
-        }
-        Ok(())
-    })?;
     let driver = Arc::new(FakeDriver::with_containers(config.profile, []));
-    Ok(Hive::new(config, store, driver, Arc::new(SystemClock))?)
+    let hive = Hive::new(config, store, driver, Arc::new(SystemClock))?;
+    for i in 0..AGENTS {
+        hive.spawn(&name(i)?).await?;
+    }
+    Ok(hive)
 }
 
 /// Every agent of every hive sends PER_AGENT messages to its partner

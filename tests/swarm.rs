@@ -9,6 +9,9 @@
 #![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
+mod common;
+#[path = "swarm_support/hive.rs"]
+mod swarm_hive;
 mod swarm_support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,7 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use swarm_support::{AgentConn, Cluster, Cutter, Hive, SWARM, password};
+use swarm_hive::{Hive, open_retrying, send, take};
+use swarm_support::{Cluster, Cutter, SWARM, password};
 
 const HIVES: [&str; 3] = ["hive-a", "hive-b", "hive-c"];
 const SENDERS: usize = 4;
@@ -66,13 +70,13 @@ fn sender(
     acked: Arc<AtomicUsize>,
 ) -> std::thread::JoinHandle<(Vec<String>, Vec<String>)> {
     std::thread::spawn(move || {
-        let mut conn = AgentConn::open_retrying(&socket);
+        let mut conn = open_retrying(&socket);
         let (mut confirmed, mut unknown) = (Vec::new(), Vec::new());
         let mut n = 0u64;
         while !stop.load(Ordering::SeqCst) {
             let body = format!("{hive}/s{i}/{n}");
             n += 1;
-            match conn.send(&to, &body) {
+            match send(&mut conn, &to, &body) {
                 Some(true) => {
                     confirmed.push(body);
                     acked.fetch_add(1, Ordering::SeqCst);
@@ -82,7 +86,7 @@ fn sender(
                     // The hive died mid-request: this one may or may not
                     // have been committed. Reconnect once it is back.
                     unknown.push(body);
-                    conn = AgentConn::open_retrying(&socket);
+                    conn = open_retrying(&socket);
                 }
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -178,19 +182,19 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
 
     // Drain every inbox until each acknowledged message has arrived.
     let mut received: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut conns: Vec<(String, AgentConn)> = Vec::new();
+    let mut conns: Vec<(String, common::Conn)> = Vec::new();
     for h in &hives {
         for a in agents() {
             conns.push((
                 format!("{a}@{}", h.name),
-                AgentConn::open_retrying(&h.agent_socket(&a)),
+                open_retrying(&h.agent_socket(&a)),
             ));
         }
     }
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         for (who, conn) in &mut conns {
-            let got = conn.take(0, 500).expect("hive answered");
+            let got = take(conn, 500);
             received.entry(who.clone()).or_default().extend(got);
         }
         let have: usize = received
@@ -212,7 +216,7 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
     // moment too, so a late double would be seen.
     std::thread::sleep(Duration::from_secs(2));
     for (who, conn) in &mut conns {
-        let got = conn.take(0, 500).expect("hive answered");
+        let got = take(conn, 500);
         received.entry(who.clone()).or_default().extend(got);
     }
 
@@ -366,11 +370,9 @@ fn a_hive_whose_bus_is_down_still_serves_and_queues_cross_hive_sends() {
     let dead = format!("nats://127.0.0.1:{}", swarm_support::free_port());
     let hive = Hive::start(base.path(), "hive-a", vec![dead]);
     hive.spawn_agents(&["alice".to_owned()]);
-    let mut alice = AgentConn::open_retrying(&hive.agent_socket("alice"));
-    assert_eq!(alice.send("bob@hive-b", "queued"), Some(true));
-    let answer = alice
-        .ask(r#"{"cmd":"send","to":"bob@","body":"x"}"#)
-        .unwrap();
+    let mut alice = open_retrying(&hive.agent_socket("alice"));
+    assert_eq!(send(&mut alice, "bob@hive-b", "queued"), Some(true));
+    let answer = alice.ask(r#"{"cmd":"send","to":"bob@","body":"x"}"#);
     assert!(answer.contains("not an address"), "{answer}");
     let rows = swarm_roster(&hive);
     assert!(rows.contains("hive-a:alice"), "{rows:?}");

@@ -43,6 +43,17 @@ async fn recv_now(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
         .unwrap()
 }
 
+/// Every unsent outbox row of `from` as the bus would hand it to its
+/// destination (from hive-a).
+async fn unsent_batch(from: &Hive) -> Vec<(Ident, BusMessage)> {
+    from.outbox_unsent(100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| (id("hive-a"), i.message))
+        .collect()
+}
+
 /// What a perfect bus would do: hand every unsent row of `from` to `to`.
 async fn relay(from: &Hive, source: &str, to: &Hive) -> Vec<Arrival> {
     let items = from.outbox_unsent(100).await.unwrap();
@@ -97,13 +108,7 @@ async fn a_redelivered_batch_is_stored_once() {
     a.send(&id("alice"), "bob@hive-b", "once".into(), None)
         .await
         .unwrap();
-    let batch: Vec<_> = a
-        .outbox_unsent(10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|i| (id("hive-a"), i.message))
-        .collect();
+    let batch = unsent_batch(&a).await;
     let first = b.accept_from_swarm(batch.clone()).await;
     let second = b.accept_from_swarm(batch).await;
     assert_eq!(first.unwrap(), [Arrival::Stored]);
@@ -123,13 +128,7 @@ async fn a_message_ahead_of_its_predecessor_waits_and_so_do_those_behind_it() {
             .await
             .unwrap();
     }
-    let batch: Vec<_> = a
-        .outbox_unsent(10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|i| (id("hive-a"), i.message))
-        .collect();
+    let batch = unsent_batch(&a).await;
     let late = b.accept_from_swarm(batch[1..].to_vec()).await.unwrap();
     assert_eq!(late, [Arrival::Early { expected: 1 }; 2]);
     assert!(recv_now(&b, "bob").await.is_empty());

@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer::pull};
 use futures_lite::StreamExt;
-use tokio_util::sync::CancellationToken;
 
-use super::{Backoff, Names, ensure_stream};
+use super::{Bus, Names};
 use crate::service::Hive;
 use crate::service::swarm::Arrival;
 use crate::wire::swarm::BusMessage;
@@ -31,52 +30,35 @@ const ACK_WAIT: Duration = Duration::from_secs(30);
 /// How long an early message waits before it is handed out again.
 const EARLY_DELAY: Duration = Duration::from_millis(200);
 
-pub(super) async fn run(
-    hive: Hive,
-    js: jetstream::Context,
-    names: Names,
-    replicas: usize,
-    shutdown: CancellationToken,
-) {
-    let Some(stream) = ensure_stream(&js, &names, replicas, &shutdown).await else {
+pub(super) async fn run(bus: Bus) {
+    let Some(stream) = bus.stream().await else {
         return;
     };
-    let mut backoff = Backoff::new();
+    let name = bus.names.consumer();
+    let config = pull::Config {
+        durable_name: Some(name.clone()),
+        filter_subject: bus.names.own_filter(),
+        ack_policy: jetstream::consumer::AckPolicy::Explicit,
+        ack_wait: ACK_WAIT,
+        ..Default::default()
+    };
     loop {
-        let config = pull::Config {
-            durable_name: Some(names.consumer()),
-            filter_subject: names.own_filter(),
-            ack_policy: jetstream::consumer::AckPolicy::Explicit,
-            ack_wait: ACK_WAIT,
-            ..Default::default()
+        let what = format!("consumer {name} cannot pull");
+        let pulled = bus
+            .until_ok(&what, || async {
+                let consumer = stream
+                    .get_or_create_consumer(&name, config.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                consumer.messages().await.map_err(|e| e.to_string())
+            })
+            .await;
+        let Some(mut messages) = pulled else {
+            return;
         };
-        let consumer = match stream
-            .get_or_create_consumer(&names.consumer(), config)
-            .await
-        {
-            Ok(c) => c,
-            Err(err) => {
-                tracing::warn!("swarm consumer {} not reachable: {err}", names.consumer());
-                if !backoff.wait(&shutdown).await {
-                    return;
-                }
-                continue;
-            }
-        };
-        let mut messages = match consumer.messages().await {
-            Ok(m) => m,
-            Err(err) => {
-                tracing::warn!("swarm consumer {} cannot pull: {err}", names.consumer());
-                if !backoff.wait(&shutdown).await {
-                    return;
-                }
-                continue;
-            }
-        };
-        backoff.reset();
         loop {
             let first = tokio::select! {
-                () = shutdown.cancelled() => return,
+                () = bus.shutdown.cancelled() => return,
                 next = messages.next() => next,
             };
             let mut batch = match first {
@@ -94,7 +76,7 @@ pub(super) async fn run(
                     _ => break,
                 }
             }
-            store_batch(&hive, &names, batch).await;
+            store_batch(&bus.hive, &bus.names, batch).await;
         }
         tracing::info!("swarm consumer stream ended; pulling again");
     }

@@ -82,22 +82,60 @@ pub async fn start(hive: Hive, shutdown: CancellationToken) -> Result<bool, Swar
         .timeout(BUS_TIMEOUT)
         .build(client);
     tracing::info!(hive = %names.hive, swarm = %names.swarm, "joining the swarm");
-    tokio::spawn(relay::run(
-        hive.clone(),
-        js.clone(),
-        names.clone(),
-        swarm.replicas,
-        shutdown.clone(),
-    ));
-    tokio::spawn(inbound::run(
-        hive.clone(),
-        js.clone(),
-        names.clone(),
-        swarm.replicas,
-        shutdown.clone(),
-    ));
-    tokio::spawn(roster::run(hive, js, names, swarm.replicas, shutdown));
+    let bus = Bus {
+        hive,
+        js,
+        names,
+        replicas: swarm.replicas,
+        shutdown,
+    };
+    tokio::spawn(relay::run(bus.clone()));
+    tokio::spawn(inbound::run(bus.clone()));
+    tokio::spawn(roster::run(bus));
     Ok(true)
+}
+
+/// What every task of the door works with.
+#[derive(Debug, Clone)]
+struct Bus {
+    hive: Hive,
+    js: jetstream::Context,
+    names: Names,
+    /// Replicas of the stream and bucket it creates.
+    replicas: usize,
+    shutdown: CancellationToken,
+}
+
+impl Bus {
+    /// Run `attempt` until it succeeds (logging each failure as `what`,
+    /// with a growing pause between tries); `None` on shutdown.
+    async fn until_ok<T, E, F, Fut>(&self, what: &str, mut attempt: F) -> Option<T>
+    where
+        E: std::fmt::Display,
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, E>>,
+    {
+        let mut backoff = Backoff::new();
+        loop {
+            match attempt().await {
+                Ok(value) => return Some(value),
+                Err(err) => tracing::warn!("swarm: {what}: {err}"),
+            }
+            if !backoff.wait(&self.shutdown).await {
+                return None;
+            }
+        }
+    }
+
+    /// The swarm's stream, created when missing.
+    async fn stream(&self) -> Option<stream::Stream> {
+        let what = format!("stream {} not reachable", self.names.stream());
+        self.until_ok(&what, || {
+            self.js
+                .get_or_create_stream(stream_config(&self.names, self.replicas))
+        })
+        .await
+    }
 }
 
 async fn connect(swarm: &SwarmConfig, names: &Names) -> Result<async_nats::Client, SwarmError> {
@@ -185,29 +223,6 @@ impl Backoff {
         tokio::select! {
             () = shutdown.cancelled() => false,
             () = tokio::time::sleep(delay) => true,
-        }
-    }
-}
-
-/// Get the swarm's stream, creating it when missing; retried until it
-/// works or shutdown.
-async fn ensure_stream(
-    js: &jetstream::Context,
-    names: &Names,
-    replicas: usize,
-    shutdown: &CancellationToken,
-) -> Option<stream::Stream> {
-    let mut backoff = Backoff::new();
-    loop {
-        match js
-            .get_or_create_stream(stream_config(names, replicas))
-            .await
-        {
-            Ok(s) => return Some(s),
-            Err(err) => tracing::warn!("swarm stream {} not reachable: {err}", names.stream()),
-        }
-        if !backoff.wait(shutdown).await {
-            return None;
         }
     }
 }

@@ -18,11 +18,9 @@
 
 use std::time::Duration;
 
-use async_nats::jetstream::{self, message::PublishMessage};
-use tokio_util::sync::CancellationToken;
+use async_nats::jetstream::message::PublishMessage;
 
-use super::{Backoff, Names, ensure_stream};
-use crate::service::Hive;
+use super::{Backoff, Bus};
 use crate::service::swarm::OutboxItem;
 
 /// Rows read and published per batch.
@@ -30,45 +28,34 @@ pub const BATCH: u32 = 256;
 /// Even without a wake-up, the outbox is looked at this often.
 const IDLE_RECHECK: Duration = Duration::from_secs(5);
 
-pub(super) async fn run(
-    hive: Hive,
-    js: jetstream::Context,
-    names: Names,
-    replicas: usize,
-    shutdown: CancellationToken,
-) {
+pub(super) async fn run(bus: Bus) {
     // Without the stream a publish has no responder: wait for it first.
-    if ensure_stream(&js, &names, replicas, &shutdown)
-        .await
-        .is_none()
-    {
+    if bus.stream().await.is_none() {
         return;
     }
     let mut backoff = Backoff::new();
     loop {
-        let items = match hive.outbox_unsent(BATCH).await {
-            Ok(items) => items,
-            Err(err) => {
-                tracing::error!("swarm relay cannot read the outbox: {err}");
-                if !backoff.wait(&shutdown).await {
-                    return;
-                }
-                continue;
-            }
+        let Some(items) = bus
+            .until_ok("relay cannot read the outbox", || {
+                bus.hive.outbox_unsent(BATCH)
+            })
+            .await
+        else {
+            return;
         };
         if items.is_empty() {
             tokio::select! {
-                () = shutdown.cancelled() => return,
-                () = hive.outbox_changed() => {}
+                () = bus.shutdown.cancelled() => return,
+                () = bus.hive.outbox_changed() => {}
                 () = tokio::time::sleep(IDLE_RECHECK) => {}
             }
             continue;
         }
-        match publish(&hive, &js, &names, &items).await {
+        match publish(&bus, &items).await {
             Ok(()) => backoff.reset(),
             Err(err) => {
                 tracing::warn!("swarm relay: {err}; retrying");
-                if !backoff.wait(&shutdown).await {
+                if !backoff.wait(&bus.shutdown).await {
                     return;
                 }
             }
@@ -78,12 +65,7 @@ pub(super) async fn run(
 
 /// Publish `items` in order; mark the acknowledged prefix sent. `Err` when
 /// not all of them were acknowledged (the rest stay unsent).
-async fn publish(
-    hive: &Hive,
-    js: &jetstream::Context,
-    names: &Names,
-    items: &[OutboxItem],
-) -> Result<(), String> {
+async fn publish(bus: &Bus, items: &[OutboxItem]) -> Result<(), String> {
     let mut acks = Vec::with_capacity(items.len());
     let mut failure = None;
     for item in items {
@@ -97,8 +79,9 @@ async fn publish(
         let message = PublishMessage::build()
             .payload(payload.into())
             .message_id(&item.swarm_id);
-        match js
-            .send_publish(names.subject_to(&item.dest_hive), message)
+        match bus
+            .js
+            .send_publish(bus.names.subject_to(&item.dest_hive), message)
             .await
         {
             Ok(ack) => acks.push((item.id, ack)),
@@ -123,7 +106,7 @@ async fn publish(
             }
         }
     }
-    if let Err(err) = hive.outbox_sent(sent).await {
+    if let Err(err) = bus.hive.outbox_sent(sent).await {
         // Published but not marked: it goes out again, and the copy is
         // dropped by the bus or the receiver.
         return Err(format!("cannot mark outbox rows sent: {err}"));

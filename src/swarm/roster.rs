@@ -15,10 +15,9 @@ use std::time::Duration;
 use async_nats::jetstream::{self, kv};
 use futures_lite::StreamExt;
 use tokio::sync::broadcast::error::RecvError;
-use tokio_util::sync::CancellationToken;
 
 use super::names::parse_roster_key;
-use super::{Backoff, Names};
+use super::{Bus, Names};
 use crate::service::Hive;
 use crate::wire::host::AgentStatusRow;
 use crate::wire::swarm::SwarmAgentRow;
@@ -28,62 +27,47 @@ pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);
 /// How long the bucket keeps an entry not put again.
 pub const ENTRY_TTL: Duration = Duration::from_secs(120);
 
-pub(super) async fn run(
-    hive: Hive,
-    js: jetstream::Context,
-    names: Names,
-    replicas: usize,
-    shutdown: CancellationToken,
-) {
-    let Some(bucket) = bucket(&js, &names, replicas, &shutdown).await else {
+pub(super) async fn run(bus: Bus) {
+    let Some(bucket) = bucket(&bus).await else {
         return;
     };
-    tokio::spawn(watch(hive.clone(), bucket.clone(), shutdown.clone()));
+    tokio::spawn(watch(bus.clone(), bucket.clone()));
+    let (hive, names) = (&bus.hive, &bus.names);
     let mut rows = hive.subscribe_rows();
     let mut tick = tokio::time::interval(REPUBLISH_EVERY);
     let mut published = BTreeSet::new();
     loop {
         tokio::select! {
-            () = shutdown.cancelled() => return,
-            _ = tick.tick() => publish_all(&hive, &bucket, &names, &mut published).await,
+            () = bus.shutdown.cancelled() => return,
+            _ = tick.tick() => publish_all(hive, &bucket, names, &mut published).await,
             row = rows.recv() => match row {
-                Ok(row) => put(&hive, &bucket, &names, row).await,
-                Err(RecvError::Lagged(_)) => publish_all(&hive, &bucket, &names, &mut published).await,
+                Ok(row) => put(hive, &bucket, names, row).await,
+                Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
                 Err(RecvError::Closed) => return,
             },
         }
     }
 }
 
-/// The roster bucket, created when missing; retried until shutdown.
+/// The roster bucket, created when missing.
 ///
 /// The bucket's stream is created here with the key-value layout
 /// (`KV_<bucket>`, subjects `$KV.<bucket>.>`, one value per key, rollups,
 /// direct gets, discard new) instead of by `create_key_value`, which first
 /// reads the account's info in a shape nats-server 2.9 (Debian 12's) does
 /// not send, and which would need one more permission (`$JS.API.INFO`).
-async fn bucket(
-    js: &jetstream::Context,
-    names: &Names,
-    replicas: usize,
-    shutdown: &CancellationToken,
-) -> Option<kv::Store> {
-    let mut backoff = Backoff::new();
-    loop {
-        let made = js
-            .get_or_create_stream(bucket_stream(names, replicas))
-            .await;
-        match made {
-            Ok(_) => match js.get_key_value(names.roster_bucket()).await {
-                Ok(store) => return Some(store),
-                Err(err) => tracing::warn!("swarm roster bucket not readable: {err}"),
-            },
-            Err(err) => tracing::warn!("swarm roster bucket not reachable: {err}"),
-        }
-        if !backoff.wait(shutdown).await {
-            return None;
-        }
-    }
+async fn bucket(bus: &Bus) -> Option<kv::Store> {
+    bus.until_ok("roster bucket not reachable", || async {
+        bus.js
+            .get_or_create_stream(bucket_stream(&bus.names, bus.replicas))
+            .await
+            .map_err(|e| e.to_string())?;
+        bus.js
+            .get_key_value(bus.names.roster_bucket())
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await
 }
 
 /// The stream under the roster bucket.
@@ -148,23 +132,17 @@ async fn publish_all(
 }
 
 /// Follow every hive's rows (the current ones first) until shutdown.
-async fn watch(hive: Hive, bucket: kv::Store, shutdown: CancellationToken) {
-    let mut backoff = Backoff::new();
+async fn watch(bus: Bus, bucket: kv::Store) {
     loop {
-        let mut entries = match bucket.watch_with_history(">").await {
-            Ok(w) => w,
-            Err(err) => {
-                tracing::warn!("swarm roster watch failed: {err}");
-                if !backoff.wait(&shutdown).await {
-                    return;
-                }
-                continue;
-            }
+        let Some(mut entries) = bus
+            .until_ok("roster watch failed", || bucket.watch_with_history(">"))
+            .await
+        else {
+            return;
         };
-        backoff.reset();
         loop {
             let entry = tokio::select! {
-                () = shutdown.cancelled() => return,
+                () = bus.shutdown.cancelled() => return,
                 e = entries.next() => e,
             };
             match entry {
@@ -173,7 +151,7 @@ async fn watch(hive: Hive, bucket: kv::Store, shutdown: CancellationToken) {
                     tracing::debug!("swarm roster watch: {err}");
                     break;
                 }
-                Some(Ok(entry)) => heard(&hive, &entry),
+                Some(Ok(entry)) => heard(&bus.hive, &entry),
             }
         }
     }

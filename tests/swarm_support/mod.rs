@@ -1,18 +1,15 @@
-//! A swarm on one machine, for `tests/swarm.rs` and the swarm benchmark:
-//! a real three-node NATS JetStream cluster on loopback (Debian's
+//! A swarm's bus on one machine, for `tests/swarm.rs` and the swarm
+//! benchmark: a real three-node NATS JetStream cluster on loopback (Debian's
 //! `nats-server`, each node with its own store directory, users with the
-//! per-hive permissions `src/swarm/README.md` documents), hives of the real
-//! `hive-c0re` binary (`--driver fake`), and a TCP relay that can cut one
-//! hive off the bus.
+//! per-hive permissions `src/swarm/README.md` documents), and a TCP relay
+//! that can cut one hive off the bus. The hives themselves: `hive.rs`.
 
 #![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic fails the test
 #![allow(dead_code)] // the test and the benchmark use different parts
 
-use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::net::{UnixDatagram, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,19 +28,6 @@ pub fn nats_server_bin() -> PathBuf {
         debian
     } else {
         "nats-server".into()
-    }
-}
-
-/// The `hive-c0re` binary cargo built for this test (integration tests
-/// know its path; elsewhere, the one beside the running executable's
-/// directory).
-pub fn hive_bin() -> PathBuf {
-    match option_env!("CARGO_BIN_EXE_hive-c0re") {
-        Some(p) => p.into(),
-        None => {
-            let exe = std::env::current_exe().unwrap();
-            exe.parent().unwrap().parent().unwrap().join("hive-c0re")
-        }
     }
 }
 
@@ -301,203 +285,4 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
         let _ = std::io::copy(&mut from, &mut to);
         let _ = to.shutdown(std::net::Shutdown::Both);
     });
-}
-
-/// One hive: the real daemon with the fake driver, in the swarm.
-pub struct Hive {
-    pub name: String,
-    pub dir: PathBuf,
-    pub urls: Vec<String>,
-    child: Option<Child>,
-    notify: Option<UnixDatagram>,
-}
-
-impl Hive {
-    /// Write the hive's config (bus at `urls`, as user `name`) and start it;
-    /// wait for READY=1.
-    pub fn start(base: &Path, name: &str, urls: Vec<String>) -> Self {
-        let dir = base.join(name);
-        std::fs::create_dir_all(dir.join("run")).unwrap();
-        let mut hive = Self {
-            name: name.into(),
-            dir,
-            urls,
-            child: None,
-            notify: None,
-        };
-        hive.launch();
-        hive
-    }
-
-    fn launch(&mut self) {
-        let pw = self.dir.join("nats-password");
-        std::fs::write(&pw, format!("{}\n", password(&self.name))).unwrap();
-        let config = serde_json::json!({
-            "hive_name": self.name,
-            "swarm_name": SWARM,
-            "swarm": {
-                "urls": self.urls,
-                "user": self.name,
-                "password_file": pw,
-                "replicas": 3,
-            },
-        });
-        let config_path = self.dir.join("config.json");
-        std::fs::write(&config_path, config.to_string()).unwrap();
-        let notify_path = self.dir.join("notify.sock");
-        let _ = std::fs::remove_file(&notify_path);
-        let notify = UnixDatagram::bind(&notify_path).unwrap();
-        notify
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        let child = Command::new(hive_bin())
-            .args(["serve", "--driver", "fake", "--config"])
-            .arg(&config_path)
-            .arg("--state-dir")
-            .arg(self.dir.join("state"))
-            .arg("--runtime-dir")
-            .arg(self.dir.join("run"))
-            .env("NOTIFY_SOCKET", &notify_path)
-            .env(
-                "RUST_LOG",
-                std::env::var("HIVE_SWARM_LOG").unwrap_or_else(|_| "warn".into()),
-            )
-            .stdout(Stdio::null())
-            .stderr(if std::env::var_os("HIVE_SWARM_LOG").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        let mut buf = vec![0u8; 4096];
-        loop {
-            let n = notify
-                .recv(&mut buf)
-                .unwrap_or_else(|e| panic!("no READY=1 from hive {}: {e}", self.name));
-            if String::from_utf8_lossy(&buf[..n]).contains("READY=1") {
-                break;
-            }
-        }
-        self.notify = Some(notify);
-    }
-
-    /// SIGKILL the daemon (its state directory stays).
-    pub fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            c.kill().unwrap();
-            c.wait().unwrap();
-        }
-    }
-
-    /// Start it again on the same state; wait for READY=1.
-    pub fn restart(&mut self) {
-        self.kill();
-        self.launch();
-    }
-
-    pub fn host_socket(&self) -> PathBuf {
-        self.dir.join("run/host.sock")
-    }
-
-    pub fn agent_socket(&self, agent: &str) -> PathBuf {
-        self.dir.join("run/agents").join(agent).join("mcp.sock")
-    }
-
-    /// One host.sock request line, its answer line.
-    pub fn request(&self, line: &str) -> String {
-        let mut s = UnixStream::connect(self.host_socket()).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        s.write_all(format!("{line}\n").as_bytes()).unwrap();
-        let mut answer = String::new();
-        BufReader::new(s).read_line(&mut answer).unwrap();
-        answer.trim_end().to_owned()
-    }
-
-    pub fn spawn_agents(&self, names: &[String]) {
-        for a in names {
-            let answer = self.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#));
-            assert_eq!(answer, r#"{"version":1,"ok":true}"#, "spawn {a}");
-        }
-    }
-}
-
-impl Drop for Hive {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// A connection to an agent socket; `None` answers once the hive is gone.
-pub struct AgentConn {
-    reader: BufReader<UnixStream>,
-}
-
-impl AgentConn {
-    pub fn open(socket: &Path) -> Option<Self> {
-        let s = UnixStream::connect(socket).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        Some(Self {
-            reader: BufReader::new(s),
-        })
-    }
-
-    /// Connect, retrying while the hive restarts (up to 60 s).
-    pub fn open_retrying(socket: &Path) -> Self {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(c) = Self::open(socket) {
-                return c;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} never came back",
-                socket.display()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    pub fn ask(&mut self, line: &str) -> Option<String> {
-        self.reader
-            .get_mut()
-            .write_all(format!("{line}\n").as_bytes())
-            .ok()?;
-        let mut answer = String::new();
-        self.reader.read_line(&mut answer).ok()?;
-        answer.ends_with('\n').then(|| answer.trim_end().to_owned())
-    }
-
-    /// `send`; true when acknowledged.
-    pub fn send(&mut self, to: &str, body: &str) -> Option<bool> {
-        let line = serde_json::json!({"cmd": "send", "to": to, "body": body}).to_string();
-        let answer = self.ask(&line)?;
-        Some(answer == r#"{"kind":"ok"}"#)
-    }
-
-    /// `recv` (long poll up to `wait_seconds`), then `ack_turn`: the
-    /// messages as (from, body).
-    pub fn take(&mut self, wait_seconds: u64, max: u32) -> Option<Vec<(String, String)>> {
-        let answer = self.ask(&format!(
-            r#"{{"cmd":"recv","wait_seconds":{wait_seconds},"max":{max}}}"#
-        ))?;
-        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
-        assert_eq!(v["kind"], "messages", "{answer}");
-        let out: Vec<(String, String)> = v["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                (
-                    m["from"].as_str().unwrap().to_owned(),
-                    m["body"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        if !out.is_empty() {
-            self.ask(r#"{"cmd":"ack_turn"}"#)?;
-        }
-        Some(out)
-    }
 }
