@@ -37,6 +37,7 @@ const HIVES: [&str; 3] = ["hive-a", "hive-b", "hive-c"];
 const AGENTS: usize = 100;
 const PER_AGENT: usize = 10;
 const REPS: usize = 3;
+const SINGLES: usize = 100;
 
 fn name(i: usize) -> anyhow::Result<Ident> {
     Ok(Ident::new(format!("agent-{i:03}"))?)
@@ -139,6 +140,75 @@ async fn run(hives: &[Hive], cross: bool) -> anyhow::Result<(usize, Duration, Ve
     Ok((all.len(), wall, all))
 }
 
+/// One message at a time from agent 0 of hive-a to agent 1 (same hive) or
+/// agent 1 of hive-b: the unloaded latency of one hop, sorted.
+async fn one_by_one(hives: &[Hive], cross: bool) -> anyhow::Result<Vec<Duration>> {
+    let (from, me, other) = (&hives[0], name(0)?, name(1)?);
+    let (to_hive, to) = if cross {
+        (&hives[1], format!("{other}@{}", HIVES[1]))
+    } else {
+        (&hives[0], other.to_string())
+    };
+    let mut out = Vec::with_capacity(SINGLES);
+    for n in 0..SINGLES {
+        let started = Instant::now();
+        from.send(&me, &to, format!("single {n}"), None).await?;
+        let got = to_hive
+            .recv(
+                &other,
+                Some(Duration::from_secs(30)),
+                Some(10),
+                std::future::pending(),
+            )
+            .await?;
+        anyhow::ensure!(got.len() == 1, "single {n} did not arrive alone");
+        out.push(started.elapsed());
+        to_hive.ack_turn(&other).await?;
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The bus's own ceiling in this run: pipelined JetStream publishes with
+/// message ids to an R3 file stream (as the relay does), acks awaited.
+async fn bus_ceiling(urls: &[String]) -> anyhow::Result<f64> {
+    use async_nats::jetstream::{self, message::PublishMessage, stream};
+    let client = async_nats::ConnectOptions::new()
+        .user_and_password("admin".into(), swarm_support::password("admin"))
+        .connect(urls.to_vec())
+        .await?;
+    let js = jetstream::new(client);
+    let _ = js.delete_stream("CEILING").await;
+    js.create_stream(stream::Config {
+        name: "CEILING".into(),
+        subjects: vec!["ceiling".into()],
+        num_replicas: 3,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    })
+    .await?;
+    let n = 20_000;
+    let started = Instant::now();
+    let mut acks = Vec::with_capacity(256);
+    for i in 0..n {
+        let m = PublishMessage::build()
+            .payload(format!(r#"{{"v":1,"seq":{i},"from":"a","to":"b","body":"x","at":0}}"#).into())
+            .message_id(format!("hive-a.hive-b.{i}"));
+        acks.push(js.send_publish("ceiling", m).await?);
+        if acks.len() == 256 {
+            for a in acks.drain(..) {
+                a.await?;
+            }
+        }
+    }
+    for a in acks.drain(..) {
+        a.await?;
+    }
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    js.delete_stream("CEILING").await?;
+    Ok(rate)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -151,6 +221,7 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        let urls = urls;
         let dir = tempfile::tempdir()?;
         let shutdown = CancellationToken::new();
         let mut hives = Vec::new();
@@ -201,6 +272,26 @@ fn main() -> anyhow::Result<()> {
             cr / sr,
             c50 / s50,
             c99 / s99
+        );
+        let same = one_by_one(&hives, false).await?;
+        let cross = one_by_one(&hives, true).await?;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!("one message at a time ({SINGLES} each), send call -> recv answer:");
+        println!(
+            "  same-hive   p50 {:>6.1} ms  p99 {:>6.1} ms",
+            ms(percentile(&same, 0.5)),
+            ms(percentile(&same, 0.99))
+        );
+        println!(
+            "  cross-hive  p50 {:>6.1} ms  p99 {:>6.1} ms",
+            ms(percentile(&cross, 0.5)),
+            ms(percentile(&cross, 0.99))
+        );
+        let ceiling = bus_ceiling(&urls).await?;
+        println!(
+            "bus ceiling: {ceiling:.0} publishes/s (pipelined, acked, R3 file stream); \
+             cross-hive load above used {:.0}% of it",
+            cr / ceiling * 100.0
         );
         shutdown.cancel();
         anyhow::Ok(())

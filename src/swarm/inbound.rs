@@ -26,7 +26,7 @@ use crate::wire::swarm::BusMessage;
 /// Messages stored per transaction, at most.
 pub const BATCH: usize = 256;
 /// How long JetStream waits for an ack before handing a message out again.
-const ACK_WAIT: Duration = Duration::from_secs(30);
+const ACK_WAIT: Duration = Duration::from_secs(10);
 /// How long an early message waits before it is handed out again.
 const EARLY_DELAY: Duration = Duration::from_millis(200);
 
