@@ -296,7 +296,7 @@ pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
 }
 
 /// The swarm roster as a table: the roster's columns after the hive.
-pub fn swarm_status_table(rows: &[crate::wire::swarm::SwarmAgentRow]) -> String {
+pub fn swarm_status_table(rows: &[crate::wire::host::SwarmAgentRow]) -> String {
     if rows.is_empty() {
         return "no agents in the swarm\n".into();
     }

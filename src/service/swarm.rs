@@ -22,11 +22,12 @@ use tokio::sync::Notify;
 
 use super::{Hive, HiveError};
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
-use crate::store::messages::{OPERATOR, Recipient};
+use crate::hive::{OPERATOR, Recipient};
 use crate::store::swarm::{self as rows, Arriving, Inbound};
 use crate::store::{agents, immediate};
+use crate::wire::host::SwarmAgentRow;
 use crate::wire::ident::Ident;
-use crate::wire::swarm::{BUS_VERSION, BusMessage, SwarmAgentRow};
+use crate::wire::swarm::{BUS_VERSION, BusMessage};
 
 /// A row of another hive not republished for this long is left out of the
 /// swarm roster (its hive stopped or lost the bus).

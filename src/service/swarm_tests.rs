@@ -157,7 +157,7 @@ async fn a_message_for_an_unknown_agent_reaches_the_operator_with_its_name() {
         .unwrap();
     assert_eq!(relay(&a, "hive-a", &b).await, [Arrival::Stored; 2]);
     let rows = b
-        .recent(crate::store::messages::Recipient::Operator, 10)
+        .recent(crate::hive::Recipient::Operator, 10)
         .await
         .unwrap();
     let bodies: Vec<_> = rows.iter().map(|r| r.body.as_str()).collect();

@@ -21,7 +21,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
-use super::messages::{self, Recipient};
+use super::messages;
+use crate::hive::Recipient;
 use crate::wire::ident::Ident;
 
 /// One outbox row: a cross-hive message committed here, maybe not yet on

@@ -19,8 +19,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::names::parse_roster_key;
 use super::{Bus, Names};
 use crate::service::Hive;
-use crate::wire::host::AgentStatusRow;
-use crate::wire::swarm::SwarmAgentRow;
+use crate::wire::host::{AgentStatusRow, SwarmAgentRow};
 
 /// Every row of this hive is put again this often.
 pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);

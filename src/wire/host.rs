@@ -289,7 +289,7 @@ pub struct HostResponse {
     pub messages: Option<Vec<InboxRow>>,
     /// Every hive's agents, by hive then name (`swarm_status`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub swarm_statuses: Option<Vec<super::swarm::SwarmAgentRow>>,
+    pub swarm_statuses: Option<Vec<SwarmAgentRow>>,
 }
 
 fn default_version() -> u32 {
@@ -339,7 +339,7 @@ impl HostResponse {
         }
     }
 
-    pub fn swarm_statuses(rows: Vec<super::swarm::SwarmAgentRow>) -> Self {
+    pub fn swarm_statuses(rows: Vec<SwarmAgentRow>) -> Self {
         Self {
             swarm_statuses: Some(rows),
             ..Self::success()
@@ -434,6 +434,17 @@ pub struct AgentStatusRow {
     /// `failed` is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+}
+
+/// One agent of some hive, as `hivectl status --swarm` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwarmAgentRow {
+    pub hive: Ident,
+    /// Unix seconds (the publishing hive's clock) of the row's last publish;
+    /// rows are republished while their hive lives.
+    pub published_at: i64,
+    #[serde(flatten)]
+    pub row: AgentStatusRow,
 }
 
 /// The answer of `urls`; each key omitted when not configured.

@@ -1,5 +1,6 @@
-//! What hives say to each other over the swarm's bus (NATS JetStream), and
-//! the swarm roster row host.sock serves. Serde only, no IO.
+//! What hives say to each other over the swarm's bus (NATS JetStream).
+//! Serde only, no IO. (The swarm roster row host.sock serves is
+//! `host::SwarmAgentRow`.)
 //!
 //! A cross-hive message travels as one JSON [`BusMessage`] on the subject
 //! `hive.<swarm>.inbox.<destination>.<source>`. The source hive is taken
@@ -8,9 +9,6 @@
 //! authenticated part (see `src/swarm/README.md`).
 
 use serde::{Deserialize, Serialize};
-
-use super::host::AgentStatusRow;
-use super::ident::Ident;
 
 /// The version of [`BusMessage`] this build writes.
 pub const BUS_VERSION: u32 = 1;
@@ -32,17 +30,6 @@ pub struct BusMessage {
     pub body: String,
     /// Unix seconds on the source hive's clock when `send` was accepted.
     pub at: i64,
-}
-
-/// One agent of some hive, as `hivectl status --swarm` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SwarmAgentRow {
-    pub hive: Ident,
-    /// Unix seconds (the publishing hive's clock) of the row's last publish;
-    /// rows are republished while their hive lives.
-    pub published_at: i64,
-    #[serde(flatten)]
-    pub row: AgentStatusRow,
 }
 
 #[cfg(test)]
