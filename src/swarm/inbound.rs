@@ -29,6 +29,8 @@ pub const BATCH: usize = 256;
 const ACK_WAIT: Duration = Duration::from_secs(10);
 /// How long an early message waits before it is handed out again.
 const EARLY_DELAY: Duration = Duration::from_millis(200);
+/// Deliveries of one early message between two warnings.
+const STUCK_AFTER: i64 = 300;
 
 pub(super) async fn run(bus: Bus) {
     let Some(stream) = bus.stream().await else {
@@ -111,7 +113,7 @@ async fn store_batch(hive: &Hive, names: &Names, batch: Vec<jetstream::Message>)
                 let kind = match outcome {
                     Arrival::Stored | Arrival::Duplicate => AckKind::Ack,
                     Arrival::Early { expected } => {
-                        tracing::debug!(subject = %m.subject, expected, "swarm message early; held back");
+                        held_back(m, expected);
                         AckKind::Nak(Some(EARLY_DELAY))
                     }
                     Arrival::Refused => {
@@ -128,6 +130,24 @@ async fn store_batch(hive: &Hive, names: &Names, batch: Vec<jetstream::Message>)
                 ack(m, AckKind::Nak(Some(Duration::from_secs(1)))).await;
             }
         }
+    }
+}
+
+/// An early message goes back to the bus. Normally its predecessor is
+/// a moment behind; one held back [`STUCK_AFTER`] times (about a minute)
+/// means the predecessor may never come (see the README's limitations):
+/// that is said at warning level, once per [`STUCK_AFTER`] deliveries.
+fn held_back(m: &jetstream::Message, expected: i64) {
+    let delivered = m.info().map_or(0, |i| i.delivered);
+    if delivered > 0 && delivered % STUCK_AFTER == 0 {
+        tracing::warn!(
+            subject = %m.subject,
+            expected,
+            delivered,
+            "swarm message still waits for its predecessor from the same hive"
+        );
+    } else {
+        tracing::debug!(subject = %m.subject, expected, "swarm message early; held back");
     }
 }
 
