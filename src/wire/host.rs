@@ -185,6 +185,7 @@ impl HostRequest {
             Self::List => ("list", None),
             Self::AgentStatus => ("agent_status", None),
             Self::SubscribeAgentStatus => ("subscribe_agent_status", None),
+            Self::SwarmStatus => ("swarm_status", None),
             Self::Urls => ("urls", None),
             Self::SetPaused { name, .. } => ("set_paused", Some(name)),
             Self::Start { .. } => ("start", None),
