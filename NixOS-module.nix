@@ -112,6 +112,21 @@ let
       Read logs from journal files in this directory instead of the host
       journal (container logs need the host journal).
     '';
+    hive_name = opt (types.nullOr (types.strMatching "[a-z0-9-]{1,63}")) null ''
+      This hive's name in its swarm: other hives address its agents as
+      `agent@<hive_name>`. Required with `swarm`.
+    '';
+    swarm_name = opt (types.nullOr (types.strMatching "[a-z0-9-]{1,63}")) null ''
+      The swarm's name (its NATS stream, subjects and roster bucket).
+      Required with `swarm`.
+    '';
+    swarm = opt (types.nullOr (types.attrsOf types.anything)) null ''
+      Joining a swarm over NATS JetStream: `urls`, `user` and
+      `password_file` or `credentials_file`, `tls_ca_file`, `replicas` (see
+      src/swarm/README.md). The unit then needs TCP:
+      `systemd.services.hive-c0re.serviceConfig.RestrictAddressFamilies =
+      [ "AF_UNIX" "AF_INET" "AF_INET6" ]`. null: the hive runs alone.
+    '';
   };
   knownKeys = builtins.attrNames settingsOptions;
   unknownKeys = lib.subtractLists knownKeys (builtins.attrNames s);

@@ -100,6 +100,12 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
+    if crate::swarm::start(hive.clone(), shutdown.clone())
+        .await
+        .context("join the swarm")?
+    {
+        notify::status("joining the swarm");
+    }
     let accept = {
         let (hive, shutdown2) = (hive.clone(), shutdown.clone());
         tokio::spawn(listener::accept_loop(

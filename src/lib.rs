@@ -74,6 +74,9 @@
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
 //!   cap, `-o json` parsing, follow).
+//! - [`swarm`]: the swarm door — this hive on NATS JetStream beside its
+//!   peers: the outbox relay, the durable inbound consumer, the roster
+//!   bucket (design and guarantees: `src/swarm/README.md`).
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
@@ -105,6 +108,7 @@ pub mod logging;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod swarm;
 pub mod systemd;
 #[cfg(test)]
 pub(crate) mod testing;

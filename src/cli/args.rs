@@ -69,9 +69,15 @@ pub enum Command {
     /// Show the roster: one row per managed agent.
     #[command(
         after_help = "Examples:\n  hivectl status\n  hivectl status -q     names only\n  \
-                            hivectl status --json"
+                            hivectl status --json\n  hivectl status --swarm   every hive of the swarm"
     )]
-    Status(TableView),
+    Status {
+        /// Every hive of the swarm, with each agent's hive.
+        #[arg(long)]
+        swarm: bool,
+        #[command(flatten)]
+        view: TableView,
+    },
     /// List managed agents by name.
     #[command(after_help = "Example:\n  hivectl list")]
     List,
@@ -563,7 +569,8 @@ impl Command {
             })
         };
         match self {
-            Self::Status(_) => call(HostRequest::AgentStatus),
+            Self::Status { swarm: false, .. } => call(HostRequest::AgentStatus),
+            Self::Status { swarm: true, .. } => call(HostRequest::SwarmStatus),
             Self::List => call(HostRequest::List),
             Self::Start { which, wait } => {
                 lifecycle(Verb::Start, which.names.clone(), which.all, wait)
@@ -705,7 +712,7 @@ impl Command {
     /// How a table answer is printed (defaults for commands without the flags).
     pub fn view(&self) -> TableView {
         match self {
-            Self::Status(view) | Self::Pending { view, .. } => *view,
+            Self::Status { view, .. } | Self::Pending { view, .. } => *view,
             _ => TableView::default(),
         }
     }

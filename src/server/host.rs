@@ -31,6 +31,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::List => answer(hive.list().await, HostResponse::agents),
         HostRequest::AgentStatus => answer(hive.agent_status().await, HostResponse::agent_statuses),
         HostRequest::Urls => HostResponse::urls(hive.urls()),
+        HostRequest::SwarmStatus => answer(hive.swarm_roster().await, HostResponse::swarm_statuses),
         HostRequest::SetPaused { name, paused } => done(hive.set_paused(&name, paused).await),
         HostRequest::Start { scope } => done(hive.start(&scope).await),
         HostRequest::Stop {

@@ -17,6 +17,8 @@
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
 //! - [`startup`]: what the daemon does once before serving.
+//! - [`swarm`]: the outbox of cross-hive sends, the idempotent insert of
+//!   what other hives sent, the swarm roster.
 
 pub mod access;
 #[cfg(test)]
@@ -40,6 +42,7 @@ pub mod schedules;
 pub mod session;
 pub mod sockets;
 pub mod startup;
+pub mod swarm;
 #[cfg(test)]
 mod tests;
 pub mod timer;
@@ -107,6 +110,8 @@ struct Inner {
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
+    /// The relay's wake-up and the other hives' roster rows.
+    swarm: swarm::SwarmState,
 }
 
 impl Hive {
@@ -135,6 +140,7 @@ impl Hive {
                 journal,
                 transient: Mutex::new(HashMap::new()),
                 sockets: OnceLock::new(),
+                swarm: swarm::SwarmState::default(),
             }),
         })
     }

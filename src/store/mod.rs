@@ -26,6 +26,7 @@ mod migrations;
 pub mod questions;
 pub mod reminders;
 pub mod schedules;
+pub mod swarm;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;

@@ -16,6 +16,7 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"subscribe_agent_status"}"#,
         ),
         (HostRequest::Urls, r#"{"cmd":"urls"}"#),
+        (HostRequest::SwarmStatus, r#"{"cmd":"swarm_status"}"#),
         (
             HostRequest::SetPaused {
                 name: id("alice"),
