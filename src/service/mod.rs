@@ -218,7 +218,7 @@ impl Hive {
         let n = name.clone();
         self.inner
             .store
-            .run(move |c| agents::get(c, &n))
+            .read(move |c| agents::get(c, &n))
             .await?
             .ok_or_else(|| HiveError::UnknownAgent(name.clone()))
     }
