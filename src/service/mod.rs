@@ -38,6 +38,7 @@ pub mod roster;
 mod schedule_tests;
 pub mod schedules;
 pub mod session;
+pub mod snapshot;
 pub mod sockets;
 pub mod startup;
 #[cfg(test)]
@@ -91,6 +92,8 @@ struct Inner {
     clock: SharedClock,
     /// Roster rows, pushed on every change, for `subscribe_agent_status`.
     rows: broadcast::Sender<AgentStatusRow>,
+    /// The roster in memory, updated by every publish.
+    roster: Mutex<snapshot::Rows>,
     /// Agents an operator (or the hive) is taking down, each until an
     /// instant: their unit leaving `active` before then is not a crash. A
     /// mark is consumed when the watcher sees the unit go down, dropped when
@@ -123,20 +126,27 @@ impl Hive {
         let journal = Journal::new(JournalSource::from_config(
             config.journal_directory.as_deref(),
         ));
-        Ok(Self {
+        let hive = Self {
             inner: Arc::new(Inner {
                 config,
                 store,
                 driver,
                 clock,
                 rows: broadcast::channel(256).0,
+                roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
                 journal,
                 transient: Mutex::new(HashMap::new()),
                 sockets: OnceLock::new(),
             }),
-        })
+        };
+        let (records, reminders) = hive
+            .store()
+            .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
+        let rows = hive.build_rows(&records, reminders);
+        hive.roster_rows().replace_all(rows);
+        Ok(hive)
     }
 
     pub fn config(&self) -> &Config {
@@ -173,6 +183,13 @@ impl Hive {
     /// Rows as they change. A receiver that lags loses rows, never blocks.
     pub fn subscribe_rows(&self) -> broadcast::Receiver<AgentStatusRow> {
         self.inner.rows.subscribe()
+    }
+
+    fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {
+        self.inner
+            .roster
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
