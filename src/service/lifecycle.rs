@@ -285,13 +285,19 @@ impl Hive {
     pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
         let spec = self.container_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
-        let inserted = self
-            .store()
-            .run(move |c| agents::insert(c, &n, Some(&parent), now))
-            .await?;
-        if !inserted {
-            return Err(HiveError::AlreadyManaged(name.clone()));
-        }
+        let max = self.config().max_agents;
+        // Counted and inserted in one write: racing spawns cannot overfill.
+        self.transact(move |c| {
+            if agents::get(c, &n)?.is_some() {
+                return Err(HiveError::AlreadyManaged(n));
+            }
+            if agents::count(c)? >= max {
+                return Err(HiveError::HiveFull { name: n, max });
+            }
+            agents::insert(c, &n, Some(&parent), now)?;
+            Ok(())
+        })
+        .await?;
         let created = async {
             for dir in [&spec.state_dir, &spec.runtime_dir] {
                 tokio::fs::create_dir_all(dir)

@@ -348,3 +348,30 @@ async fn the_roster_is_one_version_until_a_change_and_follows_spawn_pause_crash_
     assert!(row("alice").is_none());
     assert_eq!(hive.agent_status().await.unwrap(), hive.roster().rows());
 }
+
+#[tokio::test]
+async fn a_spawn_past_max_agents_is_refused_naming_the_key_and_frees_up_after_a_destroy() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        max_agents: 2,
+        ..config_in(dir.path())
+    };
+    let (hive, _driver) = hive_at(config, 1000);
+    hive.spawn(&id("alice")).await.unwrap();
+    let err = hive.spawn(&id("bob")).await.unwrap_err();
+    assert!(
+        matches!(err, super::HiveError::HiveFull { max: 2, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("\"bob\"") && text.contains("max_agents"),
+        "{text}"
+    );
+    assert!(
+        hive.require(&id("bob")).await.is_err(),
+        "no row left behind"
+    );
+    hive.destroy(&id("alice"), false).await.unwrap();
+    hive.spawn(&id("bob")).await.unwrap();
+}
