@@ -65,7 +65,9 @@ fn start(dir: &Path) -> (Child, PathBuf) {
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()
-        .expect("run prlimit (util-linux) and target/release/hive-c0re: cargo build --release --bins");
+        .expect(
+            "run prlimit (util-linux) and target/release/hive-c0re: cargo build --release --bins",
+        );
     let socket = run.join("host.sock");
     let deadline = Instant::now() + Duration::from_secs(20);
     while StdStream::connect(&socket).is_err() {
@@ -80,12 +82,22 @@ async fn agent(socket: PathBuf, next: String) -> (usize, usize) {
     let (read, mut write) = stream.into_split();
     let mut lines = tokio::io::BufReader::new(read).lines();
     let mut ask = async |line: String| {
-        write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
-        lines.next_line().await.unwrap().expect("the daemon answered")
+        write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the daemon answered")
     };
     let (mut received, mut answered) = (0, 0);
     for round in 0..ROUNDS {
-        let sent = ask(format!(r#"{{"cmd":"send","to":"{next}","body":"round {round}"}}"#)).await;
+        let sent = ask(format!(
+            r#"{{"cmd":"send","to":"{next}","body":"round {round}"}}"#
+        ))
+        .await;
         assert_eq!(sent, r#"{"kind":"ok"}"#);
         answered += 1;
         while received < round + 1 {
@@ -95,7 +107,10 @@ async fn agent(socket: PathBuf, next: String) -> (usize, usize) {
             assert!(n > 0, "a round timed out: {got}");
             received += n;
             answered += 1;
-            assert_eq!(ask(r#"{"cmd":"ack_turn"}"#.to_owned()).await, r#"{"kind":"ok"}"#);
+            assert_eq!(
+                ask(r#"{"cmd":"ack_turn"}"#.to_owned()).await,
+                r#"{"kind":"ok"}"#
+            );
             answered += 1;
         }
     }
@@ -110,7 +125,10 @@ fn main() {
     let started = Instant::now();
     for n in &names {
         let answer = host(&socket, &format!(r#"{{"cmd":"spawn","name":"{n}"}}"#));
-        assert!(answer.starts_with(r#"{"version":1,"ok":true"#), "{n}: {answer}");
+        assert!(
+            answer.starts_with(r#"{"version":1,"ok":true"#),
+            "{n}: {answer}"
+        );
     }
     println!("spawned {AGENTS} agents in {:.1?}", started.elapsed());
 

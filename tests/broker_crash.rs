@@ -155,11 +155,16 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
             break;
         }
         for m in got {
-            *delivered.entry(m["body"].as_str().unwrap().to_owned()).or_default() += 1;
+            *delivered
+                .entry(m["body"].as_str().unwrap().to_owned())
+                .or_default() += 1;
         }
         assert_eq!(c.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
     }
-    let lost: Vec<&String> = confirmed.iter().filter(|b| !delivered.contains_key(*b)).collect();
+    let lost: Vec<&String> = confirmed
+        .iter()
+        .filter(|b| !delivered.contains_key(*b))
+        .collect();
     assert!(
         lost.is_empty(),
         "{} of {} acknowledged messages lost, e.g. {:?}",
