@@ -16,7 +16,7 @@ use crate::wire::ident::Ident;
 impl Hive {
     /// Every pending row, then recent resolved ones.
     pub async fn approvals(&self) -> Result<Vec<Approval>, HiveError> {
-        Ok(self.store().read(|c| approvals::list(c)).await?)
+        Ok(self.store().read(approvals::list).await?)
     }
 
     /// Add a pending row.

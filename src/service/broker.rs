@@ -312,7 +312,7 @@ impl Hive {
     /// `of`'s descendants, parents first then by name, with whether each
     /// container runs.
     pub async fn descendants(&self, of: &Ident) -> Result<Vec<(Ident, bool)>, HiveError> {
-        let topology = Topology::new(self.store().read(|c| agents::parents(c)).await?);
+        let topology = Topology::new(self.store().read(agents::parents).await?);
         let view = self.driver().view();
         Ok(topology
             .descendants(of)

@@ -21,7 +21,7 @@ impl Hive {
         caller: &Caller,
         agent: Option<&str>,
     ) -> Result<Target, HiveError> {
-        let parents = self.store().read(|c| agents::parents(c)).await?;
+        let parents = self.store().read(agents::parents).await?;
         let may_query_others = match caller {
             Caller::Manager(_) => true,
             Caller::Agent(name) => self

@@ -20,7 +20,7 @@ use crate::wire::ident::Ident;
 impl Hive {
     /// Managed agents by name.
     pub async fn list(&self) -> Result<Vec<Ident>, HiveError> {
-        let all = self.store().read(|c| agents::all(c)).await?;
+        let all = self.store().read(agents::all).await?;
         Ok(all.into_iter().map(|a| a.name).collect())
     }
 
