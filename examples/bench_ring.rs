@@ -13,6 +13,7 @@
 //! RSS < 100 MiB).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
+#![allow(clippy::disallowed_methods)] // a benchmark runs the daemon it measures
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream as StdStream;
