@@ -50,6 +50,18 @@ fn wait_for_acks(acked: &AtomicUsize, n: usize) {
     }
 }
 
+/// Every acknowledged body was delivered.
+fn assert_none_lost(confirmed: &[String], delivered: impl Fn(&str) -> bool) {
+    let lost: Vec<&String> = confirmed.iter().filter(|b| !delivered(b)).collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged messages lost, e.g. {:?}",
+        lost.len(),
+        confirmed.len(),
+        &lost[..lost.len().min(5)]
+    );
+}
+
 #[test]
 fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
     let d = Daemon::start(Launch::Standalone);
@@ -112,17 +124,7 @@ fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
         }
         received.extend(got.iter().map(|m| m["body"].as_str().unwrap().to_owned()));
     }
-    let lost: Vec<&String> = confirmed
-        .iter()
-        .filter(|b| !received.contains(*b))
-        .collect();
-    assert!(
-        lost.is_empty(),
-        "{} of {} acknowledged messages lost, e.g. {:?}",
-        lost.len(),
-        confirmed.len(),
-        &lost[..lost.len().min(5)]
-    );
+    assert_none_lost(&confirmed, |b| received.contains(b));
 }
 
 #[test]
@@ -161,17 +163,7 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
         }
         assert_eq!(c.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
     }
-    let lost: Vec<&String> = confirmed
-        .iter()
-        .filter(|b| !delivered.contains_key(*b))
-        .collect();
-    assert!(
-        lost.is_empty(),
-        "{} of {} acknowledged messages lost, e.g. {:?}",
-        lost.len(),
-        confirmed.len(),
-        &lost[..lost.len().min(5)]
-    );
+    assert_none_lost(&confirmed, |b| delivered.contains_key(b));
     let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "delivered more than once: {twice:?}");
 }

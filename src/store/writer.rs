@@ -165,18 +165,23 @@ mod tests {
         bodies
     }
 
+    /// Run `jobs` as one batch on the store's write connection.
+    fn batch(store: &Store, jobs: Vec<Job>) {
+        store
+            .blocking(|conn| {
+                commit_batch(conn, jobs);
+                Ok(())
+            })
+            .unwrap();
+    }
+
     #[test]
     fn a_failing_job_rolls_back_only_its_own_writes_and_the_batch_commits() {
         let store = Store::open_in_memory().unwrap();
         let (a, mut ra) = insert_job("a", false);
         let (b, mut rb) = insert_job("b", true);
         let (c, mut rc) = insert_job("c", false);
-        store
-            .blocking(|conn| {
-                commit_batch(conn, vec![a, b, c]);
-                Ok(())
-            })
-            .unwrap();
+        batch(&store, vec![a, b, c]);
         assert!(ra.try_recv().unwrap().is_ok());
         let refused = rb.try_recv().unwrap().unwrap_err();
         assert!(refused.to_string().contains("b refused"), "{refused}");
@@ -197,12 +202,7 @@ mod tests {
             tx,
         );
         let (c, mut rc) = insert_job("c", false);
-        store
-            .blocking(|conn| {
-                commit_batch(conn, vec![a, panics, c]);
-                Ok(())
-            })
-            .unwrap();
+        batch(&store, vec![a, panics, c]);
         assert!(ra.try_recv().unwrap().is_ok());
         assert!(matches!(rp.try_recv().unwrap(), Err(StoreError::Task)));
         assert!(rc.try_recv().unwrap().is_ok());
@@ -220,12 +220,7 @@ mod tests {
             },
             tx,
         );
-        store
-            .blocking(|conn| {
-                commit_batch(conn, vec![popper]);
-                Ok(())
-            })
-            .unwrap();
+        batch(&store, vec![popper]);
         assert_eq!(r.try_recv().unwrap().unwrap(), 1);
     }
 
