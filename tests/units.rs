@@ -117,6 +117,9 @@ fn the_agent_unit_runs_the_harness_as_a_notify_service_with_the_grants_passed_on
         .parse()
         .unwrap();
     assert!(timeout > grace + 10, "{timeout} vs {grace}");
+}
+
+#[test]
 fn the_dashboard_socket_has_host_socks_audience_and_feeds_the_same_service() {
     let web = unit("hive-c0re-web.socket");
     let host = unit("hive-c0re.socket");
