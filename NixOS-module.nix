@@ -106,6 +106,8 @@ let
       "`CPUQuota=` of every agent container (200% = two CPUs); null for no limit.";
     agent_memory_max = opt (types.nullOr (types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity")) "4G"
       "`MemoryMax=` of every agent container; null for no limit.";
+    max_agents = opt types.ints.positive 1000
+      "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's LimitNOFILE=65536 covers about 16,000.";
     max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
     message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
     journal_directory = opt (types.nullOr absolutePath) null ''

@@ -76,6 +76,11 @@ pub struct Config {
     pub agent_cpu_quota: Option<String>,
     /// `MemoryMax=` for every agent container.
     pub agent_memory_max: Option<String>,
+    /// Most agents the hive manages, the manager included; `spawn` past it
+    /// is refused. Each agent costs the daemon about two file descriptors
+    /// (its socket, its harness's connection): keep the unit's
+    /// `LimitNOFILE=` above a few times this.
+    pub max_agents: usize,
     /// Largest message body the broker accepts, in bytes.
     pub max_body_bytes: usize,
     /// How long handled messages are kept before they are vacuumed.
@@ -145,6 +150,7 @@ impl Default for Config {
             approval_command: Vec::new(),
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
+            max_agents: 1000,
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,
             journal_directory: None,

@@ -160,6 +160,15 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
         }) => {
             return follow_logs(hive, (name, lines, unit), reader, write, shutdown).await;
         }
+        Ok(HostRequest::AgentStatus) => {
+            // The roster's JSON, serialized once per change.
+            let line = HostResponse::agent_statuses_line(hive.roster().json());
+            if let Err(err) = framing::write_line(&mut write, &line).await {
+                tracing::debug!("host.sock client went away before its answer: {err}");
+            }
+            let _ = write.shutdown().await;
+            return;
+        }
         Ok(request) => dispatch(&hive, request).await,
     };
     if let Err(err) = write_line(&mut write, &response).await {

@@ -255,7 +255,7 @@ impl Hive {
         let r = Recipient::Agent(agent.clone());
         let stored = self
             .store()
-            .run(move |c| messages::pending_count(c, &r))
+            .read(move |c| messages::pending_count(c, &r))
             .await?;
         let transient = self.transient().get(agent).map_or(0, |q| q.len() as u64);
         Ok(stored + transient)
@@ -271,7 +271,7 @@ impl Hive {
         let limit = limit.min(RECENT_CAP);
         Ok(self
             .store()
-            .run(move |c| messages::recent(c, &recipient, limit))
+            .read(move |c| messages::recent(c, &recipient, limit))
             .await?)
     }
 
@@ -321,7 +321,7 @@ impl Hive {
     /// `of`'s descendants, parents first then by name, with whether each
     /// container runs.
     pub async fn descendants(&self, of: &Ident) -> Result<Vec<(Ident, bool)>, HiveError> {
-        let topology = Topology::new(self.store().run(|c| agents::parents(c)).await?);
+        let topology = Topology::new(self.store().read(agents::parents).await?);
         let view = self.driver().view();
         Ok(topology
             .descendants(of)

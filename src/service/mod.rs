@@ -40,6 +40,7 @@ pub mod roster;
 mod schedule_tests;
 pub mod schedules;
 pub mod session;
+pub mod snapshot;
 pub mod sockets;
 pub mod startup;
 pub mod swarm;
@@ -94,6 +95,8 @@ struct Inner {
     clock: SharedClock,
     /// Roster rows, pushed on every change, for `subscribe_agent_status`.
     rows: broadcast::Sender<AgentStatusRow>,
+    /// The roster in memory, updated by every publish.
+    roster: Mutex<snapshot::Rows>,
     /// Agents an operator (or the hive) is taking down, each until an
     /// instant: their unit leaving `active` before then is not a crash. A
     /// mark is consumed when the watcher sees the unit go down, dropped when
@@ -128,13 +131,14 @@ impl Hive {
         let journal = Journal::new(JournalSource::from_config(
             config.journal_directory.as_deref(),
         ));
-        Ok(Self {
+        let hive = Self {
             inner: Arc::new(Inner {
                 config,
                 store,
                 driver,
                 clock,
                 rows: broadcast::channel(256).0,
+                roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
                 journal,
@@ -142,7 +146,13 @@ impl Hive {
                 sockets: OnceLock::new(),
                 swarm: swarm::SwarmState::default(),
             }),
-        })
+        };
+        let (records, reminders) = hive
+            .store()
+            .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
+        let rows = hive.build_rows(&records, reminders);
+        hive.roster_rows().replace_all(rows);
+        Ok(hive)
     }
 
     pub fn config(&self) -> &Config {
@@ -179,6 +189,13 @@ impl Hive {
     /// Rows as they change. A receiver that lags loses rows, never blocks.
     pub fn subscribe_rows(&self) -> broadcast::Receiver<AgentStatusRow> {
         self.inner.rows.subscribe()
+    }
+
+    fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {
+        self.inner
+            .roster
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
@@ -224,7 +241,7 @@ impl Hive {
         let n = name.clone();
         self.inner
             .store
-            .run(move |c| agents::get(c, &n))
+            .read(move |c| agents::get(c, &n))
             .await?
             .ok_or_else(|| HiveError::UnknownAgent(name.clone()))
     }

@@ -347,6 +347,14 @@ impl HostResponse {
         }
     }
 
+    /// The line of [`HostResponse::agent_statuses`] around rows already
+    /// serialized as one JSON array: a roster served from memory is
+    /// serialized once per change, not once per request. Byte-equal to the
+    /// serde form (tested in `host_tests.rs`).
+    pub fn agent_statuses_line(rows_json: &str) -> String {
+        format!("{{\"version\":{VERSION},\"ok\":true,\"agent_statuses\":{rows_json}}}")
+    }
+
     pub fn urls(urls: HiveUrls) -> Self {
         Self {
             urls: Some(urls),

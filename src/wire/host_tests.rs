@@ -390,3 +390,14 @@ fn every_agent_request_variant_has_its_command_name_in_the_table() {
     let (from_enum, table) = enum_and_table::<Request>(Request::COMMANDS);
     assert_eq!(from_enum, table);
 }
+
+#[test]
+fn the_roster_line_around_pre_serialized_rows_is_byte_equal_to_the_serde_form() {
+    for rows in [vec![], vec![row()], vec![row(), row()]] {
+        let json = serde_json::to_string(&rows).unwrap();
+        assert_eq!(
+            HostResponse::agent_statuses_line(&json),
+            HostResponse::agent_statuses(rows).to_line()
+        );
+    }
+}
