@@ -106,11 +106,28 @@ let
       "`CPUQuota=` of every agent container (200% = two CPUs); null for no limit.";
     agent_memory_max = opt (types.nullOr (types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity")) "4G"
       "`MemoryMax=` of every agent container; null for no limit.";
+    max_agents = opt types.ints.positive 1000
+      "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's LimitNOFILE=65536 covers about 16,000.";
     max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
     message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
     journal_directory = opt (types.nullOr absolutePath) null ''
       Read logs from journal files in this directory instead of the host
       journal (container logs need the host journal).
+    '';
+    hive_name = opt (types.nullOr (types.strMatching "[a-z0-9-]{1,63}")) null ''
+      This hive's name in its swarm: other hives address its agents as
+      `agent@<hive_name>`. Required with `swarm`.
+    '';
+    swarm_name = opt (types.nullOr (types.strMatching "[a-z0-9-]{1,63}")) null ''
+      The swarm's name (its NATS stream, subjects and roster bucket).
+      Required with `swarm`.
+    '';
+    swarm = opt (types.nullOr (types.attrsOf types.anything)) null ''
+      Joining a swarm over NATS JetStream: `urls`, `user` and
+      `password_file` or `credentials_file`, `tls_ca_file`, `replicas` (see
+      src/swarm/README.md). The unit then needs TCP:
+      `systemd.services.hive-c0re.serviceConfig.RestrictAddressFamilies =
+      [ "AF_UNIX" "AF_INET" "AF_INET6" ]`. null: the hive runs alone.
     '';
   };
   knownKeys = builtins.attrNames settingsOptions;

@@ -9,13 +9,16 @@
 //! 2. Long-poll wake latency: an agent waits in `recv`, another sends; time
 //!    from the start of the `send` call (and from its commit) to the
 //!    poll's answer, p50/p99.
-//! 3. The floor: the same three commits per message (insert, pop, ack) done
-//!    by a bare rusqlite loop on its own connection, same pragmas — and the
-//!    same loop with `synchronous=NORMAL`, the price of FULL.
+//! 3. The floors, on a bare rusqlite connection with the same pragmas:
+//!    SQLite's one-commit-per-row (`INSERT` in its own `BEGIN IMMEDIATE …
+//!    COMMIT`) and N-rows-per-commit (10, 100) rates, the same three commits
+//!    per message (insert, pop, ack) as the broker, and that loop with
+//!    `synchronous=NORMAL` (the price of FULL). The broker's rate is printed
+//!    as a ratio to each.
 //!
-//! Both are bound by fsync (three commits per message), whose cost on a
-//! shared disk swings from run to run; ring and floor therefore alternate
-//! [`REPS`] times and the medians are printed beside each run.
+//! All are bound by fsync, whose cost on a shared disk swings from run to
+//! run; ring and floors therefore alternate [`REPS`] times and the medians
+//! (and the ratios of the medians) are printed at the end.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -155,6 +158,31 @@ fn floor(path: &std::path::Path, count: usize, synchronous: &str) -> anyhow::Res
     Ok(started.elapsed())
 }
 
+/// Rows per second inserting `count` rows, `per_commit` in each
+/// `BEGIN IMMEDIATE … COMMIT` (WAL, `synchronous=FULL`).
+fn rows_floor(path: &std::path::Path, count: usize, per_commit: usize) -> anyhow::Result<f64> {
+    let mut conn = rusqlite::Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.execute_batch(
+        "CREATE TABLE rows (id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, body TEXT NOT NULL)",
+    )?;
+    let started = Instant::now();
+    let mut n = 0;
+    while n < count {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        for _ in 0..per_commit.min(count - n) {
+            tx.execute(
+                "INSERT INTO rows (recipient, body) VALUES (?1, 'round')",
+                [format!("agent-{:03}", n % AGENTS)],
+            )?;
+            n += 1;
+        }
+        tx.commit()?;
+    }
+    Ok(count as f64 / started.elapsed().as_secs_f64())
+}
+
 fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let config = Config {
@@ -187,6 +215,8 @@ fn main() -> anyhow::Result<()> {
         dir.path().display()
     );
     let (mut ring_rates, mut floor_rates, mut normal_rates) = (Vec::new(), Vec::new(), Vec::new());
+    let mut per_row: [Vec<f64>; 3] = Default::default();
+    const PER_COMMIT: [usize; 3] = [1, 10, 100];
     for rep in 0..REPS {
         let (total, elapsed) = runtime.block_on(ring(&hive))?;
         let rate = total as f64 / elapsed.as_secs_f64();
@@ -213,12 +243,27 @@ fn main() -> anyhow::Result<()> {
             elapsed.as_secs_f64()
         );
         normal_rates.push(rate);
+        for (i, n) in PER_COMMIT.into_iter().enumerate() {
+            let rows = if n == 1 { total } else { total * 10 };
+            let path = dir.path().join(format!("rows-{n}-{rep}.db"));
+            let rate = rows_floor(&path, rows, n)?;
+            println!("run {rep}: floor, SQLite {n} row(s) per commit: {rate:.0} rows/s");
+            per_row[i].push(rate);
+        }
     }
+    let broker = median(ring_rates.clone());
+    for (i, n) in PER_COMMIT.into_iter().enumerate() {
+        let floor = median(per_row[i].clone());
+        println!(
+            "ratio: broker {broker:.0} messages/s / SQLite {n} row(s) per commit {floor:.0} rows/s = {:.2}x",
+            broker / floor
+        );
+    }
+    let (floor3, normal) = (median(floor_rates), median(normal_rates));
     println!(
-        "median: broker {:.0} messages/s, bare rusqlite floor {:.0} messages/s, NORMAL {:.0} messages/s",
-        median(ring_rates),
-        median(floor_rates),
-        median(normal_rates)
+        "median: broker {broker:.0} messages/s, bare rusqlite insert+pop+ack floor {floor3:.0} messages/s ({:.2}x), same with NORMAL {normal:.0} messages/s ({:.2}x)",
+        broker / floor3,
+        broker / normal
     );
 
     let (from_call, from_commit) = runtime.block_on(wake_latency(&hive))?;

@@ -76,6 +76,11 @@ pub struct Config {
     pub agent_cpu_quota: Option<String>,
     /// `MemoryMax=` for every agent container.
     pub agent_memory_max: Option<String>,
+    /// Most agents the hive manages, the manager included; `spawn` past it
+    /// is refused. Each agent costs the daemon about two file descriptors
+    /// (its socket, its harness's connection): keep the unit's
+    /// `LimitNOFILE=` above a few times this.
+    pub max_agents: usize,
     /// Largest message body the broker accepts, in bytes.
     pub max_body_bytes: usize,
     /// How long handled messages are kept before they are vacuumed.
@@ -88,6 +93,47 @@ pub struct Config {
     /// permission prompt, a question or idleness) before the manager gets
     /// a `needs_attention` event; 0 = never.
     pub attention_after_secs: u64,
+    /// This hive's name in its swarm: other hives address its agents as
+    /// `agent@<hive_name>`. Required with `swarm`.
+    pub hive_name: Option<Ident>,
+    /// The swarm's name: it names the bus stream, subjects and roster
+    /// bucket, so several swarms can share one NATS. Required with `swarm`.
+    pub swarm_name: Option<Ident>,
+    /// Joining a swarm over NATS JetStream (see `src/swarm/README.md`).
+    /// Absent: the hive runs alone, with no NATS.
+    pub swarm: Option<SwarmConfig>,
+}
+
+/// How the hive reaches its swarm's NATS servers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwarmConfig {
+    /// NATS server URLs (`nats://host:4222`, `tls://host:4222`); the client
+    /// fails over among them and reconnects for ever.
+    pub urls: Vec<String>,
+    /// A NATS `.creds` file (user JWT + nkey seed), for operator-mode
+    /// accounts.
+    #[serde(default)]
+    pub credentials_file: Option<PathBuf>,
+    /// A user of the servers' `authorization` block, with `password_file`.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// A file whose first line is `user`'s password (kept out of the
+    /// config, which the NixOS module puts in the world-readable store).
+    #[serde(default)]
+    pub password_file: Option<PathBuf>,
+    /// PEM file of the CA that signed the servers' certificates; setting it
+    /// makes TLS required.
+    #[serde(default)]
+    pub tls_ca_file: Option<PathBuf>,
+    /// Replicas of the swarm's stream and roster bucket (1 for one server,
+    /// 3 for a three-node cluster).
+    #[serde(default = "default_replicas")]
+    pub replicas: usize,
+}
+
+fn default_replicas() -> usize {
+    3
 }
 
 impl Default for Config {
@@ -108,10 +154,14 @@ impl Default for Config {
             approval_command: Vec::new(),
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
+            max_agents: 1000,
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,
             journal_directory: None,
             attention_after_secs: 300,
+            hive_name: None,
+            swarm_name: None,
+            swarm: None,
         }
     }
 }
@@ -131,6 +181,12 @@ pub enum ConfigError {
         #[source]
         source: serde_json::Error,
     },
+    /// A `swarm` section without the names it needs.
+    #[error("config file {path} has a `swarm` section but no `{missing}`; set it")]
+    SwarmIncomplete {
+        path: PathBuf,
+        missing: &'static str,
+    },
 }
 
 impl Config {
@@ -140,10 +196,32 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+        let config: Self = serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
             path: path.to_path_buf(),
             source,
-        })
+        })?;
+        if config.swarm.is_some() {
+            let missing = if config.hive_name.is_none() {
+                Some("hive_name")
+            } else if config.swarm_name.is_none() {
+                Some("swarm_name")
+            } else {
+                None
+            };
+            if let Some(missing) = missing {
+                return Err(ConfigError::SwarmIncomplete {
+                    path: path.to_path_buf(),
+                    missing,
+                });
+            }
+        }
+        Ok(config)
+    }
+
+    /// This hive's name when it is in a swarm (`swarm` and `hive_name`
+    /// set); `None` when it runs alone.
+    pub fn swarm_hive(&self) -> Option<&Ident> {
+        self.swarm.as_ref().and(self.hive_name.as_ref())
     }
 
     /// `<runtime-dir>/host.sock`.
@@ -238,6 +316,32 @@ mod tests {
             chain.contains("unknown field `stop_deadline_sec`"),
             "{chain}"
         );
+    }
+
+    #[test]
+    fn a_swarm_section_needs_the_hive_and_swarm_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, r#"{"swarm": {"urls": ["nats://127.0.0.1:4222"]}}"#).unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(err.contains("no `hive_name`"), "{err}");
+        std::fs::write(
+            &path,
+            r#"{"hive_name": "hive-a", "swarm_name": "s", "swarm": {"urls": ["nats://127.0.0.1:4222"]}}"#,
+        )
+        .unwrap();
+        let c = Config::load(&path).unwrap();
+        assert_eq!(c.swarm_hive().map(Ident::as_str), Some("hive-a"));
+        assert_eq!(c.swarm.unwrap().replicas, 3);
+    }
+
+    #[test]
+    fn without_a_swarm_section_the_hive_is_alone_even_with_a_name() {
+        let c = Config {
+            hive_name: Some(Ident::new("hive-a").unwrap()),
+            ..Config::default()
+        };
+        assert_eq!(c.swarm_hive(), None);
     }
 
     #[test]

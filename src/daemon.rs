@@ -44,11 +44,39 @@ pub const VACUUM_EVERY: Duration = Duration::from_secs(600);
 /// How long in-flight requests may take to finish after SIGTERM.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
+/// Most reactor threads, however many CPUs the host has.
+pub const MAX_WORKERS: usize = 4;
+
+/// Most threads of the runtime's blocking pool.
+pub const MAX_BLOCKING_THREADS: usize = 16;
+
+/// Raise the soft `RLIMIT_NOFILE` to the hard limit (systemd's default soft
+/// limit of 1,024 is below one fd per agent socket plus one per connection
+/// at 1,000 agents), and log both.
+fn raise_fd_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => tracing::info!(was = soft, soft = hard, hard, "raised the open files limit"),
+            Err(e) => tracing::warn!(soft, hard, "cannot raise the open files limit: {e}"),
+        },
+        Ok((soft, hard)) => tracing::info!(soft, hard, "open files limit"),
+        Err(e) => tracing::warn!("cannot read the open files limit: {e}"),
+    }
+}
+
 /// Run the daemon until SIGTERM/SIGINT. Call from a single-threaded `main`:
 /// it takes the activation fds before starting the runtime.
 pub fn serve(config: Config) -> anyhow::Result<()> {
     let fds = activation::take_named_fds().context("read socket activation")?;
+    raise_fd_limit();
+    // Threads are bounded whatever the host's size or the hive's: a few
+    // reactor workers, and a small blocking pool (file system calls,
+    // journalctl); the store has its own writer and readers.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_WORKERS));
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .enable_all()
         .build()
         .context("start the async runtime")?;
@@ -100,6 +128,12 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
+    if crate::swarm::start(hive.clone(), shutdown.clone())
+        .await
+        .context("join the swarm")?
+    {
+        notify::status("joining the swarm");
+    }
     let accept = {
         let (hive, shutdown2) = (hive.clone(), shutdown.clone());
         tokio::spawn(listener::accept_loop(

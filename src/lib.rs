@@ -26,7 +26,8 @@
 //! - One seam over systemd, [`containers::ContainerDriver`], with a stateful
 //!   fake (`--driver fake`) so everything above it runs without root.
 //! - Rules without IO live in `hive`, applied by `service`; SQLite in
-//!   `store` runs on blocking threads, never on the reactor.
+//!   `store` runs on its own threads (one writer with group commit, a few
+//!   readers), never on the reactor.
 //! - Names are validated once ([`wire::ident::Ident`]); paths and unit names
 //!   are built only from them.
 //!
@@ -57,10 +58,11 @@
 //!   (who may run which verb on whom, with which grants), approvals, topology,
 //!   roster (the agent record, unit states), broker recipients (the one
 //!   `OPERATOR`), the agenda's due times and caps.
-//! - [`store`]: SQLite — open, migrations, one file per table family; reads
-//!   and writes hive's types, decides nothing.
+//! - [`store`]: SQLite — open, migrations, the one writer (group commit) and
+//!   the readers, one file per table family; reads and writes hive's types,
+//!   decides nothing.
 //! - [`service`]: the hive as a service — the rules applied with the store
-//!   and the driver: access (`Hive::authorize`, once per request), lifecycle, approvals, roster and crash watcher, broker,
+//!   and the driver: access (`Hive::authorize`, once per request), lifecycle, approvals, roster (served from memory) and crash watcher, broker,
 //!   questions, reminders, loose ends, schedules, grants, the agenda timer,
 //!   logs, start-up.
 //! - [`server`]: framing, the accept loop, the reply path (one error
@@ -74,6 +76,9 @@
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
 //!   cap, `-o json` parsing, follow).
+//! - [`swarm`]: the swarm door — this hive on NATS JetStream beside its
+//!   peers: the outbox relay, the durable inbound consumer, the roster
+//!   bucket (design and guarantees: `src/swarm/README.md`).
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
@@ -105,6 +110,7 @@ pub mod logging;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod swarm;
 pub mod systemd;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -76,7 +76,7 @@ fn two_agents_exchange_messages() {
     assert_eq!(got[0]["in_reply_to"].as_i64(), Some(id));
     assert_eq!(
         send(&mut alice, "nobody", "x"),
-        r#"{"kind":"err","message":"no recipient \"nobody\" in this hive: send to a managed agent, \"operator\", \"<parent>\" or \"<children>\""}"#
+        r#"{"kind":"err","message":"no recipient \"nobody\" in this hive: send to a managed agent, \"operator\", \"<parent>\", \"<children>\" or \"agent@hive\""}"#
     );
 }
 

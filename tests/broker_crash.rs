@@ -1,6 +1,9 @@
 //! A SIGKILL of the real daemon under load loses no message that `send`
 //! acknowledged: every acknowledged body is, after a restart, either
-//! already received before the crash or received after it.
+//! already received before the crash or received after it; and a kill in
+//! the middle of the store's group commit (many senders at once, so every
+//! batch holds many callers) leaves each acknowledged message pending
+//! exactly once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
@@ -9,10 +12,55 @@ mod common;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use common::{Conn, Daemon, Launch};
 
 const HOST_OK: &str = r#"{"version":1,"ok":true}"#;
+
+/// A thread sending `<name>-<n>` to `sink` until the daemon dies; the bodies
+/// whose `send` was acknowledged.
+fn sender(d: &Daemon, name: &str, acked: &Arc<AtomicUsize>) -> JoinHandle<Vec<String>> {
+    let mut c = Conn::open(&d.agent_socket(name));
+    let (acked, name) = (acked.clone(), name.to_owned());
+    std::thread::spawn(move || {
+        let mut confirmed = Vec::new();
+        for n in 0.. {
+            let body = format!("{name}-{n}");
+            let line = format!(r#"{{"cmd":"send","to":"sink","body":"{body}"}}"#);
+            match c.try_ask(&line) {
+                Some(answer) if answer == r#"{"kind":"ok"}"# => {
+                    confirmed.push(body);
+                    acked.fetch_add(1, Ordering::SeqCst);
+                }
+                Some(answer) => panic!("{answer}"),
+                None => return confirmed,
+            }
+        }
+        confirmed
+    })
+}
+
+/// Wait until `n` sends were acknowledged.
+fn wait_for_acks(acked: &AtomicUsize, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while acked.load(Ordering::SeqCst) < n {
+        assert!(std::time::Instant::now() < deadline, "load never got going");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Every acknowledged body was delivered.
+fn assert_none_lost(confirmed: &[String], delivered: impl Fn(&str) -> bool) {
+    let lost: Vec<&String> = confirmed.iter().filter(|b| !delivered(b)).collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged messages lost, e.g. {:?}",
+        lost.len(),
+        confirmed.len(),
+        &lost[..lost.len().min(5)]
+    );
+}
 
 #[test]
 fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
@@ -26,26 +74,7 @@ fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
     let acked = Arc::new(AtomicUsize::new(0));
     let senders: Vec<_> = ["s1", "s2", "s3"]
         .into_iter()
-        .map(|name| {
-            let mut c = Conn::open(&d.agent_socket(name));
-            let acked = acked.clone();
-            std::thread::spawn(move || {
-                let mut confirmed = Vec::new();
-                for n in 0.. {
-                    let body = format!("{name}-{n}");
-                    let line = format!(r#"{{"cmd":"send","to":"sink","body":"{body}"}}"#);
-                    match c.try_ask(&line) {
-                        Some(answer) if answer == r#"{"kind":"ok"}"# => {
-                            confirmed.push(body);
-                            acked.fetch_add(1, Ordering::SeqCst);
-                        }
-                        Some(answer) => panic!("{answer}"),
-                        None => return confirmed,
-                    }
-                }
-                confirmed
-            })
-        })
+        .map(|name| sender(&d, name, &acked))
         .collect();
     // The sink pops and acks while the senders run, so the crash finds
     // rows in every state: pending, in flight and handled.
@@ -73,11 +102,7 @@ fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
     };
     // Kill once a good number of sends were acknowledged (an event the
     // senders count), mid-stream.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while acked.load(Ordering::SeqCst) < 300 {
-        assert!(std::time::Instant::now() < deadline, "load never got going");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_for_acks(&acked, 300);
     let dir = d.kill_hard();
     let confirmed: Vec<String> = senders
         .into_iter()
@@ -99,15 +124,46 @@ fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
         }
         received.extend(got.iter().map(|m| m["body"].as_str().unwrap().to_owned()));
     }
-    let lost: Vec<&String> = confirmed
-        .iter()
-        .filter(|b| !received.contains(*b))
+    assert_none_lost(&confirmed, |b| received.contains(b));
+}
+
+#[test]
+fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pending_exactly_once()
+{
+    const SENDERS: usize = 24;
+    let d = Daemon::start(Launch::Standalone);
+    let names: Vec<String> = (0..SENDERS).map(|i| format!("s{i}")).collect();
+    for a in names.iter().map(String::as_str).chain(["sink"]) {
+        assert_eq!(
+            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
+            HOST_OK
+        );
+    }
+    let acked = Arc::new(AtomicUsize::new(0));
+    let senders: Vec<_> = names.iter().map(|n| sender(&d, n, &acked)).collect();
+    wait_for_acks(&acked, 500);
+    let dir = d.kill_hard();
+    let confirmed: Vec<String> = senders
+        .into_iter()
+        .flat_map(|s| s.join().unwrap())
         .collect();
-    assert!(
-        lost.is_empty(),
-        "{} of {} acknowledged messages lost, e.g. {:?}",
-        lost.len(),
-        confirmed.len(),
-        &lost[..lost.len().min(5)]
-    );
+
+    let d = Daemon::start_in(dir, Launch::Standalone);
+    let mut c = Conn::open(&d.agent_socket("sink"));
+    let mut delivered: std::collections::HashMap<String, usize> = Default::default();
+    loop {
+        let got = c.recv(0, 500);
+        if got.is_empty() {
+            break;
+        }
+        for m in got {
+            *delivered
+                .entry(m["body"].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+        assert_eq!(c.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
+    }
+    assert_none_lost(&confirmed, |b| delivered.contains_key(b));
+    let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "delivered more than once: {twice:?}");
 }

@@ -63,6 +63,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Front doors: the wire and the service, nothing under it.
     ("server", &["wire", "service", "config", "clock", "errors"]),
     ("web", &["wire", "service", "config", "clock", "errors"]),
+    // The swarm door: this hive on NATS JetStream, like a socket.
+    ("swarm", &["wire", "service", "config"]),
     ("client", &["wire", "config"]),
     // The in-container harness (hive-agent): a client of the agent socket,
     // with sd_notify from systemd; nothing of the daemon's state.
@@ -81,6 +83,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "service",
             "server",
             "web",
+            "swarm",
             "logging",
             "errors",
         ],

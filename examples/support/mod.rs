@@ -41,6 +41,8 @@ pub fn hive_with(agents: usize) -> Bench {
         state_dir: dir.path().join("state"),
         runtime_dir: dir.path().join("run"),
         driver: DriverKind::Fake,
+        // The benchmarks' agents plus the manager.
+        max_agents: agents + 1,
         ..Config::default()
     };
     let rt = tokio::runtime::Runtime::new().unwrap();

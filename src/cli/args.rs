@@ -69,9 +69,13 @@ pub enum Command {
     /// Show the roster: one row per managed agent.
     #[command(
         after_help = "Examples:\n  hivectl status\n  hivectl status -q     names only\n  \
-                            hivectl status --json\n  hivectl status --needs-me"
+                            hivectl status --json\n  hivectl status --needs-me\n  \
+                            hivectl status --swarm   every hive of the swarm"
     )]
     Status {
+        /// Every hive of the swarm, with each agent's hive.
+        #[arg(long)]
+        swarm: bool,
         #[command(flatten)]
         view: TableView,
         /// Only agents waiting on a person (a permission prompt, a
@@ -570,7 +574,8 @@ impl Command {
             })
         };
         match self {
-            Self::Status { .. } => call(HostRequest::AgentStatus),
+            Self::Status { swarm: false, .. } => call(HostRequest::AgentStatus),
+            Self::Status { swarm: true, .. } => call(HostRequest::SwarmStatus),
             Self::List => call(HostRequest::List),
             Self::Start { which, wait } => {
                 lifecycle(Verb::Start, which.names.clone(), which.all, wait)

@@ -105,6 +105,7 @@ fn each_single_name_verb_sends_its_cmd_and_name() {
         ),
         (&["rebuild", "a"], r#"{"cmd":"rebuild","name":"a"}"#),
         (&["status"], r#"{"cmd":"agent_status"}"#),
+        (&["status", "--swarm"], r#"{"cmd":"swarm_status"}"#),
         (&["list"], r#"{"cmd":"list"}"#),
         (&["pending"], r#"{"cmd":"pending"}"#),
         (&["urls"], r#"{"cmd":"urls"}"#),

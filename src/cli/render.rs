@@ -61,6 +61,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             approvals_table(response.approvals.as_deref().unwrap_or(&[]), style)
         }
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
+        HostRequest::SwarmStatus => {
+            swarm_status_table(response.swarm_statuses.as_deref().unwrap_or(&[]), style)
+        }
         HostRequest::Logs { .. } | HostRequest::Journal(_) => {
             journal(response.entries.as_deref().unwrap_or(&[]), style.journal)
         }
@@ -319,6 +322,45 @@ pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
             verb_name(verb)
         )
     }
+}
+
+/// The swarm roster as a table: each agent's hive, then the roster's
+/// name, state (coloured like `status`), needs and status text. `-q`:
+/// `name@hive` per line, the addresses `send` takes.
+pub fn swarm_status_table(rows: &[crate::wire::host::SwarmAgentRow], style: &Style) -> String {
+    if style.view.quiet {
+        return rows
+            .iter()
+            .map(|r| format!("{}@{}\n", r.row.name, r.hive))
+            .collect();
+    }
+    if rows.is_empty() {
+        return if style.view.no_legend {
+            String::new()
+        } else {
+            "no agents in the swarm\n".into()
+        };
+    }
+    let body = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.hive.to_string(),
+                r.row.name.to_string(),
+                state(&r.row),
+                needs(&r.row).unwrap_or_else(|| "-".into()),
+                or_dash(r.row.status_text.as_deref()),
+            ]
+        })
+        .collect::<Vec<_>>();
+    let colours: Vec<Option<&'static str>> = rows.iter().map(|r| state_colour(&r.row)).collect();
+    let paint = style.colour.then_some((2, colours.as_slice()));
+    let headers: &[&str] = if style.view.no_legend {
+        &[]
+    } else {
+        &["HIVE", "NAME", "STATE", "NEEDS", "STATUS"]
+    };
+    painted_table(headers, &body, paint)
 }
 
 /// One name per line.

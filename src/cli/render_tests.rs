@@ -434,3 +434,50 @@ fn the_schedules_table_shows_the_next_fire_or_the_end_and_cancelled_targets() {
          2   ended 2026-11-30T12:00:00Z  once           operator (cancelled)    -            standup\n"
     );
 }
+
+#[test]
+fn the_swarm_status_table_names_each_agents_hive_and_quiet_prints_addresses() {
+    let rows = [
+        crate::wire::host::SwarmAgentRow {
+            hive: name("hive-a"),
+            published_at: 1,
+            row: AgentStatusRow {
+                running: true,
+                ..row("alice")
+            },
+        },
+        crate::wire::host::SwarmAgentRow {
+            hive: name("hive-b"),
+            published_at: 1,
+            row: row("bob"),
+        },
+    ];
+    let text = swarm_status_table(&rows, &plain());
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("HIVE"), "{text}");
+    assert!(
+        lines[1].starts_with("hive-a")
+            && lines[1].contains("alice")
+            && lines[1].contains("running"),
+        "{text}"
+    );
+    assert!(
+        lines[2].starts_with("hive-b") && lines[2].contains("bob") && lines[2].contains("stopped"),
+        "{text}"
+    );
+    let quiet = Style {
+        view: TableView {
+            quiet: true,
+            no_legend: false,
+        },
+        ..plain()
+    };
+    assert_eq!(
+        swarm_status_table(&rows, &quiet),
+        "alice@hive-a\nbob@hive-b\n"
+    );
+    assert_eq!(
+        swarm_status_table(&[], &plain()),
+        "no agents in the swarm\n"
+    );
+}

@@ -121,6 +121,10 @@ impl ContainerDriver for FakeDriver {
         self.units().clone()
     }
 
+    fn state(&self, agent: &Ident) -> Option<UnitState> {
+        self.units().get(agent).cloned()
+    }
+
     fn changes(&self) -> broadcast::Receiver<UnitChange> {
         self.changes.subscribe()
     }

@@ -147,6 +147,11 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
     /// Every managed container unit the driver knows, by agent. No I/O.
     fn view(&self) -> HashMap<Ident, UnitState>;
 
+    /// One agent's unit from the view, without copying the rest. No I/O.
+    fn state(&self, agent: &Ident) -> Option<UnitState> {
+        self.view().remove(agent)
+    }
+
     /// Changes to the view, as they happen.
     fn changes(&self) -> broadcast::Receiver<UnitChange>;
 

@@ -160,6 +160,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("list", Rule::Allow),
     ("agent_status", Rule::Allow),
     ("subscribe_agent_status", Rule::Allow),
+    ("swarm_status", Rule::Allow),
     ("urls", Rule::Allow),
     ("set_paused", Rule::Allow),
     ("start", Rule::Allow),

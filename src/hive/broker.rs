@@ -16,12 +16,23 @@ pub const PARENT_RECIPIENT: &str = "<parent>";
 /// Every direct child of the sender (none: a no-op).
 pub const CHILDREN_RECIPIENT: &str = "<children>";
 
-/// Why a `to` names nobody.
+/// Why a `to` names nobody. Every variant asks the sender to fix the name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "no recipient {0:?} in this hive: send to a managed agent, \"operator\", \"<parent>\" or \"<children>\""
-)]
-pub struct UnknownRecipient(pub String);
+pub enum UnknownRecipient {
+    /// No such agent here, and not a special recipient.
+    #[error(
+        "no recipient {0:?} in this hive: send to a managed agent, \"operator\", \"<parent>\", \"<children>\" or \"agent@hive\""
+    )]
+    Local(String),
+    /// An `@` address whose halves are not both names.
+    #[error("{0:?} is not an address: use \"agent@hive\", both of a-z, 0-9 and '-'")]
+    Malformed(String),
+    /// An `agent@hive` address, but this hive is not in a swarm.
+    #[error(
+        "{0:?} names another hive, but this hive is not in a swarm (its config has no `swarm` section)"
+    )]
+    NoSwarm(String),
+}
 
 /// The recipients of a message `sender` addresses to `to`. May be empty
 /// (`<children>` of a leaf).
@@ -44,7 +55,7 @@ pub fn resolve(
         OPERATOR => Ok(vec![Recipient::Operator]),
         name => match Ident::new(name) {
             Ok(agent) if topology.contains(&agent) => Ok(vec![Recipient::Agent(agent)]),
-            _ => Err(UnknownRecipient(name.chars().take(80).collect())),
+            _ => Err(UnknownRecipient::Local(name.chars().take(80).collect())),
         },
     }
 }
@@ -109,7 +120,7 @@ mod tests {
         let t = tree();
         for to in ["zed", "../etc", "", "<parents>", "system", "Ruth"] {
             let err = resolve(&t, &id("b"), to).unwrap_err();
-            assert_eq!(err, UnknownRecipient(to.to_owned()));
+            assert_eq!(err, UnknownRecipient::Local(to.to_owned()));
             assert!(err.to_string().contains("no recipient"), "{err}");
         }
     }

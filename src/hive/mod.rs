@@ -8,6 +8,7 @@
 //!   targets, file paths, caps.
 //! - [`approvals`]: the approval state machine.
 //! - [`broker`]: who a message reaches (`<parent>`, `<children>`, names).
+//! - [`address`]: swarm addresses, `agent@hive`.
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
 //! - [`unit`](mod@unit): a container unit's state as the rules read it.
@@ -46,6 +47,7 @@ pub enum Outcome {
 }
 
 pub mod access;
+pub mod address;
 pub mod agenda;
 pub mod approvals;
 pub mod broker;

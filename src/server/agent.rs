@@ -51,10 +51,16 @@ async fn hung_up(reader: &mut BufReader<OwnedReadHalf>, write: &OwnedWriteHalf) 
     }
 }
 
+/// The read buffer of one agent connection.
+pub const AGENT_READ_BUFFER: usize = 4 * 1024;
+
 /// Serve one connection of `caller` until it closes or `stop` fires.
 pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: CancellationToken) {
     let (read, mut write) = stream.into_split();
-    let mut reader = BufReader::with_capacity(64 * 1024, read);
+    // Held for the life of an agent's connection, one per agent: small
+    // (1,000 agents x 64 KiB was 64 MiB of buffers); longer lines still
+    // read whole, up to MAX_LINE.
+    let mut reader = BufReader::with_capacity(AGENT_READ_BUFFER, read);
     loop {
         let line = tokio::select! {
             () = stop.cancelled() => return,

@@ -31,6 +31,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::List => answer(hive.list().await, HostResponse::agents),
         HostRequest::AgentStatus => answer(hive.agent_status().await, HostResponse::agent_statuses),
         HostRequest::Urls => HostResponse::urls(hive.urls()),
+        HostRequest::SwarmStatus => answer(hive.swarm_roster().await, HostResponse::swarm_statuses),
         HostRequest::SetPaused { name, paused } => done(hive.set_paused(&name, paused).await),
         HostRequest::Start { scope } => done(hive.start(&scope).await),
         HostRequest::Stop {
@@ -158,6 +159,15 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
             follow: true,
         }) => {
             return follow_logs(hive, (name, lines, unit), reader, write, shutdown).await;
+        }
+        Ok(HostRequest::AgentStatus) => {
+            // The roster's JSON, serialized once per change.
+            let line = HostResponse::agent_statuses_line(hive.roster().json());
+            if let Err(err) = framing::write_line(&mut write, &line).await {
+                tracing::debug!("host.sock client went away before its answer: {err}");
+            }
+            let _ = write.shutdown().await;
+            return;
         }
         Ok(request) => dispatch(&hive, request).await,
     };

@@ -50,6 +50,7 @@ pub fn wire_error(err: &HiveError) -> String {
         // rules refuse: the caller fixes the request.
         HiveError::UnknownAgent(_)
         | HiveError::AlreadyManaged(_)
+        | HiveError::HiveFull { .. }
         | HiveError::Topology(_)
         | HiveError::UnknownApproval(_)
         | HiveError::BadFilter(_)

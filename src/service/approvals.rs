@@ -16,7 +16,7 @@ use crate::wire::ident::Ident;
 impl Hive {
     /// Every pending row, then recent resolved ones.
     pub async fn approvals(&self) -> Result<Vec<Approval>, HiveError> {
-        Ok(self.store().run(|c| approvals::list(c)).await?)
+        Ok(self.store().read(approvals::list).await?)
     }
 
     /// Add a pending row.
@@ -35,7 +35,7 @@ impl Hive {
         let n = name.clone();
         if self
             .store()
-            .run(move |c| agents::get(c, &n))
+            .read(move |c| agents::get(c, &n))
             .await?
             .is_some()
         {

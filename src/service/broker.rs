@@ -18,6 +18,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::{Hive, HiveError};
+use crate::hive::address::{self, Address};
 use crate::hive::broker;
 use crate::hive::topology::Topology;
 use crate::hive::{OPERATOR, Recipient};
@@ -51,7 +52,7 @@ impl Hive {
     }
 
     /// `sender` sends `body` to `to` (an agent, `operator`, `<parent>`,
-    /// `<children>`), resolved against the topology in the transaction that
+    /// `<children>`, or `agent@hive` of another hive: see [`super::swarm`]), resolved against the topology in the transaction that
     /// stores the rows. Returns how many inboxes got it.
     pub async fn send(
         &self,
@@ -61,6 +62,10 @@ impl Hive {
         in_reply_to: Option<i64>,
     ) -> Result<usize, HiveError> {
         self.check_body(&body)?;
+        let to = match address::parse(to, self.config().swarm_hive())? {
+            Address::Local(to) => to,
+            Address::Remote(remote) => return self.send_remote(sender, remote, body).await,
+        };
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
         let recipients = self
             .transact(move |c| {
@@ -250,7 +255,7 @@ impl Hive {
         let r = Recipient::Agent(agent.clone());
         let stored = self
             .store()
-            .run(move |c| messages::pending_count(c, &r))
+            .read(move |c| messages::pending_count(c, &r))
             .await?;
         let transient = self.transient().get(agent).map_or(0, |q| q.len() as u64);
         Ok(stored + transient)
@@ -266,7 +271,7 @@ impl Hive {
         let limit = limit.min(RECENT_CAP);
         Ok(self
             .store()
-            .run(move |c| messages::recent(c, &recipient, limit))
+            .read(move |c| messages::recent(c, &recipient, limit))
             .await?)
     }
 
@@ -280,6 +285,10 @@ impl Hive {
             .await?;
         if n > 0 {
             tracing::info!(deleted = n, "vacuumed handled messages");
+        }
+        let sent = self.vacuum_outbox().await?;
+        if sent > 0 {
+            tracing::info!(deleted = sent, "vacuumed relayed outbox rows");
         }
         Ok(n)
     }
@@ -312,7 +321,7 @@ impl Hive {
     /// `of`'s descendants, parents first then by name, with whether each
     /// container runs.
     pub async fn descendants(&self, of: &Ident) -> Result<Vec<(Ident, bool)>, HiveError> {
-        let topology = Topology::new(self.store().run(|c| agents::parents(c)).await?);
+        let topology = Topology::new(self.store().read(agents::parents).await?);
         let view = self.driver().view();
         Ok(topology
             .descendants(of)

@@ -28,6 +28,13 @@ pub enum HiveError {
     /// ask for a grant, or have the manager or the operator do it.
     #[error(transparent)]
     Denied(#[from] Denied),
+    /// `spawn` when the hive already manages `max_agents` agents: destroy
+    /// one, or raise the limit (and the unit's `LimitNOFILE=` with it).
+    #[error(
+        "cannot spawn \"{name}\": the hive is full ({max} agents, the manager included; \
+         max_agents in the config); destroy an agent or raise max_agents"
+    )]
+    HiveFull { name: Ident, max: usize },
     /// A topology move that is not allowed.
     #[error(transparent)]
     Topology(#[from] TopologyError),

@@ -49,7 +49,7 @@ impl Hive {
         let n = name.to_string();
         Ok(self
             .store()
-            .run(move |c| grants::capabilities(c, &n))
+            .read(move |c| grants::capabilities(c, &n))
             .await?)
     }
 
@@ -58,7 +58,7 @@ impl Hive {
         let n = name.to_string();
         Ok(self
             .store()
-            .run(move |c| grants::tool_groups(c, &n))
+            .read(move |c| grants::tool_groups(c, &n))
             .await?)
     }
 
@@ -142,7 +142,7 @@ impl Hive {
         let n = name.clone();
         Ok(self
             .store()
-            .run(move |c| agents::get(c, &n))
+            .read(move |c| agents::get(c, &n))
             .await?
             .is_some())
     }

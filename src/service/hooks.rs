@@ -40,7 +40,7 @@ impl Hive {
                         since: now,
                     });
                 hooks::record(&tx, &n, now, &event.name, &event.raw, next.as_ref())?;
-                tx.commit().map_err(crate::store::StoreError::from)?;
+                tx.commit()?;
                 Ok(next)
             })
             .await?;

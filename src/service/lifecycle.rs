@@ -39,9 +39,13 @@ where
     let hive = hive.clone();
     let work = async move {
         let mut failures = Vec::new();
+        // Each agent's row is brought up to date once its action ends, so
+        // the roster read after the answer shows it.
         if sequential {
             for name in names {
-                if let Err(e) = op(hive.clone(), name.clone()).await {
+                let done = op(hive.clone(), name.clone()).await;
+                hive.publish(&name).await;
+                if let Err(e) = done {
                     failures.push((name, e));
                 }
             }
@@ -49,7 +53,12 @@ where
             let mut set = JoinSet::new();
             for name in names {
                 let fut = op(hive.clone(), name.clone());
-                set.spawn(async move { (name, fut.await) });
+                let h = hive.clone();
+                set.spawn(async move {
+                    let done = fut.await;
+                    h.publish(&name).await;
+                    (name, done)
+                });
             }
             while let Some(joined) = set.join_next().await {
                 if let Ok((name, Err(e))) = joined {
@@ -276,13 +285,19 @@ impl Hive {
     pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
         let spec = self.container_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
-        let inserted = self
-            .store()
-            .run(move |c| agents::insert(c, &n, Some(&parent), now))
-            .await?;
-        if !inserted {
-            return Err(HiveError::AlreadyManaged(name.clone()));
-        }
+        let max = self.config().max_agents;
+        // Counted and inserted in one write: racing spawns cannot overfill.
+        self.transact(move |c| {
+            if agents::get(c, &n)?.is_some() {
+                return Err(HiveError::AlreadyManaged(n));
+            }
+            if agents::count(c)? >= max {
+                return Err(HiveError::HiveFull { name: n, max });
+            }
+            agents::insert(c, &n, Some(&parent), now)?;
+            Ok(())
+        })
+        .await?;
         let created = async {
             for dir in [&spec.state_dir, &spec.runtime_dir] {
                 tokio::fs::create_dir_all(dir)
@@ -401,6 +416,8 @@ impl Hive {
             })
             .await?;
         self.forget_agenda_of(name).await?;
+        // Its row goes, and its children's show their new parent.
+        self.reload_roster().await?;
         self.close_socket(name);
         self.drop_transient(name);
         let runtime = self.config().agent_runtime_dir(name);

@@ -21,7 +21,7 @@ impl Hive {
         caller: &Caller,
         agent: Option<&str>,
     ) -> Result<Target, HiveError> {
-        let parents = self.store().run(|c| agents::parents(c)).await?;
+        let parents = self.store().read(agents::parents).await?;
         let may_query_others = match caller {
             Caller::Manager(_) => true,
             Caller::Agent(name) => self
@@ -103,7 +103,7 @@ impl Hive {
         let who = owner_filter(self.resolve_scope(caller, agent).await?);
         Ok(self
             .store()
-            .run(move |c| reminders::count_pending(c, who.as_deref()))
+            .read(move |c| reminders::count_pending(c, who.as_deref()))
             .await?)
     }
 
@@ -122,7 +122,7 @@ impl Hive {
         });
         Ok(self
             .store()
-            .run(move |c| reminders::rollup(c, who.as_deref(), cutoff))
+            .read(move |c| reminders::rollup(c, who.as_deref(), cutoff))
             .await?)
     }
 

@@ -19,6 +19,8 @@
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
 //! - [`startup`]: what the daemon does once before serving.
+//! - [`swarm`]: the outbox of cross-hive sends, the idempotent insert of
+//!   what other hives sent, the swarm roster.
 
 pub mod access;
 #[cfg(test)]
@@ -41,8 +43,10 @@ pub mod roster;
 mod schedule_tests;
 pub mod schedules;
 pub mod session;
+pub mod snapshot;
 pub mod sockets;
 pub mod startup;
+pub mod swarm;
 #[cfg(test)]
 mod tests;
 pub mod timer;
@@ -94,6 +98,8 @@ struct Inner {
     clock: SharedClock,
     /// Roster rows, pushed on every change, for `subscribe_agent_status`.
     rows: broadcast::Sender<AgentStatusRow>,
+    /// The roster in memory, updated by every publish.
+    roster: Mutex<snapshot::Rows>,
     /// Agents an operator (or the hive) is taking down, each until an
     /// instant: their unit leaving `active` before then is not a crash. A
     /// mark is consumed when the watcher sees the unit go down, dropped when
@@ -110,6 +116,8 @@ struct Inner {
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
+    /// The relay's wake-up and the other hives' roster rows.
+    swarm: swarm::SwarmState,
 }
 
 impl Hive {
@@ -126,20 +134,28 @@ impl Hive {
         let journal = Journal::new(JournalSource::from_config(
             config.journal_directory.as_deref(),
         ));
-        Ok(Self {
+        let hive = Self {
             inner: Arc::new(Inner {
                 config,
                 store,
                 driver,
                 clock,
                 rows: broadcast::channel(256).0,
+                roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
                 journal,
                 transient: Mutex::new(HashMap::new()),
                 sockets: OnceLock::new(),
+                swarm: swarm::SwarmState::default(),
             }),
-        })
+        };
+        let (records, reminders) = hive
+            .store()
+            .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
+        let rows = hive.build_rows(&records, reminders);
+        hive.roster_rows().replace_all(rows);
+        Ok(hive)
     }
 
     pub fn config(&self) -> &Config {
@@ -176,6 +192,13 @@ impl Hive {
     /// Rows as they change. A receiver that lags loses rows, never blocks.
     pub fn subscribe_rows(&self) -> broadcast::Receiver<AgentStatusRow> {
         self.inner.rows.subscribe()
+    }
+
+    fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {
+        self.inner
+            .roster
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
@@ -221,7 +244,7 @@ impl Hive {
         let n = name.clone();
         self.inner
             .store
-            .run(move |c| agents::get(c, &n))
+            .read(move |c| agents::get(c, &n))
             .await?
             .ok_or_else(|| HiveError::UnknownAgent(name.clone()))
     }

@@ -210,7 +210,7 @@ impl Hive {
 
     /// Every open question, oldest first (the operator's view).
     pub async fn open_questions(&self) -> Result<Vec<WireQuestion>, HiveError> {
-        let rows = self.store().run(|c| questions::open(c)).await?;
+        let rows = self.store().read(questions::open).await?;
         Ok(rows
             .into_iter()
             .map(|r| WireQuestion {

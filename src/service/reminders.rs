@@ -53,7 +53,7 @@ impl Hive {
         let o = owner.to_string();
         if self
             .store()
-            .run(move |c| reminders::count_pending(c, Some(&o)))
+            .read(move |c| reminders::count_pending(c, Some(&o)))
             .await?
             >= MAX_PENDING_REMINDERS
         {

@@ -1,12 +1,16 @@
 //! The live roster: rows built from the registry and the driver's view,
 //! pushed to subscribers on every change, and the crash watcher.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use tokio::sync::broadcast::error::RecvError;
 
+use super::snapshot::Roster;
 use super::{Hive, HiveError};
 use crate::containers::{UnitChange, UnitState};
 use crate::hive::Outcome;
-use crate::hive::roster::{self, RowInputs};
+use crate::hive::roster::{self, AgentRecord, RowInputs};
 use crate::hive::topology::Topology;
 use crate::store::{agents, immediate, reminders};
 use crate::wire::events::HelperEvent;
@@ -16,40 +20,53 @@ use crate::wire::ident::Ident;
 impl Hive {
     /// Managed agents by name.
     pub async fn list(&self) -> Result<Vec<Ident>, HiveError> {
-        let all = self.store().run(|c| agents::all(c)).await?;
+        let all = self.store().read(agents::all).await?;
         Ok(all.into_iter().map(|a| a.name).collect())
     }
 
-    /// One row per managed agent, by name. No D-Bus call: the unit states
-    /// come from the driver's live view.
+    /// One row per managed agent, by name, from the roster in memory: no
+    /// query, no stat, no D-Bus call per request.
     pub async fn agent_status(&self) -> Result<Vec<AgentStatusRow>, HiveError> {
-        // One blocking task for the query and every pause marker: a task per
-        // marker would cost a thread hop per agent per request.
-        let hive = self.clone();
-        let (records, mut reminders, paused) = tokio::task::spawn_blocking(move || {
-            let (records, reminders) = hive
-                .store()
-                .blocking(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))?;
-            let paused: Vec<bool> = records
-                .iter()
-                .map(|r| hive.paused_marker(&r.name).exists())
-                .collect();
-            Ok::<_, HiveError>((records, reminders, paused))
-        })
-        .await
-        .map_err(|e| HiveError::Internal(format!("roster task ended: {e}")))??;
+        Ok(self.roster().rows().to_vec())
+    }
+
+    /// The current roster (rows and their JSON, serialized once per change),
+    /// for `agent_status` and dashboards.
+    pub fn roster(&self) -> Arc<Roster> {
+        self.roster_rows().current()
+    }
+
+    /// Every row, built from the store, the pause markers and the driver's
+    /// view (start-up, and after changes were lost).
+    pub(super) fn build_rows(
+        &self,
+        records: &[AgentRecord],
+        mut reminders: HashMap<String, u64>,
+    ) -> Vec<AgentStatusRow> {
         let view = self.driver().view();
-        let mut rows = Vec::with_capacity(records.len());
-        for (record, paused) in records.iter().zip(paused) {
-            rows.push(roster::row(RowInputs {
-                record,
-                unit: view.get(&record.name),
-                paused,
-                pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
-                domain: self.config().domain.as_deref(),
-            }));
-        }
-        Ok(rows)
+        records
+            .iter()
+            .map(|record| {
+                roster::row(RowInputs {
+                    record,
+                    unit: view.get(&record.name),
+                    paused: self.paused_marker(&record.name).exists(),
+                    pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
+                    domain: self.config().domain.as_deref(),
+                })
+            })
+            .collect()
+    }
+
+    /// Rebuild the whole roster from the store.
+    pub(super) async fn reload_roster(&self) -> Result<(), HiveError> {
+        let (records, reminders) = self
+            .store()
+            .read(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))
+            .await?;
+        let rows = self.build_rows(&records, reminders);
+        self.roster_rows().replace_all(rows);
+        Ok(())
     }
 
     /// The current row of one agent, if managed.
@@ -57,7 +74,7 @@ impl Hive {
         let n = name.clone();
         let Some((record, pending_reminders)) = self
             .store()
-            .run(move |c| {
+            .read(move |c| {
                 let count = reminders::count_pending(c, Some(n.as_str()))?;
                 Ok(agents::get(c, &n)?.map(|r| (r, count)))
             })
@@ -65,7 +82,7 @@ impl Hive {
         else {
             return Ok(None);
         };
-        let unit: Option<UnitState> = self.driver().view().remove(name);
+        let unit: Option<UnitState> = self.driver().state(name);
         Ok(Some(roster::row(RowInputs {
             record: &record,
             unit: unit.as_ref(),
@@ -75,13 +92,15 @@ impl Hive {
         })))
     }
 
-    /// Push an agent's current row to subscribers.
+    /// Bring an agent's row in the roster up to date and push it to
+    /// subscribers (an agent no longer managed leaves the roster).
     pub async fn publish(&self, name: &Ident) {
         match self.row(name).await {
             Ok(Some(row)) => {
+                self.roster_rows().put(row.clone());
                 let _ = self.inner.rows.send(row);
             }
-            Ok(None) => {}
+            Ok(None) => self.roster_rows().remove(name),
             Err(err) => tracing::warn!(agent = %name, "{name}: cannot build roster row: {err:#}"),
         }
     }
@@ -177,6 +196,9 @@ impl Hive {
                     // Changes were dropped: push every row so subscribers
                     // reconcile, as after a resync.
                     tracing::warn!(missed, "unit changes lagged; republishing every row");
+                    if let Err(err) = self.reload_roster().await {
+                        tracing::error!("cannot reload the roster: {err:#}");
+                    }
                     if let Ok(names) = self.list().await {
                         for name in names {
                             self.publish(&name).await;

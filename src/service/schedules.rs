@@ -101,7 +101,7 @@ impl Hive {
 
     /// `list_schedules`: every schedule, cancelled and finished ones too.
     pub async fn list_schedules(&self) -> Result<Vec<WireSchedule>, HiveError> {
-        Ok(self.store().run(|c| schedules::list(c)).await?)
+        Ok(self.store().read(schedules::list).await?)
     }
 
     async fn fire(&self, id: i64, advance: bool) -> Result<Fired, HiveError> {

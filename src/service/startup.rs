@@ -30,7 +30,7 @@ pub async fn open_store(path: &Path, now: i64) -> Result<Store, StoreError> {
 /// The containers the driver watches: every managed agent and the manager.
 pub async fn container_names(store: &Store, config: &Config) -> Result<Vec<Ident>, StoreError> {
     let mut names: Vec<Ident> = store
-        .run(|c| agents::all(c))
+        .read(agents::all)
         .await?
         .into_iter()
         .map(|a| a.name)

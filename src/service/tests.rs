@@ -317,3 +317,61 @@ async fn a_stop_deadline_from_the_request_replaces_the_configured_one_within_lim
         }
     );
 }
+
+#[tokio::test]
+async fn the_roster_is_one_version_until_a_change_and_follows_spawn_pause_crash_and_destroy() {
+    let (hive, driver, _dir) = hive();
+    let before = hive.roster();
+    assert!(
+        Arc::ptr_eq(&before, &hive.roster()),
+        "no change, same version"
+    );
+    assert!(
+        std::ptr::eq(before.json(), hive.roster().json()),
+        "serialized once"
+    );
+    hive.spawn(&id("alice")).await.unwrap();
+    let row = |name: &str| {
+        hive.roster()
+            .rows()
+            .iter()
+            .find(|r| r.name.as_str() == name)
+            .cloned()
+    };
+    assert!(row("alice").unwrap().running);
+    hive.set_paused(&id("alice"), true).await.unwrap();
+    assert!(row("alice").unwrap().paused);
+    assert!(hive.roster().json().contains("\"paused\":true"));
+    driver.crash(&id("alice"));
+    eventually("the crashed row", async || !row("alice").unwrap().running).await;
+    hive.destroy(&id("alice"), false).await.unwrap();
+    assert!(row("alice").is_none());
+    assert_eq!(hive.agent_status().await.unwrap(), hive.roster().rows());
+}
+
+#[tokio::test]
+async fn a_spawn_past_max_agents_is_refused_naming_the_key_and_frees_up_after_a_destroy() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        max_agents: 2,
+        ..config_in(dir.path())
+    };
+    let (hive, _driver) = hive_at(config, 1000);
+    hive.spawn(&id("alice")).await.unwrap();
+    let err = hive.spawn(&id("bob")).await.unwrap_err();
+    assert!(
+        matches!(err, super::HiveError::HiveFull { max: 2, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("\"bob\"") && text.contains("max_agents"),
+        "{text}"
+    );
+    assert!(
+        hive.require(&id("bob")).await.is_err(),
+        "no row left behind"
+    );
+    hive.destroy(&id("alice"), false).await.unwrap();
+    hive.spawn(&id("bob")).await.unwrap();
+}

@@ -70,6 +70,14 @@ pub fn all(conn: &Connection) -> Result<Vec<AgentRecord>, StoreError> {
     rows.map(|r| build(r?)).collect()
 }
 
+/// How many agents are managed (the manager included).
+pub fn count(conn: &Connection) -> Result<usize, StoreError> {
+    let n: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM agents")?
+        .query_row([], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
 /// One agent, if managed.
 pub fn get(conn: &Connection, name: &Ident) -> Result<Option<AgentRecord>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM agents WHERE name = ?1"))?;

@@ -119,7 +119,28 @@ const STEPS: &[&str] = &[
     -- agents whose tool groups were set explicitly (possibly to none);
     -- the others get the default groups
     CREATE TABLE tool_groups_set (agent TEXT PRIMARY KEY);",
-    // 4: Claude Code hooks: the session state on the roster and the newest
+    // 4: the swarm. The outbox holds cross-hive messages until the bus
+    // acknowledged them; `seq` numbers them per destination hive (from 1, no
+    // gaps) so the receiver keeps order and spots a second copy. The inbound
+    // side remembers the last `seq` inserted per source hive, and each
+    // inserted message keeps its swarm-wide id `<source>.<seq>`, unique.
+    "CREATE TABLE swarm_outbox (
+        id        INTEGER PRIMARY KEY AUTOINCREMENT,
+        dest_hive TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        sender    TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        body      TEXT NOT NULL,
+        at        INTEGER NOT NULL,
+        sent_at   INTEGER,
+        UNIQUE (dest_hive, seq)
+    );
+    CREATE INDEX swarm_outbox_unsent ON swarm_outbox(sent_at, id);
+    CREATE TABLE swarm_out_seq (dest_hive TEXT PRIMARY KEY, last_seq INTEGER NOT NULL);
+    CREATE TABLE swarm_in_seq (source_hive TEXT PRIMARY KEY, last_seq INTEGER NOT NULL);
+    ALTER TABLE messages ADD COLUMN swarm_id TEXT;
+    CREATE UNIQUE INDEX messages_swarm_id ON messages(swarm_id) WHERE swarm_id IS NOT NULL;",
+    // 5: Claude Code hooks: the session state on the roster and the newest
     // raw hook events per agent (bounded by store::hooks).
     "ALTER TABLE agents ADD COLUMN session_state TEXT;
     ALTER TABLE agents ADD COLUMN session_message TEXT;

@@ -2,15 +2,23 @@
 //! directory.
 //!
 //! Decisions:
-//! - **One connection behind a mutex, used only on blocking threads.**
-//!   rusqlite's `Connection` is `Send` but not `Sync`, and SQLite serializes
-//!   writers anyway; [`Store::run`] moves each unit of work onto tokio's
-//!   blocking pool so no query ever stalls the reactor. Rejected: a
-//!   connection pool, which buys concurrent readers we do not need at the
-//!   price of `SQLITE_BUSY` handling on every write.
+//! - **One writer with group commit** (`writer.rs`): every write is a job
+//!   queued to one thread owning the write connection, which drains its
+//!   queue into one `IMMEDIATE` transaction (one fsync for the batch), each
+//!   job in its own savepoint so one caller's failure rolls back only its
+//!   own writes, and answers each caller after the `COMMIT`. SQLite
+//!   serializes writers anyway; batching is what makes the fsync shared.
+//!   Rejected: a connection per writer (`SQLITE_BUSY` on every write, one
+//!   fsync each).
+//! - **Reads on their own connections** (`readers.rs`): a fixed pool of
+//!   reader threads with read-only connections; WAL lets them read beside
+//!   the writer. A waiting call is a queued job and a oneshot, never a
+//!   thread of its own. An in-memory store (tests) has one connection, so
+//!   its reads queue to the writer.
 //! - **Write transactions are `IMMEDIATE`** ([`immediate`]): a deferred
 //!   transaction that upgrades from read to write fails with `SQLITE_BUSY`
-//!   without consulting the busy timeout.
+//!   without consulting the busy timeout. Inside the writer's batch
+//!   [`immediate`] is a savepoint.
 //! - **WAL with `synchronous=FULL`**: a commit is on disk when it returns, so
 //!   a message `send` acknowledged is never lost to a power cut. NORMAL would
 //!   be faster and is still safe against a process crash; the broker
@@ -25,15 +33,22 @@ pub mod hooks;
 pub mod messages;
 mod migrations;
 pub mod questions;
+mod readers;
 pub mod reminders;
 pub mod schedules;
+pub mod swarm;
+mod writer;
 
 use std::fs::OpenOptions;
+use std::ops::Deref;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, Savepoint, Transaction, TransactionBehavior};
+
+pub use writer::MAX_BATCH;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +81,24 @@ pub enum StoreError {
 /// A handle to the database; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    /// The write connection: the writer thread's, and [`Store::blocking`]'s
+    /// at start-up and in tests.
     conn: Arc<Mutex<Connection>>,
+    writes: Sender<writer::Job>,
+    /// Absent for an in-memory store: its reads queue to the writer.
+    reads: Option<Sender<readers::ReadJob>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("readers", &self.reads.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {
@@ -88,23 +120,41 @@ impl Store {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        Self::init(conn)
+        let conn = Self::migrate(conn)?;
+        let reads = readers::spawn(path)?;
+        Self::start(conn, Some(reads)).map_err(open_err)
     }
 
     /// A private in-memory database, for tests.
     pub fn open_in_memory() -> Result<Self, StoreError> {
-        Self::init(Connection::open_in_memory()?)
-    }
-
-    fn init(mut conn: Connection) -> Result<Self, StoreError> {
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        migrations::apply(&mut conn)?;
-        Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
+        let conn = Self::migrate(Connection::open_in_memory()?)?;
+        Self::start(conn, None).map_err(|source| StoreError::Open {
+            path: PathBuf::from(":memory:"),
+            source,
         })
     }
 
-    /// Run `f` with the connection on a blocking thread.
+    fn migrate(mut conn: Connection) -> Result<Connection, StoreError> {
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrations::apply(&mut conn)?;
+        Ok(conn)
+    }
+
+    fn start(conn: Connection, reads: Option<Sender<readers::ReadJob>>) -> std::io::Result<Self> {
+        let conn = Arc::new(Mutex::new(conn));
+        let writes = writer::spawn(Arc::clone(&conn))?;
+        Ok(Self {
+            inner: Arc::new(Shared {
+                conn,
+                writes,
+                reads,
+            }),
+        })
+    }
+
+    /// Run the write `f` in the writer's next batch; answered once that
+    /// batch is committed (on disk). If `f` fails, only its own writes are
+    /// rolled back.
     pub async fn run<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
@@ -122,26 +172,89 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
     {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = store.conn.lock().unwrap_or_else(PoisonError::into_inner);
-            f(&mut conn)
-        })
-        .await
-        .map_err(|_| E::from(StoreError::Task))?
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.inner
+            .writes
+            .send(writer::job(f, reply))
+            .map_err(|_| E::from(StoreError::Task))?;
+        answer.await.map_err(|_| E::from(StoreError::Task))?
     }
 
-    /// Run `f` with the connection on this thread (startup and tests).
+    /// Run the read-only `f` on a reader connection (it sees every write
+    /// answered before it was queued). Writing through it fails: the reader
+    /// connections are `query_only`.
+    pub async fn read<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    {
+        let Some(reads) = &self.inner.reads else {
+            return self.run(move |c| f(c)).await;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job: readers::ReadJob = Box::new(move |conn| {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
+                .unwrap_or(Err(StoreError::Task));
+            let _ = reply.send(result);
+        });
+        reads.send(job).map_err(|_| StoreError::Task)?;
+        answer.await.map_err(|_| StoreError::Task)?
+    }
+
+    /// Run `f` with the write connection on this thread (startup and
+    /// tests), outside the writer's batches.
     pub fn blocking<R>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = self
+            .inner
+            .conn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         f(&mut conn)
     }
 }
 
-/// Begin a write transaction that takes the write lock up front.
-pub fn immediate(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
-    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
+/// A write transaction from [`immediate`]: a transaction of its own on a
+/// connection outside one, a savepoint inside the writer's batch. Reads
+/// through it as a [`Connection`]; [`Tx::commit`] keeps its writes, dropping
+/// it rolls them back.
+#[derive(Debug)]
+pub enum Tx<'c> {
+    Top(Transaction<'c>),
+    Nested(Savepoint<'c>),
+}
+
+impl Tx<'_> {
+    /// Keep the writes (commit, or release the savepoint into the batch).
+    pub fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Self::Top(tx) => tx.commit()?,
+            Self::Nested(sp) => sp.commit()?,
+        }
+        Ok(())
+    }
+}
+
+impl Deref for Tx<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Self::Top(tx) => tx,
+            Self::Nested(sp) => sp,
+        }
+    }
+}
+
+/// Begin a write transaction that takes the write lock up front (inside the
+/// writer's batch, which holds it already: a savepoint).
+pub fn immediate(conn: &mut Connection) -> Result<Tx<'_>, StoreError> {
+    if conn.is_autocommit() {
+        Ok(Tx::Top(conn.transaction_with_behavior(
+            TransactionBehavior::Immediate,
+        )?))
+    } else {
+        Ok(Tx::Nested(conn.savepoint()?))
+    }
 }

@@ -7,9 +7,9 @@
 //! leaves the schedule due (it fires at the next start); after it, the
 //! messages and the new due time are both durable.
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, immediate};
+use super::{StoreError, Tx, immediate};
 use crate::wire::agenda::{WireSchedule, WireScheduleSource, WireScheduleTarget};
 
 /// A new schedule's fields (targets already validated by the caller).
@@ -220,7 +220,7 @@ pub fn set_next_fire(conn: &Connection, id: i64, next: i64) -> Result<(), StoreE
 }
 
 /// End schedule `id` and its targets (a one-shot that fired, or a cancel).
-pub fn end(tx: &Transaction<'_>, id: i64, now: i64) -> Result<(), StoreError> {
+pub fn end(tx: &Tx<'_>, id: i64, now: i64) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE schedules SET cancelled_at = ?2 WHERE id = ?1 AND cancelled_at IS NULL",
         params![id, now],
@@ -232,7 +232,7 @@ pub fn end(tx: &Transaction<'_>, id: i64, now: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn live(tx: &Transaction<'_>, id: i64) -> Result<Option<Change>, StoreError> {
+fn live(tx: &Tx<'_>, id: i64) -> Result<Option<Change>, StoreError> {
     Ok(match get_head(tx, id)? {
         None => Some(Change::NotFound),
         Some(h) if h.cancelled_at.is_some() => Some(Change::Ended),
@@ -241,7 +241,7 @@ fn live(tx: &Transaction<'_>, id: i64) -> Result<Option<Change>, StoreError> {
 }
 
 fn cancel_targets(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     id: i64,
     names: &[String],
     now: i64,

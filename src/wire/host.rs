@@ -30,6 +30,9 @@ pub enum HostRequest {
     AgentStatus,
     /// Streaming: an ack, then one single-row line per change.
     SubscribeAgentStatus,
+    /// The swarm roster: every hive's agents (this hive's alone when it is
+    /// not in a swarm).
+    SwarmStatus,
     /// The hive's domain and browser URLs.
     Urls,
     /// Park or un-park an agent's turn loop (a marker file).
@@ -146,6 +149,7 @@ impl HostRequest {
         "list",
         "agent_status",
         "subscribe_agent_status",
+        "swarm_status",
         "urls",
         "set_paused",
         "start",
@@ -181,6 +185,7 @@ impl HostRequest {
             Self::List => ("list", None),
             Self::AgentStatus => ("agent_status", None),
             Self::SubscribeAgentStatus => ("subscribe_agent_status", None),
+            Self::SwarmStatus => ("swarm_status", None),
             Self::Urls => ("urls", None),
             Self::SetPaused { name, .. } => ("set_paused", Some(name)),
             Self::Start { .. } => ("start", None),
@@ -283,6 +288,9 @@ pub struct HostResponse {
     /// The operator's inbox, newest first (`inbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<InboxRow>>,
+    /// Every hive's agents, by hive then name (`swarm_status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm_statuses: Option<Vec<SwarmAgentRow>>,
 }
 
 fn default_version() -> u32 {
@@ -305,6 +313,7 @@ impl HostResponse {
             schedules: None,
             grants: None,
             messages: None,
+            swarm_statuses: None,
         }
     }
 
@@ -329,6 +338,21 @@ impl HostResponse {
             agent_statuses: Some(rows),
             ..Self::success()
         }
+    }
+
+    pub fn swarm_statuses(rows: Vec<SwarmAgentRow>) -> Self {
+        Self {
+            swarm_statuses: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    /// The line of [`HostResponse::agent_statuses`] around rows already
+    /// serialized as one JSON array: a roster served from memory is
+    /// serialized once per change, not once per request. Byte-equal to the
+    /// serde form (tested in `host_tests.rs`).
+    pub fn agent_statuses_line(rows_json: &str) -> String {
+        format!("{{\"version\":{VERSION},\"ok\":true,\"agent_statuses\":{rows_json}}}")
     }
 
     pub fn urls(urls: HiveUrls) -> Self {
@@ -487,6 +511,17 @@ impl SessionState {
     pub fn needs_person(self) -> bool {
         matches!(self, Self::NeedsPermission | Self::NeedsAnswer | Self::Idle)
     }
+}
+
+/// One agent of some hive, as `hivectl status --swarm` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwarmAgentRow {
+    pub hive: Ident,
+    /// Unix seconds (the publishing hive's clock) of the row's last publish;
+    /// rows are republished while their hive lives.
+    pub published_at: i64,
+    #[serde(flatten)]
+    pub row: AgentStatusRow,
 }
 
 /// The answer of `urls`; each key omitted when not configured.

@@ -16,6 +16,7 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"subscribe_agent_status"}"#,
         ),
         (HostRequest::Urls, r#"{"cmd":"urls"}"#),
+        (HostRequest::SwarmStatus, r#"{"cmd":"swarm_status"}"#),
         (
             HostRequest::SetPaused {
                 name: id("alice"),
@@ -391,4 +392,15 @@ fn every_agent_request_variant_has_its_command_name_in_the_table() {
     use crate::wire::agent::Request;
     let (from_enum, table) = enum_and_table::<Request>(Request::COMMANDS);
     assert_eq!(from_enum, table);
+}
+
+#[test]
+fn the_roster_line_around_pre_serialized_rows_is_byte_equal_to_the_serde_form() {
+    for rows in [vec![], vec![row()], vec![row(), row()]] {
+        let json = serde_json::to_string(&rows).unwrap();
+        assert_eq!(
+            HostResponse::agent_statuses_line(&json),
+            HostResponse::agent_statuses(rows).to_line()
+        );
+    }
 }

@@ -6,6 +6,8 @@
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
 //! - [`journal`]: a journal entry and its short text rendering (pure).
 //! - [`events`]: `HelperEvent`s pushed to the manager.
+//! - [`swarm`]: what hives say to each other over the swarm's bus, and the
+//!   swarm roster row.
 
 pub mod agenda;
 pub mod agent;
@@ -13,6 +15,7 @@ pub mod events;
 pub mod host;
 pub mod ident;
 pub mod journal;
+pub mod swarm;
 
 #[cfg(test)]
 mod host_tests;

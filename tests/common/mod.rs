@@ -273,6 +273,15 @@ impl Conn {
         }
     }
 
+    /// Connect, or `None` when nothing listens (yet).
+    pub fn try_open(socket: &Path) -> Option<Self> {
+        let s = UnixStream::connect(socket).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
+        Some(Self {
+            reader: BufReader::new(s),
+        })
+    }
+
     /// One request line, its answer line.
     pub fn ask(&mut self, line: &str) -> String {
         self.reader

@@ -210,6 +210,10 @@ impl ContainerDriver for SystemdDriver {
         self.shared.view().snapshot()
     }
 
+    fn state(&self, agent: &Ident) -> Option<UnitState> {
+        self.shared.view().get(agent).cloned()
+    }
+
     fn changes(&self) -> broadcast::Receiver<UnitChange> {
         self.shared.changes.subscribe()
     }

@@ -1,0 +1,296 @@
+//! The hive's side of the swarm, for the bus door (`crate::swarm`): the
+//! outbox a cross-hive `send` commits to, the idempotent insert of what
+//! other hives sent, and the swarm roster as last heard.
+//!
+//! Decisions:
+//! - **A cross-hive send is acknowledged when its outbox row is committed**
+//!   — the same transaction and durability as a local send — never when
+//!   the bus has it: the bus may be down for hours and `send` must not
+//!   wait. The relay wakes on a `Notify` (a stored permit, so a wake-up
+//!   while it publishes is not lost).
+//! - **An arriving message for an agent this hive does not manage goes to
+//!   this hive's operator inbox**, marked with the name it was for. It was
+//!   acknowledged to its sender; dropping it would lose it, and bouncing it
+//!   would make a loop of two hives possible.
+//! - The roster of other hives is kept in memory only: the bus's key-value
+//!   bucket is its source, re-read on every start.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use super::{Hive, HiveError};
+use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
+use crate::hive::{OPERATOR, Recipient};
+use crate::store::swarm::{self as rows, Arriving, Inbound};
+use crate::store::{agents, immediate};
+use crate::wire::host::SwarmAgentRow;
+use crate::wire::ident::Ident;
+use crate::wire::swarm::{BUS_VERSION, BusMessage};
+
+/// A row of another hive not republished for this long is left out of the
+/// swarm roster (its hive stopped or lost the bus).
+pub const ROSTER_STALE_AFTER: Duration = Duration::from_secs(90);
+
+/// The swarm's in-memory state inside [`Hive`].
+#[derive(Debug, Default)]
+pub(crate) struct SwarmState {
+    relay: Notify,
+    roster: std::sync::Mutex<BTreeMap<(Ident, Ident), SwarmAgentRow>>,
+}
+
+/// One outbox row, ready for the bus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxItem {
+    /// The outbox row, to mark sent.
+    pub id: i64,
+    pub dest_hive: Ident,
+    /// The swarm-wide id: the `Nats-Msg-Id` the bus de-duplicates on.
+    pub swarm_id: String,
+    pub message: BusMessage,
+}
+
+/// What became of a message another hive sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Committed to an inbox here: ack it on the bus.
+    Stored,
+    /// Already stored before: ack it on the bus, it changes nothing.
+    Duplicate,
+    /// Its predecessor from the same hive has not been stored yet: leave it
+    /// unacknowledged so the bus hands it out again.
+    Early { expected: i64 },
+    /// Not a message this build understands: it can never be stored.
+    Refused,
+}
+
+impl Hive {
+    fn swarm_state(&self) -> &SwarmState {
+        &self.inner.swarm
+    }
+
+    /// This hive's name (`local` when it has none).
+    fn own_hive(&self) -> Ident {
+        self.config()
+            .hive_name
+            .clone()
+            .unwrap_or_else(|| Ident::from_static("local"))
+    }
+
+    /// `sender` sends `body` to an agent of another hive: one outbox row,
+    /// committed before this returns. How many inboxes it is for (1).
+    pub(crate) async fn send_remote(
+        &self,
+        sender: &Ident,
+        to: RemoteAddress,
+        body: String,
+    ) -> Result<usize, HiveError> {
+        let (from, now) = (sender.clone(), self.now());
+        self.store()
+            .run(move |c| {
+                let tx = immediate(c)?;
+                rows::enqueue(&tx, &to.hive, from.as_str(), to.agent.as_str(), &body, now)?;
+                tx.commit()?;
+                Ok(())
+            })
+            .await?;
+        self.swarm_state().relay.notify_one();
+        Ok(1)
+    }
+
+    /// Wait until a cross-hive send may have queued something.
+    pub async fn outbox_changed(&self) {
+        self.swarm_state().relay.notified().await;
+    }
+
+    /// Up to `limit` outbox rows not yet on the bus, oldest first.
+    pub async fn outbox_unsent(&self, limit: u32) -> Result<Vec<OutboxItem>, HiveError> {
+        let unsent = self.store().run(move |c| rows::unsent(c, limit)).await?;
+        let own = self.own_hive();
+        Ok(unsent
+            .into_iter()
+            .map(|r| OutboxItem {
+                id: r.id,
+                swarm_id: swarm_id(&own, &r.dest_hive, r.seq),
+                dest_hive: r.dest_hive,
+                message: BusMessage {
+                    v: BUS_VERSION,
+                    seq: r.seq,
+                    from: r.from,
+                    to: r.to,
+                    body: r.body,
+                    at: r.at,
+                },
+            })
+            .collect())
+    }
+
+    /// The bus acknowledged these outbox rows (one transaction).
+    pub async fn outbox_sent(&self, ids: Vec<i64>) -> Result<(), HiveError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let now = self.now();
+        Ok(self
+            .store()
+            .run(move |c| {
+                let tx = immediate(c)?;
+                for id in ids {
+                    rows::mark_sent(&tx, id, now)?;
+                }
+                tx.commit()?;
+                Ok(())
+            })
+            .await?)
+    }
+
+    /// How many cross-hive messages wait for the bus.
+    pub async fn outbox_backlog(&self) -> Result<u64, HiveError> {
+        Ok(self.store().run(|c| rows::unsent_count(c)).await?)
+    }
+
+    /// Delete outbox rows the bus acknowledged before the retention window;
+    /// how many.
+    pub async fn vacuum_outbox(&self) -> Result<usize, HiveError> {
+        let retention = i64::try_from(self.config().message_retention_secs).unwrap_or(i64::MAX);
+        let before = self.now().saturating_sub(retention);
+        Ok(self
+            .store()
+            .run(move |c| rows::vacuum_sent(c, before))
+            .await?)
+    }
+
+    /// Store messages other hives sent, each with its source hive (from
+    /// the bus subject), in one transaction; what became of each. Per
+    /// source, once one is early, those after it are early too.
+    pub async fn accept_from_swarm(
+        &self,
+        batch: Vec<(Ident, BusMessage)>,
+    ) -> Result<Vec<Arrival>, HiveError> {
+        let own = self.own_hive();
+        let (outcomes, woken) = self
+            .store()
+            .run(move |c| {
+                let tx = immediate(c)?;
+                let mut outcomes = Vec::with_capacity(batch.len());
+                let mut woken = Vec::new();
+                let mut blocked: BTreeMap<Ident, i64> = BTreeMap::new();
+                for (source, m) in &batch {
+                    if m.v != BUS_VERSION {
+                        outcomes.push(Arrival::Refused);
+                        continue;
+                    }
+                    if let Some(&expected) = blocked.get(source) {
+                        outcomes.push(Arrival::Early { expected });
+                        continue;
+                    }
+                    let (to, body) = recipient_here(&tx, m)?;
+                    let arriving = Arriving {
+                        source,
+                        seq: m.seq,
+                        swarm_id: &swarm_id(source, &own, m.seq),
+                        from: &remote_sender(&m.from, source),
+                        to: &to,
+                        body: &body,
+                        at: m.at,
+                    };
+                    match rows::accept(&tx, &arriving)? {
+                        Inbound::Inserted(_) => {
+                            if let Recipient::Agent(name) = to {
+                                woken.push(name);
+                            }
+                            outcomes.push(Arrival::Stored);
+                        }
+                        Inbound::Duplicate => outcomes.push(Arrival::Duplicate),
+                        Inbound::Gap { expected } => {
+                            blocked.insert(source.clone(), expected);
+                            outcomes.push(Arrival::Early { expected });
+                        }
+                    }
+                }
+                tx.commit()?;
+                Ok((outcomes, woken))
+            })
+            .await?;
+        for name in woken {
+            self.inbox_waker(&name).notify_waiters();
+        }
+        Ok(outcomes)
+    }
+
+    /// Remember (or replace) one agent row of some hive, as the bus said.
+    pub fn swarm_row_heard(&self, row: SwarmAgentRow) {
+        self.swarm_roster_map()
+            .insert((row.hive.clone(), row.row.name.clone()), row);
+    }
+
+    /// An agent row of some hive was deleted from the bus.
+    pub fn swarm_row_gone(&self, hive: &Ident, agent: &Ident) {
+        self.swarm_roster_map()
+            .remove(&(hive.clone(), agent.clone()));
+    }
+
+    /// Every agent of the swarm by hive then name: this hive's rows live,
+    /// the others' as last heard, leaving out rows not republished for
+    /// [`ROSTER_STALE_AFTER`]. Without a swarm: this hive's rows under its
+    /// name (or `local`).
+    pub async fn swarm_roster(&self) -> Result<Vec<SwarmAgentRow>, HiveError> {
+        let own = self.own_hive();
+        let now = self.now();
+        let stale = i64::try_from(ROSTER_STALE_AFTER.as_secs()).unwrap_or(i64::MAX);
+        let mut out: Vec<SwarmAgentRow> = self
+            .swarm_roster_map()
+            .values()
+            .filter(|r| r.hive != own && now.saturating_sub(r.published_at) <= stale)
+            .cloned()
+            .collect();
+        out.extend(
+            self.agent_status()
+                .await?
+                .into_iter()
+                .map(|row| SwarmAgentRow {
+                    hive: own.clone(),
+                    published_at: now,
+                    row,
+                }),
+        );
+        out.sort_by(|a, b| (&a.hive, &a.row.name).cmp(&(&b.hive, &b.row.name)));
+        Ok(out)
+    }
+
+    fn swarm_roster_map(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<(Ident, Ident), SwarmAgentRow>> {
+        self.swarm_state()
+            .roster
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Who an arriving message is for here, and its body: the named agent, the
+/// operator for `operator`, and the operator (body marked) for a name this
+/// hive does not manage.
+fn recipient_here(
+    conn: &rusqlite::Connection,
+    m: &BusMessage,
+) -> Result<(Recipient, String), crate::store::StoreError> {
+    if m.to == OPERATOR {
+        return Ok((Recipient::Operator, m.body.clone()));
+    }
+    if let Ok(name) = Ident::new(m.to.as_str())
+        && agents::get(conn, &name)?.is_some()
+    {
+        return Ok((Recipient::Agent(name), m.body.clone()));
+    }
+    let to: String = m.to.chars().take(80).collect();
+    Ok((
+        Recipient::Operator,
+        format!("[for {to:?}, not an agent of this hive] {}", m.body),
+    ))
+}
+
+#[cfg(test)]
+#[path = "swarm_tests.rs"]
+mod tests;

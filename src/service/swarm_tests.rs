@@ -1,0 +1,243 @@
+//! The swarm's service methods: two hives on in-memory stores, the bus
+//! replaced by handing the outbox of one to the other (the real bus is in
+//! `tests/swarm.rs`).
+
+use std::sync::Arc;
+
+use super::*;
+use crate::clock::ManualClock;
+use crate::config::{Config, SwarmConfig};
+use crate::hive::broker::UnknownRecipient;
+use crate::store::Store;
+use crate::testing::{config_in, hive_on, id};
+use crate::wire::agent::DeliveredMessage;
+
+async fn hive_named(name: &str, dir: &std::path::Path) -> Hive {
+    let config = Config {
+        hive_name: Some(id(name)),
+        swarm_name: Some(id("s")),
+        swarm: Some(SwarmConfig {
+            urls: vec!["nats://127.0.0.1:1".into()],
+            credentials_file: None,
+            user: None,
+            password_file: None,
+            tls_ca_file: None,
+            replicas: 1,
+        }),
+        ..config_in(&dir.join(name))
+    };
+    let (hive, _) = hive_on(
+        config,
+        Store::open_in_memory().unwrap(),
+        Arc::new(ManualClock::new(1000)),
+    );
+    for a in ["alice", "bob"] {
+        hive.spawn(&id(a)).await.unwrap();
+    }
+    hive
+}
+
+async fn recv_now(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
+    hive.recv(&id(who), None, Some(100), std::future::pending())
+        .await
+        .unwrap()
+}
+
+/// Every unsent outbox row of `from` as the bus would hand it to its
+/// destination (from hive-a).
+async fn unsent_batch(from: &Hive) -> Vec<(Ident, BusMessage)> {
+    from.outbox_unsent(100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| (id("hive-a"), i.message))
+        .collect()
+}
+
+/// What a perfect bus would do: hand every unsent row of `from` to `to`.
+async fn relay(from: &Hive, source: &str, to: &Hive) -> Vec<Arrival> {
+    let items = from.outbox_unsent(100).await.unwrap();
+    let ids: Vec<i64> = items.iter().map(|i| i.id).collect();
+    let batch = items.into_iter().map(|i| (id(source), i.message)).collect();
+    let out = to.accept_from_swarm(batch).await.unwrap();
+    from.outbox_sent(ids).await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn a_cross_hive_send_is_queued_and_arrives_from_agent_at_hive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        hive_named("hive-a", dir.path()).await,
+        hive_named("hive-b", dir.path()).await,
+    );
+    assert_eq!(
+        a.send(&id("alice"), "bob@hive-b", "one".into(), None)
+            .await
+            .unwrap(),
+        1
+    );
+    a.send(&id("alice"), "bob@hive-b", "two".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(a.outbox_backlog().await.unwrap(), 2);
+    assert!(recv_now(&a, "bob").await.is_empty(), "stays off a's inbox");
+    assert_eq!(relay(&a, "hive-a", &b).await, [Arrival::Stored; 2]);
+    assert_eq!(a.outbox_backlog().await.unwrap(), 0);
+    let got: Vec<_> = recv_now(&b, "bob")
+        .await
+        .into_iter()
+        .map(|m| (m.from, m.body))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("alice@hive-a".to_owned(), "one".to_owned()),
+            ("alice@hive-a".to_owned(), "two".to_owned())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_redelivered_batch_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        hive_named("hive-a", dir.path()).await,
+        hive_named("hive-b", dir.path()).await,
+    );
+    a.send(&id("alice"), "bob@hive-b", "once".into(), None)
+        .await
+        .unwrap();
+    let batch = unsent_batch(&a).await;
+    let first = b.accept_from_swarm(batch.clone()).await;
+    let second = b.accept_from_swarm(batch).await;
+    assert_eq!(first.unwrap(), [Arrival::Stored]);
+    assert_eq!(second.unwrap(), [Arrival::Duplicate]);
+    assert_eq!(recv_now(&b, "bob").await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_message_ahead_of_its_predecessor_waits_and_so_do_those_behind_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        hive_named("hive-a", dir.path()).await,
+        hive_named("hive-b", dir.path()).await,
+    );
+    for body in ["1", "2", "3"] {
+        a.send(&id("alice"), "bob@hive-b", body.into(), None)
+            .await
+            .unwrap();
+    }
+    let batch = unsent_batch(&a).await;
+    let late = b.accept_from_swarm(batch[1..].to_vec()).await.unwrap();
+    assert_eq!(late, [Arrival::Early { expected: 1 }; 2]);
+    assert!(recv_now(&b, "bob").await.is_empty());
+    let all = b.accept_from_swarm(batch).await.unwrap();
+    assert_eq!(all, [Arrival::Stored; 3]);
+    let bodies: Vec<_> = recv_now(&b, "bob")
+        .await
+        .into_iter()
+        .map(|m| m.body)
+        .collect();
+    assert_eq!(bodies, ["1", "2", "3"]);
+}
+
+#[tokio::test]
+async fn a_message_for_an_unknown_agent_reaches_the_operator_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        hive_named("hive-a", dir.path()).await,
+        hive_named("hive-b", dir.path()).await,
+    );
+    a.send(&id("alice"), "zed@hive-b", "lost?".into(), None)
+        .await
+        .unwrap();
+    a.send(&id("alice"), "operator@hive-b", "hello".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(relay(&a, "hive-a", &b).await, [Arrival::Stored; 2]);
+    let rows = b
+        .recent(crate::hive::Recipient::Operator, 10)
+        .await
+        .unwrap();
+    let bodies: Vec<_> = rows.iter().map(|r| r.body.as_str()).collect();
+    assert!(bodies.contains(&"hello"), "{bodies:?}");
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("\"zed\"") && b.contains("lost?")),
+        "{bodies:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_address_naming_the_own_hive_is_a_local_send() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = hive_named("hive-a", dir.path()).await;
+    a.send(&id("alice"), "bob@hive-a", "here".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(a.outbox_backlog().await.unwrap(), 0);
+    assert_eq!(recv_now(&a, "bob").await[0].body, "here");
+}
+
+#[tokio::test]
+async fn a_hive_alone_refuses_an_agent_at_hive_address_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (alone, _) = hive_on(
+        Config {
+            hive_name: Some(id("hive-a")),
+            ..config_in(dir.path())
+        },
+        Store::open_in_memory().unwrap(),
+        Arc::new(ManualClock::new(1000)),
+    );
+    alone.spawn(&id("alice")).await.unwrap();
+    let err = alone
+        .send(&id("alice"), "bob@hive-b", "x".into(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            HiveError::UnknownRecipient(UnknownRecipient::NoSwarm(ref to)) if to == "bob@hive-b"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_swarm_roster_has_own_rows_live_and_others_until_they_go_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = hive_named("hive-a", dir.path()).await;
+    let b = hive_named("hive-b", dir.path()).await;
+    for row in b.swarm_roster().await.unwrap() {
+        a.swarm_row_heard(row);
+    }
+    let names = |rows: Vec<SwarmAgentRow>| -> Vec<String> {
+        rows.into_iter()
+            .map(|r| format!("{}@{}", r.row.name, r.hive))
+            .collect()
+    };
+    assert_eq!(
+        names(a.swarm_roster().await.unwrap()),
+        [
+            "alice@hive-a",
+            "bob@hive-a",
+            "ruth@hive-a",
+            "alice@hive-b",
+            "bob@hive-b",
+            "ruth@hive-b"
+        ]
+    );
+    a.swarm_row_gone(&id("hive-b"), &id("bob"));
+    assert_eq!(a.swarm_roster().await.unwrap().len(), 5);
+    // hive-b stops republishing: its rows age out.
+    let stale = SwarmAgentRow {
+        published_at: 1000 - ROSTER_STALE_AFTER.as_secs() as i64 - 1,
+        ..b.swarm_roster().await.unwrap()[0].clone()
+    };
+    a.swarm_row_heard(stale);
+    let rows = names(a.swarm_roster().await.unwrap());
+    assert!(!rows.contains(&"alice@hive-b".to_owned()), "{rows:?}");
+}

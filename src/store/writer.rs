@@ -1,0 +1,265 @@
+//! The one writer: a thread owning the write connection that drains its queue
+//! into one `IMMEDIATE` transaction per batch (group commit).
+//!
+//! Each job runs inside its own `SAVEPOINT`: a job that fails (or panics) is
+//! rolled back to its savepoint and answered with its error, and the other
+//! jobs of the batch still commit. Every caller is answered only after the
+//! batch's `COMMIT` returned (`synchronous=FULL`: on disk), so an
+//! acknowledged write is as durable as with one transaction per call; the
+//! fsync is shared.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// The most jobs one transaction takes: a bound on how long the write lock is
+/// held and how much a failed commit takes down with it.
+pub const MAX_BATCH: usize = 512;
+
+/// How a job's answer learns the fate of the batch's commit.
+pub(super) type Commit<'a> = Result<(), &'a rusqlite::Error>;
+/// What a job leaves once it ran: whether it succeeded (its savepoint is
+/// released, else rolled back) and how to answer its caller after the commit.
+pub(super) type Ran = (bool, Box<dyn FnOnce(Commit<'_>) + Send>);
+/// A unit of work queued for the writer.
+pub(super) type Job = Box<dyn FnOnce(&mut Connection) -> Ran + Send>;
+
+/// Wrap `f` as a job answering on `reply`: `f`'s own error as it is, a
+/// failed commit as a store error, a panic as [`StoreError::Task`].
+pub(super) fn job<R, E, F>(f: F, reply: tokio::sync::oneshot::Sender<Result<R, E>>) -> Job
+where
+    R: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
+{
+    Box::new(move |conn| {
+        let result = catch_unwind(AssertUnwindSafe(|| f(conn)))
+            .unwrap_or_else(|_| Err(E::from(StoreError::Task)));
+        let ok = result.is_ok();
+        let answer = move |commit: Commit<'_>| {
+            let result = match (result, commit) {
+                (Ok(_), Err(e)) => Err(E::from(StoreError::from(copy_error(e)))),
+                (result, _) => result,
+            };
+            // The caller may have gone (its request was cancelled); the
+            // write stands either way.
+            let _ = reply.send(result);
+        };
+        (ok, Box::new(answer))
+    })
+}
+
+/// Start the writer thread over `conn`; jobs arrive on the returned sender.
+/// The thread ends when every sender is dropped.
+pub(super) fn spawn(conn: Arc<Mutex<Connection>>) -> std::io::Result<Sender<Job>> {
+    let (tx, rx) = std::sync::mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("store-writer".into())
+        .spawn(move || run(&conn, &rx))?;
+    Ok(tx)
+}
+
+fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            }
+        }
+        let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+        commit_batch(&mut conn, batch);
+    }
+}
+
+/// Run `batch` in one transaction, each job in its own savepoint, then
+/// answer every job with the commit's outcome.
+pub(super) fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        // Nothing ran: dropping the jobs answers every caller
+        // [`StoreError::Task`]; the cause is in the log.
+        tracing::error!(jobs = batch.len(), "cannot begin a write transaction: {e}");
+        return;
+    }
+    let answers: Vec<Answer> = batch
+        .into_iter()
+        .map(|job| in_savepoint(conn, job))
+        .collect();
+    match conn.execute_batch("COMMIT") {
+        Ok(()) => answers.into_iter().for_each(|a| a(Ok(()))),
+        Err(e) => {
+            tracing::error!(jobs = answers.len(), "write batch did not commit: {e}");
+            let _ = conn.execute_batch("ROLLBACK");
+            answers.into_iter().for_each(|a| a(Err(&e)));
+        }
+    }
+}
+
+type Answer = Box<dyn FnOnce(Commit<'_>) + Send>;
+
+fn in_savepoint(conn: &mut Connection, job: Job) -> Answer {
+    if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+        // Not run: dropped, its caller is answered [`StoreError::Task`].
+        tracing::error!("cannot open a savepoint: {e}");
+        return Box::new(|_| {});
+    }
+    let (ok, answer) = job(conn);
+    let end = if ok {
+        "RELEASE job"
+    } else {
+        "ROLLBACK TO job; RELEASE job"
+    };
+    if let Err(e) = conn.execute_batch(end) {
+        tracing::error!("cannot end a savepoint: {e}");
+    }
+    answer
+}
+
+/// `rusqlite::Error` is not `Clone`; every caller of a failed batch gets the
+/// same SQLite code and message.
+fn copy_error(e: &rusqlite::Error) -> rusqlite::Error {
+    match e {
+        rusqlite::Error::SqliteFailure(code, msg) => {
+            rusqlite::Error::SqliteFailure(*code, msg.clone())
+        }
+        other => rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(other.to_string()),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hive::Recipient;
+    use crate::store::{Store, messages};
+    use crate::testing::id;
+    use tokio::sync::oneshot;
+
+    type Reply = oneshot::Receiver<Result<i64, StoreError>>;
+
+    fn insert_job(body: &'static str, then_fail: bool) -> (Job, Reply) {
+        let (tx, rx) = oneshot::channel();
+        let f = move |c: &mut Connection| {
+            let id = messages::insert(c, "x", &Recipient::Agent(id("bob")), body, None, 1)?;
+            if then_fail {
+                return Err(StoreError::Corrupt(format!("{body} refused after writing")));
+            }
+            Ok(id)
+        };
+        (job(f, tx), rx)
+    }
+
+    fn bodies(store: &Store) -> Vec<String> {
+        let rows = store
+            .blocking(|c| messages::recent(c, &Recipient::Agent(id("bob")), 10))
+            .unwrap();
+        let mut bodies: Vec<_> = rows.into_iter().map(|r| r.body).collect();
+        bodies.sort();
+        bodies
+    }
+
+    /// Run `jobs` as one batch on the store's write connection.
+    fn batch(store: &Store, jobs: Vec<Job>) {
+        store
+            .blocking(|conn| {
+                commit_batch(conn, jobs);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_failing_job_rolls_back_only_its_own_writes_and_the_batch_commits() {
+        let store = Store::open_in_memory().unwrap();
+        let (a, mut ra) = insert_job("a", false);
+        let (b, mut rb) = insert_job("b", true);
+        let (c, mut rc) = insert_job("c", false);
+        batch(&store, vec![a, b, c]);
+        assert!(ra.try_recv().unwrap().is_ok());
+        let refused = rb.try_recv().unwrap().unwrap_err();
+        assert!(refused.to_string().contains("b refused"), "{refused}");
+        assert!(rc.try_recv().unwrap().is_ok());
+        assert_eq!(bodies(&store), ["a", "c"]);
+    }
+
+    #[test]
+    fn a_panicking_job_is_answered_and_the_others_commit() {
+        let store = Store::open_in_memory().unwrap();
+        let (a, mut ra) = insert_job("a", false);
+        let (tx, mut rp) = oneshot::channel::<Result<i64, StoreError>>();
+        let panics = job(
+            |c: &mut Connection| {
+                messages::insert(c, "x", &Recipient::Agent(id("bob")), "p", None, 1)?;
+                panic!("a bug in one caller");
+            },
+            tx,
+        );
+        let (c, mut rc) = insert_job("c", false);
+        batch(&store, vec![a, panics, c]);
+        assert!(ra.try_recv().unwrap().is_ok());
+        assert!(matches!(rp.try_recv().unwrap(), Err(StoreError::Task)));
+        assert!(rc.try_recv().unwrap().is_ok());
+        assert_eq!(bodies(&store), ["a", "c"]);
+    }
+
+    #[test]
+    fn a_job_using_its_own_transaction_runs_as_a_savepoint_inside_the_batch() {
+        let store = Store::open_in_memory().unwrap();
+        let (tx, mut r) = oneshot::channel::<Result<usize, StoreError>>();
+        let popper = job(
+            |c: &mut Connection| {
+                messages::insert(c, "x", &Recipient::Agent(id("bob")), "one", None, 1)?;
+                Ok(messages::pop(c, &id("bob"), 10, 2)?.len())
+            },
+            tx,
+        );
+        batch(&store, vec![popper]);
+        assert_eq!(r.try_recv().unwrap().unwrap(), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_to_a_file_store_are_all_committed_and_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("hive.db")).unwrap();
+        let mut calls = Vec::new();
+        for i in 0..200 {
+            let store = store.clone();
+            calls.push(tokio::spawn(async move {
+                store
+                    .run(move |c| {
+                        messages::insert(
+                            c,
+                            "x",
+                            &Recipient::Agent(id("bob")),
+                            &i.to_string(),
+                            None,
+                            1,
+                        )
+                    })
+                    .await
+            }));
+        }
+        for call in calls {
+            call.await.unwrap().unwrap();
+        }
+        let n = store
+            .read(|c| messages::pending_count(c, &Recipient::Agent(id("bob"))))
+            .await
+            .unwrap();
+        assert_eq!(n, 200);
+        // And from a fresh connection: they are on disk.
+        drop(store);
+        let again = Store::open(&dir.path().join("hive.db")).unwrap();
+        let n = again
+            .blocking(|c| messages::pending_count(c, &Recipient::Agent(id("bob"))))
+            .unwrap();
+        assert_eq!(n, 200);
+    }
+}

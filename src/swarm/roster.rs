@@ -1,0 +1,174 @@
+//! The swarm roster: this hive's rows into the bus's key-value bucket
+//! (`<hive>.<agent>` keys), every hive's rows out of it into the service's
+//! in-memory view, which `status --swarm` reads.
+//!
+//! Rows are put when they change and all of them every
+//! [`REPUBLISH_EVERY`]; a row whose agent is gone is deleted. The bucket
+//! keeps entries for [`ENTRY_TTL`], so the rows of a hive that stopped for
+//! good disappear by themselves, and readers also leave out rows older
+//! than `ROSTER_STALE_AFTER`. The hive of a row is taken from its key
+//! (which permissions tie to the writer), not from its payload.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv};
+use futures_lite::StreamExt;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::names::parse_roster_key;
+use super::{Bus, Names};
+use crate::service::Hive;
+use crate::wire::host::{AgentStatusRow, SwarmAgentRow};
+
+/// Every row of this hive is put again this often.
+pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);
+/// How long the bucket keeps an entry not put again.
+pub const ENTRY_TTL: Duration = Duration::from_secs(120);
+
+pub(super) async fn run(bus: Bus) {
+    let Some(bucket) = bucket(&bus).await else {
+        return;
+    };
+    tokio::spawn(watch(bus.clone(), bucket.clone()));
+    let (hive, names) = (&bus.hive, &bus.names);
+    let mut rows = hive.subscribe_rows();
+    let mut tick = tokio::time::interval(REPUBLISH_EVERY);
+    let mut published = BTreeSet::new();
+    loop {
+        tokio::select! {
+            () = bus.shutdown.cancelled() => return,
+            _ = tick.tick() => publish_all(hive, &bucket, names, &mut published).await,
+            row = rows.recv() => match row {
+                Ok(row) => put(hive, &bucket, names, row).await,
+                Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+/// The roster bucket, created when missing.
+///
+/// The bucket's stream is created here with the key-value layout
+/// (`KV_<bucket>`, subjects `$KV.<bucket>.>`, one value per key, rollups,
+/// direct gets, discard new) instead of by `create_key_value`, which first
+/// reads the account's info in a shape nats-server 2.9 (Debian 12's) does
+/// not send, and which would need one more permission (`$JS.API.INFO`).
+async fn bucket(bus: &Bus) -> Option<kv::Store> {
+    bus.until_ok("roster bucket not reachable", || async {
+        bus.js
+            .get_or_create_stream(bucket_stream(&bus.names, bus.replicas))
+            .await
+            .map_err(|e| e.to_string())?;
+        bus.js
+            .get_key_value(bus.names.roster_bucket())
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// The stream under the roster bucket.
+fn bucket_stream(names: &Names, replicas: usize) -> jetstream::stream::Config {
+    let bucket = names.roster_bucket();
+    jetstream::stream::Config {
+        name: format!("KV_{bucket}"),
+        subjects: vec![format!("$KV.{bucket}.>")],
+        max_messages_per_subject: 1,
+        max_age: ENTRY_TTL,
+        storage: jetstream::stream::StorageType::File,
+        num_replicas: replicas,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: jetstream::stream::DiscardPolicy::New,
+        ..Default::default()
+    }
+}
+
+async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow) {
+    let key = names.roster_key(&row.name);
+    let value = SwarmAgentRow {
+        hive: names.hive.clone(),
+        published_at: hive.now(),
+        row,
+    };
+    let Ok(bytes) = serde_json::to_vec(&value) else {
+        return;
+    };
+    if let Err(err) = bucket.put(&key, bytes.into()).await {
+        tracing::debug!(
+            key,
+            "swarm roster put failed: {err}; the next round retries"
+        );
+    }
+}
+
+async fn publish_all(
+    hive: &Hive,
+    bucket: &kv::Store,
+    names: &Names,
+    published: &mut BTreeSet<String>,
+) {
+    let rows = match hive.agent_status().await {
+        Ok(rows) => rows,
+        Err(err) => {
+            tracing::warn!("swarm roster: cannot read this hive's roster: {err}");
+            return;
+        }
+    };
+    let now: BTreeSet<String> = rows.iter().map(|r| names.roster_key(&r.name)).collect();
+    for gone in published.difference(&now) {
+        if let Err(err) = bucket.delete(gone).await {
+            tracing::debug!(key = gone, "swarm roster delete failed: {err}");
+        }
+    }
+    for row in rows {
+        put(hive, bucket, names, row).await;
+    }
+    *published = now;
+}
+
+/// Follow every hive's rows (the current ones first) until shutdown.
+async fn watch(bus: Bus, bucket: kv::Store) {
+    loop {
+        let Some(mut entries) = bus
+            .until_ok("roster watch failed", || bucket.watch_with_history(">"))
+            .await
+        else {
+            return;
+        };
+        loop {
+            let entry = tokio::select! {
+                () = bus.shutdown.cancelled() => return,
+                e = entries.next() => e,
+            };
+            match entry {
+                None => break,
+                Some(Err(err)) => {
+                    tracing::debug!("swarm roster watch: {err}");
+                    break;
+                }
+                Some(Ok(entry)) => heard(&bus.hive, &entry),
+            }
+        }
+    }
+}
+
+fn heard(hive: &Hive, entry: &kv::Entry) {
+    let Some((from, agent)) = parse_roster_key(&entry.key) else {
+        return;
+    };
+    match entry.operation {
+        kv::Operation::Put => match serde_json::from_slice::<SwarmAgentRow>(&entry.value) {
+            Ok(mut row) => {
+                row.hive = from;
+                row.row.name = agent;
+                hive.swarm_row_heard(row);
+            }
+            Err(err) => tracing::debug!(key = entry.key, "swarm roster row not understood: {err}"),
+        },
+        kv::Operation::Delete | kv::Operation::Purge => hive.swarm_row_gone(&from, &agent),
+    }
+}

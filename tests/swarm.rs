@@ -1,0 +1,379 @@
+//! The swarm end to end: the real `hive-c0re` binary (`--driver fake`) on a
+//! real three-node NATS JetStream cluster (Debian's `nats-server` on
+//! loopback).
+//!
+//! The cluster tests are `#[ignore]`d so that plain `cargo test` needs no
+//! NATS and stays fast; `tests/run` installs `nats-server` and runs them
+//! with `cargo test --test swarm -- --include-ignored`.
+
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+
+mod common;
+#[path = "swarm_support/hive.rs"]
+mod swarm_hive;
+mod swarm_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use swarm_hive::{Hive, open_retrying, send, take};
+use swarm_support::{Cluster, Cutter, SWARM, password};
+
+const HIVES: [&str; 3] = ["hive-a", "hive-b", "hive-c"];
+const SENDERS: usize = 4;
+
+fn agents() -> Vec<String> {
+    (0..SENDERS).map(|i| format!("s{i}")).collect()
+}
+
+/// Until `f` holds (checked every 100 ms), or panic after `limit`.
+fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `hive:agent` pairs `swarm_status` lists on `hive`.
+fn swarm_roster(hive: &Hive) -> BTreeSet<String> {
+    let answer = hive.request(r#"{"cmd":"swarm_status"}"#);
+    let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    v["swarm_statuses"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    format!(
+                        "{}:{}",
+                        r["hive"].as_str().unwrap(),
+                        r["name"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One sender: `s<i>` of `hive` sends `<hive>/s<i>/<n>` to `s<i>@<next>`
+/// until `stop`, riding out its hive's restarts. Returns the acknowledged
+/// bodies in order and the ones whose answer never came.
+fn sender(
+    socket: std::path::PathBuf,
+    hive: &'static str,
+    i: usize,
+    to: String,
+    stop: Arc<AtomicBool>,
+    acked: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<(Vec<String>, Vec<String>)> {
+    std::thread::spawn(move || {
+        let mut conn = open_retrying(&socket);
+        let (mut confirmed, mut unknown) = (Vec::new(), Vec::new());
+        let mut n = 0u64;
+        while !stop.load(Ordering::SeqCst) {
+            let body = format!("{hive}/s{i}/{n}");
+            n += 1;
+            match send(&mut conn, &to, &body) {
+                Some(true) => {
+                    confirmed.push(body);
+                    acked.fetch_add(1, Ordering::SeqCst);
+                }
+                Some(false) => panic!("send {body} to {to} refused"),
+                None => {
+                    // The hive died mid-request: this one may or may not
+                    // have been committed. Reconnect once it is back.
+                    unknown.push(body);
+                    conn = open_retrying(&socket);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (confirmed, unknown)
+    })
+}
+
+#[test]
+#[ignore = "needs nats-server: tests/run runs it"]
+fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_crashes_and_a_partition()
+ {
+    let mut cluster = Cluster::start(&HIVES);
+    let base = tempfile::tempdir().unwrap();
+    let ports: Vec<u16> = cluster.nodes.iter().map(|n| n.port).collect();
+    // hive-c reaches the bus only through the cutter, so the test can cut
+    // it off (its relay and its consumer) for a while.
+    let cutter = Cutter::new(&ports);
+    let mut hives: Vec<Hive> = HIVES
+        .iter()
+        .map(|&h| {
+            let urls = if h == "hive-c" {
+                cutter.urls()
+            } else {
+                cluster.urls()
+            };
+            Hive::start(base.path(), h, urls)
+        })
+        .collect();
+    for h in &hives {
+        h.spawn_agents(&agents());
+    }
+    // The roster bucket: every hive sees every hive's agents.
+    wait_until(Duration::from_secs(60), "the swarm roster", || {
+        let rows = swarm_roster(&hives[0]);
+        HIVES
+            .iter()
+            .all(|h| agents().iter().all(|a| rows.contains(&format!("{h}:{a}"))))
+    });
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicUsize::new(0));
+    let mut senders = Vec::new();
+    for (k, &hive) in HIVES.iter().enumerate() {
+        let next = HIVES[(k + 1) % HIVES.len()];
+        for i in 0..SENDERS {
+            senders.push(sender(
+                hives[k].agent_socket(&format!("s{i}")),
+                hive,
+                i,
+                format!("s{i}@{next}"),
+                stop.clone(),
+                acked.clone(),
+            ));
+        }
+    }
+    let at_least = |n: usize| {
+        let acked = acked.clone();
+        move || acked.load(Ordering::SeqCst) >= n
+    };
+    wait_until(Duration::from_secs(60), "sends to start", at_least(200));
+    // 1. A hive dies by SIGKILL mid-stream and comes back.
+    hives[1].kill();
+    std::thread::sleep(Duration::from_millis(500));
+    hives[1].restart();
+    let base_count = acked.load(Ordering::SeqCst);
+    wait_until(
+        Duration::from_secs(60),
+        "sends after the restart",
+        at_least(base_count + 200),
+    );
+    // 2. A NATS node dies (the stream keeps a quorum of two).
+    cluster.nodes[1].kill();
+    std::thread::sleep(Duration::from_secs(2));
+    // 3. hive-c is cut off the bus: its sends are acknowledged from its
+    //    outbox and wait there; messages for it wait in the stream.
+    cutter.block();
+    std::thread::sleep(Duration::from_secs(5));
+    cluster.restart(1);
+    std::thread::sleep(Duration::from_secs(1));
+    cutter.unblock();
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, Ordering::SeqCst);
+
+    let mut confirmed: Vec<String> = Vec::new();
+    let mut unknown: BTreeSet<String> = BTreeSet::new();
+    for s in senders {
+        let (c, u) = s.join().unwrap();
+        confirmed.extend(c);
+        unknown.extend(u);
+    }
+    let expected: BTreeSet<&String> = confirmed.iter().collect();
+
+    // Drain every inbox until each acknowledged message has arrived.
+    let mut received: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut conns: Vec<(String, common::Conn)> = Vec::new();
+    for h in &hives {
+        for a in agents() {
+            conns.push((
+                format!("{a}@{}", h.name),
+                open_retrying(&h.agent_socket(&a)),
+            ));
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        for (who, conn) in &mut conns {
+            let got = take(conn, 500);
+            received.entry(who.clone()).or_default().extend(got);
+        }
+        let have: usize = received
+            .values()
+            .flatten()
+            .filter(|(_, b)| expected.contains(b))
+            .count();
+        if have >= expected.len() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {have} of {} acknowledged messages arrived",
+            expected.len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Whatever is still on its way (unacknowledged sends) is given a
+    // moment too, so a late double would be seen.
+    std::thread::sleep(Duration::from_secs(2));
+    for (who, conn) in &mut conns {
+        let got = take(conn, 500);
+        received.entry(who.clone()).or_default().extend(got);
+    }
+
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (to, messages) in received.iter() {
+        let mut last: BTreeMap<&str, u64> = BTreeMap::new();
+        for (from, body) in messages {
+            *seen.entry(body).or_default() += 1;
+            let mut parts = body.split('/');
+            let (hive, agent, n) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap().parse::<u64>().unwrap(),
+            );
+            assert_eq!(from, &format!("{agent}@{hive}"), "sender of {body} at {to}");
+            if let Some(prev) = last.insert(from.as_str(), n) {
+                assert!(
+                    prev < n,
+                    "{to} got {body} after {from}'s #{prev}: order broken"
+                );
+            }
+        }
+    }
+    let doubled: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(doubled.is_empty(), "delivered twice: {doubled:?}");
+    let lost: Vec<_> = expected
+        .iter()
+        .filter(|b| !seen.contains_key(b.as_str()))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged messages lost: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
+    for body in seen.keys() {
+        assert!(
+            expected.contains(&body.to_string()) || unknown.contains(*body),
+            "{body} was never sent"
+        );
+    }
+    eprintln!(
+        "swarm ring: {} acknowledged, {} unanswered at a crash, {} delivered, each once, in order",
+        expected.len(),
+        unknown.len(),
+        seen.len()
+    );
+}
+
+#[test]
+#[ignore = "needs nats-server: tests/run runs it"]
+fn a_hives_credentials_cannot_read_another_hives_inbox_or_send_in_its_name() {
+    let cluster = Cluster::start(&HIVES);
+    let base = tempfile::tempdir().unwrap();
+    let _a = Hive::start(base.path(), "hive-a", cluster.urls());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use async_nats::jetstream::{self, consumer::pull};
+        let bob = async_nats::ConnectOptions::new()
+            .user_and_password("hive-b".into(), password("hive-b"))
+            .custom_inbox_prefix(format!("_INBOX.{SWARM}.hive-b"))
+            .event_callback(|e| async move { eprintln!("hive-b's client: {e}") })
+            .connect(cluster.urls())
+            .await
+            .unwrap();
+        let js = jetstream::ContextBuilder::new()
+            .timeout(Duration::from_secs(2))
+            .build(bob);
+        // hive-a makes the stream (with its own credentials) once it is up.
+        let stream_name = format!("HIVE-{SWARM}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let stream = loop {
+            match js.get_stream(&stream_name).await {
+                Ok(s) => break s,
+                Err(e) => assert!(Instant::now() < deadline, "hive-a made no stream: {e}"),
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+
+        // Allowed: publishing as itself to hive-a, reading its own inbox.
+        // (A new stream's subjects reach every node of the cluster a
+        // moment after it exists: until then a publish has no responder.)
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ack = js
+                .publish(format!("hive.{SWARM}.inbox.hive-a.hive-b"), "{}".into())
+                .await
+                .unwrap()
+                .await;
+            match ack {
+                Ok(_) => break,
+                Err(e) => assert!(Instant::now() < deadline, "hive-b may send to hive-a: {e}"),
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let own = stream
+            .get_or_create_consumer(
+                "inbox-hive-b",
+                pull::Config {
+                    durable_name: Some("inbox-hive-b".into()),
+                    filter_subject: format!("hive.{SWARM}.inbox.hive-b.*"),
+                    ..Default::default()
+                },
+            )
+            .await;
+        assert!(
+            own.is_ok(),
+            "hive-b may read its own inbox: {:?}",
+            own.err()
+        );
+
+        // Refused: a consumer on hive-a's subject, under any name.
+        for name in ["spy", "inbox-hive-b", "inbox-hive-a"] {
+            let spy = stream
+                .create_consumer(pull::Config {
+                    durable_name: Some(name.into()),
+                    filter_subject: format!("hive.{SWARM}.inbox.hive-a.*"),
+                    ..Default::default()
+                })
+                .await;
+            assert!(
+                spy.is_err(),
+                "hive-b made consumer {name} on hive-a's inbox"
+            );
+        }
+        // Refused: hive-a's own consumer, and reading stream messages raw.
+        let theirs = stream.get_consumer::<pull::Config>("inbox-hive-a").await;
+        assert!(theirs.is_err(), "hive-b opened hive-a's consumer");
+        let raw = stream.get_raw_message(1).await;
+        assert!(raw.is_err(), "hive-b read a raw stream message");
+        // Refused: sending in hive-a's name.
+        let forged = js
+            .publish(format!("hive.{SWARM}.inbox.hive-c.hive-a"), "{}".into())
+            .await;
+        let forged = match forged {
+            Ok(ack) => ack.await.map(drop).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        assert!(forged.is_err(), "hive-b published as hive-a");
+    });
+}
+
+/// Fast tier, no NATS: a hive whose bus is unreachable still starts, and a
+/// cross-hive send is acknowledged from its outbox.
+#[test]
+fn a_hive_whose_bus_is_down_still_serves_and_queues_cross_hive_sends() {
+    let base = tempfile::tempdir().unwrap();
+    let dead = format!("nats://127.0.0.1:{}", swarm_support::free_port());
+    let hive = Hive::start(base.path(), "hive-a", vec![dead]);
+    hive.spawn_agents(&["alice".to_owned()]);
+    let mut alice = open_retrying(&hive.agent_socket("alice"));
+    assert_eq!(send(&mut alice, "bob@hive-b", "queued"), Some(true));
+    let answer = alice.ask(r#"{"cmd":"send","to":"bob@","body":"x"}"#);
+    assert!(answer.contains("not an address"), "{answer}");
+    let rows = swarm_roster(&hive);
+    assert!(rows.contains("hive-a:alice"), "{rows:?}");
+}
