@@ -343,3 +343,83 @@ async fn a_form_posted_from_another_site_is_refused_even_with_the_token() {
     assert!(rows.contains(r#""name":"alice","running":true"#), "{rows}");
     hive.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_waiting_on_a_person_is_flagged_and_new_and_destroyed_agents_come_and_go_live() {
+    let hive = Hive::with(&["alice", "bob"]).await;
+    hive.open("/").await;
+    live(&hive.client).await;
+    assert_eq!(text(&hive.client, "#count-waiting").await, "0");
+    hive.client
+        .execute("window.notReloaded = true; return true", vec![])
+        .await
+        .unwrap();
+
+    // alice's Claude Code hook reports a permission prompt.
+    let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
+    let payload = r#"{"hook_event_name":"Notification","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}"#;
+    let hook = serde_json::json!({"cmd": "hook_event", "payload": payload}).to_string();
+    assert_eq!(alice.ask(&hook), AGENT_OK);
+    until_text(
+        &hive.client,
+        "#row-alice .tag.needs",
+        Duration::from_secs(2),
+        |t| t == "needs you: permission: Claude needs your permission to use Bash",
+    )
+    .await;
+    until_text(
+        &hive.client,
+        "#count-waiting",
+        Duration::from_secs(2),
+        |t| t == "1",
+    )
+    .await;
+    screenshot(&hive.client, "needs-you").await;
+
+    // A spawn by hivectl adds its row; a destroy takes bob's away.
+    let (ok, out) = hive.hivectl(&["spawn", "carol"]);
+    assert!(ok, "{out}");
+    until_text(
+        &hive.client,
+        "#row-carol .state",
+        Duration::from_secs(2),
+        |t| t == "running",
+    )
+    .await;
+    let (ok, out) = hive.hivectl(&["destroy", "bob"]);
+    assert!(ok, "{out}");
+    let start = std::time::Instant::now();
+    loop {
+        let gone = hive
+            .client
+            .execute("return document.getElementById('row-bob') === null", vec![])
+            .await
+            .unwrap();
+        if gone == serde_json::json!(true) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "bob's row is still on the page"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The summary counts the rows now on the page (the manager's included).
+    let rows = hive
+        .client
+        .execute(
+            "return document.querySelectorAll('#roster tbody tr').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&hive.client, "#count-agents").await, rows.to_string());
+    assert!(text(&hive.client, "#row-carol").await.contains("carol"));
+    let kept = hive
+        .client
+        .execute("return window.notReloaded === true", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
+    hive.close().await;
+}

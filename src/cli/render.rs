@@ -17,9 +17,7 @@ use crate::wire::journal::JournalEntry;
 
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
-use crate::wire::host::{
-    AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse, SessionState,
-};
+use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
 
 /// Longest free text shown in a table cell; `--json` has the full value.
@@ -165,15 +163,7 @@ pub fn state(row: &AgentStatusRow) -> String {
 /// What the agent's Claude session is doing, from its hooks: `needs you:
 /// permission: <message>` when it waits on a person; `None` before any hook.
 pub fn session(row: &AgentStatusRow) -> Option<String> {
-    let what = match row.session_state? {
-        SessionState::Working => "working",
-        SessionState::NeedsPermission => "needs you: permission",
-        SessionState::NeedsAnswer => "needs you: question",
-        SessionState::Idle => "needs you: idle",
-        SessionState::AwaitingReview => "turn done",
-        SessionState::TurnFailed => "turn failed",
-        SessionState::Ended => "session ended",
-    };
+    let what = row.session_state?.words();
     Some(match row.session_message.as_deref().map(clean) {
         Some(m) if !m.trim().is_empty() => format!("{what}: {}", m.trim()),
         _ => what.to_owned(),

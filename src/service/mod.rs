@@ -98,6 +98,9 @@ struct Inner {
     clock: SharedClock,
     /// Roster rows, pushed on every change, for `subscribe_agent_status`.
     rows: broadcast::Sender<AgentStatusRow>,
+    /// Names of agents that left the roster (destroyed), for dashboards;
+    /// the host.sock stream carries rows only, as its spec says.
+    removed: broadcast::Sender<Ident>,
     /// The roster in memory, updated by every publish.
     roster: Mutex<snapshot::Rows>,
     /// Agents an operator (or the hive) is taking down, each until an
@@ -141,6 +144,7 @@ impl Hive {
                 driver,
                 clock,
                 rows: broadcast::channel(256).0,
+                removed: broadcast::channel(64).0,
                 roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),
@@ -192,6 +196,12 @@ impl Hive {
     /// Rows as they change. A receiver that lags loses rows, never blocks.
     pub fn subscribe_rows(&self) -> broadcast::Receiver<AgentStatusRow> {
         self.inner.rows.subscribe()
+    }
+
+    /// Names of agents as they leave the roster. A receiver that lags
+    /// loses names, never blocks.
+    pub fn subscribe_removals(&self) -> broadcast::Receiver<Ident> {
+        self.inner.removed.subscribe()
     }
 
     fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {

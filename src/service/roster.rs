@@ -65,7 +65,13 @@ impl Hive {
             .read(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))
             .await?;
         let rows = self.build_rows(&records, reminders);
-        self.roster_rows().replace_all(rows);
+        let (changed, removed) = self.roster_rows().replace_all(rows);
+        for row in changed {
+            let _ = self.inner.rows.send(row);
+        }
+        for name in removed {
+            let _ = self.inner.removed.send(name);
+        }
         Ok(())
     }
 
@@ -100,7 +106,11 @@ impl Hive {
                 self.roster_rows().put(row.clone());
                 let _ = self.inner.rows.send(row);
             }
-            Ok(None) => self.roster_rows().remove(name),
+            Ok(None) => {
+                if self.roster_rows().remove(name) {
+                    let _ = self.inner.removed.send(name.clone());
+                }
+            }
             Err(err) => tracing::warn!(agent = %name, "{name}: cannot build roster row: {err:#}"),
         }
     }

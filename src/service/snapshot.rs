@@ -56,17 +56,32 @@ impl Rows {
         true
     }
 
-    /// Drop the row of an agent that is no longer managed.
-    pub(super) fn remove(&mut self, name: &Ident) {
-        if self.by_name.remove(name).is_some() {
+    /// Drop the row of an agent that is no longer managed; `false` when it
+    /// had none.
+    pub(super) fn remove(&mut self, name: &Ident) -> bool {
+        let had = self.by_name.remove(name).is_some();
+        if had {
             self.rebuild();
         }
+        had
     }
 
-    /// Replace every row (start-up, after lost changes).
-    pub(super) fn replace_all(&mut self, rows: impl IntoIterator<Item = AgentStatusRow>) {
-        self.by_name = rows.into_iter().map(|r| (r.name.clone(), r)).collect();
+    /// Replace every row (start-up, after lost changes); what changed: the
+    /// rows that are new or differ, and the names whose rows are gone.
+    pub(super) fn replace_all(
+        &mut self,
+        rows: impl IntoIterator<Item = AgentStatusRow>,
+    ) -> (Vec<AgentStatusRow>, Vec<Ident>) {
+        let mut old = std::mem::take(&mut self.by_name);
+        let mut changed = Vec::new();
+        for row in rows {
+            if old.remove(&row.name).as_ref() != Some(&row) {
+                changed.push(row.clone());
+            }
+            self.by_name.insert(row.name.clone(), row);
+        }
         self.rebuild();
+        (changed, old.into_keys().collect())
     }
 
     fn rebuild(&mut self) {
@@ -74,5 +89,46 @@ impl Rows {
             rows: self.by_name.values().cloned().collect(),
             json: OnceLock::new(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, parent: Option<&str>) -> AgentStatusRow {
+        let line = format!(
+            r#"{{"name":"{name}","running":true,"failed":false,"needs_update":false,
+                "needs_login":false,"pending_reminders":0,"paused":false}}"#
+        );
+        let mut r: AgentStatusRow = serde_json::from_str(&line).unwrap();
+        r.parent = parent.map(|p| Ident::new(p).unwrap());
+        r
+    }
+
+    #[test]
+    fn replacing_every_row_reports_only_the_changed_rows_and_the_gone_names() {
+        let mut rows = Rows::default();
+        let (changed, gone) =
+            rows.replace_all([row("a", None), row("b", Some("a")), row("c", None)]);
+        assert_eq!(changed.len(), 3);
+        assert!(gone.is_empty());
+        // `a` destroyed: `b` moves up to the root, `c` is as it was.
+        let (changed, gone) = rows.replace_all([row("b", None), row("c", None)]);
+        assert_eq!(changed, vec![row("b", None)]);
+        assert_eq!(gone, vec![Ident::new("a").unwrap()]);
+        let current = rows.current();
+        let names: Vec<&str> = current.rows().iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
+    }
+
+    #[test]
+    fn removing_a_row_says_whether_there_was_one() {
+        let mut rows = Rows::default();
+        assert!(rows.put(row("a", None)));
+        assert!(!rows.put(row("a", None)), "the same row twice is no change");
+        assert!(rows.remove(&Ident::new("a").unwrap()));
+        assert!(!rows.remove(&Ident::new("a").unwrap()));
+        assert!(rows.current().rows().is_empty());
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! - `/events/roster`: first `ready` (the subscription is in place), then
 //!   one `row` event per roster change, carrying the row rendered by the
-//!   page's own template. It reads the in-process stream behind host.sock's
+//!   page's own template, and one `removed` event (the name) per destroyed
+//!   agent. It reads the in-process stream behind host.sock's
 //!   `subscribe_agent_status`; a browser that falls behind gets the whole
-//!   roster again instead of the rows it missed.
+//!   roster again (`names`, every current name, then every row) instead of
+//!   what it missed.
 //! - `/events/logs/{name}`: the agent's container journal, last lines then
 //!   each new entry (`entry`, plain text), or one `failed` event with the
 //!   hive's error text.
@@ -52,7 +54,16 @@ fn row_event(row: &AgentStatusRow) -> Event {
 struct RosterFeed {
     web: Web,
     rows: broadcast::Receiver<AgentStatusRow>,
+    removed: broadcast::Receiver<Ident>,
     queued: VecDeque<Event>,
+}
+
+/// What the feed heard next.
+enum Heard {
+    Row(Box<AgentStatusRow>),
+    Removed(Ident),
+    Lagged(u64),
+    Closed,
 }
 
 impl RosterFeed {
@@ -62,21 +73,38 @@ impl RosterFeed {
         }
         let shutdown = self.web.shutdown.clone();
         loop {
-            let received = tokio::select! {
+            let heard = tokio::select! {
                 () = shutdown.cancelled() => return None,
-                r = self.rows.recv() => r,
+                r = self.rows.recv() => match r {
+                    Ok(row) => Heard::Row(Box::new(row)),
+                    Err(RecvError::Lagged(n)) => Heard::Lagged(n),
+                    Err(RecvError::Closed) => Heard::Closed,
+                },
+                r = self.removed.recv() => match r {
+                    Ok(name) => Heard::Removed(name),
+                    Err(RecvError::Lagged(n)) => Heard::Lagged(n),
+                    Err(RecvError::Closed) => Heard::Closed,
+                },
             };
-            match received {
-                Ok(row) => return Some(row_event(&row)),
-                Err(RecvError::Closed) => return None,
-                Err(RecvError::Lagged(missed)) => {
+            match heard {
+                Heard::Row(row) => return Some(row_event(&row)),
+                Heard::Removed(name) => {
+                    return Some(Event::default().event("removed").data(name.as_str()));
+                }
+                Heard::Closed => return None,
+                Heard::Lagged(missed) => {
                     tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");
                     match self.web.hive.agent_status().await {
                         Ok(rows) => {
-                            self.queued = rows.iter().map(row_event).collect();
-                            if let Some(event) = self.queued.pop_front() {
-                                return Some(event);
-                            }
+                            // The names first, so the page drops rows of
+                            // agents destroyed meanwhile; then every row.
+                            let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+                            self.queued = std::iter::once(
+                                Event::default().event("names").data(names.join(" ")),
+                            )
+                            .chain(rows.iter().map(row_event))
+                            .collect();
+                            return self.queued.pop_front();
                         }
                         Err(err) => tracing::warn!("roster resend failed: {err}"),
                     }
@@ -89,12 +117,14 @@ impl RosterFeed {
 /// `GET /events/roster`.
 pub async fn roster(State(web): State<Web>) -> Events {
     let rows = match web.operator("subscribe_agent_status", None).await {
-        Ok(hive) => hive.subscribe_rows(),
+        Ok(hive) => (hive.subscribe_rows(), hive.subscribe_removals()),
         Err(err) => return sse(futures_lite::stream::once(Ok(failed_event(&err)))),
     };
+    let (rows, removed) = rows;
     let feed = RosterFeed {
         web,
         rows,
+        removed,
         queued: VecDeque::from([Event::default().event("ready").data("live")]),
     };
     sse(futures_lite::stream::unfold(feed, |mut feed| async move {

@@ -62,3 +62,27 @@ fn children_follow_their_parent_indented() {
         [(0, "zed".into()), (0, "boss".into()), (1, "kid".into())]
     );
 }
+
+#[test]
+fn an_agent_waiting_on_a_person_gets_a_needs_you_tag_with_its_message() {
+    use crate::wire::host::SessionState;
+    let mut r = row("alice");
+    r.session_state = Some(SessionState::NeedsPermission);
+    r.session_message = Some("Claude needs your permission to use <Bash>".into());
+    r.session_since = Some("2026-12-01T06:00:00Z".into());
+    let html = views::roster_row(&r, 0).into_string();
+    assert!(html.contains(r#"class="tag session needs""#), "{html}");
+    assert!(
+        html.contains("needs you: permission: Claude needs your permission to use &lt;Bash&gt;"),
+        "{html}"
+    );
+    assert!(html.contains("since 2026-12-01T06:00:00Z"), "{html}");
+    // The session's keys are not repeated as raw tags.
+    assert!(!html.contains("session state"), "{html}");
+
+    r.session_state = Some(SessionState::Working);
+    r.session_message = None;
+    let html = views::roster_row(&r, 0).into_string();
+    assert!(html.contains(r#"class="tag session""#), "{html}");
+    assert!(!html.contains("needs"), "{html}");
+}

@@ -31,6 +31,9 @@ const KNOWN_ROW_KEYS: &[&str] = &[
     "pending_reminders",
     "url",
     "deployed_sha",
+    "session_state",
+    "session_message",
+    "session_since",
 ];
 
 /// Which page a layout highlights in its navigation.
@@ -154,7 +157,17 @@ pub fn roster_row(row: &AgentStatusRow, depth: usize) -> Markup {
         tr id={ "row-" (name) } class={ "depth-" (depth.min(6)) } {
             td.name { a href={ "/agent/" (name) } { (name) } }
             td { span class={ "state " (class) } { (label) } @if row.paused { " " span.state.paused { "paused" } } }
-            td.attention { @for tag in attention(row) { span.tag { (tag) } " " } }
+            td.attention {
+                @if let Some(session) = row.session_state {
+                    span class={ "tag session" @if session.needs_person() { " needs" } }
+                        title=[row.session_since.as_ref().map(|t| format!("since {t}"))] {
+                        (session.words())
+                        @if let Some(m) = row.session_message.as_deref().filter(|m| !m.trim().is_empty()) { ": " (m.trim()) }
+                    }
+                    " "
+                }
+                @for tag in attention(row) { span.tag { (tag) } " " }
+            }
             td { @if let Some(p) = &row.parent { a href={ "/agent/" (p) } { (p) } } }
             td.status {
                 @if let Some(text) = &row.status_text { span { (text) } }
@@ -226,12 +239,18 @@ pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
 /// The roster page.
 pub fn roster_page(rows: &[AgentStatusRow], csrf: &str) -> Markup {
     let running = rows.iter().filter(|r| r.running).count();
+    let waiting = rows
+        .iter()
+        .filter(|r| r.session_state.is_some_and(|s| s.needs_person()))
+        .count();
     layout(
         "Roster",
         Nav::Roster,
         html! {
             p.summary {
-                (rows.len()) " agents, " (running) " running · "
+                span #count-agents { (rows.len()) } " agents, "
+                span #count-running { (running) } " running, "
+                span #count-waiting { (waiting) } " waiting on you · "
                 span #live role="status" { "not live (needs JavaScript)" }
             }
             form.inline method="post" action="/spawn" {

@@ -507,6 +507,20 @@ impl SessionState {
         Self::ALL.into_iter().find(|s| s.as_str() == name)
     }
 
+    /// The state in an operator's words (hivectl's STATE column, the
+    /// dashboard's attention tag).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::NeedsPermission => "needs you: permission",
+            Self::NeedsAnswer => "needs you: question",
+            Self::Idle => "needs you: idle",
+            Self::AwaitingReview => "turn done",
+            Self::TurnFailed => "turn failed",
+            Self::Ended => "session ended",
+        }
+    }
+
     /// The agent waits on a person (`hivectl status --needs-me`).
     pub fn needs_person(self) -> bool {
         matches!(self, Self::NeedsPermission | Self::NeedsAnswer | Self::Idle)

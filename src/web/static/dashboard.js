@@ -20,6 +20,51 @@
     }
   }
 
+  // The summary's counts, recomputed from the rows on the page.
+  function recount() {
+    var roster = document.getElementById('roster');
+    if (!roster) {
+      return;
+    }
+    var body = roster.tBodies[0];
+    var counts = {
+      'count-agents': body.rows.length,
+      'count-running': body.querySelectorAll('span.state.ok').length,
+      'count-waiting': body.querySelectorAll('span.tag.needs').length
+    };
+    Object.keys(counts).forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) {
+        el.textContent = String(counts[id]);
+      }
+    });
+  }
+
+  // A destroyed agent's row leaves the page.
+  function onRemoved(ev) {
+    var old = document.getElementById('row-' + ev.data);
+    if (old) {
+      old.remove();
+      recount();
+    }
+  }
+
+  // After a lag: every current name; rows of any other agent leave.
+  function onNames(ev) {
+    var roster = document.getElementById('roster');
+    if (!roster) {
+      return;
+    }
+    var keep = {};
+    ev.data.split(' ').forEach(function (name) { keep['row-' + name] = true; });
+    Array.prototype.slice.call(roster.tBodies[0].rows).forEach(function (row) {
+      if (!keep[row.id]) {
+        row.remove();
+      }
+    });
+    recount();
+  }
+
   // Rows arrive rendered by the server's own template (escaped there);
   // a row replaces the one with its id, keeping its place in the tree.
   function onRow(ev) {
@@ -39,12 +84,15 @@
         roster.tBodies[0].appendChild(row);
       }
     }
+    recount();
   }
 
   if (document.getElementById('live') && window.EventSource) {
     var rows = new EventSource('/events/roster');
     rows.addEventListener('ready', function () { setLive('live', 'live'); });
     rows.addEventListener('row', onRow);
+    rows.addEventListener('removed', onRemoved);
+    rows.addEventListener('names', onNames);
     rows.addEventListener('error', function () { setLive('reconnecting…', 'lost'); });
   }
 
