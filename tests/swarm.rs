@@ -377,3 +377,88 @@ fn a_hive_whose_bus_is_down_still_serves_and_queues_cross_hive_sends() {
     let rows = swarm_roster(&hive);
     assert!(rows.contains("hive-a:alice"), "{rows:?}");
 }
+
+/// The SSE events (`event:` name, `data:` text) read from `stream` until
+/// one satisfies `done`; panics after `limit`.
+fn read_events_until(
+    stream: &mut std::io::BufReader<std::os::unix::net::UnixStream>,
+    limit: Duration,
+    done: impl Fn(&str, &str) -> bool,
+) {
+    use std::io::BufRead;
+    let deadline = Instant::now() + limit;
+    let mut event = String::new();
+    let mut line = String::new();
+    loop {
+        assert!(Instant::now() < deadline, "no such event within {limit:?}");
+        line.clear();
+        match stream.read_line(&mut line) {
+            Ok(0) => panic!("the stream ended"),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => panic!("{e}"),
+        }
+        let l = line.trim_end();
+        if let Some(name) = l.strip_prefix("event: ") {
+            event = name.to_owned();
+        } else if let Some(data) = l.strip_prefix("data: ")
+            && done(&event, data)
+        {
+            return;
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs nats-server: tests/run runs it"]
+fn the_dashboards_swarm_page_shows_other_hives_agents_and_follows_them_live() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    let cluster = Cluster::start(&HIVES[..2]);
+    let base = tempfile::tempdir().unwrap();
+    let a = Hive::start(base.path(), "hive-a", cluster.urls());
+    let b = Hive::start(base.path(), "hive-b", cluster.urls());
+    a.spawn_agents(&["alice".to_owned()]);
+    b.spawn_agents(&["bob".to_owned()]);
+    wait_until(Duration::from_secs(60), "hive-b hears alice", || {
+        swarm_roster(&b).contains("hive-a:alice")
+    });
+
+    // The page on hive-b: both hives' agents, only its own linked.
+    let mut page = UnixStream::connect(b.web_socket()).unwrap();
+    page.write_all(b"GET /swarm HTTP/1.1\r\nHost: dash\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut html = String::new();
+    page.read_to_string(&mut html).unwrap();
+    assert!(html.starts_with("HTTP/1.1 200"), "{html}");
+    assert!(html.contains(r#"id="row-alice@hive-a""#), "{html}");
+    assert!(html.contains(r#"id="row-bob@hive-b""#), "{html}");
+    assert!(html.contains(r#"<a href="/agent/bob">"#), "{html}");
+    assert!(!html.contains(r#"<a href="/agent/alice">"#), "{html}");
+
+    // Its stream: hive-a's new agent arrives, then leaves when destroyed.
+    let mut events = UnixStream::connect(b.web_socket()).unwrap();
+    events
+        .write_all(b"GET /events/swarm HTTP/1.1\r\nHost: dash\r\n\r\n")
+        .unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut events = std::io::BufReader::new(events);
+    read_events_until(&mut events, Duration::from_secs(10), |e, _| e == "ready");
+    a.spawn_agents(&["carol".to_owned()]);
+    read_events_until(&mut events, Duration::from_secs(10), |e, d| {
+        e == "row" && d.contains(r#"id="row-carol@hive-a""#)
+    });
+    let answer = a.request(r#"{"cmd":"destroy","name":"carol"}"#);
+    assert_eq!(answer, r#"{"version":1,"ok":true}"#);
+    read_events_until(&mut events, Duration::from_secs(10), |e, d| {
+        e == "removed" && d == "carol@hive-a"
+    });
+    // hive-b's own changes come on the same stream.
+    let answer = b.request(r#"{"cmd":"stop","scope":{"agent_names":["bob"]}}"#);
+    assert!(answer.contains(r#""ok":true"#), "{answer}");
+    read_events_until(&mut events, Duration::from_secs(10), |e, d| {
+        e == "row" && d.contains(r#"id="row-bob@hive-b""#) && d.contains("stopped")
+    });
+}

@@ -423,3 +423,40 @@ async fn an_agent_waiting_on_a_person_is_flagged_and_new_and_destroyed_agents_co
     assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
     hive.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_swarm_page_of_a_hive_alone_lists_its_agents_under_local_and_follows_them() {
+    let hive = Hive::with(&["alice", "bob"]).await;
+    hive.open("/swarm").await;
+    live(&hive.client).await;
+    // Ids with `@` cannot be CSS-selected plainly: read through the DOM.
+    let state = |id: &'static str| {
+        let client = hive.client.clone();
+        async move {
+            let script = format!(
+                "var r = document.getElementById('{id}'); \
+                 return r ? r.querySelector('.state').textContent : null"
+            );
+            client.execute(&script, vec![]).await.unwrap()
+        }
+    };
+    assert_eq!(state("row-alice@local").await, serde_json::json!("running"));
+    let (ok, out) = hive.hivectl(&["stop", "alice"]);
+    assert!(ok, "{out}");
+    let (ok, out) = hive.hivectl(&["destroy", "bob"]);
+    assert!(ok, "{out}");
+    let start = std::time::Instant::now();
+    while state("row-alice@local").await != serde_json::json!("stopped")
+        || state("row-bob@local").await != serde_json::Value::Null
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "the swarm page did not follow: alice {:?}, bob {:?}",
+            state("row-alice@local").await,
+            state("row-bob@local").await
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    screenshot(&hive.client, "swarm").await;
+    hive.close().await;
+}

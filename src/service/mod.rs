@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, broadcast};
 
 pub use error::HiveError;
+pub use swarm::SwarmChange;
 
 // The vocabulary of the service's API: the types its calls take and answer
 // besides the wire's. They are defined by the rules (`hive`) or the journal

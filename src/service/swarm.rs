@@ -34,10 +34,32 @@ use crate::wire::swarm::{BUS_VERSION, BusMessage};
 pub const ROSTER_STALE_AFTER: Duration = Duration::from_secs(90);
 
 /// The swarm's in-memory state inside [`Hive`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SwarmState {
     relay: Notify,
     roster: std::sync::Mutex<BTreeMap<(Ident, Ident), SwarmAgentRow>>,
+    /// Other hives' rows as they change, for live views (the dashboard).
+    changes: tokio::sync::broadcast::Sender<SwarmChange>,
+}
+
+impl Default for SwarmState {
+    fn default() -> Self {
+        Self {
+            relay: Notify::new(),
+            roster: std::sync::Mutex::default(),
+            changes: tokio::sync::broadcast::channel(256).0,
+        }
+    }
+}
+
+/// A change to another hive's part of the swarm roster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SwarmChange {
+    /// A row is new or differs from the last one heard (a republish of the
+    /// same row is no change).
+    Row(Box<SwarmAgentRow>),
+    /// An agent of another hive left the roster.
+    Gone { hive: Ident, agent: Ident },
 }
 
 /// One outbox row, ready for the bus.
@@ -71,7 +93,7 @@ impl Hive {
     }
 
     /// This hive's name (`local` when it has none).
-    fn own_hive(&self) -> Ident {
+    pub fn own_hive(&self) -> Ident {
         self.config()
             .hive_name
             .clone()
@@ -219,16 +241,37 @@ impl Hive {
         Ok(outcomes)
     }
 
-    /// Remember (or replace) one agent row of some hive, as the bus said.
+    /// Remember (or replace) one agent row of some hive, as the bus said;
+    /// another hive's row that changed is pushed to live views.
     pub fn swarm_row_heard(&self, row: SwarmAgentRow) {
-        self.swarm_roster_map()
-            .insert((row.hive.clone(), row.row.name.clone()), row);
+        let key = (row.hive.clone(), row.row.name.clone());
+        let previous = self.swarm_roster_map().insert(key, row.clone());
+        if row.hive != self.own_hive() && previous.is_none_or(|p| p.row != row.row) {
+            let _ = self
+                .swarm_state()
+                .changes
+                .send(SwarmChange::Row(Box::new(row)));
+        }
     }
 
     /// An agent row of some hive was deleted from the bus.
     pub fn swarm_row_gone(&self, hive: &Ident, agent: &Ident) {
-        self.swarm_roster_map()
-            .remove(&(hive.clone(), agent.clone()));
+        let had = self
+            .swarm_roster_map()
+            .remove(&(hive.clone(), agent.clone()))
+            .is_some();
+        if had && *hive != self.own_hive() {
+            let _ = self.swarm_state().changes.send(SwarmChange::Gone {
+                hive: hive.clone(),
+                agent: agent.clone(),
+            });
+        }
+    }
+
+    /// Other hives' roster changes as they are heard. A receiver that lags
+    /// loses changes, never blocks. This hive's own rows: [`Hive::subscribe_rows`].
+    pub fn subscribe_swarm(&self) -> tokio::sync::broadcast::Receiver<SwarmChange> {
+        self.swarm_state().changes.subscribe()
     }
 
     /// Every agent of the swarm by hive then name: this hive's rows live,

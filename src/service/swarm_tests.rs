@@ -241,3 +241,49 @@ async fn the_swarm_roster_has_own_rows_live_and_others_until_they_go_stale() {
     let rows = names(a.swarm_roster().await.unwrap());
     assert!(!rows.contains(&"alice@hive-b".to_owned()), "{rows:?}");
 }
+
+#[tokio::test]
+async fn live_views_hear_another_hives_changes_once_and_never_their_own_rows() {
+    use crate::service::SwarmChange;
+    let dir = tempfile::tempdir().unwrap();
+    let a = hive_named("hive-a", dir.path()).await;
+    let b = hive_named("hive-b", dir.path()).await;
+    let mut changes = a.subscribe_swarm();
+    let theirs = b.swarm_roster().await.unwrap()[0].clone();
+    a.swarm_row_heard(theirs.clone());
+    assert_eq!(
+        changes.try_recv().unwrap(),
+        SwarmChange::Row(Box::new(theirs.clone()))
+    );
+    // The same row republished later is no change.
+    a.swarm_row_heard(SwarmAgentRow {
+        published_at: theirs.published_at + 20,
+        ..theirs.clone()
+    });
+    assert!(changes.try_recv().is_err());
+    // A row that differs is.
+    let mut stopped = theirs.clone();
+    stopped.row.running = false;
+    a.swarm_row_heard(stopped.clone());
+    assert_eq!(
+        changes.try_recv().unwrap(),
+        SwarmChange::Row(Box::new(stopped))
+    );
+    // hive-a's own rows, heard back from the bus, are not: its roster
+    // stream carries them.
+    let own = a.swarm_roster().await.unwrap()[0].clone();
+    assert_eq!(own.hive.as_str(), "hive-a");
+    a.swarm_row_heard(own);
+    assert!(changes.try_recv().is_err());
+    a.swarm_row_gone(&theirs.hive, &theirs.row.name);
+    assert_eq!(
+        changes.try_recv().unwrap(),
+        SwarmChange::Gone {
+            hive: theirs.hive.clone(),
+            agent: theirs.row.name.clone()
+        }
+    );
+    // Gone twice is one change.
+    a.swarm_row_gone(&theirs.hive, &theirs.row.name);
+    assert!(changes.try_recv().is_err());
+}

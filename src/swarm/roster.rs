@@ -3,7 +3,8 @@
 //! in-memory view, which `status --swarm` reads.
 //!
 //! Rows are put when they change and all of them every
-//! [`REPUBLISH_EVERY`]; a row whose agent is gone is deleted. The bucket
+//! [`REPUBLISH_EVERY`]; a row whose agent is destroyed is deleted at once
+//! (and any row left over, at the next round). The bucket
 //! keeps entries for [`ENTRY_TTL`], so the rows of a hive that stopped for
 //! good disappear by themselves, and readers also leave out rows older
 //! than `ROSTER_STALE_AFTER`. The hive of a row is taken from its key
@@ -33,6 +34,7 @@ pub(super) async fn run(bus: Bus) {
     tokio::spawn(watch(bus.clone(), bucket.clone()));
     let (hive, names) = (&bus.hive, &bus.names);
     let mut rows = hive.subscribe_rows();
+    let mut removed = hive.subscribe_removals();
     let mut tick = tokio::time::interval(REPUBLISH_EVERY);
     let mut published = BTreeSet::new();
     loop {
@@ -41,6 +43,18 @@ pub(super) async fn run(bus: Bus) {
             _ = tick.tick() => publish_all(hive, &bucket, names, &mut published).await,
             row = rows.recv() => match row {
                 Ok(row) => put(hive, &bucket, names, row).await,
+                Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
+                Err(RecvError::Closed) => return,
+            },
+            name = removed.recv() => match name {
+                Ok(name) => {
+                    let key = names.roster_key(&name);
+                    if let Err(err) = bucket.delete(&key).await {
+                        tracing::debug!(key, "swarm roster delete failed: {err}; the next round retries");
+                    } else {
+                        published.remove(&key);
+                    }
+                }
                 Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
                 Err(RecvError::Closed) => return,
             },

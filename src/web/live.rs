@@ -33,13 +33,15 @@ use crate::wire::journal::render_line;
 /// How many past journal lines the logs stream starts with.
 pub const LOG_LINES: u32 = 200;
 
-type Events = Sse<
+pub(super) type Events = Sse<
     axum::response::sse::KeepAliveStream<
         std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>>,
     >,
 >;
 
-fn sse(stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -> Events {
+pub(super) fn sse(
+    stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Events {
     let boxed: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
         Box::pin(stream);
     Sse::new(boxed).keep_alive(KeepAlive::default())
@@ -133,7 +135,7 @@ pub async fn roster(State(web): State<Web>) -> Events {
     }))
 }
 
-fn failed_event(err: &HiveError) -> Event {
+pub(super) fn failed_event(err: &HiveError) -> Event {
     Event::default().event("failed").data(refusal_text(err))
 }
 

@@ -25,12 +25,14 @@
 //!   Content-Security-Policy with no inline script.
 //!
 //! Files: [`guard`] (CSRF, security headers), [`views`] (the templates),
-//! [`pages`] (GET handlers), [`actions`] (POST handlers), [`live`] (SSE).
+//! [`pages`] (GET handlers), [`actions`] (POST handlers), [`live`] (SSE),
+//! [`swarm`] (the swarm page and its stream).
 
 pub mod actions;
 pub mod guard;
 pub mod live;
 pub mod pages;
+pub mod swarm;
 #[cfg(test)]
 mod tests;
 pub mod views;
@@ -62,6 +64,8 @@ pub fn router(web: Web) -> Router {
         .route("/approvals", get(pages::approvals))
         .route("/inbox", get(pages::inbox))
         .route("/questions", get(pages::questions))
+        .route("/swarm", get(swarm::page))
+        .route("/events/swarm", get(swarm::events))
         .route("/agent/{name}", get(pages::agent))
         .route("/events/roster", get(live::roster))
         .route("/events/logs/{name}", get(live::logs))

@@ -43,6 +43,7 @@ pub enum Nav {
     Approvals,
     Inbox,
     Questions,
+    Swarm,
     Agent,
 }
 
@@ -77,6 +78,7 @@ pub fn layout(title: &str, nav: Nav, body: Markup) -> Markup {
                         (link(Nav::Approvals, "/approvals", "Approvals"))
                         (link(Nav::Inbox, "/inbox", "Inbox"))
                         (link(Nav::Questions, "/questions", "Questions"))
+                        (link(Nav::Swarm, "/swarm", "Swarm"))
                     }
                 }
                 main { h1 { (title) } (body) }
@@ -146,33 +148,69 @@ pub fn row_actions(csrf: &str, back: &str) -> Markup {
     }
 }
 
+/// A row's state cell: `running`, `stopped`, `failed`, and `paused`.
+pub fn state_cell(row: &AgentStatusRow) -> Markup {
+    let (label, class) = state(row);
+    html! {
+        td { span class={ "state " (class) } { (label) } @if row.paused { " " span.state.paused { "paused" } } }
+    }
+}
+
+/// A row's attention cell: the session state its hooks report (`needs
+/// you: …` highlighted), then flags and fields without a column.
+pub fn attention_cell(row: &AgentStatusRow) -> Markup {
+    html! {
+        td.attention {
+            @if let Some(session) = row.session_state {
+                span class={ "tag session" @if session.needs_person() { " needs" } }
+                    title=[row.session_since.as_ref().map(|t| format!("since {t}"))] {
+                    (session.words())
+                    @if let Some(m) = row.session_message.as_deref().filter(|m| !m.trim().is_empty()) { ": " (m.trim()) }
+                }
+                " "
+            }
+            @for tag in attention(row) { span.tag { (tag) } " " }
+        }
+    }
+}
+
+/// A row's status text and when it was set.
+pub fn status_cell(row: &AgentStatusRow) -> Markup {
+    html! {
+        td.status {
+            @if let Some(text) = &row.status_text { span { (text) } }
+            @if let Some(when) = &row.status_set_at { " " small { (when) } }
+        }
+    }
+}
+
+/// The summary's live counts over `rows` (kept current by dashboard.js).
+pub fn counts(rows: &[&AgentStatusRow]) -> Markup {
+    let running = rows.iter().filter(|r| r.running).count();
+    let waiting = rows
+        .iter()
+        .filter(|r| r.session_state.is_some_and(|s| s.needs_person()))
+        .count();
+    html! {
+        span #count-agents { (rows.len()) } " agents, "
+        span #count-running { (running) } " running, "
+        span #count-waiting { (waiting) } " waiting on you · "
+    }
+}
+
 /// One roster row (page and live stream alike); `depth` indents it under
 /// its parent. Its buttons belong to the page's [`row_actions`] form, so a
 /// row carries no token and the stream can send the same row to every page.
 pub fn roster_row(row: &AgentStatusRow, depth: usize) -> Markup {
     let name = row.name.as_str();
-    let (label, class) = state(row);
     let act = |verb: &str| format!("/agent/{name}/{verb}");
     html! {
         tr id={ "row-" (name) } class={ "depth-" (depth.min(6)) } {
             td.name { a href={ "/agent/" (name) } { (name) } }
-            td { span class={ "state " (class) } { (label) } @if row.paused { " " span.state.paused { "paused" } } }
-            td.attention {
-                @if let Some(session) = row.session_state {
-                    span class={ "tag session" @if session.needs_person() { " needs" } }
-                        title=[row.session_since.as_ref().map(|t| format!("since {t}"))] {
-                        (session.words())
-                        @if let Some(m) = row.session_message.as_deref().filter(|m| !m.trim().is_empty()) { ": " (m.trim()) }
-                    }
-                    " "
-                }
-                @for tag in attention(row) { span.tag { (tag) } " " }
-            }
+            (state_cell(row))
+            (attention_cell(row))
             td { @if let Some(p) = &row.parent { a href={ "/agent/" (p) } { (p) } } }
-            td.status {
-                @if let Some(text) = &row.status_text { span { (text) } }
-                @if let Some(when) = &row.status_set_at { " " small { (when) } }
-            }
+            (status_cell(row))
             td { @if let Some(m) = &row.active_model { (m) } }
             td.num { (row.pending_reminders) }
             td.actions {
@@ -225,7 +263,7 @@ pub fn tree_order(rows: &[AgentStatusRow]) -> Vec<(usize, &AgentStatusRow)> {
 pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
     html! {
         (row_actions(csrf, "/"))
-        table #roster.rows {
+        table #roster.rows data-live="/events/roster" data-append {
             thead { tr {
                 th scope="col" { "agent" } th scope="col" { "state" } th scope="col" { "attention" }
                 th scope="col" { "parent" } th scope="col" { "status" } th scope="col" { "model" }
@@ -238,19 +276,12 @@ pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
 
 /// The roster page.
 pub fn roster_page(rows: &[AgentStatusRow], csrf: &str) -> Markup {
-    let running = rows.iter().filter(|r| r.running).count();
-    let waiting = rows
-        .iter()
-        .filter(|r| r.session_state.is_some_and(|s| s.needs_person()))
-        .count();
     layout(
         "Roster",
         Nav::Roster,
         html! {
             p.summary {
-                span #count-agents { (rows.len()) } " agents, "
-                span #count-running { (running) } " running, "
-                span #count-waiting { (waiting) } " waiting on you · "
+                (counts(&rows.iter().collect::<Vec<_>>()))
                 span #live role="status" { "not live (needs JavaScript)" }
             }
             form.inline method="post" action="/spawn" {
@@ -396,7 +427,7 @@ pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
         html! {
             p.summary { span #live role="status" { "not live (needs JavaScript)" } }
             (row_actions(csrf, &format!("/agent/{name}")))
-            table.rows {
+            table.rows data-live="/events/roster" {
                 thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th { "rem." } th { "actions" } } }
                 tbody { (roster_row(d.row, 0)) }
             }

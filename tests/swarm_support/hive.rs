@@ -109,6 +109,11 @@ impl Hive {
         self.dir.join("run/host.sock")
     }
 
+    /// The dashboard's socket (bound by the daemon: no activation here).
+    pub fn web_socket(&self) -> PathBuf {
+        self.dir.join("run/web.sock")
+    }
+
     pub fn agent_socket(&self, agent: &str) -> PathBuf {
         self.dir.join("run/agents").join(agent).join("mcp.sock")
     }

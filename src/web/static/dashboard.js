@@ -20,13 +20,16 @@
     }
   }
 
+  // A live table: <table data-live="/events/..."> is fed rows by that
+  // stream; with data-append it also takes new rows and drops gone ones
+  // (the roster, the swarm), without it only replaces the rows it has (an
+  // agent's page).
+  var table = document.querySelector('table[data-live]');
+  var appends = table && table.hasAttribute('data-append');
+
   // The summary's counts, recomputed from the rows on the page.
   function recount() {
-    var roster = document.getElementById('roster');
-    if (!roster) {
-      return;
-    }
-    var body = roster.tBodies[0];
+    var body = table.tBodies[0];
     var counts = {
       'count-agents': body.rows.length,
       'count-running': body.querySelectorAll('span.state.ok').length,
@@ -40,10 +43,10 @@
     });
   }
 
-  // A destroyed agent's row leaves the page.
+  // An agent that left (destroyed, or gone from its hive) leaves the page.
   function onRemoved(ev) {
     var old = document.getElementById('row-' + ev.data);
-    if (old) {
+    if (old && appends) {
       old.remove();
       recount();
     }
@@ -51,13 +54,12 @@
 
   // After a lag: every current name; rows of any other agent leave.
   function onNames(ev) {
-    var roster = document.getElementById('roster');
-    if (!roster) {
+    if (!appends) {
       return;
     }
     var keep = {};
     ev.data.split(' ').forEach(function (name) { keep['row-' + name] = true; });
-    Array.prototype.slice.call(roster.tBodies[0].rows).forEach(function (row) {
+    Array.prototype.slice.call(table.tBodies[0].rows).forEach(function (row) {
       if (!keep[row.id]) {
         row.remove();
       }
@@ -66,7 +68,8 @@
   }
 
   // Rows arrive rendered by the server's own template (escaped there);
-  // a row replaces the one with its id, keeping its place in the tree.
+  // a row replaces the one with its id, keeping its place (and, in the
+  // roster, its depth in the tree).
   function onRow(ev) {
     var template = document.createElement('template');
     template.innerHTML = ev.data.trim();
@@ -76,19 +79,18 @@
     }
     var old = document.getElementById(row.id);
     if (old) {
-      row.className = old.className;
-      old.replaceWith(row);
-    } else {
-      var roster = document.getElementById('roster');
-      if (roster) {
-        roster.tBodies[0].appendChild(row);
+      if (old.className) {
+        row.className = old.className;
       }
+      old.replaceWith(row);
+    } else if (appends) {
+      table.tBodies[0].appendChild(row);
     }
     recount();
   }
 
-  if (document.getElementById('live') && window.EventSource) {
-    var rows = new EventSource('/events/roster');
+  if (table && window.EventSource) {
+    var rows = new EventSource(table.getAttribute('data-live'));
     rows.addEventListener('ready', function () { setLive('live', 'live'); });
     rows.addEventListener('row', onRow);
     rows.addEventListener('removed', onRemoved);
