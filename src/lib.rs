@@ -70,7 +70,7 @@
 //!   sockets), each asking the access policy first, the registry of agent
 //!   listeners.
 //! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
-//!   over the same service calls, live roster and logs over Server-Sent
+//!   over the same service calls, live roster, swarm and logs over Server-Sent
 //!   Events, CSRF checks (origin + token) and a strict CSP.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads

@@ -462,3 +462,44 @@ fn the_dashboards_swarm_page_shows_other_hives_agents_and_follows_them_live() {
         e == "row" && d.contains(r#"id="row-bob@hive-b""#) && d.contains("stopped")
     });
 }
+
+#[test]
+#[ignore = "needs nats-server: tests/run runs it"]
+fn hivectl_send_reaches_an_agent_of_another_hive_and_the_reply_reaches_the_operator() {
+    let cluster = Cluster::start(&HIVES[..2]);
+    let base = tempfile::tempdir().unwrap();
+    let a = Hive::start(base.path(), "hive-a", cluster.urls());
+    let b = Hive::start(base.path(), "hive-b", cluster.urls());
+    b.spawn_agents(&["bob".to_owned()]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hivectl"))
+        .env("HIVE_SOCKET", a.host_socket())
+        .args(["send", "bob@hive-b", "status, please"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut bob = open_retrying(&b.agent_socket("bob"));
+    let mut got = Vec::new();
+    wait_until(
+        Duration::from_secs(30),
+        "bob gets the operator's message",
+        || {
+            got.extend(take(&mut bob, 10));
+            !got.is_empty()
+        },
+    );
+    assert_eq!(
+        got,
+        [("operator@hive-a".to_owned(), "status, please".to_owned())]
+    );
+    assert_eq!(send(&mut bob, "operator@hive-a", "all green"), Some(true));
+    wait_until(
+        Duration::from_secs(30),
+        "the reply in hive-a's operator inbox",
+        || {
+            a.request(r#"{"cmd":"inbox"}"#)
+                .contains(r#""body":"all green""#)
+        },
+    );
+    let inbox = a.request(r#"{"cmd":"inbox"}"#);
+    assert!(inbox.contains(r#""from":"bob@hive-b""#), "{inbox}");
+}

@@ -16,7 +16,7 @@ use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agenda::{HostJournalFilters, JournalPriority};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope, MAX_STOP_DEADLINE_SECS};
-use crate::wire::ident::Ident;
+use crate::wire::ident::{AgentAt, Ident};
 
 /// The default `--socket`: `/run/hyperhive/host.sock`.
 pub fn default_socket() -> PathBuf {
@@ -279,11 +279,13 @@ pub enum Command {
         limit: u64,
     },
     /// Send a message to an agent, as `operator`.
-    #[command(after_help = "Example:\n  hivectl send alice 'please report'")]
+    #[command(after_help = "Examples:\n  hivectl send alice 'please report'\n  \
+                      hivectl send bob@hive-b 'hello from hive-a'   an agent of another hive")]
     Send {
-        /// The agent's name.
+        /// The agent's name, or NAME@HIVE for an agent of another hive of
+        /// the swarm.
         #[arg(add = agent_names())]
-        agent: Ident,
+        agent: AgentAt,
         /// The message.
         text: String,
     },
@@ -696,8 +698,9 @@ impl Command {
                 limit: Some(*limit),
             }),
             Self::Send { agent, text } => call(HostRequest::Send {
-                to: agent.clone(),
+                to: agent.agent.clone(),
                 body: text.clone(),
+                hive: agent.hive.clone(),
             }),
             Self::Completions { shell } => Action::Completions(*shell),
             Self::Man { out } => Action::Man(out.clone()),

@@ -117,6 +117,10 @@ fn each_single_name_verb_sends_its_cmd_and_name() {
             &["send", "alice", "hello there"],
             r#"{"cmd":"send","to":"alice","body":"hello there"}"#,
         ),
+        (
+            &["send", "bob@hive-b", "hi"],
+            r#"{"cmd":"send","to":"bob","body":"hi","hive":"hive-b"}"#,
+        ),
     ] {
         assert_eq!(line(args), want, "{args:?}");
     }
@@ -259,4 +263,12 @@ fn a_machine_name_resolves_to_its_agent_unless_an_agent_has_that_name() {
     assert_eq!(resolve_machine_name(&n("alice"), &managed), n("alice"));
     assert_eq!(resolve_machine_name(&n("h-bob"), &managed), n("h-bob"));
     assert_eq!(resolve_machine_name(&n("h-zed"), &managed), n("h-zed"));
+}
+
+#[test]
+fn send_refuses_an_address_with_a_bad_half_naming_it() {
+    for bad in ["bob@", "@hive-b", "bob@Hive", "bob@a@b"] {
+        let err = parse(&["send", bad, "x"]).unwrap_err().to_string();
+        assert!(err.contains("invalid name"), "{bad}: {err}");
+    }
 }

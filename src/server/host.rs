@@ -94,7 +94,9 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
                 .await,
             HostResponse::messages,
         ),
-        HostRequest::Send { to, body } => done(hive.send_from_operator(&to, body).await),
+        HostRequest::Send { to, body, hive: at } => {
+            done(hive.send_from_operator(&to, at.as_ref(), body).await)
+        }
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => {
             HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")

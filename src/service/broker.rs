@@ -87,12 +87,29 @@ impl Hive {
         Ok(recipients.len())
     }
 
-    /// The operator sends `body` to a managed agent.
-    pub async fn send_from_operator(&self, to: &Ident, body: String) -> Result<i64, HiveError> {
+    /// The operator sends `body` to a managed agent, or to an agent (or
+    /// the operator) of another hive of the swarm (`hive`; this hive's own
+    /// name is local). A cross-hive send is committed to the outbox, as an
+    /// agent's is; the other hive's agent sees it from `operator@<this>`.
+    pub async fn send_from_operator(
+        &self,
+        to: &Ident,
+        hive: Option<&Ident>,
+        body: String,
+    ) -> Result<(), HiveError> {
         self.check_body(&body)?;
+        if let Some(hive) = hive {
+            let address = format!("{to}@{hive}");
+            if let Address::Remote(remote) = address::parse(&address, self.config().swarm_hive())? {
+                self.send_remote(&Ident::from_static(OPERATOR), remote, body)
+                    .await?;
+                return Ok(());
+            }
+        }
         self.require(to).await?;
         self.deliver(Recipient::Agent(to.clone()), OPERATOR, body, None)
-            .await
+            .await?;
+        Ok(())
     }
 
     /// A message to `agent` from a sender it chose (`wake`); with

@@ -287,3 +287,55 @@ async fn live_views_hear_another_hives_changes_once_and_never_their_own_rows() {
     a.swarm_row_gone(&theirs.hive, &theirs.row.name);
     assert!(changes.try_recv().is_err());
 }
+
+#[tokio::test]
+async fn the_operator_reaches_another_hives_agent_and_its_reply_comes_back_to_the_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        hive_named("hive-a", dir.path()).await,
+        hive_named("hive-b", dir.path()).await,
+    );
+    a.send_from_operator(&id("bob"), Some(&id("hive-b")), "status?".into())
+        .await
+        .unwrap();
+    assert_eq!(a.outbox_backlog().await.unwrap(), 1);
+    relay(&a, "hive-a", &b).await;
+    let got = recv_now(&b, "bob").await;
+    assert_eq!(
+        (got[0].from.as_str(), got[0].body.as_str()),
+        ("operator@hive-a", "status?")
+    );
+    // bob answers the address it saw; it lands in hive-a's operator inbox.
+    b.send(&id("bob"), &got[0].from, "all green".into(), None)
+        .await
+        .unwrap();
+    relay(&b, "hive-b", &a).await;
+    let rows = a
+        .recent(crate::hive::Recipient::Operator, 10)
+        .await
+        .unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r.from == "bob@hive-b" && r.body == "all green"),
+        "{rows:?}"
+    );
+    // This hive's own name is a local send; a hive alone refuses `hive`.
+    a.send_from_operator(&id("alice"), Some(&id("hive-a")), "local".into())
+        .await
+        .unwrap();
+    assert_eq!(recv_now(&a, "alice").await[0].body, "local");
+    let alone = {
+        let config = config_in(&dir.path().join("alone"));
+        let (hive, _) = hive_on(
+            config,
+            Store::open_in_memory().unwrap(),
+            Arc::new(ManualClock::new(1000)),
+        );
+        hive
+    };
+    let err = alone
+        .send_from_operator(&id("bob"), Some(&id("hive-b")), "x".into())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("bob@hive-b"), "{err}");
+}

@@ -14,7 +14,7 @@ use super::pages::failed;
 use super::{Web, views};
 use crate::service::{Answerer, HiveError};
 use crate::wire::host::LifecycleScope;
-use crate::wire::ident::Ident;
+use crate::wire::ident::{AgentAt, Ident};
 
 /// The fields every action form may carry besides its own.
 #[derive(Debug, Deserialize)]
@@ -143,13 +143,14 @@ pub struct SendForm {
 
 /// `POST /inbox/send`: a message from `operator` to an agent.
 pub async fn send(State(web): State<Web>, Form(form): Form<SendForm>) -> Response {
-    let to = match Ident::new(form.to) {
+    let to: AgentAt = match form.to.parse() {
         Ok(n) => n,
         Err(err) => return bad(err),
     };
     let done = async {
-        let hive = web.operator("send", Some(&to)).await?;
-        hive.send_from_operator(&to, form.body).await
+        let hive = web.operator("send", Some(&to.agent)).await?;
+        hive.send_from_operator(&to.agent, to.hive.as_ref(), form.body)
+            .await
     };
     outcome(done.await, None, "/inbox")
 }

@@ -354,7 +354,10 @@ pub fn inbox_page(agents: &[String], messages: &[InboxRow], csrf: &str) -> Marku
             form.stack #send method="post" action="/inbox/send" {
                 (token(csrf))
                 label for="send-to" { "To" }
-                select #send-to name="to" { @for a in agents { option value=(a) { (a) } } }
+                input #send-to name="to" list="send-agents" required autocomplete="off"
+                    pattern="[a-z0-9-]{1,63}(@[a-z0-9-]{1,63})?" value=[agents.first()]
+                    title="an agent of this hive, or NAME@HIVE for one of another hive of the swarm";
+                datalist #send-agents { @for a in agents { option value=(a) {} } }
                 label for="send-body" { "Message" }
                 textarea #send-body name="body" rows="3" required {}
                 button type="submit" { "send" }

@@ -133,7 +133,14 @@ pub enum HostRequest {
         limit: Option<u64>,
     },
     /// A message from `operator` to an agent.
-    Send { to: Ident, body: String },
+    Send {
+        to: Ident,
+        body: String,
+        /// Additive to v1: the agent's hive when it is another hive of the
+        /// swarm (`hivectl send bob@hive-b`); this hive when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hive: Option<Ident>,
+    },
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).

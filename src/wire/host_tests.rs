@@ -144,8 +144,17 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             HostRequest::Send {
                 to: id("alice"),
                 body: "hi".into(),
+                hive: None,
             },
             r#"{"cmd":"send","to":"alice","body":"hi"}"#,
+        ),
+        (
+            HostRequest::Send {
+                to: id("bob"),
+                body: "hi".into(),
+                hive: Some(id("hive-b")),
+            },
+            r#"{"cmd":"send","to":"bob","body":"hi","hive":"hive-b"}"#,
         ),
         (
             HostRequest::Journal(super::agenda::HostJournalFilters {

@@ -92,6 +92,31 @@ impl std::str::FromStr for Ident {
     }
 }
 
+/// An agent, possibly of another hive of the swarm: `bob`, or `bob@hive-b`
+/// (both halves names, so the `@` cannot be part of either).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentAt {
+    pub agent: Ident,
+    /// `None`: this hive.
+    pub hive: Option<Ident>,
+}
+
+impl std::str::FromStr for AgentAt {
+    type Err = InvalidIdent;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.split_once('@') {
+            None => Self {
+                agent: Ident::new(s)?,
+                hive: None,
+            },
+            Some((agent, hive)) => Self {
+                agent: Ident::new(agent)?,
+                hive: Some(Ident::new(hive)?),
+            },
+        })
+    }
+}
+
 impl TryFrom<String> for Ident {
     type Error = InvalidIdent;
     fn try_from(value: String) -> Result<Self, Self::Error> {
