@@ -88,6 +88,34 @@ async fn live(client: &Client) {
     until_text(client, "#live", Duration::from_secs(10), |t| t == "live").await;
 }
 
+/// Mark the page; [`assert_not_reloaded`] fails if a reload lost the mark.
+async fn mark_page(client: &Client) {
+    client
+        .execute("window.notReloaded = true; return true", vec![])
+        .await
+        .unwrap();
+}
+
+async fn assert_not_reloaded(client: &Client) {
+    let kept = client
+        .execute("return window.notReloaded === true", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
+}
+
+/// Wait (up to 2 s) until `script` returns true in the page.
+async fn until_true(client: &Client, script: &str) {
+    let start = std::time::Instant::now();
+    while client.execute(script, vec![]).await.unwrap() != serde_json::json!(true) {
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "never true within 2 s: {script}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second() {
     let hive = Hive::with(&["alice", "bob"]).await;
@@ -126,11 +154,7 @@ async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second(
     assert_eq!(depth("bob").await, depth("alice").await + 1);
     screenshot(&hive.client, "roster").await;
 
-    // Mark the page: a reload would lose the mark.
-    hive.client
-        .execute("window.notReloaded = true; return true", vec![])
-        .await
-        .unwrap();
+    mark_page(&hive.client).await;
     let (ok, out) = hive.hivectl(&["stop", "--graceful", "bob"]);
     assert!(ok, "{out}");
     let took = until_text(
@@ -152,12 +176,7 @@ async fn the_roster_shows_and_a_stop_by_hivectl_changes_the_row_within_a_second(
     )
     .await;
     no_injected_markup(&hive.client).await;
-    let kept = hive
-        .client
-        .execute("return window.notReloaded === true", vec![])
-        .await
-        .unwrap();
-    assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
+    assert_not_reloaded(&hive.client).await;
     // The live row kept its place in the tree.
     assert_eq!(depth("bob").await, depth("alice").await + 1);
     // A row's own button (pause: no confirmation) acts through the page's
@@ -350,10 +369,7 @@ async fn an_agent_waiting_on_a_person_is_flagged_and_new_and_destroyed_agents_co
     hive.open("/").await;
     live(&hive.client).await;
     assert_eq!(text(&hive.client, "#count-waiting").await, "0");
-    hive.client
-        .execute("window.notReloaded = true; return true", vec![])
-        .await
-        .unwrap();
+    mark_page(&hive.client).await;
 
     // alice's Claude Code hook reports a permission prompt.
     let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
@@ -388,22 +404,11 @@ async fn an_agent_waiting_on_a_person_is_flagged_and_new_and_destroyed_agents_co
     .await;
     let (ok, out) = hive.hivectl(&["destroy", "bob"]);
     assert!(ok, "{out}");
-    let start = std::time::Instant::now();
-    loop {
-        let gone = hive
-            .client
-            .execute("return document.getElementById('row-bob') === null", vec![])
-            .await
-            .unwrap();
-        if gone == serde_json::json!(true) {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "bob's row is still on the page"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_true(
+        &hive.client,
+        "return document.getElementById('row-bob') === null",
+    )
+    .await;
     // The summary counts the rows now on the page (the manager's included).
     let rows = hive
         .client
@@ -415,12 +420,7 @@ async fn an_agent_waiting_on_a_person_is_flagged_and_new_and_destroyed_agents_co
         .unwrap();
     assert_eq!(text(&hive.client, "#count-agents").await, rows.to_string());
     assert!(text(&hive.client, "#row-carol").await.contains("carol"));
-    let kept = hive
-        .client
-        .execute("return window.notReloaded === true", vec![])
-        .await
-        .unwrap();
-    assert_eq!(kept, serde_json::json!(true), "the page was reloaded");
+    assert_not_reloaded(&hive.client).await;
     hive.close().await;
 }
 
@@ -445,18 +445,13 @@ async fn the_swarm_page_of_a_hive_alone_lists_its_agents_under_local_and_follows
     assert!(ok, "{out}");
     let (ok, out) = hive.hivectl(&["destroy", "bob"]);
     assert!(ok, "{out}");
-    let start = std::time::Instant::now();
-    while state("row-alice@local").await != serde_json::json!("stopped")
-        || state("row-bob@local").await != serde_json::Value::Null
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "the swarm page did not follow: alice {:?}, bob {:?}",
-            state("row-alice@local").await,
-            state("row-bob@local").await
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_true(
+        &hive.client,
+        "var a = document.getElementById('row-alice@local'); \
+         return a !== null && a.querySelector('.state').textContent === 'stopped' \
+         && document.getElementById('row-bob@local') === null",
+    )
+    .await;
     screenshot(&hive.client, "swarm").await;
     hive.close().await;
 }
