@@ -308,9 +308,12 @@ async fn a_question_is_answered_with_its_option_button() {
         .unwrap();
     assert_eq!(buttons[1].text().await.unwrap(), "not today");
     buttons[1].click().await.unwrap();
-    until_text(&hive.client, "main p", Duration::from_secs(10), |t| {
-        t == "No open questions."
-    })
+    until_text(
+        &hive.client,
+        "#no-questions",
+        Duration::from_secs(10),
+        |t| t == "No open questions.",
+    )
     .await;
     let (_, open) = hive.hivectl(&["--json", "questions"]);
     assert!(!open.contains("Deploy to prod?"), "{open}");
@@ -454,4 +457,81 @@ async fn the_swarm_page_of_a_hive_alone_lists_its_agents_under_local_and_follows
     .await;
     screenshot(&hive.client, "swarm").await;
     hive.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn questions_and_inbox_messages_arrive_live_and_a_half_typed_answer_survives() {
+    let hive = Hive::with(&["alice"]).await;
+    let mut alice = Conn::open(&hive.daemon.agent_socket("alice"));
+    let ask = |q: &str| serde_json::json!({"cmd": "ask", "question": q}).to_string();
+    let queued = alice.ask(&ask("First?"));
+    let first: serde_json::Value = serde_json::from_str(&queued).unwrap();
+    let first = first["id"].as_i64().unwrap_or_else(|| panic!("{queued}"));
+
+    hive.open("/questions").await;
+    live(&hive.client).await;
+    mark_page(&hive.client).await;
+    let field = hive
+        .client
+        .find(Locator::Css(&format!("#answer-{first}")))
+        .await
+        .unwrap();
+    field.send_keys("half a thou").await.unwrap();
+    // A second question arrives; the first keeps what was typed.
+    let queued = alice.ask(&ask("Second <b>?</b>"));
+    let second: serde_json::Value = serde_json::from_str(&queued).unwrap();
+    let second = second["id"].as_i64().unwrap();
+    until_true(
+        &hive.client,
+        &format!("return document.getElementById('question-{second}') !== null"),
+    )
+    .await;
+    // Answered elsewhere: it leaves the page.
+    let (ok, out) = hive.hivectl(&["answer", &second.to_string(), "no"]);
+    assert!(ok, "{out}");
+    until_true(
+        &hive.client,
+        &format!("return document.getElementById('question-{second}') === null"),
+    )
+    .await;
+    let typed = hive
+        .client
+        .execute(
+            &format!("return document.getElementById('answer-{first}').value"),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(typed, serde_json::json!("half a thou"));
+    no_injected_elements(&hive.client, "#questions b").await;
+    assert_not_reloaded(&hive.client).await;
+
+    // The inbox: an agent's message shows at the top, as text.
+    hive.open("/inbox").await;
+    live(&hive.client).await;
+    mark_page(&hive.client).await;
+    let send = serde_json::json!({"cmd": "send", "to": "operator", "body": "hello <b>you</b>"});
+    assert_eq!(alice.ask(&send.to_string()), AGENT_OK);
+    until_text(
+        &hive.client,
+        "#messages li:first-child p.body",
+        Duration::from_secs(2),
+        |t| t == "hello <b>you</b>",
+    )
+    .await;
+    no_injected_elements(&hive.client, "#messages b").await;
+    assert_not_reloaded(&hive.client).await;
+    hive.close().await;
+}
+
+/// No element matches `css` (an agent's markup stayed text).
+async fn no_injected_elements(client: &Client, css: &str) {
+    let n = client
+        .execute(
+            &format!("return document.querySelectorAll('{css}').length"),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, serde_json::json!(0), "{css}");
 }

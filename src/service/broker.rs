@@ -80,9 +80,7 @@ impl Hive {
             })
             .await?;
         for r in &recipients {
-            if let Recipient::Agent(name) = r {
-                self.inbox_waker(name).notify_waiters();
-            }
+            self.wake_inbox(r);
         }
         Ok(recipients.len())
     }

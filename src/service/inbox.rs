@@ -24,6 +24,28 @@ impl Hive {
             .clone()
     }
 
+    /// Wake whoever waits on `to`'s inbox: an agent's long polls, or the
+    /// operator's live views (the dashboard's inbox).
+    pub(crate) fn wake_inbox(&self, to: &Recipient) {
+        match to {
+            Recipient::Agent(name) => self.inbox_waker(name).notify_waiters(),
+            Recipient::Operator => self.operator_view_changed(),
+        }
+    }
+
+    /// The operator's inbox or the open questions changed.
+    pub(crate) fn operator_view_changed(&self) {
+        self.inner
+            .operator_view
+            .send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    /// A new version each time the operator's inbox or the open questions
+    /// change (a receiver sees the latest; changes in between coalesce).
+    pub fn watch_operator_view(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.operator_view.subscribe()
+    }
+
     /// Store a message for `to` and wake its waiters. Returns the row id.
     pub async fn deliver(
         &self,
@@ -37,9 +59,7 @@ impl Hive {
             .store()
             .run(move |c| messages::insert(c, &from_owned, &to_row, &body, in_reply_to, now))
             .await?;
-        if let Recipient::Agent(name) = &to {
-            self.inbox_waker(name).notify_waiters();
-        }
+        self.wake_inbox(&to);
         Ok(id)
     }
 

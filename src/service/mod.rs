@@ -102,6 +102,8 @@ struct Inner {
     /// Names of agents that left the roster (destroyed), for dashboards;
     /// the host.sock stream carries rows only, as its spec says.
     removed: broadcast::Sender<Ident>,
+    /// Bumped when the operator's inbox or the open questions change.
+    operator_view: tokio::sync::watch::Sender<u64>,
     /// The roster in memory, updated by every publish.
     roster: Mutex<snapshot::Rows>,
     /// Agents an operator (or the hive) is taking down, each until an
@@ -146,6 +148,7 @@ impl Hive {
                 clock,
                 rows: broadcast::channel(256).0,
                 removed: broadcast::channel(64).0,
+                operator_view: tokio::sync::watch::Sender::new(0),
                 roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
                 wakers: Mutex::new(HashMap::new()),

@@ -87,9 +87,12 @@ impl Hive {
                 Ok(id)
             })
             .await?;
-        if let Some(target) = &to {
-            self.wake_inbox(&Recipient::Agent(target.clone()));
-        }
+        self.wake_inbox(&match &to {
+            Some(target) => Recipient::Agent(target.clone()),
+            None => Recipient::Operator,
+        });
+        // The open questions changed, whoever was asked.
+        self.operator_view_changed();
         tracing::info!(id, asker = %asker, to = ?to.as_ref().map(Ident::as_str), "question asked");
         Ok(id)
     }
@@ -153,6 +156,7 @@ impl Hive {
             })
             .await?;
         self.wake_inbox(&Recipient::Agent(asker));
+        self.operator_view_changed();
         tracing::info!(id, "question answered");
         Ok(())
     }
@@ -181,6 +185,7 @@ impl Hive {
             Ok(())
         })
         .await?;
+        self.operator_view_changed();
         Ok(())
     }
 

@@ -219,9 +219,7 @@ impl Hive {
                     };
                     match rows::accept(&tx, &arriving)? {
                         Inbound::Inserted(_) => {
-                            if let Recipient::Agent(name) = to {
-                                woken.push(name);
-                            }
+                            woken.push(to);
                             outcomes.push(Arrival::Stored);
                         }
                         Inbound::Duplicate => outcomes.push(Arrival::Duplicate),
@@ -235,8 +233,8 @@ impl Hive {
                 Ok((outcomes, woken))
             })
             .await?;
-        for name in woken {
-            self.inbox_waker(&name).notify_waiters();
+        for to in woken {
+            self.wake_inbox(&to);
         }
         Ok(outcomes)
     }

@@ -35,14 +35,6 @@ pub struct TickReport {
 }
 
 impl Hive {
-    /// Wake the waiters of a recipient's inbox after a message was stored
-    /// outside [`Hive::deliver`] (inside an agenda transaction).
-    pub(crate) fn wake_inbox(&self, to: &Recipient) {
-        if let Recipient::Agent(name) = to {
-            self.inbox_waker(name).notify_waiters();
-        }
-    }
-
     /// Do everything that is due now.
     pub async fn tick(&self) -> Result<TickReport, HiveError> {
         Ok(TickReport {

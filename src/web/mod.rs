@@ -26,10 +26,12 @@
 //!
 //! Files: [`guard`] (CSRF, security headers), [`views`] (the templates),
 //! [`pages`] (GET handlers), [`actions`] (POST handlers), [`live`] (SSE),
-//! [`swarm`] (the swarm page and its stream).
+//! [`lists`] (the live inbox and questions), [`swarm`] (the swarm page and
+//! its stream).
 
 pub mod actions;
 pub mod guard;
+pub mod lists;
 pub mod live;
 pub mod pages;
 pub mod swarm;
@@ -69,6 +71,8 @@ pub fn router(web: Web) -> Router {
         .route("/agent/{name}", get(pages::agent))
         .route("/events/roster", get(live::roster))
         .route("/events/logs/{name}", get(live::logs))
+        .route("/events/inbox", get(lists::inbox))
+        .route("/events/questions", get(lists::questions))
         .route("/static/dashboard.js", get(pages::script))
         .route("/static/dashboard.css", get(pages::style))
         .route("/agent/{name}/{verb}", post(actions::lifecycle))

@@ -5,10 +5,9 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::{Web, views};
+use super::{Web, lists, views};
 use crate::errors::chain;
-use crate::service::{HiveError, Recipient};
-use crate::wire::host::DEFAULT_INBOX_LIMIT;
+use crate::service::HiveError;
 use crate::wire::ident::Ident;
 
 const SCRIPT: &str = include_str!("static/dashboard.js");
@@ -56,17 +55,12 @@ pub async fn approvals(State(web): State<Web>) -> Response {
 pub async fn inbox(State(web): State<Web>) -> Response {
     let read = async {
         let agents = web.operator("list", None).await?.list().await?;
-        let messages = web
-            .operator("inbox", None)
-            .await?
-            .recent(Recipient::Operator, DEFAULT_INBOX_LIMIT)
-            .await?;
-        Ok::<_, HiveError>((agents, messages))
+        Ok::<_, HiveError>((agents, lists::inbox_items(&web).await?))
     };
     match read.await {
-        Ok((agents, messages)) => {
+        Ok((agents, items)) => {
             let agents: Vec<String> = agents.into_iter().map(|a| a.to_string()).collect();
-            views::inbox_page(&agents, &messages, web.token.as_str()).into_response()
+            views::inbox_page(&agents, items, web.token.as_str()).into_response()
         }
         Err(err) => failed(&err),
     }
@@ -74,15 +68,8 @@ pub async fn inbox(State(web): State<Web>) -> Response {
 
 /// `GET /questions`: the open ones.
 pub async fn questions(State(web): State<Web>) -> Response {
-    match async {
-        web.operator("questions", None)
-            .await?
-            .open_questions()
-            .await
-    }
-    .await
-    {
-        Ok(q) => views::questions_page(&q, web.token.as_str()).into_response(),
+    match lists::question_items(&web).await {
+        Ok(items) => views::questions_page(items).into_response(),
         Err(err) => failed(&err),
     }
 }

@@ -345,8 +345,24 @@ pub fn approvals_page(rows: &[Approval], csrf: &str) -> Markup {
     )
 }
 
+/// The inbox's list items, newest first (the page and its live stream).
+pub fn inbox_items(messages: &[InboxRow]) -> Markup {
+    html! {
+        @if messages.is_empty() { li #no-messages { "No messages." } }
+        @for m in messages {
+            li id={ "message-" (m.id) } {
+                div.meta {
+                    strong { (m.from) } " · " (at(m.at)) " · #" (m.id)
+                    @if let Some(r) = m.in_reply_to { " · reply to #" (r) }
+                }
+                p.body { (m.body) }
+            }
+        }
+    }
+}
+
 /// The operator's inbox: a send form and what agents wrote to `operator`.
-pub fn inbox_page(agents: &[String], messages: &[InboxRow], csrf: &str) -> Markup {
+pub fn inbox_page(agents: &[String], items: Markup, csrf: &str) -> Markup {
     layout(
         "Inbox",
         Nav::Inbox,
@@ -363,52 +379,52 @@ pub fn inbox_page(agents: &[String], messages: &[InboxRow], csrf: &str) -> Marku
                 button type="submit" { "send" }
             }
             h2 { "From the agents" }
-            @if messages.is_empty() { p { "No messages." } }
-            ol #messages.messages {
-                @for m in messages {
-                    li id={ "message-" (m.id) } {
-                        div.meta {
-                            strong { (m.from) } " · " (at(m.at)) " · #" (m.id)
-                            @if let Some(r) = m.in_reply_to { " · reply to #" (r) }
-                        }
-                        p.body { (m.body) }
-                    }
-                }
-            }
+            p.summary { span #live role="status" { "not live (needs JavaScript)" } }
+            ol #messages.messages data-live-list="/events/inbox" { (items) }
         },
     )
 }
 
 /// Open questions, with one button per offered option and a free answer.
-pub fn questions_page(questions: &[WireQuestion], csrf: &str) -> Markup {
+/// The open questions, each with its answer forms (the page and its live
+/// stream).
+pub fn question_items(questions: &[WireQuestion], csrf: &str) -> Markup {
+    html! {
+        @if questions.is_empty() { p #no-questions { "No open questions." } }
+        @for q in questions {
+            section.question id={ "question-" (q.id) } {
+                div.meta {
+                    strong { (q.asker) } " asks "
+                    (q.target.as_deref().unwrap_or("you")) " · " (at(q.asked_at))
+                    @if let Some(e) = q.expires_at { " · expires " (at(e)) }
+                }
+                p.body { (q.question) }
+                @for option in &q.options {
+                    form.inline method="post" action={ "/questions/" (q.id) "/answer" } {
+                        (token(csrf))
+                        input type="hidden" name="answer" value=(option);
+                        button type="submit" { (option) }
+                    }
+                }
+                form.inline method="post" action={ "/questions/" (q.id) "/answer" } {
+                    (token(csrf))
+                    label for={ "answer-" (q.id) } { "Answer" }
+                    input id={ "answer-" (q.id) } type="text" name="answer" required;
+                    button type="submit" { "answer" }
+                }
+            }
+        }
+    }
+}
+
+/// The open questions page; `items` from [`question_items`].
+pub fn questions_page(items: Markup) -> Markup {
     layout(
         "Questions",
         Nav::Questions,
         html! {
-            @if questions.is_empty() { p { "No open questions." } }
-            @for q in questions {
-                section.question id={ "question-" (q.id) } {
-                    div.meta {
-                        strong { (q.asker) } " asks "
-                        (q.target.as_deref().unwrap_or("you")) " · " (at(q.asked_at))
-                        @if let Some(e) = q.expires_at { " · expires " (at(e)) }
-                    }
-                    p.body { (q.question) }
-                    @for option in &q.options {
-                        form.inline method="post" action={ "/questions/" (q.id) "/answer" } {
-                            (token(csrf))
-                            input type="hidden" name="answer" value=(option);
-                            button type="submit" { (option) }
-                        }
-                    }
-                    form.inline method="post" action={ "/questions/" (q.id) "/answer" } {
-                        (token(csrf))
-                        label for={ "answer-" (q.id) } { "Answer" }
-                        input id={ "answer-" (q.id) } type="text" name="answer" required;
-                        button type="submit" { "answer" }
-                    }
-                }
-            }
+            p.summary { span #live role="status" { "not live (needs JavaScript)" } }
+            div #questions data-live-list="/events/questions" { (items) }
         },
     )
 }

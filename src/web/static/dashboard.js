@@ -98,6 +98,39 @@
     rows.addEventListener('error', function () { setLive('reconnecting…', 'lost'); });
   }
 
+  // A live list: <... data-live-list="/events/..."> gets its items again
+  // after each change; items are matched by id, so one that stays keeps its
+  // node (and whatever the operator is typing in it), new ones come in at
+  // their place, gone ones leave.
+  function syncList(list, html) {
+    var template = document.createElement('template');
+    template.innerHTML = html.trim();
+    var fresh = Array.prototype.slice.call(template.content.children);
+    var keep = {};
+    fresh.forEach(function (item, i) {
+      keep[item.id] = true;
+      var here = list.children[i];
+      if (here && here.id === item.id) {
+        return;
+      }
+      var old = item.id ? document.getElementById(item.id) : null;
+      list.insertBefore(old && old.parentNode === list ? old : item, here || null);
+    });
+    Array.prototype.slice.call(list.children).forEach(function (item) {
+      if (!keep[item.id]) {
+        item.remove();
+      }
+    });
+  }
+
+  var liveList = document.querySelector('[data-live-list]');
+  if (liveList && window.EventSource) {
+    var items = new EventSource(liveList.getAttribute('data-live-list'));
+    items.addEventListener('ready', function () { setLive('live', 'live'); });
+    items.addEventListener('list', function (ev) { syncList(liveList, ev.data); });
+    items.addEventListener('error', function () { setLive('reconnecting…', 'lost'); });
+  }
+
   var logs = document.getElementById('logs');
   if (logs && logs.getAttribute('data-follow') && window.EventSource) {
     var entries = new EventSource(logs.getAttribute('data-follow'));
