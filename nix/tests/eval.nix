@@ -43,8 +43,9 @@ else {
     systemPackages = map toString c.environment.systemPackages;
     etc = builtins.mapAttrs (_: e: { inherit (e) text mode; source = toString e.source; }) c.environment.etc;
   };
+  services.nginx = { inherit (c.services.nginx) enable user virtualHosts; };
   services.hive-c0re = {
-    inherit (cfg) enable socketActivation settings;
+    inherit (cfg) enable socketActivation settings dashboard;
     package = toString cfg.package;
     agents = builtins.mapAttrs (_: a: { path = toString a.path; }) cfg.agents;
   };
