@@ -52,6 +52,8 @@ else {
   # The keys the module declares under settings (compared with src/config.rs).
   settingsKeys = builtins.attrNames evaluated.options.services.hive-c0re.settings.type.module.options;
   units = import ./stub-nixpkgs/nixos/render-units.nix { config = c; };
+  # services.nginx.virtualHosts as nginx server blocks, as NixOS writes them
+  nginxServers = import ./stub-nixpkgs/nixos/render-nginx.nix { config = c; };
   package = {
     inherit (package) pname version;
     inherit (package.buildAttrs) postInstall cargoTestFlags outputs outputMan;
