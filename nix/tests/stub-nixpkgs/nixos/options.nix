@@ -168,6 +168,12 @@ in
         { };
     };
 
+    # nixos/modules/security/acme and networking/firewall: what the README's
+    # example sets beside the nginx virtual host.
+    security.acme.acceptTerms = opt t.bool false;
+    security.acme.defaults.email = opt (t.nullOr t.str) null;
+    networking.firewall.allowedTCPPorts = opt (t.listOf t.port) [ ];
+
     security.polkit.enable = opt t.bool false;
     security.polkit.extraConfig = opt t.lines "";
 
