@@ -5,7 +5,7 @@
 # `systemd-nspawn --boot` on a machine whose own PID 1 need not be systemd. The container's
 # root is an empty tmpfs (`--volatile=yes`) over the host's own /usr, so nothing is downloaded
 # and setup is one apt package (systemd-container). Into it go, unchanged, the project's
-# shipped units (systemd/hive-c0re.{socket,service} -> /etc/systemd/system, the sysusers file
+# shipped units (systemd/hive-c0re{,-web}.socket and .service -> /etc/systemd/system, the sysusers file
 # -> /etc/sysusers.d) and the freshly built binaries (a directory bound read-only on
 # /usr/local/bin, where the shipped unit's ExecStart expects hive-c0re).
 #
