@@ -244,51 +244,41 @@ in
     };
 
     dashboard = {
-      enable = mkOption {
-        type = types.bool;
-        default = true;
-        example = false;
-        description = ''
-          Whether operators (members of ${adminGroup}, exactly who may use
-          host.sock) may reach the operator's dashboard on ${webSocket}, plain
-          HTTP/1.1 on a Unix socket: through `dashboard.nginx`, or from a
-          workstation with `ssh -L 8080:${webSocket} <host>` and
-          http://localhost:8080/. With socket activation its socket unit,
-          `hive-c0re-web.socket`, listens from boot.
+      enable = opt types.bool true ''
+        Whether operators (members of ${adminGroup}, exactly who may use
+        host.sock) may reach the operator's dashboard on ${webSocket}, plain
+        HTTP/1.1 on a Unix socket: through `dashboard.nginx`, or from a
+        workstation with `ssh -L 8080:${webSocket} <host>` and
+        http://localhost:8080/. With socket activation its socket unit,
+        `hive-c0re-web.socket`, listens from boot.
 
-          The daemon always serves the dashboard. When false,
-          `hive-c0re-web.socket` is masked and the daemon binds web.sock
-          itself, mode 0660 root:root: only root can connect.
-        '';
-      };
+        The daemon always serves the dashboard. When false,
+        `hive-c0re-web.socket` is masked and the daemon binds web.sock
+        itself, mode 0660 root:root: only root can connect.
+      '';
 
       nginx = {
-        enable = mkOption {
-          type = types.bool;
-          default = false;
-          example = true;
-          description = ''
-            Whether to put nginx in front of the dashboard, as the virtual host
-            `settings.domain`, so the agents' URLs in `hivectl` output
-            (`https://<domain>/agent/<name>/`) open their dashboard pages.
-            It proxies everything to ${webSocket}, passes the `Host` header
-            through (the dashboard refuses a state-changing request whose
-            `Origin` does not name its `Host`) and does not buffer the live
-            updates under /events/.
+        enable = opt types.bool false ''
+          Whether to put nginx in front of the dashboard, as the virtual host
+          `settings.domain`, so the agents' URLs in `hivectl` output
+          (`https://<domain>/agent/<name>/`) open their dashboard pages.
+          It proxies everything to ${webSocket}, passes the `Host` header
+          through (the dashboard refuses a state-changing request whose
+          `Origin` does not name its `Host`) and does not buffer the live
+          updates under /events/.
 
-            nginx's user joins ${adminGroup} to connect to the 0660 socket.
-            That makes nginx an operator: whoever gets past this virtual
-            host, and any other nginx configuration on the machine that
-            proxies to ${webSocket}, acts with an operator's rights.
-            Hence `basicAuthFile` (or `allowUnauthenticated`) is required.
+          nginx's user joins ${adminGroup} to connect to the 0660 socket.
+          That makes nginx an operator: whoever gets past this virtual
+          host, and any other nginx configuration on the machine that
+          proxies to ${webSocket}, acts with an operator's rights.
+          Hence `basicAuthFile` (or `allowUnauthenticated`) is required.
 
-            For HTTPS add to the virtual host yourself, e.g.
-            `services.nginx.virtualHosts.<domain> = { enableACME = true;
-            forceSSL = true; }`. Serve it on the default port (443, or 80):
-            the proxied `Host` is nginx's `$host`, which has no port, and
-            the dashboard then refuses forms sent to another port.
-          '';
-        };
+          For HTTPS add to the virtual host yourself, e.g.
+          `services.nginx.virtualHosts.<domain> = { enableACME = true;
+          forceSSL = true; }`. Serve it on the default port (443, or 80):
+          the proxied `Host` is nginx's `$host`, which has no port, and
+          the dashboard then refuses forms sent to another port.
+        '';
 
         basicAuthFile = mkOption {
           type = types.nullOr absolutePath;
@@ -303,19 +293,15 @@ in
           '';
         };
 
-        allowUnauthenticated = mkOption {
-          type = types.bool;
-          default = false;
-          description = ''
-            Put nginx in front without `basicAuthFile`. Everyone who can
-            reach the virtual host can then start, stop and spawn agents,
-            approve their requests and message them, as a member of
-            ${adminGroup} can. Only set this when something else
-            authenticates every request before it reaches nginx (a VPN, an
-            authenticating proxy, `listen` on an address only operators
-            reach).
-          '';
-        };
+        allowUnauthenticated = opt types.bool false ''
+          Put nginx in front without `basicAuthFile`. Everyone who can
+          reach the virtual host can then start, stop and spawn agents,
+          approve their requests and message them, as a member of
+          ${adminGroup} can. Only set this when something else
+          authenticates every request before it reaches nginx (a VPN, an
+          authenticating proxy, `listen` on an address only operators
+          reach).
+        '';
       };
     };
 
