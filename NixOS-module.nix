@@ -270,7 +270,10 @@ in
           nginx's user joins ${adminGroup} to connect to the 0660 socket.
           That makes nginx an operator: whoever gets past this virtual
           host, and any other nginx configuration on the machine that
-          proxies to ${webSocket}, acts with an operator's rights.
+          proxies to ${webSocket}, acts with an operator's rights, and
+          nginx's processes may also use host.sock and
+          `machinectl shell h-<agent>` (the polkit rule), as every member
+          of ${adminGroup} may.
           Hence `basicAuthFile` (or `allowUnauthenticated`) is required.
 
           For HTTPS add to the virtual host yourself, e.g.
