@@ -20,6 +20,13 @@
 #   spawn time (needs a flake or a nixpkgs path on the host and minutes per
 #   agent); an nspawn template image built here (the image recipe belongs to
 #   the agent harness; see nix/README.md).
+# - The dashboard (web.sock) is the daemon's second listener with host.sock's
+#   audience: hive-c0re-web.socket is the package's unit too, enabled here
+#   like hive-c0re.socket. nginx in front is opt-in (`dashboard.nginx`) and
+#   refuses to evaluate without its own authentication (or an explicit
+#   opt-out): nginx joins hive-admin to reach the 0660 socket, so whoever
+#   passes nginx is an operator. Rejected: a TCP listener in the daemon
+#   (a second door with a login of its own).
 { config, lib, pkgs, ... }:
 let
   inherit (lib) mkOption mkIf mkMerge mkDefault types;
@@ -29,10 +36,13 @@ let
   hostConfig = config;
 
   # Fixed by the units: hive-c0re.socket has SocketGroup=hive-admin and
-  # ListenStream=/run/hyperhive/host.sock; the service StateDirectory=hyperhive
+  # ListenStream=/run/hyperhive/host.sock (hive-c0re-web.socket the same
+  # group and /run/hyperhive/web.sock); the service StateDirectory=hyperhive
   # and ReadWritePaths= on the two container settings directories.
   adminGroup = "hive-admin";
   runtimeDir = "/run/hyperhive";
+  webSocket = "${runtimeDir}/web.sock";
+  dash = cfg.dashboard;
   configPath = "hive-c0re/config.json"; # under /etc
   unitStateDir = "/var/lib/hyperhive";
   unitContainerDirs = [ "/etc/systemd/nspawn" "/etc/nixos-containers" ];
@@ -114,6 +124,11 @@ let
       Read logs from journal files in this directory instead of the host
       journal (container logs need the host journal).
     '';
+    attention_after_secs = opt types.ints.unsigned 300 ''
+      How long an agent may wait on a person (its hooks report a permission
+      prompt, a question or idleness) before the manager gets a
+      `needs_attention` event, in seconds; 0 = never.
+    '';
     hive_name = opt (types.nullOr (types.strMatching "[a-z0-9-]{1,63}")) null ''
       This hive's name in its swarm: other hives address its agents as
       `agent@<hive_name>`. Required with `swarm`.
@@ -187,10 +202,12 @@ let
   '';
 
   # socketActivation = false: the package's service unit without its
-  # dependency on hive-c0re.socket (the daemon then binds host.sock itself).
+  # dependencies on hive-c0re.socket and hive-c0re-web.socket (the daemon
+  # then binds host.sock and web.sock itself).
   unactivatedUnits = pkgs.runCommand "hive-c0re-units-without-socket" { } ''
     mkdir -p "$out/lib/systemd/system"
     sed -e '/^Requires=hive-c0re\.socket$/d' -e 's/^After=hive-c0re\.socket /After=/' \
+      -e '/^Wants=hive-c0re-web\.socket$/d' -e '/^After=hive-c0re-web\.socket$/d' \
       ${cfg.package}/lib/systemd/system/hive-c0re.service >"$out/lib/systemd/system/hive-c0re.service"
   '';
 
@@ -216,12 +233,79 @@ in
       default = true;
       description = ''
         Whether systemd owns the operator socket (`hive-c0re.socket`,
-        ${runtimeDir}/host.sock): it listens from boot, clients wait instead
-        of failing while the daemon restarts, and its mode and group come from
-        the unit. When false, only the service is installed and the daemon
-        binds host.sock itself; the module then gives it group ${adminGroup}
-        and mode 0660 once the daemon is ready.
+        ${runtimeDir}/host.sock) and the dashboard's (`hive-c0re-web.socket`,
+        ${webSocket}): they listen from boot, clients wait instead of
+        failing while the daemon restarts, and their mode and group come from
+        the units. When false, only the service is installed and the daemon
+        binds both sockets itself; the module then gives host.sock group
+        ${adminGroup} and mode 0660, and web.sock (which the daemon makes
+        0660) group ${adminGroup}, once the daemon is ready.
       '';
+    };
+
+    dashboard = {
+      enable = opt types.bool true ''
+        Whether operators (members of ${adminGroup}, exactly who may use
+        host.sock) may reach the operator's dashboard on ${webSocket}, plain
+        HTTP/1.1 on a Unix socket: through `dashboard.nginx`, or from a
+        workstation with `ssh -L 8080:${webSocket} <host>` and
+        http://localhost:8080/. With socket activation its socket unit,
+        `hive-c0re-web.socket`, listens from boot.
+
+        The daemon always serves the dashboard. When false,
+        `hive-c0re-web.socket` is masked and the daemon binds web.sock
+        itself, mode 0660 root:root: only root can connect.
+      '';
+
+      nginx = {
+        enable = opt types.bool false ''
+          Whether to put nginx in front of the dashboard, as the virtual host
+          `settings.domain`, so the agents' URLs in `hivectl` output
+          (`https://<domain>/agent/<name>/`) open their dashboard pages.
+          It proxies everything to ${webSocket}, passes the `Host` header
+          through (the dashboard refuses a state-changing request whose
+          `Origin` does not name its `Host`) and does not buffer the live
+          updates under /events/.
+
+          nginx's user joins ${adminGroup} to connect to the 0660 socket.
+          That makes nginx an operator: whoever gets past this virtual
+          host, and any other nginx configuration on the machine that
+          proxies to ${webSocket}, acts with an operator's rights, and
+          nginx's processes may also use host.sock and
+          `machinectl shell h-<agent>` (the polkit rule), as every member
+          of ${adminGroup} may.
+          Hence `basicAuthFile` (or `allowUnauthenticated`) is required.
+
+          For HTTPS add to the virtual host yourself, e.g.
+          `services.nginx.virtualHosts.<domain> = { enableACME = true;
+          forceSSL = true; }`. Serve it on the default port (443, or 80):
+          the proxied `Host` is nginx's `$host`, which has no port, and
+          the dashboard then refuses forms sent to another port.
+        '';
+
+        basicAuthFile = mkOption {
+          type = types.nullOr absolutePath;
+          default = null;
+          example = "/run/secrets/hive-dashboard.htpasswd";
+          description = ''
+            htpasswd file (`htpasswd -c <file> <user>`) of the people who
+            may use the dashboard through nginx; set as the virtual host's
+            `basicAuthFile`. A path on the host as a string, not a Nix path:
+            a file copied into the Nix store is readable by every local
+            user. It must be readable by nginx's user.
+          '';
+        };
+
+        allowUnauthenticated = opt types.bool false ''
+          Put nginx in front without `basicAuthFile`. Everyone who can
+          reach the virtual host can then start, stop and spawn agents,
+          approve their requests and message them, as a member of
+          ${adminGroup} can. Only set this when something else
+          authenticates every request before it reaches nginx (a VPN, an
+          authenticating proxy, `listen` on an address only operators
+          reach).
+        '';
+      };
     };
 
     settings = mkOption {
@@ -335,11 +419,12 @@ in
           ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configPath}" ];
           # ProtectSystem=strict: open what the unit does not already.
           ReadWritePaths = mkIf (extraWritable != [ ]) extraWritable;
-          # Without the socket unit the daemon makes host.sock root-only.
-          ExecStartPost = mkIf (!cfg.socketActivation) [
+          # Without the socket units the daemon makes host.sock root-only
+          # and web.sock 0660 root:root.
+          ExecStartPost = mkIf (!cfg.socketActivation) ([
             "${lib.getExe' pkgs.coreutils "chgrp"} ${adminGroup} ${runtimeDir}/host.sock"
             "${lib.getExe' pkgs.coreutils "chmod"} 0660 ${runtimeDir}/host.sock"
-          ];
+          ] ++ lib.optional dash.enable "${lib.getExe' pkgs.coreutils "chgrp"} ${adminGroup} ${webSocket}");
         };
       };
 
@@ -376,6 +461,55 @@ in
     }
     (mkIf cfg.socketActivation {
       systemd.sockets.hive-c0re.wantedBy = [ "sockets.target" ];
+      # The service Wants= it; disabled, it is masked (enable = false), so
+      # the daemon binds web.sock itself, root-only.
+      systemd.sockets.hive-c0re-web = if dash.enable then { wantedBy = [ "sockets.target" ]; } else { enable = false; };
+    })
+    (mkIf dash.nginx.enable {
+      assertions = [
+        {
+          assertion = s.domain != null;
+          message = "services.hive-c0re.dashboard.nginx.enable: set services.hive-c0re.settings.domain, the virtual host's name (the agents' URLs are https://<domain>/agent/<name>/).";
+        }
+        {
+          assertion = dash.enable;
+          message = "services.hive-c0re.dashboard.nginx.enable needs services.hive-c0re.dashboard.enable = true (nginx reaches the dashboard as a member of ${adminGroup}).";
+        }
+        {
+          assertion = dash.nginx.basicAuthFile != null || dash.nginx.allowUnauthenticated;
+          message = "services.hive-c0re.dashboard.nginx: set basicAuthFile to an htpasswd file of the operators (nginx joins ${adminGroup}, so everyone who gets past it is an operator), or allowUnauthenticated = true if something in front of nginx already authenticates every request.";
+        }
+      ];
+      services.nginx.enable = true;
+      # (optionalAttrs: the assertion above names a missing domain.)
+      services.nginx.virtualHosts = lib.optionalAttrs (s.domain != null) {
+        ${s.domain} = {
+          # At the server level: every location below inherits it.
+          basicAuthFile = dash.nginx.basicAuthFile;
+          locations."/" = {
+            proxyPass = "http://unix:${webSocket}";
+            # Host $host: the dashboard's CSRF check compares Origin with it.
+            recommendedProxySettings = true;
+            # The rows' URLs end in a slash; the dashboard's page does not.
+            extraConfig = ''
+              rewrite "^(/agent/[a-z0-9-]{1,63})/$" $1 break;
+            '';
+          };
+          # Server-Sent Events (the live roster and logs): each event is
+          # passed on as it comes, over one long HTTP/1.1 response.
+          locations."/events/" = {
+            proxyPass = "http://unix:${webSocket}";
+            recommendedProxySettings = true;
+            extraConfig = ''
+              proxy_buffering off;
+              proxy_cache off;
+              proxy_http_version 1.1;
+            '';
+          };
+        };
+      };
+      # To connect to the 0660 root:${adminGroup} socket: nginx is trusted.
+      users.groups.${adminGroup}.members = [ config.services.nginx.user ];
     })
     (mkIf (spawnNames != [ ]) {
       systemd.services.hive-c0re-agents = {

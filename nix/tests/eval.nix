@@ -43,14 +43,17 @@ else {
     systemPackages = map toString c.environment.systemPackages;
     etc = builtins.mapAttrs (_: e: { inherit (e) text mode; source = toString e.source; }) c.environment.etc;
   };
+  services.nginx = { inherit (c.services.nginx) enable user virtualHosts; };
   services.hive-c0re = {
-    inherit (cfg) enable socketActivation settings;
+    inherit (cfg) enable socketActivation settings dashboard;
     package = toString cfg.package;
     agents = builtins.mapAttrs (_: a: { path = toString a.path; }) cfg.agents;
   };
   # The keys the module declares under settings (compared with src/config.rs).
   settingsKeys = builtins.attrNames evaluated.options.services.hive-c0re.settings.type.module.options;
   units = import ./stub-nixpkgs/nixos/render-units.nix { config = c; };
+  # services.nginx.virtualHosts as nginx server blocks, as NixOS writes them
+  nginxServers = import ./stub-nixpkgs/nixos/render-nginx.nix { config = c; };
   package = {
     inherit (package) pname version;
     inherit (package.buildAttrs) postInstall cargoTestFlags outputs outputMan;

@@ -1,4 +1,5 @@
-# NixOS VM test of the host module: boot, socket, operators' access, agents
+# NixOS VM test of the host module: boot, sockets, operators' access (hivectl,
+# the dashboard on web.sock and behind nginx), agents
 # spawned (declared and not) with hive-agent running in their containers.
 #
 # Written as nixpkgs' nixos/tests/*.nix are (a runTest module); the flake
@@ -19,8 +20,17 @@
     virtualisation.memorySize = 2048;
     virtualisation.diskSize = 4096;
 
+    # for the dashboard's checks below
+    environment.systemPackages = [ pkgs.curl ];
+    environment.etc."hive-test.htpasswd".text = "alice:{PLAIN}dashboard-password";
+
     services.hive-c0re = {
       enable = true;
+      settings.domain = "hive.test";
+      dashboard.nginx = {
+        enable = true;
+        basicAuthFile = "/etc/hive-test.htpasswd";
+      };
       agents.scout = { };
       agentConfig = { pkgs, ... }: {
         services.hive-agent.claudePackage = pkgs.writeShellScriptBin "claude" "echo stand-in; exit 0";
@@ -51,6 +61,17 @@
     with subtest("an agent spawned by hand gets the common agent system"):
         machine.succeed("su - alice -c 'hivectl spawn helper'")
         machine.wait_until_succeeds("systemctl --machine=h-helper is-active hive-agent.service", timeout=120)
+
+    with subtest("the dashboard: web.sock is its socket unit's, for hive-admin only"):
+        machine.wait_for_unit("hive-c0re-web.socket")
+        machine.succeed("test \"$(stat -c '%a %U %G' /run/hyperhive/web.sock)\" = '660 root hive-admin'")
+        machine.succeed("su - alice -c 'curl -sf --unix-socket /run/hyperhive/web.sock http://localhost/' | grep -q 'Roster'")
+        machine.fail("su - bob -c 'curl -sf --unix-socket /run/hyperhive/web.sock http://localhost/'")
+
+    with subtest("the dashboard behind nginx: a password, and the rows' agent URLs reach the agent's page"):
+        machine.wait_for_unit("nginx.service")
+        machine.succeed("test \"$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: hive.test' http://localhost/)\" = 401")
+        machine.succeed("curl -sf -u alice:dashboard-password -H 'Host: hive.test' http://localhost/agent/scout/ | grep -q 'scout · hive'")
 
     with subtest("the roster shows both, and a restart of the daemon keeps them"):
         machine.succeed("systemctl restart hive-c0re.service")

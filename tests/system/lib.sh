@@ -5,7 +5,7 @@
 # `systemd-nspawn --boot` on a machine whose own PID 1 need not be systemd. The container's
 # root is an empty tmpfs (`--volatile=yes`) over the host's own /usr, so nothing is downloaded
 # and setup is one apt package (systemd-container). Into it go, unchanged, the project's
-# shipped units (systemd/hive-c0re.{socket,service} -> /etc/systemd/system, the sysusers file
+# shipped units (systemd/hive-c0re{,-web}.socket and .service -> /etc/systemd/system, the sysusers file
 # -> /etc/sysusers.d) and the freshly built binaries (a directory bound read-only on
 # /usr/local/bin, where the shipped unit's ExecStart expects hive-c0re).
 #
@@ -32,6 +32,8 @@ TB_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 TB_UNIT=hive-c0re.service
 # shellcheck disable=SC2034  # used by the scripts that source this file
 TB_SOCKET_UNIT=hive-c0re.socket
+# shellcheck disable=SC2034
+TB_WEB_SOCKET_UNIT=hive-c0re-web.socket   # the dashboard's web.sock
 
 # tb_subreaper SCRIPT ARGS...: re-exec SCRIPT with this process as a child subreaper.
 # Why: an interrupted `nsenter` dies before its child in the bed; the orphan is reparented to
@@ -111,7 +113,8 @@ tb_prepare() {
   # service that would commit it can only fail: mask it.
   ln -sfn /dev/null "$d/units/systemd-machine-id-commit.service"
   # The shipped units, byte for byte.
-  cp "$TB_REPO/systemd/hive-c0re.socket" "$TB_REPO/systemd/hive-c0re.service" "$d/units/"
+  cp "$TB_REPO/systemd/hive-c0re.socket" "$TB_REPO/systemd/hive-c0re-web.socket" \
+    "$TB_REPO/systemd/hive-c0re.service" "$d/units/"
   # The shipped sysusers file, where an admin's would go (/etc is a fresh tmpfs each boot).
   cp "$TB_REPO/systemd/hive-c0re.sysusers" "$d/sysusers.d/hive-c0re.conf"
   # Test-bed users: one outside hive-admin, one member.
@@ -151,7 +154,7 @@ tb_preset() {
   printf 'enable %s\n' systemd-journald.service systemd-journald.socket dbus.socket dbus.service \
     dbus-broker.service
   case "$1" in
-    bed) printf 'enable %s\n' systemd-machined.service machines.target hive-c0re.socket ;;
+    bed) printf 'enable %s\n' systemd-machined.service machines.target hive-c0re.socket hive-c0re-web.socket ;;
     container) printf 'enable %s\n' hive-agent.service ;;   # the agent harness, once it exists
   esac
   echo 'disable *'

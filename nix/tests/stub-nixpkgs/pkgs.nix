@@ -78,6 +78,7 @@ let
     nix = unbuildable "nix" // { meta.mainProgram = "nix"; };
     coreutils = fakePackage "coreutils";
     git = fakePackage "git";
+    curl = fakePackage "curl"; # nix/tests/vm.nix
     ripgrep = fakePackage "ripgrep";
     # used by the README's example configuration
     python3 = fakePackage "python3";

@@ -132,6 +132,48 @@ in
       environment = config.environment.variables;
     }));
 
+    # nixos/modules/services/web-servers/nginx (default.nix, vhost-options.nix,
+    # location-options.nix): the options the module sets or reads.
+    services.nginx = {
+      enable = opt t.bool false;
+      user = opt t.str "nginx";
+      group = opt t.str "nginx";
+      recommendedProxySettings = opt t.bool false;
+      virtualHosts = opt
+        (t.attrsOf (t.submodule {
+          options = {
+            serverName = opt (t.nullOr t.str) null;
+            forceSSL = opt t.bool false;
+            enableACME = opt t.bool false;
+            basicAuth = opt (t.attrsOf t.str) { };
+            basicAuthFile = opt (t.nullOr t.path) null;
+            extraConfig = opt t.lines "";
+            locations = opt
+              (t.attrsOf (t.submodule {
+                options = {
+                  proxyPass = opt (t.nullOr t.str) null;
+                  proxyWebsockets = opt t.bool false;
+                  # NixOS: defaults to services.nginx.recommendedProxySettings
+                  recommendedProxySettings = opt t.bool config.services.nginx.recommendedProxySettings;
+                  basicAuth = opt (t.attrsOf t.str) { };
+                  basicAuthFile = opt (t.nullOr t.path) null;
+                  return = opt (t.nullOr t.str) null;
+                  extraConfig = opt t.lines "";
+                  priority = opt t.int 1000;
+                };
+              }))
+              { };
+          };
+        }))
+        { };
+    };
+
+    # nixos/modules/security/acme and networking/firewall: what the README's
+    # example sets beside the nginx virtual host.
+    security.acme.acceptTerms = opt t.bool false;
+    security.acme.defaults.email = opt (t.nullOr t.str) null;
+    networking.firewall.allowedTCPPorts = opt (t.listOf t.port) [ ];
+
     security.polkit.enable = opt t.bool false;
     security.polkit.extraConfig = opt t.lines "";
 
