@@ -140,9 +140,9 @@ let
     swarm = opt (types.nullOr (types.attrsOf types.anything)) null ''
       Joining a swarm over NATS JetStream: `urls`, `user` and
       `password_file` or `credentials_file`, `tls_ca_file`, `replicas` (see
-      src/swarm/README.md). The unit then needs TCP:
-      `systemd.services.hive-c0re.serviceConfig.RestrictAddressFamilies =
-      [ "AF_UNIX" "AF_INET" "AF_INET6" ]`. null: the hive runs alone.
+      src/swarm/README.md); the module then lets the unit use TCP
+      (`RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6`). null: the hive
+      runs alone, with Unix sockets only.
     '';
   };
   knownKeys = builtins.attrNames settingsOptions;
@@ -419,6 +419,9 @@ in
           ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configPath}" ];
           # ProtectSystem=strict: open what the unit does not already.
           ReadWritePaths = mkIf (extraWritable != [ ]) extraWritable;
+          # A hive in a swarm talks to NATS over TCP; alone it needs only
+          # Unix sockets (the unit's own RestrictAddressFamilies=AF_UNIX).
+          RestrictAddressFamilies = mkIf (s.swarm != null) [ "AF_UNIX" "AF_INET" "AF_INET6" ];
           # Without the socket units the daemon makes host.sock root-only
           # and web.sock 0660 root:root.
           ExecStartPost = mkIf (!cfg.socketActivation) ([

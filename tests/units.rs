@@ -71,6 +71,7 @@ fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
         "hive-c0re-web.socket",
         "hive-c0re.service",
         "hive-agent.service",
+        "hive-c0re-swarm.conf",
     ] {
         let text = unit(name);
         let mut section = "";
@@ -140,4 +141,19 @@ fn the_dashboard_socket_has_host_socks_audience_and_feeds_the_same_service() {
     let service = unit("hive-c0re.service");
     assert!(values(&service, "Wants").contains(&"hive-c0re-web.socket".to_owned()));
     assert!(values(&service, "After").contains(&"hive-c0re-web.socket".to_owned()));
+}
+
+#[test]
+fn the_swarm_drop_in_only_widens_the_services_address_families_to_tcp() {
+    let service = unit("hive-c0re.service");
+    assert_eq!(values(&service, "RestrictAddressFamilies"), ["AF_UNIX"]);
+    let drop_in = unit("hive-c0re-swarm.conf");
+    let directives: Vec<&str> = drop_in
+        .lines()
+        .filter(|l| l.contains('=') && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        directives,
+        ["RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"]
+    );
 }
