@@ -405,6 +405,16 @@ async fn an_agent_waiting_on_a_person_is_flagged_and_new_and_destroyed_agents_co
         |t| t == "running",
     )
     .await;
+    // Given a parent, it moves under it, one level deeper.
+    let (ok, out) = hive.hivectl(&["set-parent", "carol", "alice"]);
+    assert!(ok, "{out}");
+    until_true(
+        &hive.client,
+        "var c = document.getElementById('row-carol'), a = document.getElementById('row-alice'); \
+         return c.previousElementSibling === a \
+           && c.className === 'depth-' + (parseInt(a.className.slice(6), 10) + 1)",
+    )
+    .await;
     let (ok, out) = hive.hivectl(&["destroy", "bob"]);
     assert!(ok, "{out}");
     until_true(

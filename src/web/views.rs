@@ -205,7 +205,7 @@ pub fn roster_row(row: &AgentStatusRow, depth: usize) -> Markup {
     let name = row.name.as_str();
     let act = |verb: &str| format!("/agent/{name}/{verb}");
     html! {
-        tr id={ "row-" (name) } class={ "depth-" (depth.min(6)) } {
+        tr id={ "row-" (name) } class={ "depth-" (depth.min(6)) } data-parent=[row.parent.as_ref()] {
             td.name { a href={ "/agent/" (name) } { (name) } }
             (state_cell(row))
             (attention_cell(row))

@@ -78,15 +78,45 @@
       return;
     }
     var old = document.getElementById(row.id);
+    if (old && appends && old.getAttribute('data-parent') !== row.getAttribute('data-parent')) {
+      old.remove(); // moved in the tree: placed again below
+      old = null;
+    }
     if (old) {
       if (old.className) {
         row.className = old.className;
       }
       old.replaceWith(row);
     } else if (appends) {
-      table.tBodies[0].appendChild(row);
+      place(row);
     }
     recount();
+  }
+
+  function depthOf(row) {
+    var m = /depth-(\d+)/.exec(row.className);
+    return m ? parseInt(m[1], 10) : 0;
+  }
+
+  // A new row goes under its parent, after the parent's last descendant,
+  // one level deeper; without a parent on the page, at the end.
+  function place(row) {
+    var body = table.tBodies[0];
+    var name = row.getAttribute('data-parent');
+    var parent = name ? document.getElementById('row-' + name) : null;
+    if (!parent || parent.parentNode !== body) {
+      body.appendChild(row);
+      return;
+    }
+    var depth = depthOf(parent);
+    if (/depth-/.test(row.className)) {
+      row.className = row.className.replace(/depth-\d+/, 'depth-' + Math.min(depth + 1, 6));
+    }
+    var after = parent;
+    while (after.nextElementSibling && depthOf(after.nextElementSibling) > depth) {
+      after = after.nextElementSibling;
+    }
+    after.after(row);
   }
 
   if (table && window.EventSource) {
