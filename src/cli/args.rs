@@ -320,7 +320,8 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  hivectl journal --agent alice -p warning\n  \
                             hivectl journal --unit hive-c0re.service --since -1h\n  \
-                            hivectl journal --grep crashed -o cat"
+                            hivectl journal --grep crashed -o cat\n  \
+                            hivectl journal --agent alice -f"
     )]
     Journal {
         /// Only this unit (e.g. hive-c0re.service).
@@ -345,6 +346,9 @@ pub enum Command {
         /// How many of the newest entries (default 30, at most 100).
         #[arg(short = 'n', long)]
         lines: Option<u32>,
+        /// Keep printing new entries until interrupted.
+        #[arg(short, long, conflicts_with = "until")]
+        follow: bool,
         /// Output format: short, cat or json.
         #[arg(short, long, value_enum, default_value_t = JournalFormat::Short)]
         output: JournalFormat,
@@ -494,7 +498,7 @@ fn agent_names() -> clap_complete::engine::ArgValueCandidates {
 pub enum Action {
     /// One request, one answer.
     Call(HostRequest),
-    /// A streaming request (`logs --follow`): print each line until the
+    /// A streaming request (`logs`/`journal --follow`): print each line until the
     /// stream ends.
     Stream(HostRequest),
     /// A lifecycle verb: resolve `--all`, send, then wait for the outcome.
@@ -663,16 +667,27 @@ impl Command {
                 since,
                 until,
                 lines,
+                follow,
                 ..
-            } => call(HostRequest::Journal(HostJournalFilters {
-                unit: unit.clone(),
-                container: agent.as_ref().map(Ident::machine_name),
-                lines: *lines,
-                priority: *priority,
-                grep: grep.clone(),
-                since: since.clone(),
-                until: until.clone(),
-            })),
+            } => {
+                let request = HostRequest::Journal {
+                    filters: HostJournalFilters {
+                        unit: unit.clone(),
+                        container: agent.as_ref().map(Ident::machine_name),
+                        lines: *lines,
+                        priority: *priority,
+                        grep: grep.clone(),
+                        since: since.clone(),
+                        until: until.clone(),
+                    },
+                    follow: *follow,
+                };
+                if *follow {
+                    Action::Stream(request)
+                } else {
+                    call(request)
+                }
+            }
             Self::Questions => call(HostRequest::Questions),
             Self::Answer { id, text } => call(HostRequest::Answer {
                 id: *id,

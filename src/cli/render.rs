@@ -62,7 +62,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::SwarmStatus => {
             swarm_status_table(response.swarm_statuses.as_deref().unwrap_or(&[]), style)
         }
-        HostRequest::Logs { .. } | HostRequest::Journal(_) => {
+        HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
             journal(response.entries.as_deref().unwrap_or(&[]), style.journal)
         }
         HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),

@@ -91,8 +91,15 @@ pub enum HostRequest {
         #[serde(default)]
         follow: bool,
     },
-    /// The host's journal, filtered (the filters of `get_host_journal`).
-    Journal(HostJournalFilters),
+    /// The host's journal, filtered (the filters of `get_host_journal`);
+    /// with `follow` (additive to v1, omitted when false), a stream like
+    /// `logs`'s: an ack, then one line per new entry.
+    Journal {
+        #[serde(flatten)]
+        filters: HostJournalFilters,
+        #[serde(default, skip_serializing_if = "is_false")]
+        follow: bool,
+    },
     /// Open questions (asked of the operator or of an agent).
     Questions,
     /// Answer a question as the operator.
@@ -141,6 +148,10 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hive: Option<Ident>,
     },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -209,7 +220,7 @@ impl HostRequest {
             Self::Deny { .. } => ("deny", None),
             Self::SetParent { child, .. } => ("set_parent", Some(child)),
             Self::Logs { name, .. } => ("logs", Some(name)),
-            Self::Journal(_) => ("journal", None),
+            Self::Journal { .. } => ("journal", None),
             Self::Questions => ("questions", None),
             Self::Answer { .. } => ("answer", None),
             Self::Schedules => ("schedules", None),

@@ -157,16 +157,30 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"send","to":"bob","body":"hi","hive":"hive-b"}"#,
         ),
         (
-            HostRequest::Journal(super::agenda::HostJournalFilters {
-                unit: Some("hive-c0re.service".into()),
-                container: None,
-                lines: None,
-                priority: Some(super::agenda::JournalPriority::Warning),
-                grep: None,
-                since: Some("-1h".into()),
-                until: None,
-            }),
+            HostRequest::Journal {
+                filters: super::agenda::HostJournalFilters {
+                    unit: Some("hive-c0re.service".into()),
+                    container: None,
+                    lines: None,
+                    priority: Some(super::agenda::JournalPriority::Warning),
+                    grep: None,
+                    since: Some("-1h".into()),
+                    until: None,
+                },
+                follow: false,
+            },
             r#"{"cmd":"journal","unit":"hive-c0re.service","priority":"warning","since":"-1h"}"#,
+        ),
+        (
+            HostRequest::Journal {
+                filters: super::agenda::HostJournalFilters {
+                    container: Some("h-alice".into()),
+                    lines: Some(5),
+                    ..Default::default()
+                },
+                follow: true,
+            },
+            r#"{"cmd":"journal","container":"h-alice","lines":5,"follow":true}"#,
         ),
     ]
 }

@@ -254,6 +254,19 @@ impl JournalQuery {
         }
     }
 
+    /// The query as a follow: refused with an `until`, which would end a
+    /// follow meant to go on (journalctl would stop at it, or never print).
+    pub fn followed(self) -> Result<Self, InvalidFilter> {
+        match &self.until {
+            Some(until) => Err(InvalidFilter::new(
+                "until",
+                until.as_str(),
+                "a followed journal has no end: drop \"until\" or \"follow\"",
+            )),
+            None => Ok(self),
+        }
+    }
+
     /// The journalctl arguments (without the program) for this query read
     /// from `source`; `follow` adds `--follow`.
     pub fn args(&self, source: &JournalSource, follow: bool) -> Vec<OsString> {

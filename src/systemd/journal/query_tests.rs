@@ -237,3 +237,23 @@ fn a_directory_source_reads_that_directory_and_a_machine_from_its_subdirectory()
     assert!(!args.iter().any(|a| a.starts_with("--machine")), "{args:?}");
     assert_eq!(JournalSource::from_config(None), JournalSource::Host);
 }
+
+#[test]
+fn a_follow_with_an_until_is_refused_naming_until_and_one_without_passes() {
+    let request = HostJournalRequest {
+        until: Some("-1h"),
+        ..HostJournalRequest::default()
+    };
+    let err = JournalQuery::host_journal(&request)
+        .unwrap()
+        .followed()
+        .unwrap_err();
+    assert_eq!(err.filter, "until");
+    assert!(err.to_string().contains("drop \"until\""), "{err}");
+    let request = HostJournalRequest {
+        since: Some("-1h"),
+        ..HostJournalRequest::default()
+    };
+    let query = JournalQuery::host_journal(&request).unwrap();
+    assert_eq!(query.clone().followed().unwrap(), query);
+}
