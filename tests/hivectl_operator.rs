@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use common::journal_files::{Entry, journal_remote, now_us, text, write_journal};
 use common::{Daemon, HIVECTL, Launch, daemon_with, hivectl};
 
 /// The STATE cell of `name` in `hivectl status`.
@@ -128,7 +129,8 @@ fn journal_takes_the_agent_name_in_both_forms() {
     }
 }
 
-/// `hivectl watch` running, its stdout lines arriving on a channel.
+/// A streaming hivectl (`watch`, `journal -f`) running, its stdout lines
+/// arriving on a channel.
 struct Watch {
     child: Child,
     lines: Receiver<String>,
@@ -136,10 +138,14 @@ struct Watch {
 
 impl Watch {
     fn start(d: &Daemon) -> Self {
+        Self::run(d, &["watch"])
+    }
+
+    fn run(d: &Daemon, args: &[&str]) -> Self {
         let mut child = Command::new(HIVECTL)
             .arg("--socket")
             .arg(d.socket())
-            .arg("watch")
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -161,7 +167,7 @@ impl Watch {
     fn next(&self) -> String {
         self.lines
             .recv_timeout(Duration::from_secs(10))
-            .expect("watch printed nothing within 10 s")
+            .expect("hivectl printed nothing within 10 s")
     }
 
     /// Lines until one contains `needle` (within 10 s each).
@@ -258,4 +264,33 @@ fn logs_under_the_fake_driver_say_there_is_no_container_journal() {
         );
         assert!(!err.contains("system bus"), "{err}");
     }
+}
+
+#[test]
+fn journal_follow_prints_the_newest_lines_then_a_line_written_later() {
+    // What was missing: `journal` had no -f (only `logs -f` followed).
+    let remote = journal_remote().expect("systemd-journal-remote (tests/run installs it)");
+    let journal = tempfile::tempdir().unwrap();
+    let line = |message| Entry {
+        realtime_us: now_us(),
+        fields: vec![text("PRIORITY", "6"), text("MESSAGE", message)],
+    };
+    write_journal(&remote, journal.path(), "old", &[line("written before")]);
+    let config = serde_json::json!({ "journal_directory": journal.path() }).to_string();
+    let d = Daemon::start_with_config(&config);
+    let follow = Watch::run(&d, &["journal", "-f", "-n", "5", "-o", "cat"]);
+    assert_eq!(follow.next(), "written before");
+    write_journal(&remote, journal.path(), "new", &[line("written later")]);
+    assert_eq!(follow.next(), "written later");
+}
+
+#[test]
+fn journal_follow_with_until_is_refused_by_hivectl_and_by_the_daemon() {
+    let d = Daemon::start(Launch::Standalone);
+    let (code, _, err) = hivectl(&d, &["journal", "-f", "--until", "now"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--until"), "{err}");
+    let answer = d.request(r#"{"cmd":"journal","until":"now","follow":true}"#);
+    assert!(answer.contains(r#""ok":false"#), "{answer}");
+    assert!(answer.contains("drop \\\"until\\\""), "{answer}");
 }
