@@ -294,3 +294,30 @@ fn journal_follow_with_until_is_refused_by_hivectl_and_by_the_daemon() {
     assert!(answer.contains(r#""ok":false"#), "{answer}");
     assert!(answer.contains("drop \\\"until\\\""), "{answer}");
 }
+
+#[test]
+fn kill_with_a_signal_sends_it_and_names_it_and_a_bad_name_is_a_usage_error() {
+    let d = daemon_with(&["alice", "bob"]);
+    let (code, out, err) = hivectl(&d, &["kill", "alice", "--signal", "WINCH"]);
+    assert_eq!((code, out.as_str()), (0, "alice: sent SIGWINCH\n"), "{err}");
+    assert_eq!(state(&d, "alice"), "running");
+    // SIGTERM ends the container cleanly (systemd-nspawn shuts it down).
+    let (code, out, err) = hivectl(&d, &["kill", "alice", "-s", "sigterm"]);
+    assert_eq!((code, out.as_str()), (0, "alice: sent SIGTERM\n"), "{err}");
+    assert_eq!(state(&d, "alice"), "stopped");
+    let (code, _, err) = hivectl(&d, &["kill", "alice", "--signal", "HUP"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("not running") && err.contains("alice"),
+        "{err}"
+    );
+    // KILL is the hard stop kill always was.
+    let (code, out, err) = hivectl(&d, &["kill", "bob", "--signal", "9"]);
+    assert_eq!((code, out.as_str()), (0, "bob: stopped\n"), "{err}");
+    let (code, _, err) = hivectl(&d, &["kill", "bob", "--signal", "SEGV"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown signal \"SEGV\"") && err.contains("TERM"),
+        "{err}"
+    );
+}

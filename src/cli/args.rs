@@ -15,7 +15,9 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agenda::{HostJournalFilters, JournalPriority};
-use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope, MAX_STOP_DEADLINE_SECS};
+use crate::wire::host::{
+    DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope, MAX_STOP_DEADLINE_SECS, Signal,
+};
 use crate::wire::ident::{AgentAt, Ident};
 
 /// The default `--socket`: `/run/hyperhive/host.sock`.
@@ -161,12 +163,19 @@ pub enum Command {
         /// The new agent's name.
         name: Ident,
     },
-    /// Kill a container at once (SIGKILL); `stop` is the clean way.
-    #[command(after_help = "Example:\n  hivectl kill alice")]
+    /// Kill a container at once (SIGKILL), or send it another signal;
+    /// `stop` is the clean way.
+    #[command(after_help = "Examples:\n  hivectl kill alice\n  \
+                            hivectl kill alice --signal HUP    every process of h-alice")]
     Kill {
         /// The agent's name.
         #[arg(add = agent_names())]
         name: Ident,
+        /// Send this signal to every process of the container instead of
+        /// stopping it (KILL, the default, stops it): HUP, INT, QUIT, KILL,
+        /// USR1, USR2, TERM, CONT, STOP, WINCH (SIGTERM, term and 15 work too).
+        #[arg(short, long, value_name = "SIG", value_parser = parse_signal)]
+        signal: Option<Signal>,
         #[command(flatten)]
         wait: Wait,
     },
@@ -369,6 +378,17 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// `--signal`: a name with or without `SIG`, in any case, or its number.
+fn parse_signal(text: &str) -> Result<Signal, String> {
+    Signal::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = Signal::ALL.iter().map(|s| s.name()).collect();
+        format!(
+            "unknown signal {text:?}: use one of {} (SIGTERM, term and 15 work too)",
+            names.join(", ")
+        )
+    })
 }
 
 /// `--priority`: journalctl's names, offered to completion, parsed into the
@@ -601,7 +621,15 @@ impl Command {
                 which.all,
                 wait,
             ),
-            Self::Kill { name, wait } => lifecycle(
+            Self::Kill {
+                name,
+                signal: Some(signal),
+                ..
+            } if *signal != Signal::Kill => call(HostRequest::Signal {
+                name: name.clone(),
+                signal: *signal,
+            }),
+            Self::Kill { name, wait, .. } => lifecycle(
                 Verb::Stop {
                     graceful: false,
                     deadline_secs: None,

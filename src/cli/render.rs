@@ -87,7 +87,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         | HostRequest::CancelSchedule { .. }
         | HostRequest::Grant { .. }
         | HostRequest::Revoke { .. }
-        | HostRequest::Send { .. } => done(request),
+        | HostRequest::Send { .. }
+        | HostRequest::Signal { .. } => done(request),
     }
 }
 
@@ -103,6 +104,7 @@ pub fn done(request: &HostRequest) -> String {
         HostRequest::RestartAll => "every agent restarted".into(),
         HostRequest::RequestSpawn { name } => format!("spawn of {name} queued for approval"),
         HostRequest::Kill { name } => format!("{name}: stopped"),
+        HostRequest::Signal { name, signal } => format!("{name}: sent SIG{}", signal.name()),
         HostRequest::Destroy { name, purge: false } => {
             format!("{name}: destroyed (state kept; `destroy --purge {name}` deletes it)")
         }

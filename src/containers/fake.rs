@@ -11,6 +11,11 @@
 //!   new start job runs);
 //! - a hard stop leaves the unit `failed` with result `signal`, as SIGKILL of
 //!   a service does; a graceful stop leaves it `inactive`;
+//! - a signal goes to the unit's every process, `systemd-nspawn` included:
+//!   TERM and INT make nspawn shut its container down (the unit ends
+//!   `inactive`), KILL, HUP, QUIT, USR1 and USR2 end nspawn itself (`failed`,
+//!   result `signal`), CONT, STOP and WINCH leave the unit running; a signal
+//!   to a unit that is not running is [`Outcome::AlreadyInState`];
 //! - destroy stops a running unit first; every state change is published on
 //!   the change channel, as the real driver does from `PropertiesChanged`.
 //!
@@ -26,6 +31,7 @@ use super::{
     ActiveState, ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode,
     UnitChange, UnitState,
 };
+use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
 /// The fake driver. See the module docs for what it copies from systemd.
@@ -203,6 +209,25 @@ impl ContainerDriver for FakeDriver {
         self.current(name)?;
         self.set(name, UnitState::inactive());
         self.start(name).await
+    }
+
+    async fn signal(&self, name: &Ident, signal: Signal) -> Result<Outcome, DriverError> {
+        if !self.current(name)?.is_running() {
+            return Ok(Outcome::AlreadyInState);
+        }
+        match signal {
+            Signal::Term | Signal::Int => self.set(name, UnitState::inactive()),
+            Signal::Kill | Signal::Hup | Signal::Quit | Signal::Usr1 | Signal::Usr2 => self.set(
+                name,
+                UnitState {
+                    active: ActiveState::Failed,
+                    sub: "failed".into(),
+                    result: "signal".into(),
+                },
+            ),
+            Signal::Cont | Signal::Stop | Signal::Winch => {}
+        }
+        Ok(Outcome::Done)
     }
 }
 

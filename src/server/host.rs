@@ -98,6 +98,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Send { to, body, hive: at } => {
             done(hive.send_from_operator(&to, at.as_ref(), body).await)
         }
+        HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => {
             HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")

@@ -19,7 +19,7 @@ use super::{ANSWER_BUDGET, Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode, UnitState};
 use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
-use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS};
+use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS, Signal};
 use crate::wire::ident::Ident;
 
 /// Run `op` for every name (concurrently, or one after another), within the
@@ -153,7 +153,7 @@ impl Hive {
     /// unit `failed`, which the roster and its subscribers would show as a
     /// failure. A stop of the failed unit clears it, as `systemctl
     /// reset-failed` does (the drivers' documented behaviour).
-    async fn reset_failed_after_stop(&self, name: &Ident) {
+    pub(super) async fn reset_failed_after_stop(&self, name: &Ident) {
         if !self
             .driver()
             .view()
@@ -236,6 +236,44 @@ impl Hive {
         for_each(self, "kill", vec![name.clone()], false, move |h, n| {
             h.stop_one(n, mode)
         })
+        .await
+    }
+
+    /// Send a signal to every process of one container. A signal that ends
+    /// processes by default is the operator's deed: if the container goes
+    /// down within the stop window, it is not a crash (and a failed unit is
+    /// reset, as after a stop); CONT, STOP and WINCH end nothing, so a crash
+    /// after them is still one.
+    pub async fn signal(&self, name: &Ident, signal: Signal) -> Result<(), HiveError> {
+        self.require(name).await?;
+        if !self
+            .driver()
+            .view()
+            .get(name)
+            .is_some_and(UnitState::is_running)
+        {
+            return Err(HiveError::NotRunning(name.clone()));
+        }
+        for_each(
+            self,
+            "signal",
+            vec![name.clone()],
+            false,
+            move |h, n| async move {
+                let ends = !matches!(signal, Signal::Cont | Signal::Stop | Signal::Winch);
+                if ends {
+                    h.mark_going_down(&n);
+                }
+                let outcome = h.driver().signal(&n, signal).await;
+                if ends && !matches!(outcome, Ok(Outcome::Done)) {
+                    h.clear_going_down(&n);
+                }
+                if let Ok(Outcome::Done) = outcome {
+                    tracing::info!(agent = %n, "{n}: sent SIG{} by the operator", signal.name());
+                }
+                outcome
+            },
+        )
         .await
     }
 

@@ -251,6 +251,9 @@ impl Hive {
         // the stop clears it: subscribers see the stopped row, not a
         // failure (a dashboard would raise a "container failed" alert).
         if expected && change.new.as_ref().is_some_and(UnitState::is_failed) {
+            // A stop clears it itself; an operator's signal has only this.
+            let hive = self.clone();
+            tokio::spawn(async move { hive.reset_failed_after_stop(&name).await });
             return;
         }
         self.publish(&name).await;

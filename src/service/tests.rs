@@ -8,7 +8,7 @@ use super::Hive;
 use crate::config::Config;
 use crate::containers::fake::FakeDriver;
 use crate::store::agents;
-use crate::wire::host::{ApprovalStatus, LifecycleScope};
+use crate::wire::host::{ApprovalStatus, LifecycleScope, Signal};
 
 fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     hive_with(Vec::new())
@@ -103,6 +103,44 @@ async fn an_operator_stop_is_not_a_crash_even_a_hard_one() {
         .await
         .unwrap();
     assert!(crashes.is_empty(), "{crashes:?}");
+}
+
+async fn crash_count(hive: &Hive, name: &str) -> usize {
+    let name = id(name);
+    hive.store()
+        .run(move |c| agents::crashes(c, &name))
+        .await
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn an_operators_signal_that_ends_a_container_is_not_a_crash_and_leaves_it_stopped() {
+    let (hive, driver, _dir) = hive();
+    for name in ["alice", "bob", "carol"] {
+        hive.spawn(&id(name)).await.unwrap();
+    }
+    // HUP ends systemd-nspawn (the fake copies it): failed, then reset.
+    hive.signal(&id("alice"), Signal::Hup).await.unwrap();
+    eventually("alice's failed state cleared", async || {
+        let row = hive.row(&id("alice")).await.unwrap().unwrap();
+        !row.running && !row.failed
+    })
+    .await;
+    // WINCH ends nothing: a crash after it is still a crash.
+    hive.signal(&id("bob"), Signal::Winch).await.unwrap();
+    assert!(hive.row(&id("bob")).await.unwrap().unwrap().running);
+    driver.crash(&id("bob"));
+    eventually("bob's crash record", async || {
+        crash_count(&hive, "bob").await == 1
+    })
+    .await;
+    assert_eq!(crash_count(&hive, "alice").await, 0);
+    // Nothing to signal in a stopped container: said, not pretended.
+    let err = hive.signal(&id("alice"), Signal::Term).await.unwrap_err();
+    assert!(matches!(err, super::HiveError::NotRunning(_)), "{err}");
+    hive.signal(&id("carol"), Signal::Term).await.unwrap();
+    assert!(!hive.row(&id("carol")).await.unwrap().unwrap().running);
 }
 
 #[tokio::test]

@@ -148,6 +148,87 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hive: Option<Ident>,
     },
+    /// Send a signal to every process of an agent's container (systemd's
+    /// `KillUnit`, as `machinectl kill`); what the container does with it
+    /// is its own affair. A stopped container is left alone.
+    Signal { name: Ident, signal: Signal },
+}
+
+/// The signals `signal` sends, by their names without `SIG` (journalctl's
+/// and systemd's spelling on the wire: `"TERM"`). A fixed list: every one
+/// means something to a container's processes; real-time and fault signals
+/// do not belong on an operator's command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Signal {
+    Hup,
+    Int,
+    Quit,
+    Kill,
+    Usr1,
+    Usr2,
+    Term,
+    Cont,
+    Stop,
+    Winch,
+}
+
+impl Signal {
+    pub const ALL: &'static [Self] = &[
+        Self::Hup,
+        Self::Int,
+        Self::Quit,
+        Self::Kill,
+        Self::Usr1,
+        Self::Usr2,
+        Self::Term,
+        Self::Cont,
+        Self::Stop,
+        Self::Winch,
+    ];
+
+    /// The name without `SIG`, as on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Hup => "HUP",
+            Self::Int => "INT",
+            Self::Quit => "QUIT",
+            Self::Kill => "KILL",
+            Self::Usr1 => "USR1",
+            Self::Usr2 => "USR2",
+            Self::Term => "TERM",
+            Self::Cont => "CONT",
+            Self::Stop => "STOP",
+            Self::Winch => "WINCH",
+        }
+    }
+
+    /// Linux's number (asm-generic, the same on x86-64 and arm64; checked
+    /// against libc's in the tests).
+    pub fn number(self) -> i32 {
+        match self {
+            Self::Hup => 1,
+            Self::Int => 2,
+            Self::Quit => 3,
+            Self::Kill => 9,
+            Self::Usr1 => 10,
+            Self::Usr2 => 12,
+            Self::Term => 15,
+            Self::Cont => 18,
+            Self::Stop => 19,
+            Self::Winch => 28,
+        }
+    }
+
+    /// `TERM`, `SIGTERM`, `term`, `sigterm` or `15`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let upper = text.to_ascii_uppercase();
+        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|s| s.name() == bare || s.number().to_string() == bare)
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -194,6 +275,7 @@ impl HostRequest {
         "revoke",
         "inbox",
         "send",
+        "signal",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -230,6 +312,7 @@ impl HostRequest {
             Self::Revoke { name, .. } => ("revoke", Some(name)),
             Self::Inbox { .. } => ("inbox", None),
             Self::Send { to, .. } => ("send", Some(to)),
+            Self::Signal { name, .. } => ("signal", Some(name)),
         }
     }
 }

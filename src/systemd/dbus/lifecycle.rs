@@ -12,6 +12,8 @@
 //!   unit is `inactive` or `failed` (systemd leaves it failed, result
 //!   `signal`). A stopped unit is [`Outcome::AlreadyInState`]; a failed one
 //!   has nothing left to kill, and a graceful stop resets its failed state.
+//! - signal: `KillUnit(unit, "all", SIG)` on a running unit (`machinectl
+//!   kill`'s default); the view shows what the processes made of it.
 //! - create (nspawn): machined `CloneImage(template, h-<n>)` unless the image
 //!   exists, the `.nspawn` file, limits by `SetUnitProperties`; (nixos):
 //!   build, then `h-<n>.conf`, limits.
@@ -31,6 +33,7 @@ use crate::containers::{
     ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
 };
 use crate::errors::chain;
+use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
 const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
@@ -243,13 +246,33 @@ impl Shared {
         }
     }
 
+    /// `signal`: `KillUnit(unit, "all", signal)` on a running unit; the
+    /// view follows whatever the processes do with it.
+    pub(super) async fn signal(
+        &self,
+        name: &Ident,
+        signal: Signal,
+    ) -> Result<Outcome, DriverError> {
+        self.ensure_exists(name).await?;
+        if !self.state(name).is_running() {
+            return Ok(Outcome::AlreadyInState);
+        }
+        self.kill_with(&self.unit(name), signal.number()).await?;
+        Ok(Outcome::Done)
+    }
+
     /// SIGKILL every process of the unit; none left is fine.
     async fn kill(&self, unit: &str) -> Result<(), DriverError> {
+        self.kill_with(unit, SIGKILL).await
+    }
+
+    /// Send `signal` to every process of the unit; none left is fine.
+    async fn kill_with(&self, unit: &str, signal: i32) -> Result<(), DriverError> {
         let conn = self.conn();
         let systemd = proxies::systemd(&conn)
             .await
             .map_err(|e| bus_error(e, unit))?;
-        match systemd.kill_unit(unit, "all", SIGKILL).await {
+        match systemd.kill_unit(unit, "all", signal).await {
             Err(e) if error_name(&e).as_deref() != Some(NO_SUCH_PROCESS) => Err(bus_error(e, unit)),
             _ => Ok(()),
         }
