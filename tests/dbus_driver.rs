@@ -28,6 +28,7 @@ use hive_c0re::containers::{
 };
 use hive_c0re::systemd::dbus::SystemdDriver;
 use hive_c0re::systemd::dbus::builder::RecordingBuilder;
+use hive_c0re::wire::host::Signal;
 
 #[tokio::test]
 async fn a_start_is_done_when_its_job_is_removed_and_the_view_already_shows_it_running() {
@@ -402,6 +403,32 @@ async fn a_hard_stop_sends_sigkill_and_returns_once_the_unit_is_down() {
             s == Some(&UnitState::inactive())
         })
         .await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_signal_is_one_kill_unit_of_every_process_and_a_stopped_unit_gets_none() {
+    bounded(async {
+        let mut st = host(&["a", "b"]);
+        st.units
+            .insert(nspawn("a"), Unit::new(true, "active", "running"));
+        st.units
+            .insert(nspawn("b"), Unit::new(true, "inactive", "dead"));
+        let rig = Rig::new(st).await;
+        let driver = rig.driver(&["a", "b"]).await;
+        assert_eq!(
+            driver.signal(&id("a"), Signal::Hup).await,
+            Ok(Outcome::Done)
+        );
+        assert_eq!(
+            driver.signal(&id("b"), Signal::Term).await,
+            Ok(Outcome::AlreadyInState)
+        );
+        assert_eq!(
+            rig.fake.calls(),
+            vec![format!("KillUnit {} all 1", nspawn("a"))]
+        );
     })
     .await;
 }
