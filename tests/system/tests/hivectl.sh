@@ -30,6 +30,22 @@ hivectl_stop_is_clean_and_kill_is_hard_and_neither_leaves_a_failed_unit_or_a_cra
   expect_eq "crash lines for an operator's stop and kill" "" "$(_hc_crash_lines hc-stop)$(_hc_crash_lines hc-kill)"
 }
 
+_hc_unit_is() { test "$(tb_agent_unit "$1")" = "$2"; }
+hivectl_kill_signal_term_shuts_the_container_down_and_is_no_crash() {
+  tb_hive; tb_agents hc-term
+  tb_spawn hc-term
+  local out rc=0
+  out=$(hivectl_root kill hc-term --signal TERM 2>&1) || rc=$?
+  expect_eq "hivectl kill --signal TERM: exit code and output" "0 hc-term: sent SIGTERM" "$rc $out"
+  # KillUnit all: systemd-nspawn takes SIGTERM as "shut the container down".
+  wait_for 30 "the unit to be down (inactive dead)" _hc_unit_is hc-term "inactive dead" || true
+  expect_eq "unit after SIGTERM" "inactive dead" "$(tb_agent_unit hc-term)"
+  expect_eq "STATE after SIGTERM" "stopped" "$(_hc_state hc-term)"
+  expect_eq "crash lines for an operator's signal" "" "$(_hc_crash_lines hc-term)"
+  rc=0; out=$(hivectl_root kill hc-term -s hup 2>&1) || rc=$?
+  expect_match "a signal for a stopped container" "^1 .*hc-term.*not running" "$rc $out"
+}
+
 hivectl_status_shows_a_crash_as_failed_and_start_brings_it_back() {
   tb_hive; tb_agents hc-crash
   tb_spawn hc-crash
