@@ -257,3 +257,22 @@ fn a_follow_with_an_until_is_refused_naming_until_and_one_without_passes() {
     let query = JournalQuery::host_journal(&request).unwrap();
     assert_eq!(query.clone().followed().unwrap(), query);
 }
+
+#[test]
+fn a_machine_id_is_32_lowercase_hex_digits_and_makes_a_merge_and_one_match() {
+    let id = MachineId::parse("0123456789abcdef0123456789abcdef\n").unwrap();
+    assert_eq!(
+        strings(&id.host_follow_args()),
+        ["--merge", "_MACHINE_ID=0123456789abcdef0123456789abcdef"]
+    );
+    for bad in [
+        "",
+        "0123456789abcdef0123456789abcde",
+        "0123456789ABCDEF0123456789abcdef",
+        "0123456789abcdef0123456789abcdef0",
+        "--follow=0123456789abcdef0123456",
+        "uninitialized",
+    ] {
+        assert_eq!(MachineId::parse(bad), None, "{bad:?}");
+    }
+}
