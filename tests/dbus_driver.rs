@@ -408,15 +408,15 @@ async fn a_hard_stop_sends_sigkill_and_returns_once_the_unit_is_down() {
 }
 
 #[tokio::test]
-async fn a_signal_is_one_kill_unit_of_every_process_and_a_stopped_unit_gets_none() {
+async fn a_signal_is_one_kill_machine_of_the_leader_and_a_stopped_unit_gets_none() {
     bounded(async {
-        let mut st = host(&["a", "b"]);
+        let mut st = host(&["a", "b", "c"]);
         st.units
             .insert(nspawn("a"), Unit::new(true, "active", "running"));
         st.units
             .insert(nspawn("b"), Unit::new(true, "inactive", "dead"));
         let rig = Rig::new(st).await;
-        let driver = rig.driver(&["a", "b"]).await;
+        let driver = rig.driver(&["a", "b", "c"]).await;
         assert_eq!(
             driver.signal(&id("a"), Signal::Hup).await,
             Ok(Outcome::Done)
@@ -427,7 +427,7 @@ async fn a_signal_is_one_kill_unit_of_every_process_and_a_stopped_unit_gets_none
         );
         assert_eq!(
             rig.fake.calls(),
-            vec![format!("KillUnit {} all 1", nspawn("a"))]
+            vec!["KillMachine h-a leader 1".to_owned()]
         );
     })
     .await;

@@ -163,17 +163,25 @@ pub enum Command {
         /// The new agent's name.
         name: Ident,
     },
-    /// Kill a container at once (SIGKILL), or send it another signal;
-    /// `stop` is the clean way.
-    #[command(after_help = "Examples:\n  hivectl kill alice\n  \
-                            hivectl kill alice --signal HUP    every process of h-alice")]
+    /// Kill a container at once (SIGKILL), or send its init another
+    /// signal; `stop` is the clean way.
+    #[command(
+        after_help = "The signal goes to the container's init, a systemd (as with \
+                      `podman kill` or `machinectl kill --kill-whom=leader`), which takes \
+                      HUP as reload, INT as reboot, TERM as re-execute (the container stays \
+                      up: `hivectl stop` shuts it down), USR1 as reconnect to D-Bus, USR2 as \
+                      dump state to its journal, STOP/CONT as freeze/thaw; see systemd(1), \
+                      SIGNALS.\n\nExamples:\n  hivectl kill alice\n  \
+                      hivectl kill alice --signal HUP    systemd in h-alice reloads its units\n  \
+                      hivectl kill alice -s INT          h-alice reboots"
+    )]
     Kill {
         /// The agent's name.
         #[arg(add = agent_names())]
         name: Ident,
-        /// Send this signal to every process of the container instead of
-        /// stopping it (KILL, the default, stops it): HUP, INT, QUIT, KILL,
-        /// USR1, USR2, TERM, CONT, STOP, WINCH (SIGTERM, term and 15 work too).
+        /// Send this signal to the container's init instead of stopping it
+        /// (KILL, the default, stops it): HUP, INT, KILL, USR1, USR2, TERM,
+        /// CONT, STOP, WINCH (SIGTERM, term and 15 work too).
         #[arg(short, long, value_name = "SIG", value_parser = parse_signal)]
         signal: Option<Signal>,
         #[command(flatten)]

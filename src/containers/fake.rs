@@ -11,11 +11,14 @@
 //!   new start job runs);
 //! - a hard stop leaves the unit `failed` with result `signal`, as SIGKILL of
 //!   a service does; a graceful stop leaves it `inactive`;
-//! - a signal goes to the unit's every process, `systemd-nspawn` included:
-//!   TERM and INT make nspawn shut its container down (the unit ends
-//!   `inactive`), KILL, HUP, QUIT, USR1 and USR2 end nspawn itself (`failed`,
-//!   result `signal`), CONT, STOP and WINCH leave the unit running; a signal
-//!   to a unit that is not running is [`Outcome::AlreadyInState`];
+//! - a signal goes to the container's init, a systemd (machined's
+//!   `KillMachine` "leader"): KILL ends the container (nspawn exits
+//!   non-zero: the unit passes `deactivating` and ends `failed`, result
+//!   `exit-code`), INT reboots it
+//!   (the unit goes down and comes back running, as nspawn's exit 133 and
+//!   the unit's restart do), every other signal leaves the unit running
+//!   (TERM re-executes systemd, HUP reloads it, ...); a signal to a unit
+//!   that is not running is [`Outcome::AlreadyInState`];
 //! - destroy stops a running unit first; every state change is published on
 //!   the change channel, as the real driver does from `PropertiesChanged`.
 //!
@@ -216,16 +219,27 @@ impl ContainerDriver for FakeDriver {
             return Ok(Outcome::AlreadyInState);
         }
         match signal {
-            Signal::Term | Signal::Int => self.set(name, UnitState::inactive()),
-            Signal::Kill | Signal::Hup | Signal::Quit | Signal::Usr1 | Signal::Usr2 => self.set(
-                name,
-                UnitState {
-                    active: ActiveState::Failed,
-                    sub: "failed".into(),
-                    result: "signal".into(),
-                },
-            ),
-            Signal::Cont | Signal::Stop | Signal::Winch => {}
+            Signal::Kill => {
+                // systemd then stops what is left of the unit's processes.
+                let leaving = |active, sub: &str| UnitState {
+                    active,
+                    sub: sub.into(),
+                    result: "exit-code".into(),
+                };
+                self.set(name, leaving(ActiveState::Deactivating, "stop-sigterm"));
+                self.set(name, leaving(ActiveState::Failed, "failed"));
+            }
+            Signal::Int => {
+                self.set(name, UnitState::inactive());
+                self.set(name, UnitState::running());
+            }
+            Signal::Hup
+            | Signal::Usr1
+            | Signal::Usr2
+            | Signal::Term
+            | Signal::Cont
+            | Signal::Stop
+            | Signal::Winch => {}
         }
         Ok(Outcome::Done)
     }

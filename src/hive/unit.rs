@@ -75,6 +75,15 @@ impl UnitState {
         matches!(self.active, ActiveState::Active | ActiveState::Reloading)
     }
 
+    /// Between two states: `activating` or `deactivating` (a unit going
+    /// down, or coming back by its restart rule).
+    pub fn is_changing(&self) -> bool {
+        matches!(
+            self.active,
+            ActiveState::Activating | ActiveState::Deactivating
+        )
+    }
+
     /// `failed` on the roster: the unit is in systemd's failed state.
     pub fn is_failed(&self) -> bool {
         self.active == ActiveState::Failed

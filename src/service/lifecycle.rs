@@ -239,11 +239,11 @@ impl Hive {
         .await
     }
 
-    /// Send a signal to every process of one container. A signal that ends
-    /// processes by default is the operator's deed: if the container goes
-    /// down within the stop window, it is not a crash (and a failed unit is
-    /// reset, as after a stop); CONT, STOP and WINCH end nothing, so a crash
-    /// after them is still one.
+    /// Send a signal to one container's init (a systemd). KILL (it ends)
+    /// and INT (it reboots) take the container down: that is the
+    /// operator's deed, not a crash, if it happens within the stop window
+    /// (and a failed unit is reset, as after a stop). systemd takes every
+    /// other signal in its stride, so a crash after one is still a crash.
     pub async fn signal(&self, name: &Ident, signal: Signal) -> Result<(), HiveError> {
         self.require(name).await?;
         if !self
@@ -260,7 +260,7 @@ impl Hive {
             vec![name.clone()],
             false,
             move |h, n| async move {
-                let ends = !matches!(signal, Signal::Cont | Signal::Stop | Signal::Winch);
+                let ends = matches!(signal, Signal::Kill | Signal::Int);
                 if ends {
                     h.mark_going_down(&n);
                 }
@@ -269,7 +269,7 @@ impl Hive {
                     h.clear_going_down(&n);
                 }
                 if let Ok(Outcome::Done) = outcome {
-                    tracing::info!(agent = %n, "{n}: sent SIG{} by the operator", signal.name());
+                    tracing::info!(agent = %n, "{n}: sent SIG{} to its init by the operator", signal.name());
                 }
                 outcome
             },

@@ -242,11 +242,17 @@ impl Hive {
         self.expect_down().insert(name.clone(), until);
     }
 
-    /// Consume the mark of `name`: was its going down expected?
-    fn take_going_down(&self, name: &Ident) -> bool {
-        self.expect_down()
-            .remove(name)
-            .is_some_and(|until| Instant::now() < until)
+    /// Was `name`'s going down expected? The mark is consumed once the unit
+    /// `settled` (a real unit passes through `deactivating`, and for a
+    /// reboot `activating`, before it ends `inactive`, `failed` or running
+    /// again: the whole way down is the operator's).
+    fn going_down_expected(&self, name: &Ident, settled: bool) -> bool {
+        let mut marks = self.expect_down();
+        let expected = marks.get(name).is_some_and(|until| Instant::now() < *until);
+        if settled || !expected {
+            marks.remove(name);
+        }
+        expected
     }
 
     fn clear_going_down(&self, name: &Ident) {

@@ -224,7 +224,9 @@ impl Hive {
         let name = change.agent.clone();
         let went_down = change.old.as_ref().is_some_and(UnitState::is_running)
             && !change.new.as_ref().is_some_and(UnitState::is_running);
-        let expected = went_down && self.take_going_down(&name);
+        let on_the_way = change.old.as_ref().is_some_and(UnitState::is_changing);
+        let settled = !change.new.as_ref().is_some_and(UnitState::is_changing);
+        let expected = (went_down || on_the_way) && self.going_down_expected(&name, settled);
         if roster::is_crash(change.old.as_ref(), change.new.as_ref(), expected) {
             let result = change
                 .new

@@ -117,16 +117,20 @@ async fn crash_count(hive: &Hive, name: &str) -> usize {
 #[tokio::test]
 async fn an_operators_signal_that_ends_a_container_is_not_a_crash_and_leaves_it_stopped() {
     let (hive, driver, _dir) = hive();
-    for name in ["alice", "bob", "carol"] {
+    for name in ["alice", "bob", "carol", "dave"] {
         hive.spawn(&id(name)).await.unwrap();
     }
-    // HUP ends systemd-nspawn (the fake copies it): failed, then reset.
-    hive.signal(&id("alice"), Signal::Hup).await.unwrap();
+    // KILL ends the init, nspawn exits non-zero (the fake copies it):
+    // failed, then reset.
+    hive.signal(&id("alice"), Signal::Kill).await.unwrap();
     eventually("alice's failed state cleared", async || {
         let row = hive.row(&id("alice")).await.unwrap().unwrap();
         !row.running && !row.failed
     })
     .await;
+    // INT reboots the container: down and up again, no crash.
+    hive.signal(&id("dave"), Signal::Int).await.unwrap();
+    assert!(hive.row(&id("dave")).await.unwrap().unwrap().running);
     // WINCH ends nothing: a crash after it is still a crash.
     hive.signal(&id("bob"), Signal::Winch).await.unwrap();
     assert!(hive.row(&id("bob")).await.unwrap().unwrap().running);
@@ -136,11 +140,13 @@ async fn an_operators_signal_that_ends_a_container_is_not_a_crash_and_leaves_it_
     })
     .await;
     assert_eq!(crash_count(&hive, "alice").await, 0);
+    assert_eq!(crash_count(&hive, "dave").await, 0);
     // Nothing to signal in a stopped container: said, not pretended.
     let err = hive.signal(&id("alice"), Signal::Term).await.unwrap_err();
     assert!(matches!(err, super::HiveError::NotRunning(_)), "{err}");
+    // TERM makes systemd re-execute itself: the container stays up.
     hive.signal(&id("carol"), Signal::Term).await.unwrap();
-    assert!(!hive.row(&id("carol")).await.unwrap().unwrap().running);
+    assert!(hive.row(&id("carol")).await.unwrap().unwrap().running);
 }
 
 #[tokio::test]

@@ -148,22 +148,25 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hive: Option<Ident>,
     },
-    /// Send a signal to every process of an agent's container (systemd's
-    /// `KillUnit`, as `machinectl kill`); what the container does with it
-    /// is its own affair. A stopped container is left alone.
+    /// Send a signal to an agent's container's init (machined's
+    /// `KillMachine` with `leader`, as `podman kill`); what the init does
+    /// with it is its own affair. A stopped container is left alone.
     Signal { name: Ident, signal: Signal },
 }
 
 /// The signals `signal` sends, by their names without `SIG` (journalctl's
 /// and systemd's spelling on the wire: `"TERM"`). A fixed list: every one
-/// means something to a container's processes; real-time and fault signals
-/// do not belong on an operator's command line.
+/// means something to a container's init (systemd, see systemd(1)
+/// "Signals"): HUP reload, INT reboot (ctrl-alt-del), KILL end,
+/// USR1 reconnect to D-Bus, USR2 dump state, TERM re-execute, CONT/STOP
+/// resume/freeze, WINCH kbrequest. Left out: QUIT, ABRT and the other fault
+/// signals, which systemd as PID 1 takes as its own crash (it freezes), and
+/// real-time signals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Signal {
     Hup,
     Int,
-    Quit,
     Kill,
     Usr1,
     Usr2,
@@ -177,7 +180,6 @@ impl Signal {
     pub const ALL: &'static [Self] = &[
         Self::Hup,
         Self::Int,
-        Self::Quit,
         Self::Kill,
         Self::Usr1,
         Self::Usr2,
@@ -192,7 +194,6 @@ impl Signal {
         match self {
             Self::Hup => "HUP",
             Self::Int => "INT",
-            Self::Quit => "QUIT",
             Self::Kill => "KILL",
             Self::Usr1 => "USR1",
             Self::Usr2 => "USR2",
@@ -209,7 +210,6 @@ impl Signal {
         match self {
             Self::Hup => 1,
             Self::Int => 2,
-            Self::Quit => 3,
             Self::Kill => 9,
             Self::Usr1 => 10,
             Self::Usr2 => 12,

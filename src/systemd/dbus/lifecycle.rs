@@ -12,8 +12,15 @@
 //!   unit is `inactive` or `failed` (systemd leaves it failed, result
 //!   `signal`). A stopped unit is [`Outcome::AlreadyInState`]; a failed one
 //!   has nothing left to kill, and a graceful stop resets its failed state.
-//! - signal: `KillUnit(unit, "all", SIG)` on a running unit (`machinectl
-//!   kill`'s default); the view shows what the processes made of it.
+//! - signal: machined `KillMachine(h-<n>, "leader", SIG)` on a running unit:
+//!   the container's init only, as `podman kill` and `machinectl kill
+//!   --kill-whom=leader`. Rejected: `KillUnit(unit, "all", SIG)`
+//!   (`machinectl kill`'s default), which also hits `systemd-nspawn` and
+//!   every process inside: for SIGTERM nspawn forwards a halt to the init
+//!   while the init, as PID 1, takes its own SIGTERM as "re-execute", and
+//!   the halt is lost when the re-exec wins (the container stayed up in the
+//!   test-bed); every daemon inside got SIGTERM besides. The view shows
+//!   what the init made of the signal.
 //! - create (nspawn): machined `CloneImage(template, h-<n>)` unless the image
 //!   exists, the `.nspawn` file, limits by `SetUnitProperties`; (nixos):
 //!   build, then `h-<n>.conf`, limits.
@@ -39,6 +46,7 @@ use crate::wire::ident::Ident;
 const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
 const NO_SUCH_PROCESS: &str = "org.freedesktop.systemd1.NoSuchProcess";
 const NO_SUCH_IMAGE: &str = "org.freedesktop.machine1.NoSuchImage";
+const NO_SUCH_MACHINE: &str = "org.freedesktop.machine1.NoSuchMachine";
 const SIGKILL: i32 = 9;
 
 /// The D-Bus error name of a failed call, if it was an error reply.
@@ -246,8 +254,10 @@ impl Shared {
         }
     }
 
-    /// `signal`: `KillUnit(unit, "all", signal)` on a running unit; the
-    /// view follows whatever the processes do with it.
+    /// `signal`: machined `KillMachine(h-<n>, "leader", signal)` on a
+    /// running unit: the container's init (`machinectl kill
+    /// --kill-whom=leader`, what `podman kill` signals); the view follows
+    /// whatever the init makes of it.
     pub(super) async fn signal(
         &self,
         name: &Ident,
@@ -257,22 +267,33 @@ impl Shared {
         if !self.state(name).is_running() {
             return Ok(Outcome::AlreadyInState);
         }
-        self.kill_with(&self.unit(name), signal.number()).await?;
-        Ok(Outcome::Done)
+        let machine = machine_name(name);
+        let conn = self.conn();
+        let machined = proxies::machined(&conn)
+            .await
+            .map_err(|e| bus_error(e, &machine))?;
+        match machined
+            .kill_machine(&machine, "leader", signal.number())
+            .await
+        {
+            Ok(()) => Ok(Outcome::Done),
+            Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_MACHINE) => {
+                Err(DriverError::Bus(format!(
+                    "{machine} is not registered with machined (its unit is running, the \
+                     container not yet or no longer); try again in a moment"
+                )))
+            }
+            Err(e) => Err(bus_error(e, &machine)),
+        }
     }
 
     /// SIGKILL every process of the unit; none left is fine.
     async fn kill(&self, unit: &str) -> Result<(), DriverError> {
-        self.kill_with(unit, SIGKILL).await
-    }
-
-    /// Send `signal` to every process of the unit; none left is fine.
-    async fn kill_with(&self, unit: &str, signal: i32) -> Result<(), DriverError> {
         let conn = self.conn();
         let systemd = proxies::systemd(&conn)
             .await
             .map_err(|e| bus_error(e, unit))?;
-        match systemd.kill_unit(unit, "all", signal).await {
+        match systemd.kill_unit(unit, "all", SIGKILL).await {
             Err(e) if error_name(&e).as_deref() != Some(NO_SUCH_PROCESS) => Err(bus_error(e, unit)),
             _ => Ok(()),
         }
