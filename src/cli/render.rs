@@ -172,8 +172,21 @@ pub fn session(row: &AgentStatusRow) -> Option<String> {
     })
 }
 
-/// The container's state alone.
+/// The container's state alone. A crash (the unit went down without an
+/// operator's stop) reads `crashed`, with systemd's result when the unit
+/// failed; a unit that failed otherwise (a failed start) `failed (...)`.
 fn unit_state(row: &AgentStatusRow) -> String {
+    if row.crashed && !row.running {
+        let crashed = match &row.failure {
+            Some(result) => format!("crashed ({})", clean(result)),
+            None => "crashed".into(),
+        };
+        return if row.paused {
+            format!("{crashed}, paused")
+        } else {
+            crashed
+        };
+    }
     match (row.running, row.failed, row.paused) {
         (true, _, true) => "paused".into(),
         (true, _, false) => "running".into(),
@@ -201,7 +214,7 @@ fn state_colour(row: &AgentStatusRow) -> Option<&'static str> {
         Some(GREEN)
     } else if row.running || row.paused {
         Some(YELLOW)
-    } else if row.failed {
+    } else if row.failed || row.crashed {
         Some(RED)
     } else {
         None

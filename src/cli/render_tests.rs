@@ -119,6 +119,17 @@ fn each_state_reads_as_one_word() {
     assert_eq!(state(&killed), "failed (signal)");
     assert_eq!(state(&r(false, false, false)), "stopped");
     assert_eq!(state(&r(false, false, true)), "stopped, paused");
+    // A crash is not an operator's stop, nor a failed start.
+    let crashed = AgentStatusRow {
+        crashed: true,
+        ..killed.clone()
+    };
+    assert_eq!(state(&crashed), "crashed (signal)");
+    let ended = AgentStatusRow {
+        crashed: true,
+        ..row("a")
+    };
+    assert_eq!(state(&ended), "crashed");
 }
 
 #[test]

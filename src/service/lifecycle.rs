@@ -395,6 +395,7 @@ impl Hive {
             Err(HiveError::UnknownAgent(_)) if purge => false,
             Err(e) => return Err(e),
         };
+        self.crashed().remove(name);
         let hive = self.clone();
         let n = name.clone();
         within_budget("destroy", vec![name.to_string()], async move {

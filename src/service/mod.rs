@@ -51,7 +51,7 @@ pub mod swarm;
 mod tests;
 pub mod timer;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -112,6 +112,9 @@ struct Inner {
     /// the agent is started again, and expires by itself (a stop that found
     /// the unit already down leaves no transition to consume it).
     expect_down: Mutex<HashMap<Ident, Instant>>,
+    /// Agents whose unit crashed and has not run since (the roster's
+    /// `crashed`); memory only: a daemon restart forgets them.
+    crashed: Mutex<HashSet<Ident>>,
     /// The journalctl runner (`--directory` from config, else the system's).
     journal: Journal,
     /// Per-agent inbox wake-ups for long-polling `recv`.
@@ -151,6 +154,7 @@ impl Hive {
                 operator_view: tokio::sync::watch::Sender::new(0),
                 roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
+                crashed: Mutex::new(HashSet::new()),
                 wakers: Mutex::new(HashMap::new()),
                 journal,
                 transient: Mutex::new(HashMap::new()),
@@ -211,6 +215,14 @@ impl Hive {
     fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {
         self.inner
             .roster
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Agents whose unit crashed and has not run since.
+    fn crashed(&self) -> MutexGuard<'_, HashSet<Ident>> {
+        self.inner
+            .crashed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }

@@ -150,6 +150,35 @@ async fn an_operators_signal_that_ends_a_container_is_not_a_crash_and_leaves_it_
 }
 
 #[tokio::test]
+async fn a_crash_marks_the_row_crashed_until_the_agent_runs_again_and_an_operators_kill_does_not() {
+    let (hive, driver, _dir) = hive();
+    for name in ["alice", "bob"] {
+        hive.spawn(&id(name)).await.unwrap();
+    }
+    driver.crash(&id("alice"));
+    eventually("alice's row crashed", async || {
+        let row = hive.row(&id("alice")).await.unwrap().unwrap();
+        row.crashed && row.failed
+    })
+    .await;
+    assert!(
+        hive.roster()
+            .rows()
+            .iter()
+            .any(|r| r.name == id("alice") && r.crashed)
+    );
+    hive.start(&LifecycleScope::agents(vec![id("alice")]))
+        .await
+        .unwrap();
+    let row = hive.row(&id("alice")).await.unwrap().unwrap();
+    assert!(row.running && !row.crashed, "{row:?}");
+    hive.stop(&LifecycleScope::agents(vec![id("bob")]), false, None)
+        .await
+        .unwrap();
+    assert!(!hive.row(&id("bob")).await.unwrap().unwrap().crashed);
+}
+
+#[tokio::test]
 async fn a_hard_stop_leaves_the_agent_stopped_and_never_pushes_a_failed_row() {
     // What used to break: `hivectl stop` (SIGKILL) left the unit failed, and
     // dashboards raised "container failed" for an operator's stop.

@@ -555,6 +555,11 @@ pub struct AgentStatusRow {
     /// RFC 3339 UTC: when `session_state` was entered; exactly with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_since: Option<String>,
+    /// Additive to v1: the unit left running without an operator's stop
+    /// or signal and has not run since (a crash the daemon saw; one while
+    /// it was down is not known). Omitted when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub crashed: bool,
 }
 
 /// An agent's Claude session as its hooks report it (the roster's

@@ -284,6 +284,7 @@ fn row() -> AgentStatusRow {
         session_state: None,
         session_message: None,
         session_since: None,
+        crashed: false,
     }
 }
 

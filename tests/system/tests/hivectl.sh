@@ -93,12 +93,12 @@ a_signal_kill_to_the_init_ends_the_container_stopped_and_is_no_crash() {
   expect_match "a signal for a stopped container" "^1 .*hc-sigkill.*not running" "$rc $out"
 }
 
-hivectl_status_shows_a_crash_as_failed_and_start_brings_it_back() {
+hivectl_status_shows_a_crash_as_crashed_and_start_brings_it_back() {
   tb_hive; tb_agents hc-crash
   tb_spawn hc-crash
   in_c kill -KILL "$(unit_prop systemd-nspawn@h-hc-crash.service MainPID)"
   wait_for 2 "the row to say failed" tb_row_is hc-crash failed
-  expect_match "status line after a crash" "^hc-crash +failed \(signal\)( |$)" \
+  expect_match "status line after a crash" "^hc-crash +crashed \(signal\)( |$)" \
     "$(hivectl_root status --no-legend | grep '^hc-crash ')"
   wait_for 5 "the crash line" test -n "$(_hc_crash_lines hc-crash)" || true
   expect_match "the daemon's crash line names the agent" "^hc-crash: container crashed \(unit result: signal\)$" \
@@ -106,6 +106,7 @@ hivectl_status_shows_a_crash_as_failed_and_start_brings_it_back() {
   local out rc=0
   out=$(hivectl_root start hc-crash 2>&1) || rc=$?
   expect_eq "hivectl start after the crash: exit code and output" "0 hc-crash: running" "$rc $out"
+  expect_eq "STATE after the start" "running" "$(_hc_state hc-crash)"
 }
 
 _hc_watch_has() { in_c grep -qF "$1" /run/tb-watch.out; }
