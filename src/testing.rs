@@ -74,6 +74,7 @@ pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
         session_message: None,
         session_since: None,
         crashed: false,
+        running_since: None,
     }
 }
 

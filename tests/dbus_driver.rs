@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake::bus::PrivateBus;
-use fake::rig::{Rig, bounded, host, id, nspawn, settings_at, state, until};
+use fake::rig::{Rig, bounded, host, id, nspawn, settings_at, state, until, up};
 use fake::systemd::{FakeSystemd, JobMode, State, Unit};
 use hive_c0re::containers::{
     ActiveState, ContainerDriver, DriverError, Outcome, Profile, StopMode, UnitState,
@@ -39,7 +39,8 @@ async fn a_start_is_done_when_its_job_is_removed_and_the_view_already_shows_it_r
         assert_eq!(driver.start(&id("a")).await, Ok(Outcome::Done));
         // systemd sends the unit's PropertiesChanged before JobRemoved, and
         // the driver applies them in order.
-        assert_eq!(driver.view()[&id("a")], UnitState::running());
+        // ActiveEnterTimestamp comes with ActiveState: the roster's uptime.
+        assert_eq!(driver.view()[&id("a")], up());
         assert_eq!(rig.fake.calls(), vec![format!("StartUnit {}", nspawn("a"))]);
     })
     .await;
@@ -170,7 +171,8 @@ async fn a_unit_changed_by_properties_changed_updates_the_view_and_the_changes()
             .await;
         let first = changes.recv().await.unwrap();
         assert_eq!(first.agent, id("a"));
-        assert_eq!(first.old, Some(UnitState::running()));
+        // Read at resync (Get ActiveEnterTimestamp of a listed active unit).
+        assert_eq!(first.old, Some(up()));
         assert_eq!(
             first.new,
             Some(state(ActiveState::Failed, "failed", "success"))

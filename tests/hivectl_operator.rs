@@ -324,3 +324,34 @@ fn kill_with_a_signal_sends_it_and_names_it_and_a_bad_name_is_a_usage_error() {
         "{err}"
     );
 }
+
+#[test]
+fn status_shows_how_long_a_running_agent_has_been_up_and_nothing_for_a_stopped_one() {
+    let d = daemon_with(&["alice"]);
+    let (code, out, err) = hivectl(&d, &["status"]);
+    assert_eq!(code, 0, "{err}");
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header[..3], ["NAME", "STATE", "UPTIME"], "{out}");
+    let cells = |name: &str| -> Vec<String> {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap();
+        line.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    // Spawned a moment ago: seconds (the fake stamps the start with the
+    // daemon's clock, as systemd's ActiveEnterTimestamp).
+    let alice = cells("alice");
+    assert_eq!(alice[1], "running", "{out}");
+    assert!(
+        alice[2].ends_with('s') && alice[2][..alice[2].len() - 1].parse::<u32>().unwrap() < 60,
+        "{out}"
+    );
+    assert_eq!(cells("ruth")[1..3], ["stopped", "-"], "{out}");
+    let (_, json, _) = hivectl(&d, &["--json", "status"]);
+    assert!(json.contains(r#""running_since":"20"#), "{json}");
+}

@@ -95,6 +95,7 @@ pub fn run(mut cli: Cli, term: Terminal, out: &mut dyn Write, err: &mut dyn Writ
         journal: cli.command.journal_format(),
         colour: term.colour,
         history: matches!(cli.command, Command::Pending { all: true, .. }),
+        now: crate::clock::Clock::now_unix(&crate::clock::SystemClock),
     };
     let io = Io {
         client: &client,

@@ -34,6 +34,8 @@ pub struct Style {
     pub colour: bool,
     /// `pending --all`: resolved approvals too.
     pub history: bool,
+    /// Unix seconds now, for uptimes.
+    pub now: i64,
 }
 
 impl Default for Style {
@@ -43,6 +45,7 @@ impl Default for Style {
             journal: JournalFormat::Short,
             colour: false,
             history: false,
+            now: 0,
         }
     }
 }
@@ -172,6 +175,26 @@ pub fn session(row: &AgentStatusRow) -> Option<String> {
     })
 }
 
+/// How long a running agent's container has been up (`45s`, `12m`,
+/// `3h 5m`, `2d 4h`), from the row's `running_since`; `None` when not
+/// running or not known.
+pub fn uptime(row: &AgentStatusRow, now: i64) -> Option<String> {
+    let since = crate::clock::parse_rfc3339(row.running_since.as_deref()?)?;
+    Some(duration((now - since).max(0)))
+}
+
+fn duration(secs: i64) -> String {
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{secs}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, 0) => format!("{h}h"),
+        (0, h, m) => format!("{h}h {m}m"),
+        (d, 0, _) => format!("{d}d"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
+
 /// The container's state alone. A crash (the unit went down without an
 /// operator's stop) reads `crashed`, with systemd's result when the unit
 /// failed; a unit that failed otherwise (a failed start) `failed (...)`.
@@ -280,6 +303,7 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
             vec![
                 r.name.to_string(),
                 shorten(&state(r)),
+                or_dash(uptime(r, style.now).as_deref()),
                 needs(r).unwrap_or_else(|| "-".into()),
                 if r.pending_reminders == 0 {
                     "-".into()
@@ -295,6 +319,7 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
     let headers = [
         "NAME",
         "STATE",
+        "UPTIME",
         "NEEDS",
         "REMINDERS",
         "PARENT",

@@ -133,6 +133,42 @@ fn each_state_reads_as_one_word() {
 }
 
 #[test]
+fn uptime_is_a_column_of_its_own_only_when_some_agent_has_one() {
+    let up = |name: &str, since: &str| AgentStatusRow {
+        running: true,
+        running_since: Some(since.into()),
+        ..row(name)
+    };
+    let style = Style {
+        now: 1_796_040_000 + 3 * 3600 + 5 * 60 + 7,
+        ..plain()
+    };
+    let rows = [
+        up("a", "2026-11-30T12:00:00Z"),
+        up("b", "2026-11-30T15:04:20Z"),
+        up("c", "2026-11-28T11:00:00Z"),
+        row("d"),
+    ];
+    assert_eq!(
+        status_table(&rows, &style),
+        "NAME  STATE    UPTIME\n\
+         a     running  3h 5m\n\
+         b     running  47s\n\
+         c     running  2d 4h\n\
+         d     stopped  -\n"
+    );
+    // Not known (an older daemon, a unit systemd did not stamp): no column.
+    let unknown = [AgentStatusRow {
+        running: true,
+        ..row("a")
+    }];
+    assert_eq!(
+        status_table(&unknown, &style),
+        "NAME  STATE\na     running\n"
+    );
+}
+
+#[test]
 fn natural_order_compares_digit_runs_by_value() {
     let mut names = vec!["a10", "a2", "b", "a1", "a02x", "a", "a2b"];
     names.sort_by(|a, b| natural_cmp(a, b));

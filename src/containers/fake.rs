@@ -19,6 +19,8 @@
 //!   the unit's restart do), every other signal leaves the unit running
 //!   (TERM re-executes systemd, HUP reloads it, ...); a signal to a unit
 //!   that is not running is [`Outcome::AlreadyInState`];
+//! - a unit that becomes active is stamped with the clock's time (systemd's
+//!   `ActiveEnterTimestamp`);
 //! - destroy stops a running unit first; every state change is published on
 //!   the change channel, as the real driver does from `PropertiesChanged`.
 //!
@@ -34,6 +36,7 @@ use super::{
     ActiveState, ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode,
     UnitChange, UnitState,
 };
+use crate::clock::{SharedClock, SystemClock};
 use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
@@ -45,6 +48,8 @@ pub struct FakeDriver {
     /// Start jobs of these agents fail (a test switch).
     failing: Mutex<Vec<Ident>>,
     changes: broadcast::Sender<UnitChange>,
+    /// Stamps `since` when a unit becomes active.
+    clock: SharedClock,
 }
 
 impl Default for FakeDriver {
@@ -60,6 +65,21 @@ impl FakeDriver {
             units: Mutex::new(HashMap::new()),
             failing: Mutex::new(Vec::new()),
             changes: broadcast::channel(1024).0,
+            clock: std::sync::Arc::new(SystemClock),
+        }
+    }
+
+    /// The same driver, stamping activations with `clock`.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// A running unit, active since now.
+    fn up(&self) -> UnitState {
+        UnitState {
+            since: Some(self.clock.now_unix()),
+            ..UnitState::running()
         }
     }
 
@@ -85,6 +105,7 @@ impl FakeDriver {
                 active: ActiveState::Failed,
                 sub: "failed".into(),
                 result: "signal".into(),
+                since: None,
             },
         );
     }
@@ -178,6 +199,7 @@ impl ContainerDriver for FakeDriver {
                     active: ActiveState::Failed,
                     sub: "failed".into(),
                     result: "exit-code".into(),
+                    since: None,
                 },
             );
             return Err(DriverError::JobFailed {
@@ -186,7 +208,7 @@ impl ContainerDriver for FakeDriver {
                 outcome: "failed".into(),
             });
         }
-        self.set(name, UnitState::running());
+        self.set(name, self.up());
         Ok(Outcome::Done)
     }
 
@@ -201,6 +223,7 @@ impl ContainerDriver for FakeDriver {
                 active: ActiveState::Failed,
                 sub: "failed".into(),
                 result: "signal".into(),
+                since: None,
             },
             StopMode::Hard => state,
         };
@@ -225,13 +248,14 @@ impl ContainerDriver for FakeDriver {
                     active,
                     sub: sub.into(),
                     result: "exit-code".into(),
+                    since: None,
                 };
                 self.set(name, leaving(ActiveState::Deactivating, "stop-sigterm"));
                 self.set(name, leaving(ActiveState::Failed, "failed"));
             }
             Signal::Int => {
                 self.set(name, UnitState::inactive());
-                self.set(name, UnitState::running());
+                self.set(name, self.up());
             }
             Signal::Hup
             | Signal::Usr1

@@ -71,6 +71,11 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         session_message: i.record.session.as_ref().and_then(|s| s.message.clone()),
         session_since: i.record.session.as_ref().map(|s| rfc3339(s.since)),
         crashed: i.crashed && !running,
+        running_since: i
+            .unit
+            .filter(|u| u.is_running())
+            .and_then(|u| u.since)
+            .map(rfc3339),
     }
 }
 
@@ -177,6 +182,7 @@ mod tests {
             active: ActiveState::Failed,
             sub: "failed".into(),
             result: "core-dump".into(),
+            since: None,
         };
         let inputs = |unit, crashed| RowInputs {
             record: &rec,
@@ -205,12 +211,40 @@ mod tests {
     }
 
     #[test]
+    fn a_running_unit_says_since_when_and_a_stopped_one_does_not() {
+        let rec = record();
+        let inputs = |unit| RowInputs {
+            record: &rec,
+            unit,
+            paused: false,
+            pending_reminders: 0,
+            domain: None,
+            crashed: false,
+        };
+        let up = UnitState {
+            since: Some(1_796_040_000),
+            ..UnitState::running()
+        };
+        let line = serde_json::to_string(&row(inputs(Some(&up)))).unwrap();
+        assert!(
+            line.ends_with(r#","running_since":"2026-11-30T12:00:00Z"}"#),
+            "{line}"
+        );
+        let down = UnitState {
+            since: Some(1_796_040_000),
+            ..UnitState::inactive()
+        };
+        assert_eq!(row(inputs(Some(&down))).running_since, None);
+    }
+
+    #[test]
     fn leaving_active_without_an_operator_stop_is_a_crash() {
         let up = UnitState::running();
         let failed = UnitState {
             active: ActiveState::Failed,
             sub: "failed".into(),
             result: "signal".into(),
+            since: None,
         };
         assert!(is_crash(Some(&up), Some(&failed), false));
         assert!(is_crash(Some(&up), Some(&UnitState::inactive()), false));

@@ -49,6 +49,9 @@ pub struct UnitState {
     pub sub: String,
     /// systemd's `Result` of the service (`success`, `signal`, `exit-code`, ...).
     pub result: String,
+    /// While the unit runs: unix seconds when it became active (systemd's
+    /// `ActiveEnterTimestamp`); `None` when not running or not known.
+    pub since: Option<i64>,
 }
 
 impl UnitState {
@@ -58,6 +61,7 @@ impl UnitState {
             active: ActiveState::Inactive,
             sub: "dead".into(),
             result: "success".into(),
+            since: None,
         }
     }
 
@@ -67,6 +71,7 @@ impl UnitState {
             active: ActiveState::Active,
             sub: "running".into(),
             result: "success".into(),
+            since: None,
         }
     }
 

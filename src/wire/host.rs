@@ -560,6 +560,11 @@ pub struct AgentStatusRow {
     /// it was down is not known). Omitted when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub crashed: bool,
+    /// Additive to v1: RFC 3339 UTC, when the running unit became active
+    /// (systemd's `ActiveEnterTimestamp`); omitted when not running or not
+    /// known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_since: Option<String>,
 }
 
 /// An agent's Claude session as its hooks report it (the roster's

@@ -285,6 +285,7 @@ fn row() -> AgentStatusRow {
         session_message: None,
         session_since: None,
         crashed: false,
+        running_since: None,
     }
 }
 

@@ -126,3 +126,25 @@ hivectl_watch_prints_the_roster_then_changes_and_survives_a_restart_of_the_daemo
   expect_eq "roster lines printed twice in a row" "" \
     "$(in_c sed -E 's/^[0-9TZ:-]+ //' /run/tb-watch.out | uniq -d)"
 }
+
+# The roster's uptime is systemd's ActiveEnterTimestamp: from the PropertiesChanged of the start,
+# and read again by the resync of a restarted daemon.
+_hc_since() {
+  hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+for r in json.load(sys.stdin).get("agent_statuses") or []:
+    if r["name"] == sys.argv[1]:
+        print(r.get("running_since", "-"))' "$1"
+}
+hivectl_status_shows_the_uptime_systemd_stamped_also_after_a_daemon_restart() {
+  tb_hive; tb_agents hc-up
+  tb_spawn hc-up
+  local unit_ts since
+  unit_ts=$(in_c systemctl show -P ActiveEnterTimestamp --timestamp=unix systemd-nspawn@h-hc-up.service)
+  since=$(_hc_since hc-up)
+  expect_eq "running_since against the unit's ActiveEnterTimestamp" "$unit_ts" "@$(date -u -d "$since" +%s)"
+  expect_match "the UPTIME column" "^NAME +STATE +UPTIME" "$(hivectl_root status)"
+  expect_match "hc-up's uptime" "^hc-up +running +[0-9]+(s|m)( |$)" \
+    "$(hivectl_root status | grep '^hc-up ')"
+  in_c systemctl restart "$TB_UNIT"
+  expect_eq "running_since after a daemon restart (the resync's read)" "$since" "$(_hc_since hc-up)"
+}
