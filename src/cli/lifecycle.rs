@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use super::args::{Lifecycle, Verb};
+use super::action::{Lifecycle, Verb};
 use super::{Io, exit, render};
 use crate::wire::host::{AgentStatusRow, HostRequest, HostResponse};
 use crate::wire::ident::Ident;

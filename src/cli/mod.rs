@@ -23,6 +23,7 @@
 //! from inside the command handlers, which skips destructors and makes the
 //! outcomes untestable in-process.
 
+pub mod action;
 pub mod args;
 pub mod lifecycle;
 pub mod man;
@@ -37,7 +38,8 @@ use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
 use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, SessionState, VERSION};
 use crate::wire::ident::Ident;
-use args::{Action, Cli, Command};
+use action::Action;
+use args::{Cli, Command};
 
 /// hivectl's exit statuses.
 pub mod exit {

@@ -11,7 +11,8 @@ use crate::clock::rfc3339;
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-use super::args::{JournalFormat, TableView, Verb};
+use super::action::Verb;
+use super::args::{JournalFormat, TableView};
 use crate::wire::host::ApprovalStatus;
 use crate::wire::journal::JournalEntry;
 
