@@ -28,6 +28,7 @@ pub mod args;
 pub mod lifecycle;
 pub mod man;
 pub mod render;
+pub mod roster;
 pub mod watch;
 
 use std::io::{self, IsTerminal, Write};
