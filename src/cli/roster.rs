@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use super::action::Verb;
-use super::render::{Style, clean, or_dash, painted_table, shorten};
+use super::table::{Style, clean, or_dash, painted_table, shorten};
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
