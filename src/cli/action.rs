@@ -31,6 +31,17 @@ pub enum Action {
     Man(PathBuf),
 }
 
+impl Action {
+    /// A read (`logs`, `journal`): one answer, or a stream with `follow`.
+    fn read(request: HostRequest, follow: bool) -> Self {
+        if follow {
+            Self::Stream(request)
+        } else {
+            Self::Call(request)
+        }
+    }
+}
+
 /// A lifecycle verb and the agents it names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lifecycle {
@@ -181,11 +192,7 @@ impl Command {
                     unit: unit.clone(),
                     follow: *follow,
                 };
-                if *follow {
-                    Action::Stream(request)
-                } else {
-                    call(request)
-                }
+                Action::read(request, *follow)
             }
             Self::Journal {
                 unit,
@@ -210,11 +217,7 @@ impl Command {
                     },
                     follow: *follow,
                 };
-                if *follow {
-                    Action::Stream(request)
-                } else {
-                    call(request)
-                }
+                Action::read(request, *follow)
             }
             Self::Questions => call(HostRequest::Questions),
             Self::Answer { id, text } => call(HostRequest::Answer {

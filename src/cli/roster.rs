@@ -153,11 +153,7 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
         return rows.iter().map(|r| format!("{}\n", r.name)).collect();
     }
     if rows.is_empty() {
-        return if style.view.no_legend {
-            String::new()
-        } else {
-            "no managed agents\n".into()
-        };
+        return nothing(style, "no managed agents\n");
     }
     let body = rows
         .iter()
@@ -201,6 +197,16 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
     painted_table(headers, &body, paint)
 }
 
+/// An empty table: `said` (e.g. "no managed agents"), or nothing with
+/// `--no-legend`, which scripts read.
+fn nothing(style: &Style, said: &str) -> String {
+    if style.view.no_legend {
+        String::new()
+    } else {
+        said.to_owned()
+    }
+}
+
 /// The line a lifecycle verb prints for an agent: `alice: running`, or for
 /// one that `--all` left alone, `ruth: already stopped`.
 pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
@@ -227,11 +233,7 @@ pub fn swarm_status_table(rows: &[crate::wire::host::SwarmAgentRow], style: &Sty
             .collect();
     }
     if rows.is_empty() {
-        return if style.view.no_legend {
-            String::new()
-        } else {
-            "no agents in the swarm\n".into()
-        };
+        return nothing(style, "no agents in the swarm\n");
     }
     let body = rows
         .iter()
