@@ -34,7 +34,10 @@ _hc_unit_is() { test "$(tb_agent_unit "$1")" = "$2"; }
 _hc_logs_have() { hivectl_root logs "$1" -n 1000 2>/dev/null | grep -qF "$2"; }
 _hc_main_pid() { unit_prop "systemd-nspawn@h-$1.service" MainPID; }
 _hc_came_back() {   # _hc_came_back AGENT OLD-PID: a new nspawn runs the container again
-  [ "$(tb_agent_unit "$1")" = "active running" ] && [ "$(_hc_main_pid "$1")" != "$2" ]
+  # The pid first: between two reads the old unit can still say "active running" while its
+  # MainPID is already 0 (nspawn exited); a new non-zero pid, then "active running", cannot.
+  local pid; pid=$(_hc_main_pid "$1")
+  [ "$pid" != 0 ] && [ "$pid" != "$2" ] && [ "$(tb_agent_unit "$1")" = "active running" ]
 }
 # `kill --signal` goes to the container's init, a systemd (machined's KillMachine "leader", as
 # podman kill). What used to break: KillUnit "all" sent SIGTERM to nspawn and to every process
