@@ -64,6 +64,47 @@ pub fn rfc3339(unix: i64) -> String {
     )
 }
 
+/// [`rfc3339`]'s form (`2026-11-30T12:00:00Z`) back to unix seconds;
+/// `None` for anything else.
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let shape = b.len() == 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z';
+    if !shape {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<i64> {
+        let digits = text.get(from..to)?;
+        digits
+            .bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| digits.parse().ok())?
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (hh, mm, ss) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    Some(days_from_civil(y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+/// Howard Hinnant's days-from-civil: the day count since 1970-01-01 of a
+/// proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Howard Hinnant's days-from-civil inverse: proleptic Gregorian date of a
 /// day count since 1970-01-01.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
@@ -88,6 +129,24 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_796_040_000), "2026-11-30T12:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn rfc3339_parses_back_what_it_formats_and_nothing_else() {
+        for t in [0, 951_782_400, 1_796_040_000, 4_102_444_799, 1_709_164_800] {
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t), "{t}");
+        }
+        for bad in [
+            "",
+            "2026-11-30 12:00:00Z",
+            "2026-11-30T12:00:00",
+            "2026-13-30T12:00:00Z",
+            "2026-11-30T24:00:00Z",
+            "2026-11-30T12:00:00+01:00",
+            "+026-11-30T12:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -73,6 +73,8 @@ pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
         session_state: None,
         session_message: None,
         session_since: None,
+        crashed: false,
+        running_since: None,
     }
 }
 

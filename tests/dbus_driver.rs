@@ -21,13 +21,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake::bus::PrivateBus;
-use fake::rig::{Rig, bounded, host, id, nspawn, settings_at, state, until};
+use fake::rig::{Rig, bounded, host, id, nspawn, settings_at, state, until, up};
 use fake::systemd::{FakeSystemd, JobMode, State, Unit};
 use hive_c0re::containers::{
     ActiveState, ContainerDriver, DriverError, Outcome, Profile, StopMode, UnitState,
 };
 use hive_c0re::systemd::dbus::SystemdDriver;
 use hive_c0re::systemd::dbus::builder::RecordingBuilder;
+use hive_c0re::wire::host::Signal;
 
 #[tokio::test]
 async fn a_start_is_done_when_its_job_is_removed_and_the_view_already_shows_it_running() {
@@ -38,7 +39,8 @@ async fn a_start_is_done_when_its_job_is_removed_and_the_view_already_shows_it_r
         assert_eq!(driver.start(&id("a")).await, Ok(Outcome::Done));
         // systemd sends the unit's PropertiesChanged before JobRemoved, and
         // the driver applies them in order.
-        assert_eq!(driver.view()[&id("a")], UnitState::running());
+        // ActiveEnterTimestamp comes with ActiveState: the roster's uptime.
+        assert_eq!(driver.view()[&id("a")], up());
         assert_eq!(rig.fake.calls(), vec![format!("StartUnit {}", nspawn("a"))]);
     })
     .await;
@@ -169,7 +171,8 @@ async fn a_unit_changed_by_properties_changed_updates_the_view_and_the_changes()
             .await;
         let first = changes.recv().await.unwrap();
         assert_eq!(first.agent, id("a"));
-        assert_eq!(first.old, Some(UnitState::running()));
+        // Read at resync (Get ActiveEnterTimestamp of a listed active unit).
+        assert_eq!(first.old, Some(up()));
         assert_eq!(
             first.new,
             Some(state(ActiveState::Failed, "failed", "success"))
@@ -402,6 +405,32 @@ async fn a_hard_stop_sends_sigkill_and_returns_once_the_unit_is_down() {
             s == Some(&UnitState::inactive())
         })
         .await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_signal_is_one_kill_machine_of_the_leader_and_a_stopped_unit_gets_none() {
+    bounded(async {
+        let mut st = host(&["a", "b", "c"]);
+        st.units
+            .insert(nspawn("a"), Unit::new(true, "active", "running"));
+        st.units
+            .insert(nspawn("b"), Unit::new(true, "inactive", "dead"));
+        let rig = Rig::new(st).await;
+        let driver = rig.driver(&["a", "b", "c"]).await;
+        assert_eq!(
+            driver.signal(&id("a"), Signal::Hup).await,
+            Ok(Outcome::Done)
+        );
+        assert_eq!(
+            driver.signal(&id("b"), Signal::Term).await,
+            Ok(Outcome::AlreadyInState)
+        );
+        assert_eq!(
+            rig.fake.calls(),
+            vec!["KillMachine h-a leader 1".to_owned()]
+        );
     })
     .await;
 }

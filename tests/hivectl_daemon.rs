@@ -16,7 +16,7 @@ fn an_operator_spawns_pauses_and_reparents_an_agent_with_hivectl() {
     let (code, out, _) = hivectl(&d, &["--json", "status"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains(r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"pending_reminders":0,"paused":true}"#),
+        out.contains(r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"pending_reminders":0,"paused":true,"running_since":"20"#),
         "{out}"
     );
     let (code, out, _) = hivectl(&d, &["status"]);

@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use common::journal_files::{Entry, journal_remote, now_us, text, write_journal};
 use common::{Daemon, HIVECTL, Launch, daemon_with, hivectl};
 
 /// The STATE cell of `name` in `hivectl status`.
@@ -128,7 +129,8 @@ fn journal_takes_the_agent_name_in_both_forms() {
     }
 }
 
-/// `hivectl watch` running, its stdout lines arriving on a channel.
+/// A streaming hivectl (`watch`, `journal -f`) running, its stdout lines
+/// arriving on a channel.
 struct Watch {
     child: Child,
     lines: Receiver<String>,
@@ -136,10 +138,14 @@ struct Watch {
 
 impl Watch {
     fn start(d: &Daemon) -> Self {
+        Self::run(d, &["watch"])
+    }
+
+    fn run(d: &Daemon, args: &[&str]) -> Self {
         let mut child = Command::new(HIVECTL)
             .arg("--socket")
             .arg(d.socket())
-            .arg("watch")
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -161,7 +167,7 @@ impl Watch {
     fn next(&self) -> String {
         self.lines
             .recv_timeout(Duration::from_secs(10))
-            .expect("watch printed nothing within 10 s")
+            .expect("hivectl printed nothing within 10 s")
     }
 
     /// Lines until one contains `needle` (within 10 s each).
@@ -258,4 +264,94 @@ fn logs_under_the_fake_driver_say_there_is_no_container_journal() {
         );
         assert!(!err.contains("system bus"), "{err}");
     }
+}
+
+#[test]
+fn journal_follow_prints_the_newest_lines_then_a_line_written_later() {
+    // What was missing: `journal` had no -f (only `logs -f` followed).
+    let remote = journal_remote().expect("systemd-journal-remote (tests/run installs it)");
+    let journal = tempfile::tempdir().unwrap();
+    let line = |message| Entry {
+        realtime_us: now_us(),
+        fields: vec![text("PRIORITY", "6"), text("MESSAGE", message)],
+    };
+    write_journal(&remote, journal.path(), "old", &[line("written before")]);
+    let config = serde_json::json!({ "journal_directory": journal.path() }).to_string();
+    let d = Daemon::start_with_config(&config);
+    let follow = Watch::run(&d, &["journal", "-f", "-n", "5", "-o", "cat"]);
+    assert_eq!(follow.next(), "written before");
+    write_journal(&remote, journal.path(), "new", &[line("written later")]);
+    assert_eq!(follow.next(), "written later");
+}
+
+#[test]
+fn journal_follow_with_until_is_refused_by_hivectl_and_by_the_daemon() {
+    let d = Daemon::start(Launch::Standalone);
+    let (code, _, err) = hivectl(&d, &["journal", "-f", "--until", "now"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--until"), "{err}");
+    let answer = d.request(r#"{"cmd":"journal","until":"now","follow":true}"#);
+    assert!(answer.contains(r#""ok":false"#), "{answer}");
+    assert!(answer.contains("drop \\\"until\\\""), "{answer}");
+}
+
+#[test]
+fn kill_with_a_signal_sends_it_and_names_it_and_a_bad_name_is_a_usage_error() {
+    let d = daemon_with(&["alice", "bob"]);
+    let (code, out, err) = hivectl(&d, &["kill", "alice", "--signal", "WINCH"]);
+    assert_eq!((code, out.as_str()), (0, "alice: sent SIGWINCH\n"), "{err}");
+    assert_eq!(state(&d, "alice"), "running");
+    // SIGTERM goes to the container's init, a systemd, which re-executes
+    // itself: the container stays up (the fake copies it).
+    let (code, out, err) = hivectl(&d, &["kill", "alice", "-s", "sigterm"]);
+    assert_eq!((code, out.as_str()), (0, "alice: sent SIGTERM\n"), "{err}");
+    assert_eq!(state(&d, "alice"), "running");
+    let (code, out, err) = hivectl(&d, &["stop", "alice"]);
+    assert_eq!((code, out.as_str()), (0, "alice: stopped\n"), "{err}");
+    let (code, _, err) = hivectl(&d, &["kill", "alice", "--signal", "HUP"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("not running") && err.contains("alice"),
+        "{err}"
+    );
+    // KILL is the hard stop kill always was.
+    let (code, out, err) = hivectl(&d, &["kill", "bob", "--signal", "9"]);
+    assert_eq!((code, out.as_str()), (0, "bob: stopped\n"), "{err}");
+    let (code, _, err) = hivectl(&d, &["kill", "bob", "--signal", "SEGV"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown signal \"SEGV\"") && err.contains("TERM"),
+        "{err}"
+    );
+}
+
+#[test]
+fn status_shows_how_long_a_running_agent_has_been_up_and_nothing_for_a_stopped_one() {
+    let d = daemon_with(&["alice"]);
+    let (code, out, err) = hivectl(&d, &["status"]);
+    assert_eq!(code, 0, "{err}");
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header[..3], ["NAME", "STATE", "UPTIME"], "{out}");
+    let cells = |name: &str| -> Vec<String> {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap();
+        line.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    // Spawned a moment ago: seconds (the fake stamps the start with the
+    // daemon's clock, as systemd's ActiveEnterTimestamp).
+    let alice = cells("alice");
+    assert_eq!(alice[1], "running", "{out}");
+    assert!(
+        alice[2].ends_with('s') && alice[2][..alice[2].len() - 1].parse::<u32>().unwrap() < 60,
+        "{out}"
+    );
+    assert_eq!(cells("ruth")[1..3], ["stopped", "-"], "{out}");
+    let (_, json, _) = hivectl(&d, &["--json", "status"]);
+    assert!(json.contains(r#""running_since":"20"#), "{json}");
 }

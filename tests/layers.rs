@@ -28,7 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The rules: pure, own types.
     ("hive", &["wire", "clock", "errors"]),
     // Beside the store: the container seam and the daemon's config.
-    ("containers", &["wire", "hive"]),
+    ("containers", &["wire", "hive", "clock"]),
     ("config", &["wire", "containers"]),
     // Persistence of hive's types.
     ("store", &["wire", "hive", "clock"]),

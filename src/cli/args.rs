@@ -1,5 +1,6 @@
-//! hivectl's command line (clap derive) and how each subcommand becomes a
-//! host.sock request.
+//! hivectl's command line (clap derive): the subcommands, their flags and
+//! help, value parsers and agent-name completion. What each subcommand then
+//! does, and the request it sends, is [`super::action`].
 //!
 //! Names are parsed as [`Ident`] by clap itself, so a bad name is a usage
 //! error (exit 2) before any connection. `start`/`stop` demand names or
@@ -13,9 +14,9 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
+use crate::wire::agenda::JournalPriority;
 use crate::wire::agenda::{Capability, ToolGroup};
-use crate::wire::agenda::{HostJournalFilters, JournalPriority};
-use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, LifecycleScope, MAX_STOP_DEADLINE_SECS};
+use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, MAX_STOP_DEADLINE_SECS, Signal};
 use crate::wire::ident::{AgentAt, Ident};
 
 /// The default `--socket`: `/run/hyperhive/host.sock`.
@@ -161,12 +162,27 @@ pub enum Command {
         /// The new agent's name.
         name: Ident,
     },
-    /// Kill a container at once (SIGKILL); `stop` is the clean way.
-    #[command(after_help = "Example:\n  hivectl kill alice")]
+    /// Kill a container at once (SIGKILL), or send its init another
+    /// signal; `stop` is the clean way.
+    #[command(
+        after_help = "The signal goes to the container's init, a systemd (as with \
+                      `podman kill` or `machinectl kill --kill-whom=leader`), which takes \
+                      HUP as reload, INT as reboot, TERM as re-execute (the container stays \
+                      up: `hivectl stop` shuts it down), USR1 as reconnect to D-Bus, USR2 as \
+                      dump state to its journal, STOP/CONT as freeze/thaw; see systemd(1), \
+                      SIGNALS.\n\nExamples:\n  hivectl kill alice\n  \
+                      hivectl kill alice --signal HUP    systemd in h-alice reloads its units\n  \
+                      hivectl kill alice -s INT          h-alice reboots"
+    )]
     Kill {
         /// The agent's name.
         #[arg(add = agent_names())]
         name: Ident,
+        /// Send this signal to the container's init instead of stopping it
+        /// (KILL, the default, stops it): HUP, INT, KILL, USR1, USR2, TERM,
+        /// CONT, STOP, WINCH (SIGTERM, term and 15 work too).
+        #[arg(short, long, value_name = "SIG", value_parser = parse_signal)]
+        signal: Option<Signal>,
         #[command(flatten)]
         wait: Wait,
     },
@@ -320,7 +336,8 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  hivectl journal --agent alice -p warning\n  \
                             hivectl journal --unit hive-c0re.service --since -1h\n  \
-                            hivectl journal --grep crashed -o cat"
+                            hivectl journal --grep crashed -o cat\n  \
+                            hivectl journal --agent alice -f"
     )]
     Journal {
         /// Only this unit (e.g. hive-c0re.service).
@@ -345,6 +362,9 @@ pub enum Command {
         /// How many of the newest entries (default 30, at most 100).
         #[arg(short = 'n', long)]
         lines: Option<u32>,
+        /// Keep printing new entries until interrupted.
+        #[arg(short, long, conflicts_with = "until")]
+        follow: bool,
         /// Output format: short, cat or json.
         #[arg(short, long, value_enum, default_value_t = JournalFormat::Short)]
         output: JournalFormat,
@@ -365,6 +385,17 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// `--signal`: a name with or without `SIG`, in any case, or its number.
+fn parse_signal(text: &str) -> Result<Signal, String> {
+    Signal::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = Signal::ALL.iter().map(|s| s.name()).collect();
+        format!(
+            "unknown signal {text:?}: use one of {} (SIGTERM, term and 15 work too)",
+            names.join(", ")
+        )
+    })
 }
 
 /// `--priority`: journalctl's names, offered to completion, parsed into the
@@ -487,251 +518,6 @@ fn agent_names() -> clap_complete::engine::ArgValueCandidates {
             Err(_) => Vec::new(),
         }
     })
-}
-
-/// What a subcommand does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// One request, one answer.
-    Call(HostRequest),
-    /// A streaming request (`logs --follow`): print each line until the
-    /// stream ends.
-    Stream(HostRequest),
-    /// A lifecycle verb: resolve `--all`, send, then wait for the outcome.
-    Lifecycle(Lifecycle),
-    /// The roster, then its changes, reconnecting across daemon restarts.
-    Watch,
-    /// Local: print completions.
-    Completions(clap_complete::Shell),
-    /// Local: write man pages.
-    Man(PathBuf),
-}
-
-/// A lifecycle verb and the agents it names.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lifecycle {
-    pub verb: Verb,
-    /// The named agents; empty with `all`.
-    pub names: Vec<Ident>,
-    /// `--all`: every agent the verb applies to.
-    pub all: bool,
-    /// Wait for the outcome (no `--no-block`).
-    pub block: bool,
-}
-
-/// What a lifecycle verb does to each agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Start,
-    /// `deadline_secs`: `-t`, the graceful stop's deadline.
-    Stop {
-        graceful: bool,
-        deadline_secs: Option<u64>,
-    },
-    Restart,
-    Spawn,
-}
-
-impl Lifecycle {
-    /// The requests acting on `names` (the resolved targets): one scoped
-    /// request for start and stop, one per agent for restart and spawn;
-    /// none when there is nothing to act on.
-    pub fn requests(&self, names: &[Ident]) -> Vec<HostRequest> {
-        if names.is_empty() {
-            return Vec::new();
-        }
-        let scope = || LifecycleScope::agents(names.to_vec());
-        match self.verb {
-            Verb::Start => vec![HostRequest::Start { scope: scope() }],
-            Verb::Stop {
-                graceful,
-                deadline_secs,
-            } => vec![HostRequest::Stop {
-                scope: scope(),
-                graceful,
-                deadline_secs,
-            }],
-            Verb::Restart => names
-                .iter()
-                .map(|n| HostRequest::Restart { name: n.clone() })
-                .collect(),
-            Verb::Spawn => names
-                .iter()
-                .map(|n| HostRequest::Spawn { name: n.clone() })
-                .collect(),
-        }
-    }
-}
-
-impl Command {
-    /// The action, with the request it sends.
-    pub fn action(&self) -> Action {
-        let call = Action::Call;
-        let lifecycle = |verb, names: Vec<Ident>, all, wait: &Wait| {
-            Action::Lifecycle(Lifecycle {
-                verb,
-                names,
-                all,
-                block: !wait.no_block,
-            })
-        };
-        match self {
-            Self::Status { swarm: false, .. } => call(HostRequest::AgentStatus),
-            Self::Status { swarm: true, .. } => call(HostRequest::SwarmStatus),
-            Self::List => call(HostRequest::List),
-            Self::Start { which, wait } => {
-                lifecycle(Verb::Start, which.names.clone(), which.all, wait)
-            }
-            Self::Stop {
-                which,
-                force,
-                time,
-                wait,
-                ..
-            } => lifecycle(
-                Verb::Stop {
-                    graceful: !force,
-                    deadline_secs: *time,
-                },
-                which.names.clone(),
-                which.all,
-                wait,
-            ),
-            Self::Kill { name, wait } => lifecycle(
-                Verb::Stop {
-                    graceful: false,
-                    deadline_secs: None,
-                },
-                vec![name.clone()],
-                false,
-                wait,
-            ),
-            Self::Restart { name, wait } => {
-                lifecycle(Verb::Restart, vec![name.clone()], false, wait)
-            }
-            Self::Spawn { name, wait } => lifecycle(Verb::Spawn, vec![name.clone()], false, wait),
-            Self::RestartAll => call(HostRequest::RestartAll),
-            Self::Pause { name } => call(HostRequest::SetPaused {
-                name: name.clone(),
-                paused: true,
-            }),
-            Self::Resume { name } => call(HostRequest::SetPaused {
-                name: name.clone(),
-                paused: false,
-            }),
-            Self::RequestSpawn { name } => call(HostRequest::RequestSpawn { name: name.clone() }),
-            Self::Destroy { name, purge } => call(HostRequest::Destroy {
-                name: name.clone(),
-                purge: *purge,
-            }),
-            Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
-            Self::Pending { .. } => call(HostRequest::Pending),
-            Self::Approve { id } => call(HostRequest::Approve { id: *id }),
-            Self::Deny { id } => call(HostRequest::Deny { id: *id }),
-            // clap's group guarantees exactly one of `parent` and `--root`;
-            // `--root` (no parent) is null on the wire.
-            Self::SetParent { child, parent, .. } => call(HostRequest::SetParent {
-                child: child.clone(),
-                new_parent: parent.clone(),
-            }),
-            Self::Urls => call(HostRequest::Urls),
-            Self::Watch => Action::Watch,
-            Self::Logs {
-                name,
-                lines,
-                follow,
-                unit,
-                ..
-            } => {
-                let request = HostRequest::Logs {
-                    name: name.clone(),
-                    lines: *lines,
-                    unit: unit.clone(),
-                    follow: *follow,
-                };
-                if *follow {
-                    Action::Stream(request)
-                } else {
-                    call(request)
-                }
-            }
-            Self::Journal {
-                unit,
-                agent,
-                priority,
-                grep,
-                since,
-                until,
-                lines,
-                ..
-            } => call(HostRequest::Journal(HostJournalFilters {
-                unit: unit.clone(),
-                container: agent.as_ref().map(Ident::machine_name),
-                lines: *lines,
-                priority: *priority,
-                grep: grep.clone(),
-                since: since.clone(),
-                until: until.clone(),
-            })),
-            Self::Questions => call(HostRequest::Questions),
-            Self::Answer { id, text } => call(HostRequest::Answer {
-                id: *id,
-                answer: text.clone(),
-            }),
-            Self::Schedules => call(HostRequest::Schedules),
-            Self::CancelSchedule { id, targets } => call(HostRequest::CancelSchedule {
-                id: *id,
-                targets: (!targets.is_empty()).then(|| targets.clone()),
-            }),
-            Self::Grants { name } => call(HostRequest::Grants { name: name.clone() }),
-            Self::Grant(g) => call(HostRequest::Grant {
-                name: g.name.clone(),
-                capability: g.capability,
-                tool_group: g.tool_group,
-            }),
-            Self::Revoke(g) => call(HostRequest::Revoke {
-                name: g.name.clone(),
-                capability: g.capability,
-                tool_group: g.tool_group,
-            }),
-            Self::Inbox { limit } => call(HostRequest::Inbox {
-                limit: Some(*limit),
-            }),
-            Self::Send { agent, text } => call(HostRequest::Send {
-                to: agent.agent.clone(),
-                body: text.clone(),
-                hive: agent.hive.clone(),
-            }),
-            Self::Completions { shell } => Action::Completions(*shell),
-            Self::Man { out } => Action::Man(out.clone()),
-        }
-    }
-
-    /// The agent of `logs`/`journal`, which the operator may name by its
-    /// machine name (`h-alice`); see [`resolve_machine_name`].
-    pub fn agent_mut(&mut self) -> Option<&mut Ident> {
-        match self {
-            Self::Logs { name, .. } => Some(name),
-            Self::Journal { agent, .. } => agent.as_mut(),
-            _ => None,
-        }
-    }
-
-    /// How a table answer is printed (defaults for commands without the flags).
-    pub fn view(&self) -> TableView {
-        match self {
-            Self::Status { view, .. } | Self::Pending { view, .. } => *view,
-            _ => TableView::default(),
-        }
-    }
-
-    /// The journal output format of `logs`/`journal`.
-    pub fn journal_format(&self) -> JournalFormat {
-        match self {
-            Self::Logs { output, .. } | Self::Journal { output, .. } => *output,
-            _ => JournalFormat::Short,
-        }
-    }
 }
 
 #[cfg(test)]

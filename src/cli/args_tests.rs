@@ -1,6 +1,7 @@
 //! `hivectl`'s argument rules and the exact request each subcommand sends.
 
 use super::*;
+use crate::cli::action::{Action, Lifecycle, Verb};
 use clap::CommandFactory;
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {

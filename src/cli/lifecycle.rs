@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use super::args::{Lifecycle, Verb};
-use super::{Io, exit, render};
+use super::action::{Lifecycle, Verb};
+use super::{Io, exit, roster};
 use crate::wire::host::{AgentStatusRow, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
 
@@ -106,7 +106,7 @@ pub(crate) fn run(mut io: Io<'_>, lc: &Lifecycle, progress_on: bool) -> u8 {
         if !io.json {
             let skipped: String = skip
                 .iter()
-                .map(|r| render::outcome_line(lc.verb, r, false))
+                .map(|r| roster::outcome_line(lc.verb, r, false))
                 .collect();
             if let Err(status) = io.emit(&skipped) {
                 return status;
@@ -225,14 +225,14 @@ fn report(
         match progress(verb, rows.get(name)) {
             Progress::Done => {
                 if let Some(row) = rows.get(name) {
-                    text.push_str(&render::outcome_line(verb, row, true));
+                    text.push_str(&roster::outcome_line(verb, row, true));
                 }
             }
             Progress::Pending => {
                 // Only without waiting: the answer said done, the roster
                 // has not caught up; say what it shows.
                 if let Some(row) = rows.get(name) {
-                    text.push_str(&render::outcome_line(verb, row, true));
+                    text.push_str(&roster::outcome_line(verb, row, true));
                 }
             }
             Progress::Failed => {

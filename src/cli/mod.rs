@@ -23,10 +23,13 @@
 //! from inside the command handlers, which skips destructors and makes the
 //! outcomes untestable in-process.
 
+pub mod action;
 pub mod args;
 pub mod lifecycle;
 pub mod man;
 pub mod render;
+pub mod roster;
+pub mod table;
 pub mod watch;
 
 use std::io::{self, IsTerminal, Write};
@@ -37,7 +40,8 @@ use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
 use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, SessionState, VERSION};
 use crate::wire::ident::Ident;
-use args::{Action, Cli, Command};
+use action::Action;
+use args::{Cli, Command};
 
 /// hivectl's exit statuses.
 pub mod exit {
@@ -90,11 +94,12 @@ pub fn run(mut cli: Cli, term: Terminal, out: &mut dyn Write, err: &mut dyn Writ
         let managed = reply.response.agents.unwrap_or_default();
         *agent = args::resolve_machine_name(agent, &managed);
     }
-    let style = render::Style {
+    let style = table::Style {
         view: cli.command.view(),
         journal: cli.command.journal_format(),
         colour: term.colour,
         history: matches!(cli.command, Command::Pending { all: true, .. }),
+        now: crate::clock::Clock::now_unix(&crate::clock::SystemClock),
     };
     let io = Io {
         client: &client,
@@ -142,7 +147,7 @@ impl Io<'_> {
     }
 }
 
-fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &render::Style) -> u8 {
+fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &table::Style) -> u8 {
     let mut reply = match io.call(request) {
         Ok(reply) => reply,
         Err(status) => return status,
@@ -219,7 +224,7 @@ fn capped_note(err: &mut dyn Write, command: &Command, reply: &Reply) {
     }
 }
 
-fn stream(mut io: Io<'_>, request: &HostRequest, style: &render::Style) -> u8 {
+fn stream(mut io: Io<'_>, request: &HostRequest, style: &table::Style) -> u8 {
     let stream = match io.client.stream(request) {
         Ok(stream) => stream,
         Err(e) => return unreachable(io.err, &e),
@@ -301,7 +306,7 @@ fn refused(err: &mut dyn Write, reply: &Reply) -> u8 {
         .response
         .error
         .as_deref()
-        .map(render::clean)
+        .map(table::clean)
         .unwrap_or_else(|| "hive-c0re refused the request without saying why".into());
     let _ = writeln!(err, "hivectl: {message}");
     if lifecycle::still_in_progress(&reply.response) {

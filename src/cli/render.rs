@@ -5,47 +5,22 @@
 //! notes) is cleaned of control characters before it reaches the terminal:
 //! an agent must not be able to move the operator's cursor or hide rows with
 //! escape sequences. Rejected alternative: a table crate — the layouts are
-//! four small tables, and `--json` serves every script.
+//! four small tables, and `--json` serves every script. The roster's
+//! words (STATE, uptime, the status tables) are [`super::roster`].
 
 use crate::clock::rfc3339;
-use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-use super::args::{JournalFormat, TableView, Verb};
+use super::args::JournalFormat;
+use super::roster::{status_table, swarm_status_table};
+use super::table::{Style, clean, or_dash, table};
 use crate::wire::host::ApprovalStatus;
 use crate::wire::journal::JournalEntry;
 
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
-use crate::wire::host::{AgentStatusRow, Approval, HiveUrls, HostRequest, HostResponse};
+use crate::wire::host::{Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
-
-/// Longest free text shown in a table cell; `--json` has the full value.
-const MAX_CELL: usize = 80;
-
-/// How answers are printed.
-#[derive(Debug, Clone, Copy)]
-pub struct Style {
-    /// `-q`, `--no-legend`.
-    pub view: TableView,
-    /// `-o` of `logs`/`journal`.
-    pub journal: JournalFormat,
-    /// ANSI colour for states (a terminal without `NO_COLOR`).
-    pub colour: bool,
-    /// `pending --all`: resolved approvals too.
-    pub history: bool,
-}
-
-impl Default for Style {
-    fn default() -> Self {
-        Self {
-            view: TableView::default(),
-            journal: JournalFormat::Short,
-            colour: false,
-            history: false,
-        }
-    }
-}
 
 /// The stdout text for a successful answer to `request`: a table, or the
 /// line saying what a write verb did.
@@ -62,7 +37,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::SwarmStatus => {
             swarm_status_table(response.swarm_statuses.as_deref().unwrap_or(&[]), style)
         }
-        HostRequest::Logs { .. } | HostRequest::Journal(_) => {
+        HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
             journal(response.entries.as_deref().unwrap_or(&[]), style.journal)
         }
         HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),
@@ -87,7 +62,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         | HostRequest::CancelSchedule { .. }
         | HostRequest::Grant { .. }
         | HostRequest::Revoke { .. }
-        | HostRequest::Send { .. } => done(request),
+        | HostRequest::Send { .. }
+        | HostRequest::Signal { .. } => done(request),
     }
 }
 
@@ -103,6 +79,7 @@ pub fn done(request: &HostRequest) -> String {
         HostRequest::RestartAll => "every agent restarted".into(),
         HostRequest::RequestSpawn { name } => format!("spawn of {name} queued for approval"),
         HostRequest::Kill { name } => format!("{name}: stopped"),
+        HostRequest::Signal { name, signal } => format!("{name}: sent SIG{}", signal.name()),
         HostRequest::Destroy { name, purge: false } => {
             format!("{name}: destroyed (state kept; `destroy --purge {name}` deletes it)")
         }
@@ -147,210 +124,6 @@ pub fn journal(entries: &[JournalEntry], format: JournalFormat) -> String {
             out
         }),
     }
-}
-
-/// An agent's state in one word or two: `running`, `paused`, `stopped`,
-/// `failed`. One column instead of three flags; room for more states (a
-/// crash, an agent waiting for attention) as the roster learns them.
-pub fn state(row: &AgentStatusRow) -> String {
-    let unit = unit_state(row);
-    match session(row) {
-        Some(session) => format!("{unit}, {session}"),
-        None => unit,
-    }
-}
-
-/// What the agent's Claude session is doing, from its hooks: `needs you:
-/// permission: <message>` when it waits on a person; `None` before any hook.
-pub fn session(row: &AgentStatusRow) -> Option<String> {
-    let what = row.session_state?.words();
-    Some(match row.session_message.as_deref().map(clean) {
-        Some(m) if !m.trim().is_empty() => format!("{what}: {}", m.trim()),
-        _ => what.to_owned(),
-    })
-}
-
-/// The container's state alone.
-fn unit_state(row: &AgentStatusRow) -> String {
-    match (row.running, row.failed, row.paused) {
-        (true, _, true) => "paused".into(),
-        (true, _, false) => "running".into(),
-        (false, true, _) => match &row.failure {
-            Some(result) => format!("failed ({})", clean(result)),
-            None => "failed".into(),
-        },
-        (false, false, true) => "stopped, paused".into(),
-        (false, false, false) => "stopped".into(),
-    }
-}
-
-fn verb_name(verb: Verb) -> &'static str {
-    match verb {
-        Verb::Start => "start",
-        Verb::Stop { .. } => "stop",
-        Verb::Restart => "restart",
-        Verb::Spawn => "spawn",
-    }
-}
-
-/// The ANSI colour of a state word.
-fn state_colour(row: &AgentStatusRow) -> Option<&'static str> {
-    if row.running && !row.paused {
-        Some(GREEN)
-    } else if row.running || row.paused {
-        Some(YELLOW)
-    } else if row.failed {
-        Some(RED)
-    } else {
-        None
-    }
-}
-
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
-const RED: &str = "\x1b[31m";
-const RESET: &str = "\x1b[0m";
-
-/// Names in natural order: `a2` before `a10`.
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (a.first(), b.first()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
-                let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
-                let (na, nb) = (trim_zeros(&a[..da]), trim_zeros(&b[..db]));
-                let by_value = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
-                if by_value != Ordering::Equal {
-                    return by_value;
-                }
-                (a, b) = (&a[da..], &b[db..]);
-            }
-            (Some(x), Some(y)) => {
-                if x != y {
-                    return x.cmp(y);
-                }
-                (a, b) = (&a[1..], &b[1..]);
-            }
-        }
-    }
-}
-
-fn trim_zeros(digits: &[u8]) -> &[u8] {
-    let zeros = digits.iter().take_while(|&&c| c == b'0').count();
-    &digits[zeros.min(digits.len().saturating_sub(1))..]
-}
-
-/// The roster as a table: names in natural order, one STATE column, and
-/// no column that is empty in every row.
-pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
-    let mut rows: Vec<&AgentStatusRow> = rows.iter().collect();
-    rows.sort_by(|a, b| natural_cmp(a.name.as_str(), b.name.as_str()));
-    if style.view.quiet {
-        return rows.iter().map(|r| format!("{}\n", r.name)).collect();
-    }
-    if rows.is_empty() {
-        return if style.view.no_legend {
-            String::new()
-        } else {
-            "no managed agents\n".into()
-        };
-    }
-    let body = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.name.to_string(),
-                shorten(&state(r)),
-                needs(r).unwrap_or_else(|| "-".into()),
-                if r.pending_reminders == 0 {
-                    "-".into()
-                } else {
-                    r.pending_reminders.to_string()
-                },
-                or_dash(r.parent.as_ref().map(Ident::as_str)),
-                or_dash(r.active_model.as_deref()),
-                or_dash(r.status_text.as_deref()),
-            ]
-        })
-        .collect::<Vec<_>>();
-    let headers = [
-        "NAME",
-        "STATE",
-        "NEEDS",
-        "REMINDERS",
-        "PARENT",
-        "MODEL",
-        "STATUS",
-    ];
-    // NAME and STATE always; the others only when some row has a value.
-    let keep: Vec<usize> = (0..headers.len())
-        .filter(|&c| c < 2 || body.iter().any(|r| r[c] != "-"))
-        .collect();
-    let pick = |cells: &[String]| keep.iter().map(|&c| cells[c].clone()).collect::<Vec<_>>();
-    let headers: Vec<&str> = keep.iter().map(|&c| headers[c]).collect();
-    let body: Vec<Vec<String>> = body.iter().map(|r| pick(r)).collect();
-    let colours: Vec<Option<&'static str>> = rows.iter().map(|r| state_colour(r)).collect();
-    let paint = style.colour.then_some((1, colours.as_slice()));
-    let headers: &[&str] = if style.view.no_legend { &[] } else { &headers };
-    painted_table(headers, &body, paint)
-}
-
-/// The line a lifecycle verb prints for an agent: `alice: running`, or for
-/// one that `--all` left alone, `ruth: already stopped`.
-pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
-    let now = state(row);
-    if acted {
-        format!("{}: {now}\n", row.name)
-    } else {
-        format!(
-            "{}: already {now}, left alone by {}\n",
-            row.name,
-            verb_name(verb)
-        )
-    }
-}
-
-/// The swarm roster as a table: each agent's hive, then the roster's
-/// name, state (coloured like `status`), needs and status text. `-q`:
-/// `name@hive` per line, the addresses `send` takes.
-pub fn swarm_status_table(rows: &[crate::wire::host::SwarmAgentRow], style: &Style) -> String {
-    if style.view.quiet {
-        return rows
-            .iter()
-            .map(|r| format!("{}@{}\n", r.row.name, r.hive))
-            .collect();
-    }
-    if rows.is_empty() {
-        return if style.view.no_legend {
-            String::new()
-        } else {
-            "no agents in the swarm\n".into()
-        };
-    }
-    let body = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.hive.to_string(),
-                r.row.name.to_string(),
-                state(&r.row),
-                needs(&r.row).unwrap_or_else(|| "-".into()),
-                or_dash(r.row.status_text.as_deref()),
-            ]
-        })
-        .collect::<Vec<_>>();
-    let colours: Vec<Option<&'static str>> = rows.iter().map(|r| state_colour(&r.row)).collect();
-    let paint = style.colour.then_some((2, colours.as_slice()));
-    let headers: &[&str] = if style.view.no_legend {
-        &[]
-    } else {
-        &["HIVE", "NAME", "STATE", "NEEDS", "STATUS"]
-    };
-    painted_table(headers, &body, paint)
 }
 
 /// One name per line.
@@ -538,126 +311,6 @@ pub fn urls(urls: &HiveUrls) -> String {
         return "no domain or URLs configured\n".into();
     }
     table(&[], &body)
-}
-
-/// One changed row for `watch`: a readable sentence-like line.
-pub fn status_line(row: &AgentStatusRow) -> String {
-    let mut parts = vec![state(row)];
-    if let Some(needs) = needs(row) {
-        parts.push(format!("needs {}", needs.replace(',', " and ")));
-    }
-    if row.pending_reminders > 0 {
-        parts.push(format!("{} reminders", row.pending_reminders));
-    }
-    if let Some(parent) = &row.parent {
-        parts.push(format!("parent {parent}"));
-    }
-    if let Some(model) = &row.active_model {
-        parts.push(format!("model {}", clean(model)));
-    }
-    let mut line = format!("{}: {}", row.name, parts.join(", "));
-    if let Some(text) = &row.status_text {
-        let _ = write!(line, " — {:?}", clean(text));
-        if let Some(at) = &row.status_set_at {
-            let _ = write!(line, " since {}", clean(at));
-        }
-    }
-    line.push('\n');
-    line
-}
-
-/// `update`, `login`, `update,login` or nothing.
-fn needs(row: &AgentStatusRow) -> Option<String> {
-    let needs: Vec<&str> = [(row.needs_update, "update"), (row.needs_login, "login")]
-        .into_iter()
-        .filter_map(|(flag, what)| flag.then_some(what))
-        .collect();
-    (!needs.is_empty()).then(|| needs.join(","))
-}
-
-/// A cleaned, shortened cell; `-` when absent or empty.
-fn or_dash(value: Option<&str>) -> String {
-    match value.map(clean) {
-        Some(v) if !v.is_empty() => shorten(&v),
-        _ => "-".into(),
-    }
-}
-
-/// Control characters (newlines, tabs, ESC, DEL, C1) become spaces.
-pub fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-fn shorten(text: &str) -> String {
-    if text.chars().count() <= MAX_CELL {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(MAX_CELL - 1).collect();
-    out.push('…');
-    out
-}
-
-/// Columns separated by two spaces, each as wide as its widest cell; the
-/// last column is not padded (no trailing blanks). No header when `headers`
-/// is empty.
-fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    painted_table(headers, rows, None)
-}
-
-/// [`table`], with the cells of one column of the body coloured (`paint`:
-/// the column and each body row's colour), after padding so the escape
-/// codes do not count as width.
-fn painted_table(
-    headers: &[&str],
-    rows: &[Vec<String>],
-    paint: Option<(usize, &[Option<&'static str>])>,
-) -> String {
-    let header: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
-    let all: Vec<&Vec<String>> = (!header.is_empty())
-        .then_some(&header)
-        .into_iter()
-        .chain(rows)
-        .collect();
-    let columns = all.iter().map(|r| r.len()).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            all.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let body_from = all.len() - rows.len();
-    let mut out = String::new();
-    for (r, row) in all.into_iter().enumerate() {
-        let colour = match paint {
-            Some((col, colours)) if r >= body_from => colours
-                .get(r - body_from)
-                .copied()
-                .flatten()
-                .map(|c| (col, c)),
-            _ => None,
-        };
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let (open, close) = match colour {
-                Some((col, code)) if col == c => (code, RESET),
-                _ => ("", ""),
-            };
-            if c + 1 == row.len() {
-                let _ = write!(line, "{open}{cell}{close}");
-            } else {
-                let pad = widths[c] - cell.chars().count();
-                let _ = write!(line, "{open}{cell}{close}{:pad$}  ", "");
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{Io, render};
+use super::{Io, roster};
 use crate::client::{ClientError, Next};
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::wire::host::{AgentStatusRow, HostRequest};
@@ -71,14 +71,14 @@ impl Screen<'_> {
         if self.last.get(&row.name) == Some(&row) {
             return String::new();
         }
-        let text = self.line(&render::status_line(&row));
+        let text = self.line(&roster::status_line(&row));
         self.last.insert(row.name.clone(), row);
         text
     }
 
     /// The text for a whole roster: changed rows, then removed agents.
     fn roster(&mut self, mut rows: Vec<AgentStatusRow>) -> String {
-        rows.sort_by(|a, b| render::natural_cmp(a.name.as_str(), b.name.as_str()));
+        rows.sort_by(|a, b| roster::natural_cmp(a.name.as_str(), b.name.as_str()));
         let gone: Vec<Ident> = self
             .last
             .keys()

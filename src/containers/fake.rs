@@ -11,6 +11,16 @@
 //!   new start job runs);
 //! - a hard stop leaves the unit `failed` with result `signal`, as SIGKILL of
 //!   a service does; a graceful stop leaves it `inactive`;
+//! - a signal goes to the container's init, a systemd (machined's
+//!   `KillMachine` "leader"): KILL ends the container (nspawn exits
+//!   non-zero: the unit passes `deactivating` and ends `failed`, result
+//!   `exit-code`), INT reboots it
+//!   (the unit goes down and comes back running, as nspawn's exit 133 and
+//!   the unit's restart do), every other signal leaves the unit running
+//!   (TERM re-executes systemd, HUP reloads it, ...); a signal to a unit
+//!   that is not running is [`Outcome::AlreadyInState`];
+//! - a unit that becomes active is stamped with the clock's time (systemd's
+//!   `ActiveEnterTimestamp`);
 //! - destroy stops a running unit first; every state change is published on
 //!   the change channel, as the real driver does from `PropertiesChanged`.
 //!
@@ -26,6 +36,8 @@ use super::{
     ActiveState, ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode,
     UnitChange, UnitState,
 };
+use crate::clock::{SharedClock, SystemClock};
+use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
 /// The fake driver. See the module docs for what it copies from systemd.
@@ -36,6 +48,8 @@ pub struct FakeDriver {
     /// Start jobs of these agents fail (a test switch).
     failing: Mutex<Vec<Ident>>,
     changes: broadcast::Sender<UnitChange>,
+    /// Stamps `since` when a unit becomes active.
+    clock: SharedClock,
 }
 
 impl Default for FakeDriver {
@@ -51,6 +65,21 @@ impl FakeDriver {
             units: Mutex::new(HashMap::new()),
             failing: Mutex::new(Vec::new()),
             changes: broadcast::channel(1024).0,
+            clock: std::sync::Arc::new(SystemClock),
+        }
+    }
+
+    /// The same driver, stamping activations with `clock`.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// A running unit, active since now.
+    fn up(&self) -> UnitState {
+        UnitState {
+            since: Some(self.clock.now_unix()),
+            ..UnitState::running()
         }
     }
 
@@ -76,6 +105,7 @@ impl FakeDriver {
                 active: ActiveState::Failed,
                 sub: "failed".into(),
                 result: "signal".into(),
+                since: None,
             },
         );
     }
@@ -169,6 +199,7 @@ impl ContainerDriver for FakeDriver {
                     active: ActiveState::Failed,
                     sub: "failed".into(),
                     result: "exit-code".into(),
+                    since: None,
                 },
             );
             return Err(DriverError::JobFailed {
@@ -177,7 +208,7 @@ impl ContainerDriver for FakeDriver {
                 outcome: "failed".into(),
             });
         }
-        self.set(name, UnitState::running());
+        self.set(name, self.up());
         Ok(Outcome::Done)
     }
 
@@ -192,6 +223,7 @@ impl ContainerDriver for FakeDriver {
                 active: ActiveState::Failed,
                 sub: "failed".into(),
                 result: "signal".into(),
+                since: None,
             },
             StopMode::Hard => state,
         };
@@ -203,6 +235,37 @@ impl ContainerDriver for FakeDriver {
         self.current(name)?;
         self.set(name, UnitState::inactive());
         self.start(name).await
+    }
+
+    async fn signal(&self, name: &Ident, signal: Signal) -> Result<Outcome, DriverError> {
+        if !self.current(name)?.is_running() {
+            return Ok(Outcome::AlreadyInState);
+        }
+        match signal {
+            Signal::Kill => {
+                // systemd then stops what is left of the unit's processes.
+                let leaving = |active, sub: &str| UnitState {
+                    active,
+                    sub: sub.into(),
+                    result: "exit-code".into(),
+                    since: None,
+                };
+                self.set(name, leaving(ActiveState::Deactivating, "stop-sigterm"));
+                self.set(name, leaving(ActiveState::Failed, "failed"));
+            }
+            Signal::Int => {
+                self.set(name, UnitState::inactive());
+                self.set(name, self.up());
+            }
+            Signal::Hup
+            | Signal::Usr1
+            | Signal::Usr2
+            | Signal::Term
+            | Signal::Cont
+            | Signal::Stop
+            | Signal::Winch => {}
+        }
+        Ok(Outcome::Done)
     }
 }
 

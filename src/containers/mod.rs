@@ -27,6 +27,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
 /// How containers are laid out on this host.
@@ -169,6 +170,11 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
     async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError>;
 
     async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError>;
+
+    /// Send `signal` to every process of the container's unit (systemd's
+    /// `KillUnit(unit, "all", signal)`, as `machinectl kill`). A container
+    /// that is not running is [`Outcome::AlreadyInState`].
+    async fn signal(&self, name: &Ident, signal: Signal) -> Result<Outcome, DriverError>;
 }
 
 #[cfg(test)]

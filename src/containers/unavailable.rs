@@ -12,6 +12,7 @@ use tokio::sync::broadcast;
 use super::{
     ContainerDriver, ContainerSpec, DriverError, Outcome, StopMode, UnitChange, UnitState,
 };
+use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
 /// Answers every lifecycle call with [`DriverError::Unavailable`].
@@ -61,6 +62,9 @@ impl ContainerDriver for Unavailable {
         Err(self.err())
     }
     async fn restart(&self, _: &Ident) -> Result<Outcome, DriverError> {
+        Err(self.err())
+    }
+    async fn signal(&self, _: &Ident, _: Signal) -> Result<Outcome, DriverError> {
         Err(self.err())
     }
 }

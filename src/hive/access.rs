@@ -187,6 +187,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("revoke", Rule::Allow),
     ("inbox", Rule::Allow),
     ("send", Rule::Allow),
+    ("signal", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

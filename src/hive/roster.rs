@@ -32,6 +32,8 @@ pub struct RowInputs<'a> {
     pub paused: bool,
     pub pending_reminders: u64,
     pub domain: Option<&'a str>,
+    /// The crash watcher saw the unit crash, and it has not run since.
+    pub crashed: bool,
 }
 
 /// One row of `agent_status`.
@@ -68,6 +70,12 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         session_state: i.record.session.as_ref().map(|s| s.state),
         session_message: i.record.session.as_ref().and_then(|s| s.message.clone()),
         session_since: i.record.session.as_ref().map(|s| rfc3339(s.since)),
+        crashed: i.crashed && !running,
+        running_since: i
+            .unit
+            .filter(|u| u.is_running())
+            .and_then(|u| u.since)
+            .map(rfc3339),
     }
 }
 
@@ -119,6 +127,7 @@ mod tests {
             paused: false,
             pending_reminders: 2,
             domain: Some("hive.example"),
+            crashed: false,
         });
         let line = serde_json::to_string(&r).unwrap();
         assert_eq!(
@@ -141,6 +150,7 @@ mod tests {
             paused: false,
             pending_reminders: 0,
             domain: None,
+            crashed: false,
         });
         let line = serde_json::to_string(&r).unwrap();
         assert!(
@@ -159,6 +169,7 @@ mod tests {
             paused: true,
             pending_reminders: 0,
             domain: None,
+            crashed: false,
         });
         assert_eq!((r.status_text, r.status_set_at, r.url), (None, None, None));
         assert!(r.paused && !r.running && !r.failed);
@@ -171,21 +182,59 @@ mod tests {
             active: ActiveState::Failed,
             sub: "failed".into(),
             result: "core-dump".into(),
+            since: None,
         };
+        let inputs = |unit, crashed| RowInputs {
+            record: &rec,
+            unit,
+            paused: false,
+            pending_reminders: 0,
+            domain: None,
+            crashed,
+        };
+        let r = row(inputs(Some(&failed), false));
+        assert_eq!((r.failed, r.failure.as_deref()), (true, Some("core-dump")));
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(line.ends_with(r#","failure":"core-dump"}"#), "{line}");
+        let stopped = UnitState::inactive();
+        assert_eq!(row(inputs(Some(&stopped), false)).failure, None);
+        assert_eq!(row(inputs(None, false)).failure, None);
+        // A crash is its own key after the others; a running unit is not
+        // crashed whatever the watcher remembers.
+        let line = serde_json::to_string(&row(inputs(Some(&failed), true))).unwrap();
+        assert!(
+            line.ends_with(r#","failure":"core-dump","crashed":true}"#),
+            "{line}"
+        );
+        let up = UnitState::running();
+        assert!(!row(inputs(Some(&up), true)).crashed);
+    }
+
+    #[test]
+    fn a_running_unit_says_since_when_and_a_stopped_one_does_not() {
+        let rec = record();
         let inputs = |unit| RowInputs {
             record: &rec,
             unit,
             paused: false,
             pending_reminders: 0,
             domain: None,
+            crashed: false,
         };
-        let r = row(inputs(Some(&failed)));
-        assert_eq!((r.failed, r.failure.as_deref()), (true, Some("core-dump")));
-        let line = serde_json::to_string(&r).unwrap();
-        assert!(line.ends_with(r#","failure":"core-dump"}"#), "{line}");
-        let stopped = UnitState::inactive();
-        assert_eq!(row(inputs(Some(&stopped))).failure, None);
-        assert_eq!(row(inputs(None)).failure, None);
+        let up = UnitState {
+            since: Some(1_796_040_000),
+            ..UnitState::running()
+        };
+        let line = serde_json::to_string(&row(inputs(Some(&up)))).unwrap();
+        assert!(
+            line.ends_with(r#","running_since":"2026-11-30T12:00:00Z"}"#),
+            "{line}"
+        );
+        let down = UnitState {
+            since: Some(1_796_040_000),
+            ..UnitState::inactive()
+        };
+        assert_eq!(row(inputs(Some(&down))).running_since, None);
     }
 
     #[test]
@@ -195,6 +244,7 @@ mod tests {
             active: ActiveState::Failed,
             sub: "failed".into(),
             result: "signal".into(),
+            since: None,
         };
         assert!(is_crash(Some(&up), Some(&failed), false));
         assert!(is_crash(Some(&up), Some(&UnitState::inactive()), false));

@@ -49,6 +49,9 @@ pub struct UnitState {
     pub sub: String,
     /// systemd's `Result` of the service (`success`, `signal`, `exit-code`, ...).
     pub result: String,
+    /// While the unit runs: unix seconds when it became active (systemd's
+    /// `ActiveEnterTimestamp`); `None` when not running or not known.
+    pub since: Option<i64>,
 }
 
 impl UnitState {
@@ -58,6 +61,7 @@ impl UnitState {
             active: ActiveState::Inactive,
             sub: "dead".into(),
             result: "success".into(),
+            since: None,
         }
     }
 
@@ -67,12 +71,22 @@ impl UnitState {
             active: ActiveState::Active,
             sub: "running".into(),
             result: "success".into(),
+            since: None,
         }
     }
 
     /// `running` on the roster: the unit is active.
     pub fn is_running(&self) -> bool {
         matches!(self.active, ActiveState::Active | ActiveState::Reloading)
+    }
+
+    /// Between two states: `activating` or `deactivating` (a unit going
+    /// down, or coming back by its restart rule).
+    pub fn is_changing(&self) -> bool {
+        matches!(
+            self.active,
+            ActiveState::Activating | ActiveState::Deactivating
+        )
     }
 
     /// `failed` on the roster: the unit is in systemd's failed state.

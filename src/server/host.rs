@@ -1,5 +1,6 @@
 //! host.sock: one request per connection, answered with one line, except
-//! `subscribe_agent_status`, which streams rows until the client hangs up.
+//! `subscribe_agent_status` and `logs`/`journal` with `follow`, which stream
+//! until the client hangs up.
 //!
 //! Bad input of any kind (not UTF-8, not JSON, not an object, unknown `cmd`,
 //! wrong field types, an over-long line) gets one `ok:false` line naming the
@@ -58,7 +59,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             hive.agent_logs(&name, lines, unit.as_deref()).await,
             HostResponse::entries,
         ),
-        HostRequest::Journal(filters) => answer(
+        HostRequest::Journal { filters, .. } => answer(
             hive.host_journal(&(&filters).into()).await,
             HostResponse::entries,
         ),
@@ -97,6 +98,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Send { to, body, hive: at } => {
             done(hive.send_from_operator(&to, at.as_ref(), body).await)
         }
+        HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => {
             HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")
@@ -160,7 +162,15 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
             unit,
             follow: true,
         }) => {
-            return follow_logs(hive, (name, lines, unit), reader, write, shutdown).await;
+            let follow = hive.follow_agent_logs(&name, lines, unit.as_deref()).await;
+            return follow_entries(follow, reader, write, shutdown).await;
+        }
+        Ok(HostRequest::Journal {
+            filters,
+            follow: true,
+        }) => {
+            let follow = hive.follow_host_journal(&(&filters).into()).await;
+            return follow_entries(follow, reader, write, shutdown).await;
         }
         Ok(HostRequest::AgentStatus) => {
             // The roster's JSON, serialized once per change.
@@ -262,16 +272,15 @@ async fn subscribe(
     pump(Rows(hive.subscribe_rows()), reader, write, shutdown).await;
 }
 
-/// `logs` with `follow`: an ack (or the error that stops it), then one line
-/// per new entry.
-async fn follow_logs(
-    hive: Hive,
-    (name, lines, unit): (crate::wire::ident::Ident, Option<u32>, Option<String>),
+/// `logs` or `journal` with `follow`: an ack (or the error that stops
+/// it), then one line per new entry.
+async fn follow_entries(
+    follow: Result<crate::service::Follow, HiveError>,
     reader: BufReader<tokio::net::unix::OwnedReadHalf>,
     mut write: OwnedWriteHalf,
     shutdown: CancellationToken,
 ) {
-    match hive.follow_agent_logs(&name, lines, unit.as_deref()).await {
+    match follow {
         Ok(follow) => pump(Entries(follow), reader, write, shutdown).await,
         Err(err) => {
             let _ = write_line(&mut write, &refusal(&err)).await;

@@ -66,6 +66,7 @@ pub fn wire_error(err: &HiveError) -> String {
         // (status, pending) before acting.
         HiveError::ApprovalResolved { .. }
         | HiveError::ApprovalInProgress(_)
+        | HiveError::NotRunning(_)
         | HiveError::StillRunning { .. } => {}
         // The action ran and failed outside the daemon (systemd, journalctl,
         // an approval's command): the caller reads the reason and decides.

@@ -58,6 +58,10 @@ pub enum HiveError {
     /// Several agents of a scope failed; the others were done.
     #[error("{}", summary(.0))]
     Partial(Vec<(Ident, DriverError)>),
+    /// A signal for a container that is not running: the caller starts it
+    /// first (or leaves it be).
+    #[error("agent \"{0}\" is not running, so there is nothing to signal; start it first")]
+    NotRunning(Ident),
     /// The work goes on in the background past the answer budget.
     #[error("{verb} of {} is still in progress; watch `hivectl status`", .agents.join(", "))]
     StillRunning {

@@ -19,7 +19,7 @@ use super::{ANSWER_BUDGET, Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode, UnitState};
 use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
-use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS};
+use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS, Signal};
 use crate::wire::ident::Ident;
 
 /// Run `op` for every name (concurrently, or one after another), within the
@@ -153,7 +153,7 @@ impl Hive {
     /// unit `failed`, which the roster and its subscribers would show as a
     /// failure. A stop of the failed unit clears it, as `systemctl
     /// reset-failed` does (the drivers' documented behaviour).
-    async fn reset_failed_after_stop(&self, name: &Ident) {
+    pub(super) async fn reset_failed_after_stop(&self, name: &Ident) {
         if !self
             .driver()
             .view()
@@ -236,6 +236,44 @@ impl Hive {
         for_each(self, "kill", vec![name.clone()], false, move |h, n| {
             h.stop_one(n, mode)
         })
+        .await
+    }
+
+    /// Send a signal to one container's init (a systemd). KILL (it ends)
+    /// and INT (it reboots) take the container down: that is the
+    /// operator's deed, not a crash, if it happens within the stop window
+    /// (and a failed unit is reset, as after a stop). systemd takes every
+    /// other signal in its stride, so a crash after one is still a crash.
+    pub async fn signal(&self, name: &Ident, signal: Signal) -> Result<(), HiveError> {
+        self.require(name).await?;
+        if !self
+            .driver()
+            .view()
+            .get(name)
+            .is_some_and(UnitState::is_running)
+        {
+            return Err(HiveError::NotRunning(name.clone()));
+        }
+        for_each(
+            self,
+            "signal",
+            vec![name.clone()],
+            false,
+            move |h, n| async move {
+                let ends = matches!(signal, Signal::Kill | Signal::Int);
+                if ends {
+                    h.mark_going_down(&n);
+                }
+                let outcome = h.driver().signal(&n, signal).await;
+                if ends && !matches!(outcome, Ok(Outcome::Done)) {
+                    h.clear_going_down(&n);
+                }
+                if let Ok(Outcome::Done) = outcome {
+                    tracing::info!(agent = %n, "{n}: sent SIG{} to its init by the operator", signal.name());
+                }
+                outcome
+            },
+        )
         .await
     }
 
@@ -357,6 +395,7 @@ impl Hive {
             Err(HiveError::UnknownAgent(_)) if purge => false,
             Err(e) => return Err(e),
         };
+        self.crashed().remove(name);
         let hive = self.clone();
         let n = name.clone();
         within_budget("destroy", vec![name.to_string()], async move {

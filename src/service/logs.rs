@@ -63,4 +63,13 @@ impl Hive {
         let query = JournalQuery::host_journal(request)?;
         Ok(self.journal().read(&query).await?)
     }
+
+    /// Follow the host journal, filtered, from its newest entries on.
+    pub async fn follow_host_journal(
+        &self,
+        request: &HostJournalRequest<'_>,
+    ) -> Result<Follow, HiveError> {
+        let query = JournalQuery::host_journal(request)?.followed()?;
+        Ok(self.journal().follow(&query)?)
+    }
 }

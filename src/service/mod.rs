@@ -51,7 +51,7 @@ pub mod swarm;
 mod tests;
 pub mod timer;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -112,6 +112,9 @@ struct Inner {
     /// the agent is started again, and expires by itself (a stop that found
     /// the unit already down leaves no transition to consume it).
     expect_down: Mutex<HashMap<Ident, Instant>>,
+    /// Agents whose unit crashed and has not run since (the roster's
+    /// `crashed`); memory only: a daemon restart forgets them.
+    crashed: Mutex<HashSet<Ident>>,
     /// The journalctl runner (`--directory` from config, else the system's).
     journal: Journal,
     /// Per-agent inbox wake-ups for long-polling `recv`.
@@ -151,6 +154,7 @@ impl Hive {
                 operator_view: tokio::sync::watch::Sender::new(0),
                 roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
+                crashed: Mutex::new(HashSet::new()),
                 wakers: Mutex::new(HashMap::new()),
                 journal,
                 transient: Mutex::new(HashMap::new()),
@@ -215,6 +219,14 @@ impl Hive {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Agents whose unit crashed and has not run since.
+    fn crashed(&self) -> MutexGuard<'_, HashSet<Ident>> {
+        self.inner
+            .crashed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
         self.inner
             .expect_down
@@ -242,11 +254,17 @@ impl Hive {
         self.expect_down().insert(name.clone(), until);
     }
 
-    /// Consume the mark of `name`: was its going down expected?
-    fn take_going_down(&self, name: &Ident) -> bool {
-        self.expect_down()
-            .remove(name)
-            .is_some_and(|until| Instant::now() < until)
+    /// Was `name`'s going down expected? The mark is consumed once the unit
+    /// `settled` (a real unit passes through `deactivating`, and for a
+    /// reboot `activating`, before it ends `inactive`, `failed` or running
+    /// again: the whole way down is the operator's).
+    fn going_down_expected(&self, name: &Ident, settled: bool) -> bool {
+        let mut marks = self.expect_down();
+        let expected = marks.get(name).is_some_and(|until| Instant::now() < *until);
+        if settled || !expected {
+            marks.remove(name);
+        }
+        expected
     }
 
     fn clear_going_down(&self, name: &Ident) {

@@ -53,6 +53,7 @@ impl Hive {
                     paused: self.paused_marker(&record.name).exists(),
                     pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
                     domain: self.config().domain.as_deref(),
+                    crashed: self.crashed().contains(&record.name),
                 })
             })
             .collect()
@@ -95,6 +96,7 @@ impl Hive {
             paused: self.is_paused(name).await,
             pending_reminders,
             domain: self.config().domain.as_deref(),
+            crashed: self.crashed().contains(name),
         })))
     }
 
@@ -224,8 +226,14 @@ impl Hive {
         let name = change.agent.clone();
         let went_down = change.old.as_ref().is_some_and(UnitState::is_running)
             && !change.new.as_ref().is_some_and(UnitState::is_running);
-        let expected = went_down && self.take_going_down(&name);
+        let on_the_way = change.old.as_ref().is_some_and(UnitState::is_changing);
+        let settled = !change.new.as_ref().is_some_and(UnitState::is_changing);
+        let expected = (went_down || on_the_way) && self.going_down_expected(&name, settled);
+        if change.new.as_ref().is_some_and(UnitState::is_running) {
+            self.crashed().remove(&name);
+        }
         if roster::is_crash(change.old.as_ref(), change.new.as_ref(), expected) {
+            self.crashed().insert(name.clone());
             let result = change
                 .new
                 .as_ref()
@@ -251,6 +259,9 @@ impl Hive {
         // the stop clears it: subscribers see the stopped row, not a
         // failure (a dashboard would raise a "container failed" alert).
         if expected && change.new.as_ref().is_some_and(UnitState::is_failed) {
+            // A stop clears it itself; an operator's signal has only this.
+            let hive = self.clone();
+            tokio::spawn(async move { hive.reset_failed_after_stop(&name).await });
             return;
         }
         self.publish(&name).await;

@@ -8,7 +8,7 @@ use super::Hive;
 use crate::config::Config;
 use crate::containers::fake::FakeDriver;
 use crate::store::agents;
-use crate::wire::host::{ApprovalStatus, LifecycleScope};
+use crate::wire::host::{ApprovalStatus, LifecycleScope, Signal};
 
 fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     hive_with(Vec::new())
@@ -103,6 +103,76 @@ async fn an_operator_stop_is_not_a_crash_even_a_hard_one() {
         .await
         .unwrap();
     assert!(crashes.is_empty(), "{crashes:?}");
+}
+
+async fn crash_count(hive: &Hive, name: &str) -> usize {
+    let name = id(name);
+    hive.store()
+        .run(move |c| agents::crashes(c, &name))
+        .await
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn an_operators_signal_that_ends_a_container_is_not_a_crash_and_leaves_it_stopped() {
+    let (hive, driver, _dir) = hive();
+    for name in ["alice", "bob", "carol", "dave"] {
+        hive.spawn(&id(name)).await.unwrap();
+    }
+    // KILL ends the init, nspawn exits non-zero (the fake copies it):
+    // failed, then reset.
+    hive.signal(&id("alice"), Signal::Kill).await.unwrap();
+    eventually("alice's failed state cleared", async || {
+        let row = hive.row(&id("alice")).await.unwrap().unwrap();
+        !row.running && !row.failed
+    })
+    .await;
+    // INT reboots the container: down and up again, no crash.
+    hive.signal(&id("dave"), Signal::Int).await.unwrap();
+    assert!(hive.row(&id("dave")).await.unwrap().unwrap().running);
+    // WINCH ends nothing: a crash after it is still a crash.
+    hive.signal(&id("bob"), Signal::Winch).await.unwrap();
+    assert!(hive.row(&id("bob")).await.unwrap().unwrap().running);
+    driver.crash(&id("bob"));
+    eventually("bob's crash record", async || {
+        crash_count(&hive, "bob").await == 1
+    })
+    .await;
+    assert_eq!(crash_count(&hive, "alice").await, 0);
+    assert_eq!(crash_count(&hive, "dave").await, 0);
+    // Nothing to signal in a stopped container: said, not pretended.
+    let err = hive.signal(&id("alice"), Signal::Term).await.unwrap_err();
+    assert!(matches!(err, super::HiveError::NotRunning(_)), "{err}");
+    // TERM makes systemd re-execute itself: the container stays up.
+    hive.signal(&id("carol"), Signal::Term).await.unwrap();
+    assert!(hive.row(&id("carol")).await.unwrap().unwrap().running);
+}
+
+#[tokio::test]
+async fn a_crash_marks_the_row_crashed_until_the_agent_runs_again_and_an_operators_kill_does_not() {
+    let (hive, driver, _dir) = hive();
+    for name in ["alice", "bob"] {
+        hive.spawn(&id(name)).await.unwrap();
+    }
+    driver.crash(&id("alice"));
+    // The roster served from memory, as host.sock and the dashboard read it.
+    eventually("alice's row crashed", async || {
+        hive.roster()
+            .rows()
+            .iter()
+            .any(|r| r.name == id("alice") && r.crashed && r.failed)
+    })
+    .await;
+    hive.start(&LifecycleScope::agents(vec![id("alice")]))
+        .await
+        .unwrap();
+    let row = hive.row(&id("alice")).await.unwrap().unwrap();
+    assert!(row.running && !row.crashed, "{row:?}");
+    hive.stop(&LifecycleScope::agents(vec![id("bob")]), false, None)
+        .await
+        .unwrap();
+    assert!(!hive.row(&id("bob")).await.unwrap().unwrap().crashed);
 }
 
 #[tokio::test]

@@ -23,6 +23,7 @@ const KNOWN_ROW_KEYS: &[&str] = &[
     "name",
     "running",
     "failed",
+    "crashed",
     "paused",
     "parent",
     "active_model",
@@ -105,7 +106,9 @@ pub fn token(csrf: &str) -> Markup {
 }
 
 fn state(row: &AgentStatusRow) -> (&'static str, &'static str) {
-    if row.failed {
+    if row.crashed && !row.running {
+        ("crashed", "bad")
+    } else if row.failed {
         ("failed", "bad")
     } else if row.running {
         ("running", "ok")

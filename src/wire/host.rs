@@ -91,8 +91,15 @@ pub enum HostRequest {
         #[serde(default)]
         follow: bool,
     },
-    /// The host's journal, filtered (the filters of `get_host_journal`).
-    Journal(HostJournalFilters),
+    /// The host's journal, filtered (the filters of `get_host_journal`);
+    /// with `follow` (additive to v1, omitted when false), a stream like
+    /// `logs`'s: an ack, then one line per new entry.
+    Journal {
+        #[serde(flatten)]
+        filters: HostJournalFilters,
+        #[serde(default, skip_serializing_if = "is_false")]
+        follow: bool,
+    },
     /// Open questions (asked of the operator or of an agent).
     Questions,
     /// Answer a question as the operator.
@@ -141,6 +148,91 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hive: Option<Ident>,
     },
+    /// Send a signal to an agent's container's init (machined's
+    /// `KillMachine` with `leader`, as `podman kill`); what the init does
+    /// with it is its own affair. A stopped container is left alone.
+    Signal { name: Ident, signal: Signal },
+}
+
+/// The signals `signal` sends, by their names without `SIG` (journalctl's
+/// and systemd's spelling on the wire: `"TERM"`). A fixed list: every one
+/// means something to a container's init (systemd, see systemd(1)
+/// "Signals"): HUP reload, INT reboot (ctrl-alt-del), KILL end,
+/// USR1 reconnect to D-Bus, USR2 dump state, TERM re-execute, CONT/STOP
+/// resume/freeze, WINCH kbrequest. Left out: QUIT, ABRT and the other fault
+/// signals, which systemd as PID 1 takes as its own crash (it freezes), and
+/// real-time signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Signal {
+    Hup,
+    Int,
+    Kill,
+    Usr1,
+    Usr2,
+    Term,
+    Cont,
+    Stop,
+    Winch,
+}
+
+impl Signal {
+    pub const ALL: &'static [Self] = &[
+        Self::Hup,
+        Self::Int,
+        Self::Kill,
+        Self::Usr1,
+        Self::Usr2,
+        Self::Term,
+        Self::Cont,
+        Self::Stop,
+        Self::Winch,
+    ];
+
+    /// The name without `SIG`, as on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Hup => "HUP",
+            Self::Int => "INT",
+            Self::Kill => "KILL",
+            Self::Usr1 => "USR1",
+            Self::Usr2 => "USR2",
+            Self::Term => "TERM",
+            Self::Cont => "CONT",
+            Self::Stop => "STOP",
+            Self::Winch => "WINCH",
+        }
+    }
+
+    /// Linux's number (asm-generic, the same on x86-64 and arm64; checked
+    /// against libc's in the tests).
+    pub fn number(self) -> i32 {
+        match self {
+            Self::Hup => 1,
+            Self::Int => 2,
+            Self::Kill => 9,
+            Self::Usr1 => 10,
+            Self::Usr2 => 12,
+            Self::Term => 15,
+            Self::Cont => 18,
+            Self::Stop => 19,
+            Self::Winch => 28,
+        }
+    }
+
+    /// `TERM`, `SIGTERM`, `term`, `sigterm` or `15`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let upper = text.to_ascii_uppercase();
+        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|s| s.name() == bare || s.number().to_string() == bare)
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -183,6 +275,7 @@ impl HostRequest {
         "revoke",
         "inbox",
         "send",
+        "signal",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -209,7 +302,7 @@ impl HostRequest {
             Self::Deny { .. } => ("deny", None),
             Self::SetParent { child, .. } => ("set_parent", Some(child)),
             Self::Logs { name, .. } => ("logs", Some(name)),
-            Self::Journal(_) => ("journal", None),
+            Self::Journal { .. } => ("journal", None),
             Self::Questions => ("questions", None),
             Self::Answer { .. } => ("answer", None),
             Self::Schedules => ("schedules", None),
@@ -219,6 +312,7 @@ impl HostRequest {
             Self::Revoke { name, .. } => ("revoke", Some(name)),
             Self::Inbox { .. } => ("inbox", None),
             Self::Send { to, .. } => ("send", Some(to)),
+            Self::Signal { name, .. } => ("signal", Some(name)),
         }
     }
 }
@@ -461,6 +555,16 @@ pub struct AgentStatusRow {
     /// RFC 3339 UTC: when `session_state` was entered; exactly with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_since: Option<String>,
+    /// Additive to v1: the unit left running without an operator's stop
+    /// or signal and has not run since (a crash the daemon saw; one while
+    /// it was down is not known). Omitted when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub crashed: bool,
+    /// Additive to v1: RFC 3339 UTC, when the running unit became active
+    /// (systemd's `ActiveEnterTimestamp`); omitted when not running or not
+    /// known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_since: Option<String>,
 }
 
 /// An agent's Claude session as its hooks report it (the roster's

@@ -157,16 +157,37 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"send","to":"bob","body":"hi","hive":"hive-b"}"#,
         ),
         (
-            HostRequest::Journal(super::agenda::HostJournalFilters {
-                unit: Some("hive-c0re.service".into()),
-                container: None,
-                lines: None,
-                priority: Some(super::agenda::JournalPriority::Warning),
-                grep: None,
-                since: Some("-1h".into()),
-                until: None,
-            }),
+            HostRequest::Journal {
+                filters: super::agenda::HostJournalFilters {
+                    unit: Some("hive-c0re.service".into()),
+                    container: None,
+                    lines: None,
+                    priority: Some(super::agenda::JournalPriority::Warning),
+                    grep: None,
+                    since: Some("-1h".into()),
+                    until: None,
+                },
+                follow: false,
+            },
             r#"{"cmd":"journal","unit":"hive-c0re.service","priority":"warning","since":"-1h"}"#,
+        ),
+        (
+            HostRequest::Journal {
+                filters: super::agenda::HostJournalFilters {
+                    container: Some("h-alice".into()),
+                    lines: Some(5),
+                    ..Default::default()
+                },
+                follow: true,
+            },
+            r#"{"cmd":"journal","container":"h-alice","lines":5,"follow":true}"#,
+        ),
+        (
+            HostRequest::Signal {
+                name: id("alice"),
+                signal: Signal::Term,
+            },
+            r#"{"cmd":"signal","name":"alice","signal":"TERM"}"#,
         ),
     ]
 }
@@ -263,6 +284,8 @@ fn row() -> AgentStatusRow {
         session_state: None,
         session_message: None,
         session_since: None,
+        crashed: false,
+        running_since: None,
     }
 }
 
@@ -411,5 +434,20 @@ fn the_roster_line_around_pre_serialized_rows_is_byte_equal_to_the_serde_form() 
             HostResponse::agent_statuses_line(&json),
             HostResponse::agent_statuses(rows).to_line()
         );
+    }
+}
+
+#[test]
+fn signal_numbers_are_the_platforms_and_names_parse_in_every_usual_form() {
+    use nix::sys::signal::Signal as Libc;
+    for s in Signal::ALL {
+        let libc = Libc::try_from(s.number()).unwrap();
+        assert_eq!(libc.as_str(), format!("SIG{}", s.name()));
+    }
+    for form in ["TERM", "SIGTERM", "term", "sigterm", "15"] {
+        assert_eq!(Signal::parse(form), Some(Signal::Term), "{form}");
+    }
+    for bad in ["", "SIG", "TERMINATE", "SEGV", "99", "-9"] {
+        assert_eq!(Signal::parse(bad), None, "{bad}");
     }
 }

@@ -6,6 +6,8 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic fails the test
 
+pub mod journal_files;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::path::{Path, PathBuf};
@@ -99,13 +101,24 @@ impl Daemon {
 
     /// Start without waiting (the caller drives activation and readiness).
     pub fn spawn(dir: tempfile::TempDir, launch: Launch) -> Self {
-        Self::spawn_with(dir, launch, "fake", &[])
+        Self::spawn_with(dir, launch, "fake", &[], &[])
     }
 
     /// Start with the given driver and extra environment; wait for READY=1.
     pub fn start_with(driver: &str, env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let d = Self::spawn_with(dir, Launch::Standalone, driver, env);
+        let d = Self::spawn_with(dir, Launch::Standalone, driver, env, &[]);
+        d.wait_for("READY=1");
+        d
+    }
+
+    /// Start (fake driver) with this config file's JSON; wait for READY=1.
+    pub fn start_with_config(config: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, config).unwrap();
+        let path = path.to_str().unwrap().to_owned();
+        let d = Self::spawn_with(dir, Launch::Standalone, "fake", &[], &["--config", &path]);
         d.wait_for("READY=1");
         d
     }
@@ -115,6 +128,7 @@ impl Daemon {
         launch: Launch,
         driver: &str,
         env: &[(&str, &str)],
+        extra: &[&str],
     ) -> Self {
         let notify_path = dir.path().join("notify.sock");
         let _ = std::fs::remove_file(&notify_path);
@@ -134,6 +148,7 @@ impl Daemon {
             "--runtime-dir",
             run.to_str().unwrap(),
         ];
+        let daemon_args = daemon_args.iter().chain(extra);
         let mut cmd = match launch {
             Launch::Standalone => {
                 let mut c = Command::new(BIN);

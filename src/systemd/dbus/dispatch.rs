@@ -142,6 +142,18 @@ async fn reconnect(shared: &Shared) -> MessageStream {
     }
 }
 
+/// systemd's microsecond timestamp as unix seconds; 0 (never) is `None`.
+pub(super) fn seconds(usec: u64) -> Option<i64> {
+    (usec > 0).then(|| i64::try_from(usec / 1_000_000).unwrap_or(i64::MAX))
+}
+
+fn timestamp(changed: &HashMap<String, OwnedValue>, key: &str) -> Option<Option<i64>> {
+    changed
+        .get(key)
+        .and_then(|v| v.downcast_ref::<u64>().ok())
+        .map(seconds)
+}
+
 fn text(changed: &HashMap<String, OwnedValue>, key: &str) -> Option<String> {
     changed
         .get(key)
@@ -243,6 +255,7 @@ impl Shared {
                         active: text(&changed, "ActiveState").map(|s| ActiveState::parse(&s)),
                         sub: text(&changed, "SubState"),
                         result: None,
+                        since: timestamp(&changed, "ActiveEnterTimestamp"),
                     },
                     SERVICE_INTERFACE => Update {
                         result: text(&changed, "Result"),
@@ -300,12 +313,14 @@ impl Shared {
             };
             let active = ActiveState::parse(&active);
             let result = listed_result(&conn, &unit, active, &path).await;
+            let since = listed_since(&conn, &unit, active, &path).await;
             listed.insert(
                 agent,
                 UnitState {
                     active,
                     sub,
                     result,
+                    since,
                 },
             );
         }
@@ -363,6 +378,37 @@ async fn listed_result(
     }
 }
 
+/// The `ActiveEnterTimestamp` of a listed unit that is up (for the
+/// roster's uptime): an active unit is loaded, so the read loads nothing.
+/// Other units' is not read (not shown, and the read could load them).
+async fn listed_since(
+    conn: &zbus::Connection,
+    unit: &str,
+    active: ActiveState,
+    path: &OwnedObjectPath,
+) -> Option<i64> {
+    if !matches!(active, ActiveState::Active | ActiveState::Reloading) {
+        return None;
+    }
+    let read = async {
+        let value = properties(conn, path)
+            .await?
+            .get(
+                InterfaceName::from_static_str_unchecked(UNIT_INTERFACE),
+                "ActiveEnterTimestamp",
+            )
+            .await?;
+        Ok::<_, zbus::Error>(value.downcast_ref::<u64>()?)
+    };
+    match read.await {
+        Ok(usec) => seconds(usec),
+        Err(e) => {
+            tracing::debug!(%unit, error = %e, "cannot read the unit's ActiveEnterTimestamp");
+            None
+        }
+    }
+}
+
 /// A unit's state as `ListUnitsByPatterns` shows it; `None` when it is not
 /// loaded. Why not `Properties.Get` on its object path: a `Get` on the path
 /// of an unloaded unit makes systemd load it (`UnitNew`), and an inactive
@@ -380,10 +426,12 @@ async fn listed_state(conn: &zbus::Connection, unit: &str) -> zbus::Result<Optio
     };
     let active = ActiveState::parse(&active);
     let result = listed_result(conn, unit, active, &path).await;
+    let since = listed_since(conn, unit, active, &path).await;
     Ok(Some(UnitState {
         active,
         sub,
         result,
+        since,
     }))
 }
 

@@ -57,6 +57,7 @@ use crate::config::Config;
 use crate::containers::{
     ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode, UnitChange, UnitState,
 };
+use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
 /// The default answer budget: how long a verb waits for its job.
@@ -240,5 +241,9 @@ impl ContainerDriver for SystemdDriver {
 
     async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
         self.shared.restart(name).await
+    }
+
+    async fn signal(&self, name: &Ident, signal: Signal) -> Result<Outcome, DriverError> {
+        self.shared.signal(name, signal).await
     }
 }

@@ -88,6 +88,9 @@ pub trait Machined {
     fn clone_image(&self, name: &str, new_name: &str, read_only: bool) -> zbus::Result<()>;
 
     fn remove_image(&self, name: &str) -> zbus::Result<()>;
+
+    /// `who` is `leader` (the container's init) or `all`.
+    fn kill_machine(&self, name: &str, who: &str, signal: i32) -> zbus::Result<()>;
 }
 
 pub async fn systemd(conn: &zbus::Connection) -> zbus::Result<SystemdProxy<'static>> {

@@ -30,18 +30,21 @@ use crate::containers::{ActiveState, UnitChange, UnitState};
 use crate::wire::ident::Ident;
 
 /// The parts of a unit's state one `PropertiesChanged` carries. systemd
-/// sends `ActiveState`/`SubState` on the `Unit` interface and `Result` on the
-/// `Service` interface, in separate signals.
+/// sends `ActiveState`/`SubState`/`ActiveEnterTimestamp` on the `Unit`
+/// interface and `Result` on the `Service` interface, in separate signals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Update {
     pub active: Option<ActiveState>,
     pub sub: Option<String>,
     pub result: Option<String>,
+    /// `ActiveEnterTimestamp` in unix seconds (`Some(None)`: systemd's 0,
+    /// never active).
+    pub since: Option<Option<i64>>,
 }
 
 impl Update {
     pub fn is_empty(&self) -> bool {
-        self.active.is_none() && self.sub.is_none() && self.result.is_none()
+        self.active.is_none() && self.sub.is_none() && self.result.is_none() && self.since.is_none()
     }
 }
 
@@ -135,6 +138,14 @@ impl View {
         if let Some(result) = update.result {
             state.result = result;
         }
+        if let Some(since) = update.since {
+            state.since = since;
+        }
+        if !state.is_running() {
+            // systemd keeps the last activation's; the view keeps it only
+            // while the unit runs (what the roster's uptime is).
+            state.since = None;
+        }
         self.set(agent, state)
     }
 
@@ -217,6 +228,7 @@ mod tests {
             active: Some(a),
             sub: Some(sub.into()),
             result: None,
+            since: None,
         }
     }
 
@@ -325,6 +337,7 @@ mod tests {
             active: ActiveState::Failed,
             sub: "failed".into(),
             result: "exit-code".into(),
+            since: None,
         };
         assert!(v.fetched(&id("a"), seq, failed.clone()).is_some());
         assert!(v.get(&id("a")).unwrap().is_failed());

@@ -116,6 +116,46 @@ async fn a_follow_passes_follow_and_streams_the_entries() {
 }
 
 #[tokio::test]
+async fn a_follow_of_the_host_journal_reads_this_machines_entries_of_every_boot() {
+    // journalctl 252's --follow implies the boot /proc names, which under
+    // the unit's sandbox in a container is not the journal's (issue 16).
+    let journal = journal_over_fixture(JournalSource::Host);
+    journal
+        .follow(&JournalQuery::default())
+        .unwrap()
+        .close()
+        .await;
+    let container = JournalQuery::agent_logs(Ident::new("iris").unwrap(), None);
+    journal.follow(&container).unwrap().close().await;
+    let seen = journal.spawn.seen();
+    let host: Vec<_> = seen[0].iter().map(|a| a.to_string_lossy()).collect();
+    // A machine without /etc/machine-id (some build containers) follows
+    // the current boot, as journalctl alone would.
+    let id = std::fs::read_to_string("/etc/machine-id").unwrap_or_default();
+    let expected: Vec<String> = MachineId::parse(&id)
+        .map(|id| {
+            id.host_follow_args()
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        host[host.len() - expected.len()..],
+        expected[..],
+        "{host:?}"
+    );
+    assert!(host.iter().any(|a| a == "--follow"), "{host:?}");
+    let agent: Vec<_> = seen[1].iter().map(|a| a.to_string_lossy()).collect();
+    assert!(
+        !agent
+            .iter()
+            .any(|a| a == "--merge" || a.starts_with("_MACHINE_ID")),
+        "{agent:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_grep_that_matches_nothing_is_an_empty_result_not_a_refusal() {
     // journalctl 252 exits 1 with nothing on stderr in that case; `false`
     // does the same.

@@ -32,7 +32,7 @@ mod stand_in;
 pub use crate::wire::agenda::JournalPriority;
 pub use crate::wire::journal::{render_line, render_short};
 pub use entry::{JournalEntry, parse_output};
-pub use query::{HostJournalRequest, InvalidFilter, JournalQuery, JournalSource};
+pub use query::{HostJournalRequest, InvalidFilter, JournalQuery, JournalSource, MachineId};
 pub use runner::{Follow, JournalError, Journalctl, Limits, Spawn};
 
 /// The journal reader the daemon holds: where to read, how, and the limits.
@@ -94,8 +94,19 @@ impl<S: Spawn> Journal<S> {
 
     /// The query's last `lines` entries (journalctl's default: 10), then
     /// every new entry as it is written, until the [`Follow`] is dropped.
+    ///
+    /// A follow of the host journal (no machine) reads this machine's
+    /// entries of every boot ([`MachineId::host_follow_args`]), not only
+    /// those of the boot `/proc` names.
     pub fn follow(&self, query: &JournalQuery) -> Result<Follow, JournalError> {
-        let args = query.args(&self.source, true);
+        let mut args = query.args(&self.source, true);
+        if self.source == JournalSource::Host && query.machine.is_none() {
+            let id = std::fs::read_to_string("/etc/machine-id").ok();
+            match id.as_deref().and_then(MachineId::parse) {
+                Some(id) => args.extend(id.host_follow_args()),
+                None => tracing::debug!("no /etc/machine-id: following the current boot only"),
+            }
+        }
         runner::follow(&self.spawn, &args, self.limits)
     }
 }

@@ -146,6 +146,39 @@ pub fn agent_of_container(container: &str) -> Result<Ident, InvalidFilter> {
         .ok_or_else(|| InvalidFilter::new("container", container, RULE))
 }
 
+/// This machine's id (`/etc/machine-id`: 32 lowercase hex digits), the
+/// `_MACHINE_ID` journald stamps on every entry it writes here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineId(String);
+
+impl MachineId {
+    /// The id in `text` (a trailing newline is fine), if it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        let id = text.trim_end_matches('\n');
+        (id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .then(|| Self(id.to_owned()))
+    }
+
+    /// The arguments that make a follow of the host journal read this
+    /// machine's entries of every boot: `--merge` and the match
+    /// `_MACHINE_ID=<id>` (the one positional argument the daemon ever
+    /// passes, built only from 32 hex digits).
+    ///
+    /// Why: journalctl 252 makes `--follow` imply `--boot` (the current
+    /// boot) unless `--merge` is given, and it takes the current boot's id
+    /// from `/proc/sys/kernel/random/boot_id`. Under the shipped unit's
+    /// `ProtectKernelTunables=yes` the daemon sees a fresh procfs, so where
+    /// the host is itself a container (systemd-nspawn bind-mounts a boot id
+    /// of its own over that file; the real-systemd test-bed is one) the id
+    /// is the kernel's, matches no entry, and the follow printed nothing
+    /// (issue 16). `--merge` lifts the boot filter but reads every journal
+    /// in `/var/log/journal`, the containers' linked ones too; the match
+    /// keeps this machine's, as a read's local-only default does.
+    pub fn host_follow_args(&self) -> [OsString; 2] {
+        ["--merge".into(), format!("_MACHINE_ID={}", self.0).into()]
+    }
+}
+
 /// Where journalctl reads from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum JournalSource {
@@ -251,6 +284,19 @@ impl JournalQuery {
                     .min(AGENT_LOGS_MAX_LINES),
             ),
             ..Self::default()
+        }
+    }
+
+    /// The query as a follow: refused with an `until`, which would end a
+    /// follow meant to go on (journalctl would stop at it, or never print).
+    pub fn followed(self) -> Result<Self, InvalidFilter> {
+        match &self.until {
+            Some(until) => Err(InvalidFilter::new(
+                "until",
+                until.as_str(),
+                "a followed journal has no end: drop \"until\" or \"follow\"",
+            )),
+            None => Ok(self),
         }
     }
 

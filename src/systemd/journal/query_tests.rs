@@ -237,3 +237,42 @@ fn a_directory_source_reads_that_directory_and_a_machine_from_its_subdirectory()
     assert!(!args.iter().any(|a| a.starts_with("--machine")), "{args:?}");
     assert_eq!(JournalSource::from_config(None), JournalSource::Host);
 }
+
+#[test]
+fn a_follow_with_an_until_is_refused_naming_until_and_one_without_passes() {
+    let request = HostJournalRequest {
+        until: Some("-1h"),
+        ..HostJournalRequest::default()
+    };
+    let err = JournalQuery::host_journal(&request)
+        .unwrap()
+        .followed()
+        .unwrap_err();
+    assert_eq!(err.filter, "until");
+    assert!(err.to_string().contains("drop \"until\""), "{err}");
+    let request = HostJournalRequest {
+        since: Some("-1h"),
+        ..HostJournalRequest::default()
+    };
+    let query = JournalQuery::host_journal(&request).unwrap();
+    assert_eq!(query.clone().followed().unwrap(), query);
+}
+
+#[test]
+fn a_machine_id_is_32_lowercase_hex_digits_and_makes_a_merge_and_one_match() {
+    let id = MachineId::parse("0123456789abcdef0123456789abcdef\n").unwrap();
+    assert_eq!(
+        strings(&id.host_follow_args()),
+        ["--merge", "_MACHINE_ID=0123456789abcdef0123456789abcdef"]
+    );
+    for bad in [
+        "",
+        "0123456789abcdef0123456789abcde",
+        "0123456789ABCDEF0123456789abcdef",
+        "0123456789abcdef0123456789abcdef0",
+        "--follow=0123456789abcdef0123456",
+        "uninitialized",
+    ] {
+        assert_eq!(MachineId::parse(bad), None, "{bad:?}");
+    }
+}

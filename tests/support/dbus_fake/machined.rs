@@ -1,4 +1,6 @@
-//! The fake `org.freedesktop.machine1.Manager`: images by name.
+//! The fake `org.freedesktop.machine1.Manager`: images by name, and a
+//! machine `h-<n>` registered while a unit `*@h-<n>.service` is running (as
+//! systemd-nspawn registers it), for `KillMachine`.
 
 use zbus::interface;
 use zbus::zvariant::OwnedObjectPath;
@@ -11,6 +13,7 @@ pub enum MdError {
     #[zbus(error)]
     ZBus(zbus::Error),
     NoSuchImage(String),
+    NoSuchMachine(String),
 }
 
 pub struct Machines {
@@ -43,6 +46,23 @@ impl Machines {
             return Err(MdError::NoSuchImage(format!("No image '{name}' known")));
         }
         st.images.insert(new_name);
+        Ok(())
+    }
+
+    /// Records the call; refuses a machine no running unit registers.
+    /// What the signal does to the container is the real systemd's to
+    /// show (the test-bed), so the units are left as they are.
+    async fn kill_machine(&self, name: String, who: String, signal: i32) -> Result<(), MdError> {
+        let mut st = lock(&self.state);
+        st.calls.push(format!("KillMachine {name} {who} {signal}"));
+        let suffix = format!("@{name}.service");
+        let registered = st
+            .units
+            .iter()
+            .any(|(unit, u)| unit.ends_with(&suffix) && u.active == "active");
+        if !registered {
+            return Err(MdError::NoSuchMachine(format!("No machine '{name}' known")));
+        }
         Ok(())
     }
 

@@ -118,10 +118,19 @@ pub async fn until(
     }
 }
 
+/// A running unit as the fake's `ActiveEnterTimestamp` stamps it.
+pub fn up() -> UnitState {
+    UnitState {
+        since: Some(1_796_040_000),
+        ..UnitState::running()
+    }
+}
+
 pub fn state(active: ActiveState, sub: &str, result: &str) -> UnitState {
     UnitState {
         active,
         sub: sub.into(),
         result: result.into(),
+        since: None,
     }
 }

@@ -29,7 +29,14 @@ pub struct Unit {
     pub active: String,
     pub sub: String,
     pub result: String,
+    /// `ActiveEnterTimestamp` (µs): [`ACTIVE_ENTER_US`] for a unit made
+    /// active, 0 (never) otherwise.
+    pub active_enter: u64,
 }
+
+/// The `ActiveEnterTimestamp` the fake gives a unit that becomes active:
+/// 2026-11-30T12:00:00Z.
+pub const ACTIVE_ENTER_US: u64 = 1_796_040_000_000_000;
 
 impl Unit {
     pub fn new(loaded: bool, active: &str, sub: &str) -> Self {
@@ -38,6 +45,11 @@ impl Unit {
             active: active.into(),
             sub: sub.into(),
             result: "success".into(),
+            active_enter: if active == "active" {
+                ACTIVE_ENTER_US
+            } else {
+                0
+            },
         }
     }
 }
@@ -113,6 +125,9 @@ impl State {
         let Some(u) = self.units.get_mut(unit) else {
             return;
         };
+        if active == "active" && u.active != "active" {
+            u.active_enter = ACTIVE_ENTER_US;
+        }
         u.active = active.into();
         u.sub = sub.into();
         if let Some(r) = result {
@@ -227,6 +242,7 @@ pub async fn emit(conn: &Connection, state: &Shared, sigs: Vec<Sig>) {
                 let changed: HashMap<&str, Value<'_>> = HashMap::from([
                     ("ActiveState", Value::from(u.active.as_str())),
                     ("SubState", Value::from(u.sub.as_str())),
+                    ("ActiveEnterTimestamp", Value::from(u.active_enter)),
                 ]);
                 conn.emit_signal(
                     None::<&str>,

@@ -254,6 +254,14 @@ impl UnitObject {
             .map(|u| u.sub.clone())
             .unwrap_or_default()
     }
+
+    #[zbus(property)]
+    async fn active_enter_timestamp(&self) -> u64 {
+        lock(&self.state)
+            .units
+            .get(&self.unit)
+            .map_or(0, |u| u.active_enter)
+    }
 }
 
 /// The running fake and the test's handle on it.

@@ -36,6 +36,20 @@ hivectl_logs_follow_shows_a_new_line_within_a_second() {
     echo "  hivectl logs -f printed:"; sed 's/^/    /' "$TB_DIR/follow.out"; false; }
 }
 
+_journal_follow_shows() { grep -qF "$1" "$TB_DIR/journal-follow.out"; }
+hivectl_journal_follow_shows_a_new_line_of_a_host_unit_within_a_second() {
+  tb_hive
+  local first="tb-jfirst-$RANDOM$RANDOM" second="tb-jsecond-$RANDOM$RANDOM"
+  in_c systemd-run -q --wait --unit=tb-jfollow-1 sh -c "echo $first"
+  in_c timeout 30 hivectl journal -f --grep tb-j -o cat >"$TB_DIR/journal-follow.out" 2>&1 &
+  jfollower=$!   # global: the EXIT trap runs after this function's locals are gone
+  trap 'kill "$jfollower" 2>/dev/null || true' EXIT
+  wait_for 5 "hivectl journal -f to print the earlier line" _journal_follow_shows "$first"
+  in_c systemd-run -q --wait --unit=tb-jfollow-2 sh -c "echo $second"
+  wait_for 1 "hivectl journal -f to print the new line within 1 s" _journal_follow_shows "$second" || {
+    echo "  hivectl journal -f printed:"; sed 's/^/    /' "$TB_DIR/journal-follow.out"; false; }
+}
+
 # `--since -1h` with the 100-line clamp: the newest 100 lines of the hour. journalctl 252 alone
 # answers `--since=X --lines=N` with the OLDEST N after X; before the daemon asked for them in
 # reverse, this query in a bed that had run a dozen tests returned only the bed's first lines.

@@ -1,0 +1,281 @@
+//! What each hivectl subcommand does: the [`Action`] a parsed [`Command`]
+//! becomes (one request, a stream, a lifecycle verb that waits, or a local
+//! job), with the exact host.sock request it sends.
+//!
+//! Split from `args` along the line between the command line's shape
+//! (clap's types, value parsers, completion) and its meaning here, so a
+//! new verb's request is read in one place.
+
+use std::path::PathBuf;
+
+use super::args::{Command, JournalFormat, TableView, Wait};
+use crate::wire::agenda::HostJournalFilters;
+use crate::wire::host::{HostRequest, LifecycleScope, Signal};
+use crate::wire::ident::Ident;
+
+/// What a subcommand does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// One request, one answer.
+    Call(HostRequest),
+    /// A streaming request (`logs`/`journal --follow`): print each line until the
+    /// stream ends.
+    Stream(HostRequest),
+    /// A lifecycle verb: resolve `--all`, send, then wait for the outcome.
+    Lifecycle(Lifecycle),
+    /// The roster, then its changes, reconnecting across daemon restarts.
+    Watch,
+    /// Local: print completions.
+    Completions(clap_complete::Shell),
+    /// Local: write man pages.
+    Man(PathBuf),
+}
+
+impl Action {
+    /// A read (`logs`, `journal`): one answer, or a stream with `follow`.
+    fn read(request: HostRequest, follow: bool) -> Self {
+        if follow {
+            Self::Stream(request)
+        } else {
+            Self::Call(request)
+        }
+    }
+}
+
+/// A lifecycle verb and the agents it names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lifecycle {
+    pub verb: Verb,
+    /// The named agents; empty with `all`.
+    pub names: Vec<Ident>,
+    /// `--all`: every agent the verb applies to.
+    pub all: bool,
+    /// Wait for the outcome (no `--no-block`).
+    pub block: bool,
+}
+
+/// What a lifecycle verb does to each agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Start,
+    /// `deadline_secs`: `-t`, the graceful stop's deadline.
+    Stop {
+        graceful: bool,
+        deadline_secs: Option<u64>,
+    },
+    Restart,
+    Spawn,
+}
+
+impl Lifecycle {
+    /// The requests acting on `names` (the resolved targets): one scoped
+    /// request for start and stop, one per agent for restart and spawn;
+    /// none when there is nothing to act on.
+    pub fn requests(&self, names: &[Ident]) -> Vec<HostRequest> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let scope = || LifecycleScope::agents(names.to_vec());
+        match self.verb {
+            Verb::Start => vec![HostRequest::Start { scope: scope() }],
+            Verb::Stop {
+                graceful,
+                deadline_secs,
+            } => vec![HostRequest::Stop {
+                scope: scope(),
+                graceful,
+                deadline_secs,
+            }],
+            Verb::Restart => names
+                .iter()
+                .map(|n| HostRequest::Restart { name: n.clone() })
+                .collect(),
+            Verb::Spawn => names
+                .iter()
+                .map(|n| HostRequest::Spawn { name: n.clone() })
+                .collect(),
+        }
+    }
+}
+
+impl Command {
+    /// The action, with the request it sends.
+    pub fn action(&self) -> Action {
+        let call = Action::Call;
+        let lifecycle = |verb, names: Vec<Ident>, all, wait: &Wait| {
+            Action::Lifecycle(Lifecycle {
+                verb,
+                names,
+                all,
+                block: !wait.no_block,
+            })
+        };
+        match self {
+            Self::Status { swarm: false, .. } => call(HostRequest::AgentStatus),
+            Self::Status { swarm: true, .. } => call(HostRequest::SwarmStatus),
+            Self::List => call(HostRequest::List),
+            Self::Start { which, wait } => {
+                lifecycle(Verb::Start, which.names.clone(), which.all, wait)
+            }
+            Self::Stop {
+                which,
+                force,
+                time,
+                wait,
+                ..
+            } => lifecycle(
+                Verb::Stop {
+                    graceful: !force,
+                    deadline_secs: *time,
+                },
+                which.names.clone(),
+                which.all,
+                wait,
+            ),
+            Self::Kill {
+                name,
+                signal: Some(signal),
+                ..
+            } if *signal != Signal::Kill => call(HostRequest::Signal {
+                name: name.clone(),
+                signal: *signal,
+            }),
+            Self::Kill { name, wait, .. } => lifecycle(
+                Verb::Stop {
+                    graceful: false,
+                    deadline_secs: None,
+                },
+                vec![name.clone()],
+                false,
+                wait,
+            ),
+            Self::Restart { name, wait } => {
+                lifecycle(Verb::Restart, vec![name.clone()], false, wait)
+            }
+            Self::Spawn { name, wait } => lifecycle(Verb::Spawn, vec![name.clone()], false, wait),
+            Self::RestartAll => call(HostRequest::RestartAll),
+            Self::Pause { name } => call(HostRequest::SetPaused {
+                name: name.clone(),
+                paused: true,
+            }),
+            Self::Resume { name } => call(HostRequest::SetPaused {
+                name: name.clone(),
+                paused: false,
+            }),
+            Self::RequestSpawn { name } => call(HostRequest::RequestSpawn { name: name.clone() }),
+            Self::Destroy { name, purge } => call(HostRequest::Destroy {
+                name: name.clone(),
+                purge: *purge,
+            }),
+            Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
+            Self::Pending { .. } => call(HostRequest::Pending),
+            Self::Approve { id } => call(HostRequest::Approve { id: *id }),
+            Self::Deny { id } => call(HostRequest::Deny { id: *id }),
+            // clap's group guarantees exactly one of `parent` and `--root`;
+            // `--root` (no parent) is null on the wire.
+            Self::SetParent { child, parent, .. } => call(HostRequest::SetParent {
+                child: child.clone(),
+                new_parent: parent.clone(),
+            }),
+            Self::Urls => call(HostRequest::Urls),
+            Self::Watch => Action::Watch,
+            Self::Logs {
+                name,
+                lines,
+                follow,
+                unit,
+                ..
+            } => {
+                let request = HostRequest::Logs {
+                    name: name.clone(),
+                    lines: *lines,
+                    unit: unit.clone(),
+                    follow: *follow,
+                };
+                Action::read(request, *follow)
+            }
+            Self::Journal {
+                unit,
+                agent,
+                priority,
+                grep,
+                since,
+                until,
+                lines,
+                follow,
+                ..
+            } => {
+                let request = HostRequest::Journal {
+                    filters: HostJournalFilters {
+                        unit: unit.clone(),
+                        container: agent.as_ref().map(Ident::machine_name),
+                        lines: *lines,
+                        priority: *priority,
+                        grep: grep.clone(),
+                        since: since.clone(),
+                        until: until.clone(),
+                    },
+                    follow: *follow,
+                };
+                Action::read(request, *follow)
+            }
+            Self::Questions => call(HostRequest::Questions),
+            Self::Answer { id, text } => call(HostRequest::Answer {
+                id: *id,
+                answer: text.clone(),
+            }),
+            Self::Schedules => call(HostRequest::Schedules),
+            Self::CancelSchedule { id, targets } => call(HostRequest::CancelSchedule {
+                id: *id,
+                targets: (!targets.is_empty()).then(|| targets.clone()),
+            }),
+            Self::Grants { name } => call(HostRequest::Grants { name: name.clone() }),
+            Self::Grant(g) => call(HostRequest::Grant {
+                name: g.name.clone(),
+                capability: g.capability,
+                tool_group: g.tool_group,
+            }),
+            Self::Revoke(g) => call(HostRequest::Revoke {
+                name: g.name.clone(),
+                capability: g.capability,
+                tool_group: g.tool_group,
+            }),
+            Self::Inbox { limit } => call(HostRequest::Inbox {
+                limit: Some(*limit),
+            }),
+            Self::Send { agent, text } => call(HostRequest::Send {
+                to: agent.agent.clone(),
+                body: text.clone(),
+                hive: agent.hive.clone(),
+            }),
+            Self::Completions { shell } => Action::Completions(*shell),
+            Self::Man { out } => Action::Man(out.clone()),
+        }
+    }
+
+    /// The agent of `logs`/`journal`, which the operator may name by its
+    /// machine name (`h-alice`); see [`resolve_machine_name`].
+    pub fn agent_mut(&mut self) -> Option<&mut Ident> {
+        match self {
+            Self::Logs { name, .. } => Some(name),
+            Self::Journal { agent, .. } => agent.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// How a table answer is printed (defaults for commands without the flags).
+    pub fn view(&self) -> TableView {
+        match self {
+            Self::Status { view, .. } | Self::Pending { view, .. } => *view,
+            _ => TableView::default(),
+        }
+    }
+
+    /// The journal output format of `logs`/`journal`.
+    pub fn journal_format(&self) -> JournalFormat {
+        match self {
+            Self::Logs { output, .. } | Self::Journal { output, .. } => *output,
+            _ => JournalFormat::Short,
+        }
+    }
+}
