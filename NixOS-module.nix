@@ -119,6 +119,18 @@ let
     max_agents = opt types.ints.positive 1000
       "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's LimitNOFILE=65536 covers about 16,000.";
     max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
+    agent_max_connections = opt types.ints.positive 16
+      "Open connections one agent socket serves at once; past it a connection is told why and closed.";
+    agent_idle_timeout_secs = opt types.ints.positive 600
+      "An agent connection silent this long between requests (a long-polling recv is not silence) is closed.";
+    agent_max_answer_bytes = opt types.ints.positive 4194304
+      "Bytes of message bodies or journal text one answer on an agent socket carries at most.";
+    inbox_max_messages = opt types.ints.positive 10000
+      "Pending messages one agent's inbox holds; past it a send to it is refused.";
+    inbox_max_bytes = opt types.ints.positive 67108864
+      "Bytes of pending message bodies one agent's inbox holds; past it a send to it is refused.";
+    transient_max_bytes = opt types.ints.positive 1048576
+      "Bytes of transient wakes kept in memory per agent; past it the oldest are dropped.";
     message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
     journal_directory = opt (types.nullOr absolutePath) null ''
       Read logs from journal files in this directory instead of the host

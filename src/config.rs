@@ -102,6 +102,25 @@ pub struct Config {
     /// Joining a swarm over NATS JetStream (see `src/swarm/README.md`).
     /// Absent: the hive runs alone, with no NATS.
     pub swarm: Option<SwarmConfig>,
+    /// Open connections one agent socket serves at once; past it a
+    /// connection gets an `err` line naming the limit and is closed.
+    pub agent_max_connections: usize,
+    /// How long an agent connection may stay silent between requests (or
+    /// take to finish a request line) before it is closed; a long-polling
+    /// `recv` is not silence.
+    pub agent_idle_timeout_secs: u64,
+    /// Bytes of message bodies one answer on an agent socket carries at
+    /// most (`recv` pops fewer, `recent` is cut with `truncated`, journal
+    /// reads end with a truncation line).
+    pub agent_max_answer_bytes: usize,
+    /// Pending messages one inbox holds; past it `send` to it is refused.
+    pub inbox_max_messages: u64,
+    /// Bytes of pending message bodies one inbox holds; past it `send` to
+    /// it is refused.
+    pub inbox_max_bytes: u64,
+    /// Bytes of transient wakes kept in memory per agent; past it the
+    /// oldest are dropped (logged).
+    pub transient_max_bytes: usize,
 }
 
 /// How the hive reaches its swarm's NATS servers.
@@ -162,6 +181,12 @@ impl Default for Config {
             hive_name: None,
             swarm_name: None,
             swarm: None,
+            agent_max_connections: 16,
+            agent_idle_timeout_secs: 600,
+            agent_max_answer_bytes: 4 << 20,
+            inbox_max_messages: 10_000,
+            inbox_max_bytes: 64 << 20,
+            transient_max_bytes: 1 << 20,
         }
     }
 }
@@ -249,9 +274,20 @@ impl Config {
         self.runtime_dir.join("agents").join(name.as_str())
     }
 
+    /// Where agent sockets are bound before they are renamed into place
+    /// (the daemon's own, `0700`).
+    pub fn socket_staging_dir(&self) -> PathBuf {
+        self.runtime_dir.join(".staging")
+    }
+
     /// The manager's runtime directory.
     pub fn manager_runtime_dir(&self) -> PathBuf {
         self.runtime_dir.join("manager")
+    }
+
+    /// [`Config::agent_idle_timeout_secs`] as a duration.
+    pub fn agent_idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.agent_idle_timeout_secs)
     }
 
     pub fn stop_deadline(&self) -> Duration {

@@ -8,8 +8,10 @@
 //! migrated, host.sock accepts, every agent socket and the manager socket
 //! are bound and the driver's first view is loaded, so a unit that is
 //! `active` is a daemon that answers correctly. Agent sockets are always
-//! bound by the daemon itself (not activated) and removed on exit; a stale
-//! one left by a crash is replaced at start. The agenda's timer ticks once
+//! bound by the daemon itself (not activated) and removed on exit; whatever
+//! is at their paths at start (a stale socket, or what an agent left in its
+//! `/run/hive`) is replaced without being followed. One daemon per state
+//! directory: an exclusive lock is taken before anything else. The agenda's timer ticks once
 //! before READY=1 (catch-up) and then every second. Containers are units of
 //! their own: stopping the daemon never stops them.
 
@@ -24,15 +26,15 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, DriverKind};
+use crate::clock::SystemClock;
+use crate::config::{ADMIN_GROUP, Config, DriverKind};
 use crate::containers::ContainerDriver;
 use crate::containers::fake::FakeDriver;
 use crate::containers::unavailable::Unavailable;
 use crate::server::agent_sockets::SocketRegistry;
 use crate::server::{host, listener};
 use crate::service::Hive;
-use crate::service::startup;
+use crate::service::{sockets, startup};
 use crate::systemd::activation::{self, HOST_FD_NAME, WEB_FD_NAME};
 use crate::systemd::dbus::{Settings, SystemdDriver};
 use crate::systemd::notify;
@@ -84,8 +86,11 @@ pub fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Result<()> {
+    // Before anything is touched: a second daemon on this state directory
+    // stops here, naming the first.
+    let _lock = startup::lock_state_dir(&config.state_dir)?;
     notify::status("opening the store");
-    let store = startup::open_store(&config.database(), SystemClock.now_unix()).await?;
+    let store = startup::open_store(&config.database()).await?;
 
     notify::status("loading container states");
     let names = startup::container_names(&store, &config).await?;
@@ -94,6 +99,9 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         tracing::warn!("first container view incomplete: {err}");
     }
     let hive = Hive::new(config.clone(), store, driver, Arc::new(SystemClock))?;
+    // After the first container view: a spawn's effect is read from it.
+    notify::status("ending approvals a crash interrupted");
+    hive.reconcile_interrupted().await?;
     // Catch up: what fell due while the daemon was down goes out now, once.
     notify::status("delivering what fell due while stopped");
     match hive.tick().await {
@@ -101,13 +109,11 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         Err(err) => tracing::error!("agenda catch-up failed: {err}; the timer retries"),
     }
 
-    let (listener, bound_path) = take_listener(&mut fds, HOST_FD_NAME, config.host_socket(), None)?;
+    let (listener, bound_path) =
+        take_listener(&mut fds, HOST_FD_NAME, config.host_socket(), Some(0o660))?;
     // The dashboard: host.sock's audience (0660 when we bind it ourselves).
     let (web_listener, web_bound) =
         take_listener(&mut fds, WEB_FD_NAME, config.web_socket(), Some(0o660))?;
-    for name in fds.keys() {
-        tracing::warn!(fd = %name, "ignoring an activation fd this build does not use");
-    }
     let listener = tokio::net::UnixListener::from_std(listener).context("register host.sock")?;
     let web_listener =
         tokio::net::UnixListener::from_std(web_listener).context("register web.sock")?;
@@ -118,12 +124,31 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     // After host.sock: a second daemon is refused there, before it could
     // touch the first one's agent sockets.
     notify::status("binding agent sockets");
-    let sockets = Arc::new(SocketRegistry::new(shutdown.clone(), tasks.clone()));
+    // The rest of the fds are agent sockets systemd kept for us.
+    let sockets = Arc::new(
+        SocketRegistry::new(shutdown.clone(), tasks.clone())
+            .with_fd_store(sockets::fd_store_enabled(), fds),
+    );
     hive.set_agent_sockets(sockets.clone());
+    // One stored fd per agent plus the manager's: past the unit's
+    // FileDescriptorStoreMax= systemd drops the extra ones, which are then
+    // bound again after a restart (refusing connects meanwhile).
+    if let Some(max) = notify::fd_store_max().filter(|_| sockets::fd_store_enabled())
+        && u64::try_from(config.max_agents).unwrap_or(u64::MAX) >= max
+    {
+        tracing::warn!(
+            "max_agents ({}) reaches FileDescriptorStoreMax= ({max}): raise the unit's \
+             FileDescriptorStoreMax= and FDSTORE= above it",
+            config.max_agents
+        );
+    }
     sockets
         .open_manager(&hive)
         .context("bind the manager socket")?;
     hive.open_agent_sockets().await?;
+    for name in sockets.forget_unclaimed() {
+        tracing::warn!(fd = %name, "dropped a stored fd no managed agent claims");
+    }
 
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
@@ -202,7 +227,6 @@ fn take_listener(
     path: PathBuf,
     mode: Option<u32>,
 ) -> anyhow::Result<(std::os::unix::net::UnixListener, Option<PathBuf>)> {
-    use std::os::unix::fs::PermissionsExt;
     let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
     let file = file.unwrap_or_default();
     let (listener, bound) = match fds.remove(name) {
@@ -211,9 +235,14 @@ fn take_listener(
             (activation::listener_from_fd(name, fd)?, None)
         }
         None => {
+            // What the .socket units declare, whatever the umask:
+            // DirectoryMode=0751, SocketMode=0660, root:hive-admin.
+            if let Some(dir) = path.parent() {
+                activation::make_dir(dir, 0o751)?;
+            }
             let l = activation::bind(&path)?;
             if let Some(mode) = mode {
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                activation::set_mode_and_group(&path, mode, ADMIN_GROUP)
                     .with_context(|| format!("set the mode of {file}"))?;
             }
             tracing::info!(path = %path.display(), "{file} bound by the daemon (not socket-activated)");

@@ -48,6 +48,9 @@ pub fn parse<'a>(to: &'a str, own: Option<&Ident>) -> Result<Address<'a>, Unknow
     let (Ok(agent_id), Ok(hive)) = (Ident::new(agent), Ident::new(hive)) else {
         return Err(UnknownRecipient::Malformed(clipped()));
     };
+    if !super::names::is_inbox_name(&agent_id) {
+        return Err(UnknownRecipient::Reserved(clipped()));
+    }
     match own {
         Some(own) if *own == hive => Ok(Address::Local(agent)),
         Some(_) => Ok(Address::Remote(RemoteAddress {
@@ -108,6 +111,17 @@ mod tests {
             parse("bob@hive-a", Some(&id("hive-a"))),
             Ok(Address::Local("bob"))
         );
+    }
+
+    #[test]
+    fn system_at_any_hive_is_refused_as_no_inbox() {
+        for own in [Some(id("hive-a")), None] {
+            for to in ["system@hive-b", "system@hive-a"] {
+                let err = parse(to, own.as_ref()).unwrap_err();
+                assert_eq!(err, UnknownRecipient::Reserved(to.to_owned()));
+                assert!(err.to_string().contains("names no inbox"), "{err}");
+            }
+        }
     }
 
     #[test]

@@ -32,6 +32,57 @@ pub enum UnknownRecipient {
         "{0:?} names another hive, but this hive is not in a swarm (its config has no `swarm` section)"
     )]
     NoSwarm(String),
+    /// `system@hive`: `system` is every hive's daemon, not an inbox.
+    #[error(
+        "{0:?} names no inbox: \"system\" is a hive's own daemon; send to an agent or \"operator\""
+    )]
+    Reserved(String),
+}
+
+/// How full an inbox is: its pending messages and their body bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InboxLoad {
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+/// The most one inbox holds pending (`inbox_max_messages`,
+/// `inbox_max_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InboxLimits {
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+/// A `send` refused because its recipient's inbox is at its cap. Nothing
+/// was stored; the sender may try again once the recipient has read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the inbox of {recipient:?} is full ({} messages, {} bytes pending; this hive holds at most \
+     {} messages and {} bytes per inbox: inbox_max_messages, inbox_max_bytes); nothing was sent, \
+     try again after it has read its messages",
+    .load.messages, .load.bytes, .limits.messages, .limits.bytes
+)]
+pub struct InboxFull {
+    /// The full inbox (an agent's name or `operator`).
+    pub recipient: String,
+    /// Who was refused (named in the daemon's log).
+    pub sender: String,
+    pub load: InboxLoad,
+    pub limits: InboxLimits,
+}
+
+/// Whether an inbox at `load` takes one more body of `size` bytes.
+pub fn admit(
+    load: InboxLoad,
+    size: usize,
+    limits: InboxLimits,
+) -> Result<(), (InboxLoad, InboxLimits)> {
+    let size = u64::try_from(size).unwrap_or(u64::MAX);
+    if load.messages >= limits.messages || load.bytes.saturating_add(size) > limits.bytes {
+        return Err((load, limits));
+    }
+    Ok(())
 }
 
 /// The recipients of a message `sender` addresses to `to`. May be empty
@@ -62,6 +113,18 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_inbox_at_either_cap_refuses_and_one_below_both_admits() {
+        let limits = InboxLimits {
+            messages: 3,
+            bytes: 100,
+        };
+        let load = |messages, bytes| InboxLoad { messages, bytes };
+        assert!(admit(load(2, 50), 50, limits).is_ok());
+        assert!(admit(load(3, 0), 1, limits).is_err());
+        assert!(admit(load(2, 60), 41, limits).is_err());
+    }
+
     use super::*;
 
     use crate::testing::{id, topology};

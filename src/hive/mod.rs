@@ -12,6 +12,8 @@
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
 //! - [`unit`](mod@unit): a container unit's state as the rules read it.
+//! - [`names`]: the names no agent may take (`system`, `operator`, the
+//!   manager's).
 
 use crate::wire::ident::Ident;
 
@@ -52,6 +54,7 @@ pub mod agenda;
 pub mod approvals;
 pub mod broker;
 pub mod hooks;
+pub mod names;
 pub mod roster;
 pub mod topology;
 pub mod unit;

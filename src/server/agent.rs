@@ -9,8 +9,12 @@
 //! Bad input (not UTF-8, not JSON, not an object, unknown `cmd`, wrong
 //! fields) gets an `err` answer and the connection carries on; an over-long
 //! line gets an `err` and the connection closes (the rest of that line
-//! cannot be told from the next request). No read timeout: a harness keeps
-//! its connection open between turns. A long-polling `recv` stops waiting
+//! cannot be told from the next request). Budgets (one agent's worst must
+//! not cost the hive): a connection silent for `agent_idle_timeout_secs`
+//! between requests (or that long sending one line) gets an `err` and is
+//! closed — a long-polling `recv` is an answer being waited for, not
+//! silence; past `agent_max_connections` open connections a new one gets
+//! an `err` and is closed at once ([`refuse_busy`]). A long-polling `recv` stops waiting
 //! when the client hangs up or the daemon stops, so nothing is popped for a
 //! reader that is gone; a popped answer that cannot be written is given
 //! back to the inbox, marked redelivered.
@@ -61,10 +65,32 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
     // (1,000 agents x 64 KiB was 64 MiB of buffers); longer lines still
     // read whole, up to MAX_LINE.
     let mut reader = BufReader::with_capacity(AGENT_READ_BUFFER, read);
+    let idle = hive.config().agent_idle_timeout();
     loop {
-        let line = tokio::select! {
-            () = stop.cancelled() => return,
-            line = read_line(&mut reader, MAX_LINE) => line,
+        let line = {
+            let read = tokio::time::timeout(idle, read_line(&mut reader, MAX_LINE));
+            tokio::pin!(read);
+            tokio::select! {
+                line = &mut read => line,
+                // Draining (restart, destroy): a request already on its way
+                // is still answered, so a client that connected just before
+                // the stop is not cut off; a silent one is closed.
+                () = stop.cancelled() => match tokio::time::timeout(DRAIN_GRACE, &mut read).await {
+                    Ok(line) => line,
+                    Err(_) => return,
+                },
+            }
+        };
+        let Ok(line) = line else {
+            tracing::info!(agent = %caller.name(), "agent connection idle for {idle:?}; closed");
+            let message = format!(
+                "closing this connection: no complete request for {} s \
+                 (agent_idle_timeout_secs); reconnect to go on",
+                idle.as_secs()
+            );
+            let _ = write_line(&mut write, &Response::err(message)).await;
+            let _ = write.shutdown().await;
+            return;
         };
         let line = match line {
             Ok(Some(line)) => line,
@@ -96,7 +122,35 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             }
             return;
         }
+        if stop.is_cancelled() {
+            return;
+        }
     }
+}
+
+/// How long a draining connection may take to deliver a request already
+/// on its way.
+const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Answer a connection past the socket's `agent_max_connections` with an
+/// `err` naming the limit, and close it: its fd is freed at once, so one
+/// agent cannot exhaust the daemon's. `refused` counts these per socket;
+/// the log says so at the 1st, 2nd, 4th, 8th ... refusal, so a flood of
+/// connects cannot flood the journal either.
+pub async fn refuse_busy(caller: Caller, mut stream: UnixStream, max: usize, refused: u64) {
+    if refused.is_power_of_two() {
+        tracing::warn!(
+            agent = %caller.name(),
+            "agent socket at its {max} connections (agent_max_connections); \
+             refused {refused} connection(s) so far"
+        );
+    }
+    let message = format!(
+        "too many connections to this socket: {max} are open (agent_max_connections); \
+         close one and connect again"
+    );
+    let _ = framing::write_line(&mut stream, &to_line(&Response::err(message))).await;
+    let _ = stream.shutdown().await;
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::manager;
 use super::reply::{answer, done, refusal};
-use crate::service::{Answerer, Caller, Hive, OPERATOR, Recipient};
+use crate::service::{Answerer, Caller, Hive, OPERATOR};
 use crate::wire::agent::{ContainerInfo, Request, Response};
 use crate::wire::journal::render_short;
 
@@ -80,8 +80,8 @@ pub async fn dispatch(
             Err(message) => Response::err(message),
         },
         Request::Recent { limit } => answer(
-            hive.recent(Recipient::Agent(me.clone()), limit).await,
-            |rows| Response::Recent { rows },
+            hive.recent_for_agent(me, limit).await,
+            |(rows, truncated)| Response::Recent { rows, truncated },
         ),
         Request::SetStatus { text } => done(hive.set_status_text(me, text).await),
         Request::GetAgentMeta { name } => {
@@ -181,7 +181,7 @@ pub async fn dispatch(
         Request::GetLogs { agent, lines } => {
             answer(hive.agent_logs(&agent, lines, None).await, |entries| {
                 Response::Logs {
-                    content: render_short(&entries),
+                    content: capped(render_short(&entries), hive),
                 }
             })
         }
@@ -189,13 +189,54 @@ pub async fn dispatch(
             let request = (&filters).into();
             answer(hive.host_journal(&request).await, |entries| {
                 Response::HostJournal {
-                    content: render_short(&entries),
+                    content: capped(render_short(&entries), hive),
                 }
             })
         }
     }
 }
 
+/// Journal text cut to the agent's answer budget (`agent_max_answer_bytes`)
+/// at a line boundary, with a last line saying so: the newest lines go
+/// (the reader asks again with fewer lines or a narrower filter).
+fn capped(content: String, hive: &Hive) -> String {
+    cap_text(content, hive.config().agent_max_answer_bytes)
+}
+
+fn cap_text(mut content: String, budget: usize) -> String {
+    if content.len() <= budget {
+        return content;
+    }
+    let total = content.len();
+    let mut cut = budget.min(total);
+    while !content.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(nl) = content[..cut].rfind('\n') {
+        cut = nl + 1;
+    }
+    content.truncate(cut);
+    content.push_str(&format!(
+        "[truncated: {} of {total} bytes left out (agent_max_answer_bytes); ask for fewer lines]\n",
+        total - cut
+    ));
+    content
+}
+
 #[cfg(test)]
 #[path = "agenda_tests.rs"]
 mod agenda_tests;
+
+#[cfg(test)]
+mod cap_tests {
+    use super::cap_text;
+
+    #[test]
+    fn journal_text_over_the_budget_is_cut_at_a_line_and_says_so() {
+        let text = "one\ntwo\nthree\n".to_owned();
+        assert_eq!(cap_text(text.clone(), 100), text);
+        let cut = cap_text(text, 9);
+        assert!(cut.starts_with("one\ntwo\n["), "{cut}");
+        assert!(cut.contains("[truncated: 6 of 14 bytes left out"), "{cut}");
+    }
+}

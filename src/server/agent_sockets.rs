@@ -3,8 +3,11 @@
 //! directory as `/run/hive/`), and the manager's at
 //! `<runtime>/manager/mcp.sock`.
 //!
-//! Binding follows host.sock's rules ([`sockets::bind`]): a stale file is
-//! replaced, a live one never stolen. Each listener has its own cancellation
+//! Binding replaces whatever is at the path, never following it
+//! ([`sockets::bind_replacing`]): the directory is the container's
+//! `/run/hive`, writable from inside, so a directory, symlink or socket an
+//! agent left there must not stop the daemon (the state-directory lock,
+//! not a connect probe an agent could answer, keeps two daemons apart). Each listener has its own cancellation
 //! token, a child of the daemon's shutdown token, so destroying an agent
 //! ends its listener and its open connections while the daemon's shutdown
 //! ends them all. Socket files are `0600`: only root (the container's
@@ -14,16 +17,19 @@
 //! request, which would make identity a claim instead of a fact.
 
 use std::collections::HashMap;
-use std::os::unix::fs::PermissionsExt;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::Semaphore;
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::agent;
 use super::listener;
-use crate::service::sockets::{self, AgentSockets, BindError};
+use crate::service::sockets::{self, AgentSockets, BindError, MANAGER_FD_NAME};
 use crate::service::{Caller, Hive};
 use crate::wire::ident::Ident;
 
@@ -43,6 +49,11 @@ pub struct SocketRegistry {
     tasks: TaskTracker,
     agents: Mutex<HashMap<Ident, Open>>,
     manager: Mutex<Option<Open>>,
+    /// Sockets systemd handed back from its fd store, by `FDNAME`, until
+    /// they are served again.
+    stored: Mutex<HashMap<String, OwnedFd>>,
+    /// Whether bound sockets go into systemd's fd store.
+    fd_store: bool,
 }
 
 impl SocketRegistry {
@@ -54,7 +65,36 @@ impl SocketRegistry {
             tasks,
             agents: Mutex::new(HashMap::new()),
             manager: Mutex::new(None),
+            stored: Mutex::new(HashMap::new()),
+            fd_store: false,
         }
+    }
+
+    /// Keep new sockets in systemd's fd store (`fd_store`), and serve the
+    /// ones it handed back (`stored`, by `FDNAME`) instead of binding:
+    /// a restart or a crash then never rebinds a path an agent can touch,
+    /// and connects made while no daemon runs wait in the kept socket's
+    /// backlog instead of being refused.
+    pub fn with_fd_store(mut self, fd_store: bool, stored: HashMap<String, OwnedFd>) -> Self {
+        self.fd_store = fd_store;
+        self.stored = Mutex::new(stored);
+        self
+    }
+
+    /// Stored fds no managed agent claimed (destroyed while the daemon
+    /// was down): dropped from systemd's store; their names.
+    pub fn forget_unclaimed(&self) -> Vec<String> {
+        let left: Vec<String> = self
+            .stored
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(name, _fd)| name)
+            .collect();
+        for name in &left {
+            sockets::remove_stored_fd(name);
+        }
+        left
     }
 
     fn agents(&self) -> MutexGuard<'_, HashMap<Ident, Open>> {
@@ -73,7 +113,13 @@ impl SocketRegistry {
         }
         let path = hive.config().manager_runtime_dir().join(SOCKET_NAME);
         let caller = Caller::Manager(hive.config().manager());
-        let open = self.serve(hive, path.clone(), caller, "manager socket")?;
+        let open = self.serve(
+            hive,
+            path.clone(),
+            caller,
+            "manager socket",
+            MANAGER_FD_NAME,
+        )?;
         *slot = Some(open);
         Ok(path)
     }
@@ -84,31 +130,71 @@ impl SocketRegistry {
         path: PathBuf,
         caller: Caller,
         label: &'static str,
+        fd_name: &str,
     ) -> Result<Open, BindError> {
         let io = |source| BindError::Io {
             path: path.clone(),
             source,
         };
-        let listener = sockets::bind(&path)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+        let kept = self
+            .stored
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(fd_name)
+            .and_then(|fd| sockets::stored_listener(fd_name, fd));
+        let listener = match kept {
+            Some(listener) => {
+                tracing::info!(path = %path.display(), "{label} taken back from systemd's fd store");
+                listener
+            }
+            None => {
+                let staging = hive.config().socket_staging_dir();
+                let listener = sockets::bind_replacing(&path, &staging)?;
+                if self.fd_store {
+                    sockets::store_fd(fd_name, &listener);
+                }
+                listener
+            }
+        };
         listener.set_nonblocking(true).map_err(io)?;
         let listener = tokio::net::UnixListener::from_std(listener).map_err(io)?;
         let stop = self.shutdown.child_token();
         let (hive, stop2) = (hive.clone(), stop.clone());
+        let max = hive.config().agent_max_connections;
+        let slots = Arc::new(Semaphore::new(max));
+        let refused = AtomicU64::new(0);
         tokio::spawn(listener::accept_loop(
             listener,
             label,
             stop.clone(),
             self.tasks.clone(),
-            move |stream| agent::serve(hive.clone(), caller.clone(), stream, stop2.clone()),
+            move |stream| {
+                let (hive, caller, stop) = (hive.clone(), caller.clone(), stop2.clone());
+                let slot = slots.clone().try_acquire_owned();
+                let n = if slot.is_err() {
+                    refused.fetch_add(1, Ordering::Relaxed) + 1
+                } else {
+                    0
+                };
+                async move {
+                    match slot {
+                        Ok(_slot) => agent::serve(hive, caller, stream, stop).await,
+                        Err(_) => agent::refuse_busy(caller, stream, max, n).await,
+                    }
+                }
+            },
         ));
         tracing::info!(path = %path.display(), "serving {label}");
         Ok(Open { path, stop })
     }
 
     /// Remove every socket file this registry bound (on exit; the
-    /// listeners stop with the shutdown token).
+    /// listeners stop with the shutdown token). With the fd store the files
+    /// stay: they name the sockets systemd keeps for the next daemon.
     pub fn remove_files(&self) {
+        if self.fd_store {
+            return;
+        }
         let agents: Vec<PathBuf> = self.agents().values().map(|o| o.path.clone()).collect();
         let manager = self.manager().as_ref().map(|o| o.path.clone());
         for path in agents.iter().chain(manager.iter()) {
@@ -131,13 +217,23 @@ impl AgentSockets for SocketRegistry {
             return Ok(());
         }
         let path = hive.config().agent_runtime_dir(name).join(SOCKET_NAME);
-        let open = self.serve(hive, path, Caller::Agent(name.clone()), "agent socket")?;
+        let fd_name = sockets::agent_fd_name(name);
+        let open = self.serve(
+            hive,
+            path,
+            Caller::Agent(name.clone()),
+            "agent socket",
+            &fd_name,
+        )?;
         agents.insert(name.clone(), open);
         Ok(())
     }
 
     fn close(&self, name: &Ident) {
         if let Some(open) = self.agents().remove(name) {
+            if self.fd_store {
+                sockets::remove_stored_fd(&sockets::agent_fd_name(name));
+            }
             open.stop.cancel();
             let _ = std::fs::remove_file(&open.path);
             tracing::info!(agent = %name, "{name}: agent socket closed");
@@ -177,22 +273,32 @@ mod tests {
         assert!(registry.open_agents().is_empty());
     }
 
+    /// An agent's directory is writable from its container: a socket it
+    /// bound there itself used to make the daemon refuse ("already
+    /// running"). Now the daemon's socket replaces it.
     #[tokio::test]
-    async fn a_live_socket_at_the_agents_path_fails_the_spawn_and_leaves_no_agent() {
+    async fn a_socket_someone_else_bound_at_the_agents_path_is_replaced_by_the_daemons() {
         let dir = tempfile::tempdir().unwrap();
         let (hive, registry) = hive(&dir);
         let path = dir.path().join("run/agents/zed/mcp.sock");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let _someone_else = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let err = hive.spawn(&id("zed")).await.unwrap_err();
+        let someone_else = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        someone_else.set_nonblocking(true).unwrap();
+        hive.spawn(&id("zed")).await.unwrap();
+        assert_eq!(registry.open_agents(), vec![id("zed")]);
+        let mut conn = tokio::net::UnixStream::connect(&path).await.unwrap();
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        conn.write_all(b"{\"cmd\":\"status\"}\n").await.unwrap();
+        let mut line = String::new();
+        tokio::io::BufReader::new(conn)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+        assert!(line.contains("\"kind\":\"status\""), "{line}");
         assert!(
-            err.to_string().starts_with(
-                "cannot serve the socket of agent \"zed\": hive-c0re is already running on"
-            ),
-            "{err}"
+            someone_else.accept().is_err(),
+            "the impostor got the connection"
         );
-        assert!(hive.row(&id("zed")).await.unwrap().is_none());
-        assert!(registry.open_agents().is_empty());
     }
 
     #[tokio::test]

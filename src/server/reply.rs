@@ -51,6 +51,7 @@ pub fn wire_error(err: &HiveError) -> String {
         HiveError::UnknownAgent(_)
         | HiveError::AlreadyManaged(_)
         | HiveError::HiveFull { .. }
+        | HiveError::ReservedName(_)
         | HiveError::Topology(_)
         | HiveError::UnknownApproval(_)
         | HiveError::BadFilter(_)
@@ -68,6 +69,11 @@ pub fn wire_error(err: &HiveError) -> String {
         | HiveError::ApprovalInProgress(_)
         | HiveError::NotRunning(_)
         | HiveError::StillRunning { .. } => {}
+        // A budget of the recipient is spent: the caller retries later; the
+        // log names who was refused, since an agent may be flooding it.
+        HiveError::InboxFull(full) => {
+            tracing::warn!(agent = %full.sender, "send refused: {full}");
+        }
         // The action ran and failed outside the daemon (systemd, journalctl,
         // an approval's command): the caller reads the reason and decides.
         HiveError::ApprovalFailed { .. }

@@ -6,11 +6,13 @@ use super::{Hive, HiveError};
 use crate::command;
 use rusqlite::Connection;
 
+use crate::hive::Recipient;
 use crate::hive::approvals::{self as rules, Decision, Refusal};
+use crate::hive::names;
 use crate::store::approvals::{self, NewApproval};
-use crate::store::{StoreError, agents, immediate};
-use crate::wire::events::HelperEvent;
-use crate::wire::host::{Approval, ApprovalKind};
+use crate::store::{StoreError, agents, immediate, messages};
+use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
+use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
 use crate::wire::ident::Ident;
 
 impl Hive {
@@ -20,7 +22,12 @@ impl Hive {
     }
 
     /// Add a pending row.
+    /// A request that names a new agent (`spawn`, `init_config`) is refused
+    /// for a reserved name.
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
+        if matches!(new.kind, ApprovalKind::Spawn | ApprovalKind::InitConfig) {
+            names::check_new_agent(&new.agent, &self.config().manager())?;
+        }
         let now = self.now();
         let row = self
             .store()
@@ -32,6 +39,7 @@ impl Hive {
 
     /// Queue a `spawn` approval for a name not yet in the hive.
     pub async fn request_spawn(&self, name: &Ident) -> Result<Approval, HiveError> {
+        names::check_new_agent(name, &self.config().manager())?;
         let n = name.clone();
         if self
             .store()
@@ -51,13 +59,18 @@ impl Hive {
     }
 
     async fn decide(&self, id: i64, decision: Decision) -> Result<Approval, HiveError> {
-        let now = self.now();
+        let (now, manager) = (self.now(), self.config().manager());
         match self
             .store()
-            .run(move |c| decide_row(c, id, decision, now))
+            .run(move |c| decide_row(c, id, decision, &manager, now))
             .await?
         {
-            Decided::Taken(row) => Ok(row),
+            Decided::Taken(row) => {
+                if row.status != ApprovalStatus::Pending {
+                    self.wake_manager();
+                }
+                Ok(row)
+            }
             Decided::Refused(refusal) => Err(HiveError::refused(id, refusal)),
             Decided::NotFound => Err(HiveError::UnknownApproval(id)),
         }
@@ -71,14 +84,16 @@ impl Hive {
         let agent = claimed.agent.to_string();
         let row = within_budget("approve", vec![agent], async move {
             let action = hive.run_action(&claimed).await;
-            let now = hive.now();
-            hive.store()
-                .run(move |c| finish_row(c, id, action, now))
-                .await
+            let (now, manager) = (hive.now(), hive.config().manager());
+            let row = hive
+                .store()
+                .run(move |c| finish_row(c, id, action, &manager, now))
+                .await;
+            hive.wake_manager();
+            row
         })
         .await??;
         tracing::info!(id, status = row.status.as_str(), "approval resolved");
-        self.notify_resolved(&row).await;
         match &row.note {
             Some(note) if row.status == crate::wire::host::ApprovalStatus::Failed => {
                 Err(HiveError::ApprovalFailed {
@@ -94,29 +109,95 @@ impl Hive {
     pub async fn deny(&self, id: i64) -> Result<Approval, HiveError> {
         let row = self.decide(id, Decision::Deny).await?;
         tracing::info!(id, "approval denied");
-        self.notify_resolved(&row).await;
         Ok(row)
     }
 
     /// Withdraw a pending row (the manager's `cancel_loose_end`).
     pub async fn cancel_approval(&self, id: i64) -> Result<Approval, HiveError> {
-        let row = self.decide(id, Decision::Cancel).await?;
-        self.notify_resolved(&row).await;
-        Ok(row)
+        self.decide(id, Decision::Cancel).await
     }
 
-    /// Tell the manager a row reached a terminal status.
-    pub(crate) async fn notify_resolved(&self, row: &Approval) {
-        self.notify_manager(HelperEvent::ApprovalResolved {
-            id: row.id,
-            agent: row.agent.to_string(),
-            commit_ref: row.commit_ref.clone(),
-            status: row.status,
-            note: row.note.clone(),
-            sha: row.fetched_sha.clone(),
-            tag: None,
+    /// Wake the manager's long poll: an event row was committed for it.
+    pub(crate) fn wake_manager(&self) {
+        self.inbox_waker(&self.config().manager()).notify_waiters();
+    }
+
+    /// End every approval a previous daemon claimed and did not finish
+    /// (it crashed or was killed while the action ran), truthfully: a
+    /// `spawn` whose agent and container exist ended `approved`; a
+    /// `schedule_prompt` whose schedule was stored, `approved`; anything
+    /// else `failed`, saying what to check. Each gets exactly one
+    /// `approval_resolved`, committed with its row. Call before serving.
+    pub async fn reconcile_interrupted(&self) -> Result<Vec<Approval>, HiveError> {
+        let rows = self.store().read(approvals::interrupted).await?;
+        let mut ended = Vec::with_capacity(rows.len());
+        for row in rows {
+            let outcome = self.what_happened(&row).await?;
+            let (id, now, manager) = (row.id, self.now(), self.config().manager());
+            let row = self
+                .store()
+                .run(move |c| finish_row(c, id, outcome, &manager, now))
+                .await?;
+            tracing::warn!(
+                id,
+                agent = %row.agent,
+                status = row.status.as_str(),
+                "approval interrupted by a restart; ended: {}",
+                row.note.as_deref().unwrap_or("")
+            );
+            ended.push(row);
+        }
+        if !ended.is_empty() {
+            self.wake_manager();
+        }
+        Ok(ended)
+    }
+
+    /// Whether an interrupted row's action took effect, as its outcome.
+    async fn what_happened(
+        &self,
+        row: &Approval,
+    ) -> Result<Result<Option<String>, String>, HiveError> {
+        const PREFIX: &str = "hive-c0re stopped while the approved action ran";
+        Ok(match row.kind {
+            ApprovalKind::Spawn => {
+                let n = row.agent.clone();
+                let stored = self
+                    .store()
+                    .read(move |c| agents::get(c, &n))
+                    .await?
+                    .is_some();
+                let container = self.driver().view().contains_key(&row.agent);
+                match (stored, container) {
+                    (true, true) => Ok(Some(format!("{PREFIX}; the agent was spawned"))),
+                    (true, false) => Err(format!(
+                        "{PREFIX}; the agent is registered but its container was not made: \
+                         `hivectl destroy {0}` then request the spawn again",
+                        row.agent
+                    )),
+                    (false, _) => Err(format!(
+                        "{PREFIX}; the agent was not spawned: request again"
+                    )),
+                }
+            }
+            ApprovalKind::SchedulePrompt => {
+                let id = row.id;
+                let stored = self
+                    .store()
+                    .read(move |c| crate::store::schedules::from_approval(c, id))
+                    .await?;
+                match stored {
+                    Some(schedule) => Ok(Some(format!("{PREFIX}; schedule {schedule} was stored"))),
+                    None => Err(format!("{PREFIX}; no schedule was stored: request again")),
+                }
+            }
+            ApprovalKind::ApplyCommit
+            | ApprovalKind::InitConfig
+            | ApprovalKind::UpdateMetaInputs => Err(format!(
+                "{PREFIX}; whether approval_command finished is unknown: check the agent's \
+                     config and request again"
+            )),
         })
-        .await;
     }
 
     /// What an approved row does: `Ok` with an optional note, or the error
@@ -168,6 +249,7 @@ fn decide_row(
     conn: &mut Connection,
     id: i64,
     decision: Decision,
+    manager: &Ident,
     at: i64,
 ) -> Result<Decided, StoreError> {
     let tx = immediate(conn)?;
@@ -185,27 +267,61 @@ fn decide_row(
     }
     let row = approvals::get(&tx, id)?
         .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
+    if row.status != ApprovalStatus::Pending {
+        record_resolved(&tx, &row, manager, at)?;
+    }
     tx.commit()?;
     Ok(Decided::Taken(row))
 }
 
-/// End a claimed row with its action's result.
+/// End a claimed row with its action's result, and its event, in one
+/// write transaction.
 fn finish_row(
     conn: &mut Connection,
     id: i64,
     action: Result<Option<String>, String>,
+    manager: &Ident,
     at: i64,
 ) -> Result<Approval, StoreError> {
+    let tx = immediate(conn)?;
     let (status, note) = rules::outcome(Decision::Approve, action);
-    approvals::end(conn, id, status, note.as_deref(), at)?;
-    approvals::get(conn, id)?.ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))
+    approvals::end(&tx, id, status, note.as_deref(), at)?;
+    let row = approvals::get(&tx, id)?
+        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
+    record_resolved(&tx, &row, manager, at)?;
+    tx.commit()?;
+    Ok(row)
+}
+
+/// Store the manager's `approval_resolved` for `row`, which just reached a
+/// terminal status, in the caller's transaction: the transition and its
+/// event commit together, so a crash can neither lose the event nor send
+/// it twice. (The caller wakes the manager after the commit.)
+pub(crate) fn record_resolved(
+    tx: &Connection,
+    row: &Approval,
+    manager: &Ident,
+    at: i64,
+) -> Result<(), StoreError> {
+    let event = HelperEvent::ApprovalResolved {
+        id: row.id,
+        agent: row.agent.to_string(),
+        commit_ref: row.commit_ref.clone(),
+        status: row.status,
+        note: row.note.clone(),
+        sha: row.fetched_sha.clone(),
+        tag: None,
+    };
+    let to = Recipient::Agent(manager.clone());
+    messages::insert(tx, SYSTEM_SENDER, &to, &event.to_body(), None, at)?;
+    Ok(())
 }
 
 #[cfg(test)]
 mod row_tests {
     use super::*;
     use crate::store::Store;
-    use crate::testing::new_approval;
+    use crate::testing::{id, new_approval};
     use crate::wire::host::ApprovalStatus;
 
     #[test]
@@ -215,24 +331,24 @@ mod row_tests {
             .blocking(|c| {
                 let a = approvals::insert(c, &new_approval("x"), 10)?;
                 assert!(matches!(
-                    decide_row(c, a.id, Decision::Approve, 11)?,
+                    decide_row(c, a.id, Decision::Approve, &id("ruth"), 11)?,
                     Decided::Taken(_)
                 ));
                 assert_eq!(
-                    decide_row(c, a.id, Decision::Approve, 12)?,
+                    decide_row(c, a.id, Decision::Approve, &id("ruth"), 12)?,
                     Decided::Refused(Refusal::InProgress)
                 );
                 assert_eq!(
-                    decide_row(c, a.id, Decision::Deny, 12)?,
+                    decide_row(c, a.id, Decision::Deny, &id("ruth"), 12)?,
                     Decided::Refused(Refusal::InProgress)
                 );
-                let done = finish_row(c, a.id, Ok(None), 13)?;
+                let done = finish_row(c, a.id, Ok(None), &id("ruth"), 13)?;
                 assert_eq!(
                     (done.status, done.resolved_at),
                     (ApprovalStatus::Approved, Some(13))
                 );
                 assert_eq!(
-                    decide_row(c, a.id, Decision::Deny, 14)?,
+                    decide_row(c, a.id, Decision::Deny, &id("ruth"), 14)?,
                     Decided::Refused(Refusal::AlreadyResolved(ApprovalStatus::Approved))
                 );
                 Ok(())

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use super::{Hive, HiveError};
 use crate::hive::address::{self, Address};
-use crate::hive::broker;
+use crate::hive::broker::{self, InboxFull, InboxLimits};
 use crate::hive::topology::Topology;
 use crate::hive::{OPERATOR, Recipient};
 use crate::store::agents::{self, AgentRecord};
@@ -36,7 +36,32 @@ pub const DEFAULT_RECV_MAX: u32 = 10;
 pub const RECV_MAX_CAP: u32 = 500;
 /// The most rows `recent` or the operator's inbox return.
 pub const RECENT_CAP: u64 = 1000;
-/// Transient wakes kept per agent; past this the oldest are dropped.
+/// Refuse to add a body of `size` bytes to `to`'s inbox when it is at a
+/// cap. The operator's inbox is not capped here: its rows stay pending
+/// (nobody `recv`s them), so a cap would close it for good.
+pub(super) fn admit(
+    tx: &rusqlite::Connection,
+    sender: &str,
+    to: &Recipient,
+    size: usize,
+    limits: InboxLimits,
+) -> Result<(), HiveError> {
+    if matches!(to, Recipient::Operator) {
+        return Ok(());
+    }
+    let load = messages::inbox_load(tx, to)?;
+    broker::admit(load, size, limits).map_err(|(load, limits)| {
+        HiveError::InboxFull(InboxFull {
+            recipient: to.as_str().to_owned(),
+            sender: sender.to_owned(),
+            load,
+            limits,
+        })
+    })
+}
+
+/// Transient wakes kept per agent; past this (or `transient_max_bytes`)
+/// the oldest are dropped.
 pub const TRANSIENT_CAP: usize = 1000;
 
 impl Hive {
@@ -67,11 +92,15 @@ impl Hive {
             Address::Remote(remote) => return self.send_remote(sender, remote, body).await,
         };
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
+        let limits = self.inbox_limits();
         let recipients = self
             .transact(move |c| {
                 let tx = immediate(c)?;
                 let topology = Topology::new(agents::parents(&tx)?);
                 let recipients = broker::resolve(&topology, &from, &to)?;
+                for r in &recipients {
+                    admit(&tx, from.as_str(), r, body.len(), limits)?;
+                }
                 for r in &recipients {
                     messages::insert(&tx, from.as_str(), r, &body, in_reply_to, now)?;
                 }
@@ -83,6 +112,40 @@ impl Hive {
             self.wake_inbox(r);
         }
         Ok(recipients.len())
+    }
+
+    pub(super) fn inbox_limits(&self) -> InboxLimits {
+        InboxLimits {
+            messages: self.config().inbox_max_messages,
+            bytes: self.config().inbox_max_bytes,
+        }
+    }
+
+    /// Store `body` from `from` for agent `to` if its inbox has room (the
+    /// check and the insert in one write transaction), then wake it.
+    async fn deliver_bounded(
+        &self,
+        to: &Ident,
+        from: &str,
+        body: String,
+    ) -> Result<i64, HiveError> {
+        let (r, from, now, limits) = (
+            Recipient::Agent(to.clone()),
+            from.to_owned(),
+            self.now(),
+            self.inbox_limits(),
+        );
+        let id = self
+            .transact(move |c| {
+                let tx = immediate(c)?;
+                admit(&tx, &from, &r, body.len(), limits)?;
+                let id = messages::insert(&tx, &from, &r, &body, None, now)?;
+                tx.commit()?;
+                Ok(id)
+            })
+            .await?;
+        self.inbox_waker(to).notify_waiters();
+        Ok(id)
     }
 
     /// The operator sends `body` to a managed agent, or to an agent (or
@@ -105,8 +168,7 @@ impl Hive {
             }
         }
         self.require(to).await?;
-        self.deliver(Recipient::Agent(to.clone()), OPERATOR, body, None)
-            .await?;
+        self.deliver_bounded(to, OPERATOR, body).await?;
         Ok(())
     }
 
@@ -121,16 +183,23 @@ impl Hive {
     ) -> Result<(), HiveError> {
         self.check_body(&body)?;
         if !transient {
-            self.deliver(Recipient::Agent(agent.clone()), &from, body, None)
-                .await?;
+            self.deliver_bounded(agent, &from, body).await?;
             return Ok(());
         }
         {
+            let cap = self.config().transient_max_bytes;
             let mut queues = self.transient();
             let queue = queues.entry(agent.clone()).or_default();
-            if queue.len() >= TRANSIENT_CAP {
-                queue.pop_front();
-                tracing::warn!(agent = %agent, "{agent}: transient wake queue full; dropped the oldest");
+            let mut held: usize = queue.iter().map(|m| m.body.len()).sum();
+            while !queue.is_empty() && (queue.len() >= TRANSIENT_CAP || held + body.len() > cap) {
+                if let Some(old) = queue.pop_front() {
+                    held -= old.body.len();
+                }
+                tracing::warn!(
+                    agent = %agent,
+                    "{agent}: transient wakes over {TRANSIENT_CAP} or {cap} bytes (transient_max_bytes); \
+                     dropped the oldest"
+                );
             }
             queue.push_back(DeliveredMessage {
                 from,
@@ -178,24 +247,40 @@ impl Hive {
     }
 
     async fn pop(&self, agent: &Ident, max: u32) -> Result<Vec<DeliveredMessage>, HiveError> {
+        let budget = self.config().agent_max_answer_bytes;
         let mut out: Vec<DeliveredMessage> = {
             let mut queues = self.transient();
             match queues.get_mut(agent) {
                 Some(q) => {
-                    let n = q.len().min(max as usize);
+                    let (mut n, mut used) = (0, 0usize);
+                    while n < q.len().min(max as usize) {
+                        used += q[n].body.len();
+                        if used > budget && n > 0 {
+                            break;
+                        }
+                        n += 1;
+                    }
                     q.drain(..n).collect()
                 }
                 None => Vec::new(),
             }
         };
         let room = max.saturating_sub(u32::try_from(out.len()).unwrap_or(max));
-        if room == 0 {
+        let used: usize = out.iter().map(|m| m.body.len()).sum();
+        if room == 0 || (used >= budget && !out.is_empty()) {
             return Ok(out);
         }
+        // Stored messages fill what the transient ones left of the budget;
+        // with none taken yet, the first always goes.
+        let left = if out.is_empty() {
+            budget
+        } else {
+            budget - used
+        };
         let (n, now) = (agent.clone(), self.now());
         match self
             .store()
-            .run(move |c| messages::pop(c, &n, room, now))
+            .run(move |c| messages::pop(c, &n, room, left, now))
             .await
         {
             Ok(stored) => {
@@ -283,10 +368,32 @@ impl Hive {
         recipient: Recipient,
         limit: u64,
     ) -> Result<Vec<InboxRow>, HiveError> {
+        Ok(self.recent_within(recipient, limit, usize::MAX).await?.0)
+    }
+
+    /// [`Hive::recent`] within an agent's answer budget
+    /// (`agent_max_answer_bytes`): the newest rows whose bodies fit, and
+    /// whether older ones were left out for it.
+    pub async fn recent_for_agent(
+        &self,
+        agent: &Ident,
+        limit: u64,
+    ) -> Result<(Vec<InboxRow>, bool), HiveError> {
+        let budget = self.config().agent_max_answer_bytes;
+        self.recent_within(Recipient::Agent(agent.clone()), limit, budget)
+            .await
+    }
+
+    async fn recent_within(
+        &self,
+        recipient: Recipient,
+        limit: u64,
+        max_bytes: usize,
+    ) -> Result<(Vec<InboxRow>, bool), HiveError> {
         let limit = limit.min(RECENT_CAP);
         Ok(self
             .store()
-            .read(move |c| messages::recent(c, &recipient, limit))
+            .read(move |c| messages::recent(c, &recipient, limit, max_bytes))
             .await?)
     }
 

@@ -8,7 +8,8 @@ use crate::containers::DriverError;
 use crate::hive::access::Denied;
 use crate::hive::agenda::AgendaError;
 use crate::hive::approvals::Refusal;
-use crate::hive::broker::UnknownRecipient;
+use crate::hive::broker::{InboxFull, UnknownRecipient};
+use crate::hive::names::ReservedName;
 use crate::hive::topology::TopologyError;
 use crate::store::StoreError;
 use crate::systemd::activation::BindError;
@@ -35,6 +36,13 @@ pub enum HiveError {
          max_agents in the config); destroy an agent or raise max_agents"
     )]
     HiveFull { name: Ident, max: usize },
+    /// A new agent's name the wire already gives a meaning: pick another.
+    #[error(transparent)]
+    ReservedName(#[from] ReservedName),
+    /// The recipient's inbox is at its cap: the sender waits until it reads
+    /// (or the operator raises `inbox_max_*`). Nothing was stored.
+    #[error(transparent)]
+    InboxFull(#[from] InboxFull),
     /// A topology move that is not allowed.
     #[error(transparent)]
     Topology(#[from] TopologyError),

@@ -17,6 +17,8 @@ const CLEAR_BUDGET: Duration = Duration::from_secs(2);
 
 use super::{ANSWER_BUDGET, Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode, UnitState};
+use crate::hive::names;
+use crate::service::approvals::record_resolved;
 use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS, Signal};
@@ -321,6 +323,7 @@ impl Hive {
     /// A container that cannot be created leaves no registry row behind, so
     /// the spawn can simply be tried again.
     pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
+        names::check_new_agent(name, &self.config().manager())?;
         let spec = self.container_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
         let max = self.config().max_agents;
@@ -337,10 +340,10 @@ impl Hive {
         })
         .await?;
         let created = async {
+            // 0700 whatever the umask: the container's root (via its bind
+            // mounts) and the daemon are the only users.
             for dir in [&spec.state_dir, &spec.runtime_dir] {
-                tokio::fs::create_dir_all(dir)
-                    .await
-                    .map_err(|e| HiveError::io(dir, e))?;
+                private_dir(dir).map_err(|e| HiveError::io(dir, e))?;
             }
             // The socket exists before the container starts, so the
             // harness finds it at boot.
@@ -444,12 +447,17 @@ impl Hive {
                 });
             }
         }
-        let (n, now) = (name.clone(), self.now());
+        let (n, now, manager) = (name.clone(), self.now(), self.config().manager());
         let cancelled = self
             .store()
             .run(move |c| {
-                let cancelled =
-                    approvals::cancel_pending_of(c, &n, "the agent was destroyed", now)?;
+                let cancelled = approvals::cancel_pending_of(
+                    c,
+                    &n,
+                    "the agent was destroyed",
+                    now,
+                    |tx, row| record_resolved(tx, row, &manager, now),
+                )?;
                 agents::remove(c, &n)?;
                 Ok(cancelled)
             })
@@ -465,8 +473,8 @@ impl Hive {
             remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
         }
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "{name}: destroyed{}", if purge { " and purged" } else { "" });
-        for row in &cancelled {
-            self.notify_resolved(row).await;
+        if !cancelled.is_empty() {
+            self.wake_manager();
         }
         let agent = name.to_string();
         self.notify_manager(HelperEvent::Destroyed { agent }).await;
@@ -480,4 +488,10 @@ async fn remove_dir_if_present(dir: &std::path::Path) -> Result<(), HiveError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(HiveError::io(dir, e)),
     }
+}
+/// Create `dir` (and parents) and make it `0700`.
+fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }

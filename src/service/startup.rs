@@ -7,23 +7,26 @@ use std::path::Path;
 
 use super::{Hive, HiveError};
 use crate::config::Config;
-use crate::store::{Store, StoreError, agents, approvals};
+use crate::hive::names;
+use crate::store::lock::{LockError, StateLock};
+use crate::store::{Store, StoreError, agents};
 use crate::wire::ident::Ident;
 
-/// Open (and migrate) the store at `path`; approvals claimed by a daemon
-/// that died while running their action end `failed` (their effect is
-/// unknown), each logged.
-pub async fn open_store(path: &Path, now: i64) -> Result<Store, StoreError> {
+/// Take the state directory's exclusive lock (one daemon per state
+/// directory; a second one's error names the first's PID). Hold it for the
+/// daemon's life.
+pub fn lock_state_dir(dir: &Path) -> Result<StateLock, LockError> {
+    crate::store::lock::acquire(dir)
+}
+
+/// Open (and migrate) the store at `path`. Approvals a crashed daemon left
+/// half done are ended once the hive exists
+/// ([`Hive::reconcile_interrupted`]).
+pub async fn open_store(path: &Path) -> Result<Store, StoreError> {
     let path = path.to_owned();
     let store = tokio::task::spawn_blocking(move || Store::open(&path))
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
-    for row in store
-        .run(move |c| approvals::fail_interrupted(c, now))
-        .await?
-    {
-        tracing::warn!(id = row.id, agent = %row.agent, "{}: approval {} interrupted by a restart; marked failed", row.agent, row.id);
-    }
     Ok(store)
 }
 
@@ -44,11 +47,28 @@ pub async fn container_names(store: &Store, config: &Config) -> Result<Vec<Ident
 impl Hive {
     /// Bind the socket of every managed agent (the manager's is its own), as
     /// spawn does for a new one.
+    ///
+    /// One agent's socket that cannot be bound is logged and skipped: it
+    /// must not keep the hive from starting (the next daemon start tries
+    /// again).
+    /// Rows whose names are now reserved (they predate the rule) are
+    /// reported, each naming what to do.
     pub async fn open_agent_sockets(&self) -> Result<(), HiveError> {
         let manager = self.config().manager();
-        for name in self.list().await? {
-            if name != manager {
-                self.open_socket(&name)?;
+        let names = self.list().await?;
+        for name in names::reserved_among(&names, &manager) {
+            tracing::error!(
+                agent = %name,
+                "agent \"{name}\" has a reserved name (messages from it read like the daemon's \
+                 or the operator's); destroy it with `hivectl destroy {name}` and spawn it again \
+                 under another name"
+            );
+        }
+        for name in names {
+            if name != manager
+                && let Err(err) = self.open_socket(&name)
+            {
+                tracing::error!(agent = %name, "{}", crate::errors::chain(&err));
             }
         }
         Ok(())

@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 
 use super::{Hive, HiveError};
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
-use crate::hive::{OPERATOR, Recipient};
+use crate::hive::{OPERATOR, Recipient, names};
 use crate::store::swarm::{self as rows, Arriving, Inbound};
 use crate::store::{agents, immediate};
 use crate::wire::host::SwarmAgentRow;
@@ -85,6 +85,11 @@ pub enum Arrival {
     Early { expected: i64 },
     /// Not a message this build understands: it can never be stored.
     Refused,
+    /// Its recipient's inbox is at its cap (`inbox_max_*`): leave it, and
+    /// those behind it from the same hive, unacknowledged so the bus hands
+    /// it out again once the agent has read. It was acknowledged to its
+    /// sender, so it is never dropped.
+    InboxFull,
 }
 
 impl Hive {
@@ -191,6 +196,7 @@ impl Hive {
         batch: Vec<(Ident, BusMessage)>,
     ) -> Result<Vec<Arrival>, HiveError> {
         let own = self.own_hive();
+        let limits = self.inbox_limits();
         let (outcomes, woken) = self
             .store()
             .run(move |c| {
@@ -207,7 +213,18 @@ impl Hive {
                         outcomes.push(Arrival::Early { expected });
                         continue;
                     }
-                    let (to, body) = recipient_here(&tx, m)?;
+                    let (to, body) = recipient_here(&tx, source, m)?;
+                    if m.seq == rows::expected_seq(&tx, source)?
+                        && super::broker::admit(&tx, &m.from, &to, body.len(), limits).is_err()
+                    {
+                        tracing::warn!(
+                            to = %to.as_str(), from = %remote_sender(&m.from, source),
+                            "inbox full (inbox_max_*); the swarm message waits on the bus"
+                        );
+                        blocked.insert(source.clone(), m.seq);
+                        outcomes.push(Arrival::InboxFull);
+                        continue;
+                    }
                     let arriving = Arriving {
                         source,
                         seq: m.seq,
@@ -315,8 +332,22 @@ impl Hive {
 /// hive does not manage.
 fn recipient_here(
     conn: &rusqlite::Connection,
+    source: &Ident,
     m: &BusMessage,
 ) -> Result<(Recipient, String), crate::store::StoreError> {
+    // A sender no agent may be (`system`: the daemon's events never cross
+    // hives), or not a name at all: the operator reads it, not an agent
+    // that could take it for its own hive's word.
+    if let Err(why) = names::check_remote_sender(&m.from) {
+        return Ok((
+            Recipient::Operator,
+            format!(
+                "[from hive {source}: {why}; it was for {:?}] {}",
+                clip(&m.to),
+                m.body
+            ),
+        ));
+    }
     if m.to == OPERATOR {
         return Ok((Recipient::Operator, m.body.clone()));
     }
@@ -325,11 +356,19 @@ fn recipient_here(
     {
         return Ok((Recipient::Agent(name), m.body.clone()));
     }
-    let to: String = m.to.chars().take(80).collect();
     Ok((
         Recipient::Operator,
-        format!("[for {to:?}, not an agent of this hive] {}", m.body),
+        format!(
+            "[for {:?}, not an agent of this hive] {}",
+            clip(&m.to),
+            m.body
+        ),
     ))
+}
+
+/// A name from the bus, cut to a length a log line or a body prefix holds.
+fn clip(name: &str) -> String {
+    name.chars().take(80).collect()
 }
 
 #[cfg(test)]

@@ -445,3 +445,64 @@ async fn a_spawn_past_max_agents_is_refused_naming_the_key_and_frees_up_after_a_
     hive.destroy(&id("alice"), false).await.unwrap();
     hive.spawn(&id("bob")).await.unwrap();
 }
+
+/// Used to be: after a SIGKILL during approved actions, rows were marked
+/// `failed` with no `approval_resolved` to the manager, some although
+/// their agent had been spawned.
+#[tokio::test]
+async fn approvals_a_crash_interrupted_end_truthfully_with_exactly_one_event_each() {
+    let (hive, _driver, _dir) = hive();
+    let spawned = hive.request_spawn(&id("bob")).await.unwrap();
+    let not_spawned = hive.request_spawn(&id("carl")).await.unwrap();
+    let command = hive
+        .request_approval(crate::testing::new_approval("alice"))
+        .await
+        .unwrap();
+    let untouched = hive.request_spawn(&id("dora")).await.unwrap();
+    // The crashed daemon had claimed three rows; bob's spawn had happened.
+    for row in [&spawned, &not_spawned, &command] {
+        let id = row.id;
+        hive.store()
+            .run(move |c| crate::store::approvals::claim(c, id))
+            .await
+            .unwrap();
+    }
+    hive.spawn_now(&id("bob")).await.unwrap();
+
+    let ended = hive.reconcile_interrupted().await.unwrap();
+    let status = |id: i64| ended.iter().find(|r| r.id == id).map(|r| r.status);
+    assert_eq!(status(spawned.id), Some(ApprovalStatus::Approved));
+    assert_eq!(status(not_spawned.id), Some(ApprovalStatus::Failed));
+    assert_eq!(status(command.id), Some(ApprovalStatus::Failed));
+    assert_eq!(status(untouched.id), None, "an unclaimed row waits on");
+    assert!(hive.reconcile_interrupted().await.unwrap().is_empty());
+
+    let events: Vec<String> = inbox(&hive, "ruth")
+        .await
+        .into_iter()
+        .map(|(_, b)| b)
+        .filter(|b| b.contains(r#""event":"approval_resolved""#))
+        .collect();
+    for row in [&spawned, &not_spawned, &command] {
+        let needle = format!(r#""id":{},"#, row.id);
+        let n = events.iter().filter(|b| b.contains(&needle)).count();
+        assert_eq!(n, 1, "approval {}: {events:?}", row.id);
+    }
+    assert_eq!(events.len(), 3, "{events:?}");
+}
+
+#[tokio::test]
+async fn deny_and_approve_each_leave_exactly_one_event_for_the_manager() {
+    let (hive, _driver, _dir) = hive();
+    let a = hive.request_spawn(&id("bob")).await.unwrap();
+    let b = hive.request_spawn(&id("carl")).await.unwrap();
+    hive.approve(a.id).await.unwrap();
+    hive.deny(b.id).await.unwrap();
+    assert!(hive.deny(b.id).await.is_err());
+    let events = inbox(&hive, "ruth").await;
+    let resolved = events
+        .iter()
+        .filter(|(from, b)| from == "system" && b.contains(r#""event":"approval_resolved""#))
+        .count();
+    assert_eq!(resolved, 2, "{events:?}");
+}

@@ -154,7 +154,8 @@ pub fn end(
 }
 
 /// End every pending row `select` picks with `status` and `note`, in one
-/// write transaction; the rows as they ended.
+/// write transaction, calling `ended` on each in that transaction (the
+/// service records the manager's event there); the rows as they ended.
 fn end_all(
     conn: &mut Connection,
     select: &str,
@@ -162,6 +163,7 @@ fn end_all(
     status: ApprovalStatus,
     note: &str,
     at: i64,
+    mut ended: impl FnMut(&Connection, &Approval) -> Result<(), StoreError>,
 ) -> Result<Vec<Approval>, StoreError> {
     let tx = immediate(conn)?;
     let ids: Vec<i64> = {
@@ -172,18 +174,23 @@ fn end_all(
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         end(&tx, id, status, Some(note), at)?;
-        out.extend(get(&tx, id)?);
+        if let Some(row) = get(&tx, id)? {
+            ended(&tx, &row)?;
+            out.push(row);
+        }
     }
     tx.commit()?;
     Ok(out)
 }
 
-/// Cancel every pending row of `agent` (it was destroyed).
+/// Cancel every pending row of `agent` (it was destroyed), calling `ended`
+/// on each inside the transaction.
 pub fn cancel_pending_of(
     conn: &mut Connection,
     agent: &Ident,
     note: &str,
     at: i64,
+    ended: impl FnMut(&Connection, &Approval) -> Result<(), StoreError>,
 ) -> Result<Vec<Approval>, StoreError> {
     let select = "SELECT id FROM approvals WHERE agent = ?1 AND status = 'pending' AND claimed = 0";
     end_all(
@@ -193,15 +200,24 @@ pub fn cancel_pending_of(
         ApprovalStatus::Cancelled,
         note,
         at,
+        ended,
     )
 }
 
-/// Rows claimed by a daemon that died while running their action: the
-/// action's effect is unknown, so they end `failed` with a note saying so.
-pub fn fail_interrupted(conn: &mut Connection, at: i64) -> Result<Vec<Approval>, StoreError> {
-    let select = "SELECT id FROM approvals WHERE status = 'pending' AND claimed = 1";
-    let note = "hive-c0re stopped while the approved action ran; check the agent and request again";
-    end_all(conn, select, [], ApprovalStatus::Failed, note, at)
+/// Rows claimed by a daemon that died while running their action (the
+/// service finds out what happened and ends each).
+pub fn interrupted(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM approvals WHERE status = 'pending' AND claimed = 1 ORDER BY id",
+    )?;
+    let ids: Vec<i64> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.extend(get(conn, id)?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -211,16 +227,19 @@ mod tests {
     use crate::testing::new_approval;
 
     #[test]
-    fn an_interrupted_approve_ends_failed_at_the_next_start() {
+    fn a_claimed_row_is_found_as_interrupted_and_an_unclaimed_one_is_not() {
         let store = Store::open_in_memory().unwrap();
         store
             .blocking(|c| {
                 let a = insert(c, &new_approval("x"), 10)?;
+                insert(c, &new_approval("y"), 10)?;
                 claim(c, a.id)?;
-                let failed = fail_interrupted(c, 20)?;
-                assert_eq!(failed.len(), 1);
-                assert_eq!(failed[0].status, ApprovalStatus::Failed);
-                assert!(failed[0].note.as_deref().unwrap_or("").contains("stopped"));
+                let found = interrupted(c)?;
+                assert_eq!(found.len(), 1);
+                assert_eq!(
+                    (found[0].id, found[0].status),
+                    (a.id, ApprovalStatus::Pending)
+                );
                 Ok(())
             })
             .unwrap();

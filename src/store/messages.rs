@@ -12,6 +12,7 @@ use rusqlite::{Connection, params};
 
 use super::{StoreError, immediate};
 use crate::hive::Recipient;
+use crate::hive::broker::InboxLoad;
 use crate::wire::agent::{DeliveredMessage, InboxRow};
 use crate::wire::ident::Ident;
 
@@ -31,12 +32,14 @@ pub fn insert(
     Ok(conn.last_insert_rowid())
 }
 
-/// Take up to `max` pending messages of `agent`, oldest first, and mark them
-/// in flight — one write transaction, so no row is handed out twice.
+/// Take up to `max` pending messages of `agent`, oldest first, whose bodies
+/// fit in `max_bytes` (the first always goes), and mark them in flight —
+/// one write transaction, so no row is handed out twice.
 pub fn pop(
     conn: &mut Connection,
     agent: &Ident,
     max: u32,
+    max_bytes: usize,
     now: i64,
 ) -> Result<Vec<DeliveredMessage>, StoreError> {
     let tx = immediate(conn)?;
@@ -54,7 +57,7 @@ pub fn pop(
                 in_reply_to: r.get(4)?,
             })
         })?;
-        let popped = rows.collect::<Result<Vec<_>, _>>()?;
+        let popped = within_bytes(rows, max_bytes, |m| m.body.len())?.0;
         let mut mark = tx.prepare_cached(
             "UPDATE messages SET state = 'inflight', popped_at = ?2 WHERE id = ?1",
         )?;
@@ -104,6 +107,21 @@ pub fn requeue_ids(conn: &mut Connection, agent: &Ident, ids: &[i64]) -> Result<
     Ok(n)
 }
 
+/// How full `recipient`'s inbox is: pending messages and their body bytes
+/// (`octet_length` reads the stored length, not the bodies).
+pub fn inbox_load(conn: &Connection, recipient: &Recipient) -> Result<InboxLoad, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT COUNT(*), COALESCE(SUM(octet_length(body)), 0) FROM messages
+         WHERE recipient = ?1 AND state = 'pending'",
+    )?;
+    let (messages, bytes): (i64, i64) =
+        stmt.query_row([recipient.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(InboxLoad {
+        messages: u64::try_from(messages).unwrap_or(0),
+        bytes: u64::try_from(bytes).unwrap_or(0),
+    })
+}
+
 /// How many messages wait for `recipient`.
 pub fn pending_count(conn: &Connection, recipient: &Recipient) -> Result<u64, StoreError> {
     let mut stmt = conn.prepare_cached(
@@ -113,12 +131,34 @@ pub fn pending_count(conn: &Connection, recipient: &Recipient) -> Result<u64, St
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// The newest `limit` messages to `recipient` in any state, newest first.
+/// Rows from `rows` while their sizes fit in `max_bytes` (the first always
+/// goes, so a reader always makes progress); whether some were left.
+fn within_bytes<T>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
+    max_bytes: usize,
+    size: impl Fn(&T) -> usize,
+) -> Result<(Vec<T>, bool), StoreError> {
+    let (mut out, mut used) = (Vec::new(), 0usize);
+    for row in rows {
+        let row = row?;
+        used = used.saturating_add(size(&row));
+        if used > max_bytes && !out.is_empty() {
+            return Ok((out, true));
+        }
+        out.push(row);
+    }
+    Ok((out, false))
+}
+
+/// The newest `limit` messages to `recipient` in any state, newest first,
+/// whose bodies fit in `max_bytes` (the first always goes); whether rows
+/// were left out for the byte budget.
 pub fn recent(
     conn: &Connection,
     recipient: &Recipient,
     limit: u64,
-) -> Result<Vec<InboxRow>, StoreError> {
+    max_bytes: usize,
+) -> Result<(Vec<InboxRow>, bool), StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, sender, body, at, in_reply_to FROM messages
          WHERE recipient = ?1 ORDER BY id DESC LIMIT ?2",
@@ -133,7 +173,7 @@ pub fn recent(
             in_reply_to: r.get(4)?,
         })
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    within_bytes(rows, max_bytes, |r| r.body.len())
 }
 
 /// Delete handled messages acknowledged before `before`; how many.
@@ -152,6 +192,25 @@ mod tests {
     use crate::testing::id;
 
     #[test]
+    fn a_pop_stops_at_the_byte_budget_but_always_takes_one() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let a = Recipient::Agent(id("a"));
+                for body in ["aaaa", "bbbb", "cccc"] {
+                    insert(c, "x", &a, body, None, 1)?;
+                }
+                assert_eq!(pop(c, &id("a"), 10, 6, 2)?.len(), 1);
+                assert_eq!(pop(c, &id("a"), 10, 8, 2)?.len(), 2);
+                let (rows, truncated) = recent(c, &a, 10, 5)?;
+                assert_eq!((rows.len(), truncated), (1, true));
+                assert!(!recent(c, &a, 10, 100)?.1);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
     fn a_popped_message_is_not_popped_again_until_requeued() {
         let store = Store::open_in_memory().unwrap();
         store
@@ -160,15 +219,15 @@ mod tests {
                 for body in ["one", "two", "three"] {
                     insert(c, "alice", &bob, body, None, 1)?;
                 }
-                let first = pop(c, &id("bob"), 2, 5)?;
+                let first = pop(c, &id("bob"), 2, usize::MAX, 5)?;
                 let bodies: Vec<_> = first.iter().map(|m| m.body.as_str()).collect();
                 assert_eq!(bodies, ["one", "two"]);
-                let second = pop(c, &id("bob"), 10, 5)?;
+                let second = pop(c, &id("bob"), 10, usize::MAX, 5)?;
                 assert_eq!(second.len(), 1);
                 assert_eq!(second[0].body, "three");
-                assert!(pop(c, &id("bob"), 10, 5)?.is_empty());
+                assert!(pop(c, &id("bob"), 10, usize::MAX, 5)?.is_empty());
                 assert_eq!(requeue(c, &id("bob"))?, 3);
-                let again = pop(c, &id("bob"), 10, 6)?;
+                let again = pop(c, &id("bob"), 10, usize::MAX, 6)?;
                 assert!(again.iter().all(|m| m.redelivered));
                 assert_eq!(again.len(), 3);
                 Ok(())
@@ -183,8 +242,8 @@ mod tests {
             .blocking(|c| {
                 insert(c, "x", &Recipient::Agent(id("a")), "for a", None, 1)?;
                 insert(c, "x", &Recipient::Agent(id("b")), "for b", None, 1)?;
-                pop(c, &id("a"), 10, 2)?;
-                pop(c, &id("b"), 10, 2)?;
+                pop(c, &id("a"), 10, usize::MAX, 2)?;
+                pop(c, &id("b"), 10, usize::MAX, 2)?;
                 assert_eq!(ack(c, &id("a"), 3)?, 1);
                 assert_eq!(requeue(c, &id("b"))?, 1);
                 assert_eq!(pending_count(c, &Recipient::Agent(id("b")))?, 1);
@@ -201,14 +260,14 @@ mod tests {
             .blocking(|c| {
                 let a = Recipient::Agent(id("a"));
                 insert(c, "x", &a, "old", None, 1)?;
-                pop(c, &id("a"), 10, 1)?;
+                pop(c, &id("a"), 10, usize::MAX, 1)?;
                 ack(c, &id("a"), 10)?;
                 insert(c, "x", &a, "pending", None, 1)?;
                 insert(c, "x", &Recipient::Operator, "for the operator", None, 1)?;
                 assert_eq!(vacuum(c, 10)?, 0);
                 assert_eq!(vacuum(c, 11)?, 1);
-                assert_eq!(recent(c, &a, 10)?.len(), 1);
-                assert_eq!(recent(c, &Recipient::Operator, 10)?.len(), 1);
+                assert_eq!(recent(c, &a, 10, usize::MAX)?.0.len(), 1);
+                assert_eq!(recent(c, &Recipient::Operator, 10, usize::MAX)?.0.len(), 1);
                 Ok(())
             })
             .unwrap();

@@ -30,6 +30,7 @@ pub mod agents;
 pub mod approvals;
 pub mod grants;
 pub mod hooks;
+pub mod lock;
 pub mod messages;
 mod migrations;
 pub mod questions;

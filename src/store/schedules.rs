@@ -337,6 +337,18 @@ pub fn edit(
     Ok(Change::Done)
 }
 
+/// The schedule an approval stored, if any (`source_approval_id`).
+pub fn from_approval(conn: &Connection, approval: i64) -> Result<Option<i64>, StoreError> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row(
+            "SELECT id FROM schedules WHERE source_approval_id = ?1",
+            [approval],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

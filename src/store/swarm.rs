@@ -151,11 +151,7 @@ pub fn vacuum_sent(conn: &Connection, before: i64) -> Result<usize, StoreError> 
 /// Insert `m` inside the caller's write transaction, if it is the next one
 /// from its source hive.
 pub fn accept(conn: &Connection, m: &Arriving<'_>) -> Result<Inbound, StoreError> {
-    let last: i64 = conn
-        .prepare_cached("SELECT last_seq FROM swarm_in_seq WHERE source_hive = ?1")?
-        .query_row([m.source.as_str()], |r| r.get(0))
-        .optional()?
-        .unwrap_or(0);
+    let last = expected_seq(conn, m.source)? - 1;
     if m.seq <= last {
         return Ok(Inbound::Duplicate);
     }
@@ -171,6 +167,16 @@ pub fn accept(conn: &Connection, m: &Arriving<'_>) -> Result<Inbound, StoreError
     )?
     .execute(params![m.source.as_str(), m.seq])?;
     Ok(Inbound::Inserted(id))
+}
+
+/// The sequence number the next message stored from hive `source` has.
+pub fn expected_seq(conn: &Connection, source: &Ident) -> Result<i64, StoreError> {
+    let last: i64 = conn
+        .prepare_cached("SELECT last_seq FROM swarm_in_seq WHERE source_hive = ?1")?
+        .query_row([source.as_str()], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0);
+    Ok(last + 1)
 }
 
 #[cfg(test)]
@@ -251,7 +257,7 @@ mod tests {
                 // Another source hive counts on its own.
                 let c1 = arriving(&other, 1, "hive-c.me.1", &bob, "c1");
                 assert!(matches!(accept(c, &c1)?, Inbound::Inserted(_)));
-                let bodies: Vec<_> = messages::pop(c, &id("bob"), 10, 2)?
+                let bodies: Vec<_> = messages::pop(c, &id("bob"), 10, usize::MAX, 2)?
                     .into_iter()
                     .map(|m| m.body)
                     .collect();

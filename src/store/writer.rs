@@ -158,9 +158,9 @@ mod tests {
 
     fn bodies(store: &Store) -> Vec<String> {
         let rows = store
-            .blocking(|c| messages::recent(c, &Recipient::Agent(id("bob")), 10))
+            .blocking(|c| messages::recent(c, &Recipient::Agent(id("bob")), 10, usize::MAX))
             .unwrap();
-        let mut bodies: Vec<_> = rows.into_iter().map(|r| r.body).collect();
+        let mut bodies: Vec<_> = rows.0.into_iter().map(|r| r.body).collect();
         bodies.sort();
         bodies
     }
@@ -216,7 +216,7 @@ mod tests {
         let popper = job(
             |c: &mut Connection| {
                 messages::insert(c, "x", &Recipient::Agent(id("bob")), "one", None, 1)?;
-                Ok(messages::pop(c, &id("bob"), 10, 2)?.len())
+                Ok(messages::pop(c, &id("bob"), 10, usize::MAX, 2)?.len())
             },
             tx,
         );

@@ -29,6 +29,9 @@ pub const BATCH: usize = 256;
 const ACK_WAIT: Duration = Duration::from_secs(10);
 /// How long an early message waits before it is handed out again.
 const EARLY_DELAY: Duration = Duration::from_millis(200);
+/// How long a message for a full inbox waits before the bus offers it
+/// again: the agent has to read first, which takes a turn.
+const FULL_DELAY: Duration = Duration::from_secs(5);
 /// Deliveries of one early message between two warnings.
 const STUCK_AFTER: i64 = 300;
 
@@ -116,6 +119,8 @@ async fn store_batch(hive: &Hive, names: &Names, batch: Vec<jetstream::Message>)
                         held_back(m, expected);
                         AckKind::Nak(Some(EARLY_DELAY))
                     }
+                    // Logged by the hive, naming the inbox; the bus keeps it.
+                    Arrival::InboxFull => AckKind::Nak(Some(FULL_DELAY)),
                     Arrival::Refused => {
                         tracing::warn!(subject = %m.subject, "swarm message of an unknown version; dropped");
                         AckKind::Term

@@ -125,6 +125,102 @@ pub fn bind(path: &Path) -> Result<UnixListener, BindError> {
     })
 }
 
+/// Create `dir` (and its parents) and give it exactly `mode`, whatever the
+/// umask.
+pub fn make_dir(dir: &Path, mode: u32) -> Result<(), BindError> {
+    use std::os::unix::fs::PermissionsExt;
+    let io = |source| BindError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).map_err(io)
+}
+
+/// Give the socket file we just bound `mode` and, when the group exists and
+/// we may (root), the group `group`. Without the group (a development
+/// machine), the file keeps our own and the log says so.
+pub fn set_mode_and_group(path: &Path, mode: u32, group: &str) -> Result<(), BindError> {
+    use std::os::unix::fs::PermissionsExt;
+    let io = |source| BindError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    match nix::unistd::Group::from_name(group) {
+        Ok(Some(g)) => {
+            if let Err(err) = nix::unistd::chown(path, None, Some(g.gid)) {
+                tracing::warn!(path = %path.display(), "cannot give the socket to group {group}: {err}");
+            }
+        }
+        _ => {
+            tracing::warn!(path = %path.display(), "no group {group}: the socket keeps the daemon's group")
+        }
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(io)
+}
+
+/// Bind a socket at `path`, inside a directory someone else (an agent's
+/// container) can write, whatever that someone left there: a directory, a
+/// symlink (never followed), a file, a live socket of its own. The socket
+/// is bound in `staging` (the daemon's own directory, `0700`), given
+/// `mode` there, and renamed over `path` — `rename(2)` replaces the entry
+/// itself and never follows it, and the path is never missing a socket in
+/// between. A directory at `path` is removed first (rename cannot replace
+/// one).
+///
+/// Only for paths the state-directory lock makes this daemon's: there is
+/// no "already running" probe, since an agent can answer one.
+pub fn bind_replacing(path: &Path, staging: &Path, mode: u32) -> Result<UnixListener, BindError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| BindError::Io { path: p, source }
+    };
+    let Some(name) = path.file_name() else {
+        return Err(io(path)(std::io::Error::from(
+            std::io::ErrorKind::InvalidInput,
+        )));
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(staging)
+        .map_err(io(staging))?;
+    std::fs::set_permissions(staging, std::fs::Permissions::from_mode(0o700))
+        .map_err(io(staging))?;
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    let tag = parent.file_name().unwrap_or_default();
+    let mut temp = staging.join(tag);
+    temp.as_mut_os_string().push(".");
+    temp.as_mut_os_string().push(name);
+    let _ = std::fs::remove_file(&temp);
+    let listener = bind(&temp)?;
+    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode)).map_err(io(&temp))?;
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    // An agent may race us (recreate a directory between the removal and
+    // the rename); a few rounds, then give up with the reason.
+    let mut last = None;
+    for _ in 0..5 {
+        match std::fs::rename(&temp, path) {
+            Ok(()) => return Ok(listener),
+            Err(e) => {
+                match std::fs::symlink_metadata(path) {
+                    Ok(meta) if meta.is_dir() => {
+                        // remove_dir_all does not follow symlinks inside.
+                        let _ = std::fs::remove_dir_all(path);
+                    }
+                    _ => {}
+                }
+                last = Some(e);
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&temp);
+    Err(io(path)(
+        last.unwrap_or_else(|| std::io::Error::other("rename failed")),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +242,46 @@ mod tests {
         let path = dir.path().join("host.sock");
         let _live = UnixListener::bind(&path).unwrap();
         assert!(matches!(bind(&path), Err(BindError::AlreadyRunning(p)) if p == path));
+    }
+
+    /// What an agent can leave at its socket's path (its `/run/hive` is
+    /// writable from inside its container) used to stop every later
+    /// daemon start: a directory ("Is a directory"), or a symlink to a live
+    /// socket ("already running").
+    #[test]
+    fn whatever_an_agent_leaves_at_its_socket_path_is_replaced_without_following_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let staging = dir.path().join("staging");
+        let agent = dir.path().join("agents/alice");
+        std::fs::create_dir_all(&agent).unwrap();
+        let elsewhere = dir.path().join("elsewhere.sock");
+        let _live = UnixListener::bind(&elsewhere).unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "keep").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let path = agent.join("mcp.sock");
+        let plants: [&dyn Fn(); 5] = [
+            &|| std::fs::create_dir_all(path.join("deep/er")).unwrap(),
+            &|| std::os::unix::fs::symlink(&elsewhere, &path).unwrap(),
+            &|| std::os::unix::fs::symlink(&target, &path).unwrap(),
+            &|| std::fs::write(&path, "junk").unwrap(),
+            &|| drop(UnixListener::bind(&path).unwrap()),
+        ];
+        for plant in plants {
+            plant();
+            let l = bind_replacing(&path, &staging, 0o600).unwrap();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            assert!(std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()));
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+            assert!(UnixStream::connect(&path).is_ok());
+            drop(l);
+            std::fs::remove_file(&path).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        // Neither removed nor chmod'ed through the symlink.
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
     }
 
     #[test]

@@ -270,6 +270,10 @@ pub enum Response {
     },
     Recent {
         rows: Vec<InboxRow>,
+        /// Older rows were left out to keep the answer within the agent's
+        /// byte budget (`agent_max_answer_bytes`); absent when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
     },
     QuestionQueued {
         id: i64,

@@ -149,10 +149,19 @@ impl Daemon {
             run.to_str().unwrap(),
         ];
         let daemon_args = daemon_args.iter().chain(extra);
+        // A test that wrote `<dir>/config.json` gets it read.
+        let config = dir.path().join("config.json");
+        let config_args: Vec<String> = if config.exists() && !extra.contains(&"--config") {
+            vec!["--config".into(), config.to_str().unwrap().into()]
+        } else {
+            Vec::new()
+        };
         let mut cmd = match launch {
             Launch::Standalone => {
                 let mut c = Command::new(BIN);
-                c.args(daemon_args).env("NOTIFY_SOCKET", &notify_path);
+                c.args(daemon_args)
+                    .args(&config_args)
+                    .env("NOTIFY_SOCKET", &notify_path);
                 c
             }
             Launch::Activated | Launch::ActivatedWithWeb => {
@@ -170,7 +179,8 @@ impl Daemon {
                     .arg("-E")
                     .arg("RUST_LOG=info")
                     .arg(BIN)
-                    .args(daemon_args);
+                    .args(daemon_args)
+                    .args(&config_args);
                 c
             }
         };

@@ -1,7 +1,11 @@
 #!/usr/bin/python3
-"""Hammer host.sock with one-request connections until a stop file appears.
+"""Hammer a socket with one-request connections until a stop file appears.
 
-usage: hammer.py SOCKET STOP_FILE [THREADS]   (at most 60 s; also stops if STOP_FILE's directory goes)
+usage: hammer.py SOCKET STOP_FILE [THREADS [REQUEST ANSWER_PREFIX]]
+       (at most 60 s; also stops if STOP_FILE's directory goes)
+
+REQUEST defaults to host.sock's {"cmd":"list"}, ANSWER_PREFIX to {"version":1,"ok":true;
+an agent's socket: '{"cmd":"status"}' '{"kind":"status"'.
 
 Each thread loops: connect, send {"cmd":"list"}, read one line. Every attempt prints one
 line to stdout: "ok", or the errno name of a failed connect (ECONNREFUSED, ENOENT, ...),
@@ -17,6 +21,8 @@ import time
 
 sock_path, stop_file = sys.argv[1], sys.argv[2]
 threads = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+request = (sys.argv[4] if len(sys.argv) > 4 else '{"cmd":"list"}').encode() + b"\n"
+expect = (sys.argv[5] if len(sys.argv) > 5 else '{"version":1,"ok":true').encode()
 out_lock = threading.Lock()
 
 
@@ -34,14 +40,14 @@ def one_request():
             s.connect(sock_path)
         except OSError as e:
             return errno.errorcode.get(e.errno, str(e.errno)) if e.errno else repr(e)
-        s.sendall(b'{"cmd":"list"}\n')
+        s.sendall(request)
         data = b""
         while not data.endswith(b"\n"):
             chunk = s.recv(65536)
             if not chunk:
                 break
             data += chunk
-        if data.startswith(b'{"version":1,"ok":true'):
+        if data.startswith(expect):
             return "ok"
         return "bad " + repr(data[:200])
     except OSError as e:

@@ -124,3 +124,66 @@ the_env_handed_to_a_container_carries_its_grants() {
   expect_match "PID 1's env in h-ea after grant, rebuild, restart" \
     '^HIVE_TOOL_GROUPS=messaging,meta,inbox,execution$' "$env"
 }
+
+_fd_ok_count() { grep -cx ok "$TB_DIR/fd-hammer.out" || true; }
+_fd_ok_at_least() { [ "$(_fd_ok_count)" -ge "$1" ]; }
+_fd_restarted_since() {
+  [ "$(unit_prop "$TB_UNIT" NRestarts)" -gt "$1" ] &&
+    [ "$(unit_prop "$TB_UNIT" ActiveState) $(unit_prop "$TB_UNIT" SubState)" = "active running" ]
+}
+
+# Used to be: the daemon bound agent sockets itself, so during every restart an agent's
+# connects failed (ECONNREFUSED, then ENOENT) until the new daemon had bound them again. Now
+# they live in systemd's fd store: connects wait in the kept socket's backlog. Four clients
+# hammer one agent's socket through 20 `systemctl restart`s (no failure of any kind) and one
+# SIGKILL (requests in flight in the killed daemon may be cut; no connect is refused).
+an_agents_socket_refuses_no_connect_through_20_restarts_and_a_sigkill() {
+  trap '_as_cleanup fdst; touch "$TB_DIR/fd-hammer.stop"; kill "$fd_hammer" 2>/dev/null || true' EXIT
+  _as_spawn fdst
+  local sock n i main restarts
+  sock="/proc/$(cat "$TB_DIR/leader.pid")/root/run/hyperhive/agents/fdst/mcp.sock"
+  expect_match "the unit keeps fds" "4096" "$(unit_prop "$TB_UNIT" FileDescriptorStoreMax)"
+  rm -f "$TB_DIR/fd-hammer.stop"
+  "$TB_PYTHON" "$HERE/hammer.py" "$sock" "$TB_DIR/fd-hammer.stop" 4 \
+    '{"cmd":"status"}' '{"kind":"status"' >"$TB_DIR/fd-hammer.out" &
+  fd_hammer=$!
+  wait_for 10 "20 answers before the restarts" _fd_ok_at_least 20
+  # reset-failed between restarts: it resets the start rate limit (StartLimitBurst=5 per
+  # 10 s by default), which 20 restarts in a row would hit.
+  for i in $(seq 20); do
+    in_c systemctl restart "$TB_UNIT"
+    in_c systemctl reset-failed "$TB_UNIT"
+  done
+  n=$(_fd_ok_count)
+  wait_for 10 "20 more answers after the restarts" _fd_ok_at_least $((n + 20))
+  expect_eq "failed requests during 20 restarts (of $(_fd_ok_count) answered)" "" \
+    "$(grep -vx ok "$TB_DIR/fd-hammer.out" | sort | uniq -c)"
+  restarts=$(unit_prop "$TB_UNIT" NRestarts)
+  main=$(unit_prop "$TB_UNIT" MainPID)
+  in_c kill -9 "$main"
+  wait_for 15 "systemd to restart the killed daemon" _fd_restarted_since "$restarts"
+  n=$(_fd_ok_count)
+  wait_for 10 "20 more answers after the SIGKILL" _fd_ok_at_least $((n + 20))
+  touch "$TB_DIR/fd-hammer.stop"
+  wait_for 10 "the clients to stop" _as_gone "$fd_hammer"
+  expect_eq "refused or missing connects through 20 restarts and a SIGKILL" "" \
+    "$(grep -E '^(ECONNREFUSED|ENOENT)' "$TB_DIR/fd-hammer.out" | sort | uniq -c)"
+}
+
+_as_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# Used to be: `rm mcp.sock; mkdir mcp.sock` inside a container's /run/hive made every later
+# daemon start exit 1 ("Is a directory"). Now the stored fd is served whatever is at the path,
+# and a fresh start (fd store emptied by a stop) replaces the directory.
+a_directory_an_agent_puts_at_its_socket_path_cannot_stop_the_daemon_starting() {
+  trap '_as_cleanup dirat' EXIT
+  _as_spawn dirat
+  in_c rm /run/hyperhive/agents/dirat/mcp.sock
+  in_c mkdir -p /run/hyperhive/agents/dirat/mcp.sock/inner
+  in_c systemctl stop "$TB_UNIT"
+  in_c systemctl start "$TB_UNIT"
+  expect_eq "the unit after a start over the planted directory" "active running" \
+    "$(unit_prop "$TB_UNIT" ActiveState) $(unit_prop "$TB_UNIT" SubState)"
+  expect_eq "get_agent_meta name inside h-dirat" dirat \
+    "$(_as_field "$(_as_client h-dirat '{"cmd":"get_agent_meta"}')" name)"
+}

@@ -1,0 +1,119 @@
+//! Names the wire already gives a meaning, which no agent may take: a
+//! message `from` `system` is the daemon's own `HelperEvent`, `operator` is
+//! the human's inbox and answerer, and the manager's name is the manager.
+//! An agent called `system` could otherwise send the manager a body that
+//! reads exactly like a daemon event.
+//!
+//! Decision: the check sits where a *new* agent name enters the hive
+//! (`spawn`, `request_spawn`, on every socket), not in [`Ident`], because
+//! the manager's own name is a valid `Ident` that the daemon itself uses.
+//! Rejected alternative: refusing these names in `Ident::new`, which would
+//! make the manager unnameable and `system` unparseable as a sender.
+
+use crate::wire::events::SYSTEM_SENDER;
+use crate::wire::ident::Ident;
+
+use super::OPERATOR;
+
+/// Names the wire gives a meaning (besides the manager's, which is
+/// configuration).
+pub const RESERVED: &[&str] = &[SYSTEM_SENDER, OPERATOR];
+
+/// A name an agent may not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the name \"{name}\" is reserved ({why}); choose another name for the agent")]
+pub struct ReservedName {
+    pub name: Ident,
+    pub why: &'static str,
+}
+
+/// Whether `name` may be given to a new agent of a hive whose manager is
+/// `manager`.
+pub fn check_new_agent(name: &Ident, manager: &Ident) -> Result<(), ReservedName> {
+    let why = if name == manager {
+        "it is the hive's manager"
+    } else if name.as_str() == SYSTEM_SENDER {
+        "messages from \"system\" are the daemon's own events"
+    } else if name.as_str() == OPERATOR {
+        "\"operator\" is the human operator's inbox"
+    } else {
+        return Ok(());
+    };
+    Err(ReservedName {
+        name: name.clone(),
+        why,
+    })
+}
+
+/// Whether `from`, the sender another hive's bus message names, is one an
+/// agent of that hive could be: a name, or `operator`, but never `system`
+/// (a hive's daemon events go to its own manager, never across hives). A
+/// remote manager's name is fine: it is that hive's agent. The error says
+/// why, for the operator who reads the message instead.
+pub fn check_remote_sender(from: &str) -> Result<(), String> {
+    let clipped: String = from.chars().take(80).collect();
+    if from == SYSTEM_SENDER {
+        return Err(format!(
+            "the sender {clipped:?} is reserved for a hive's own daemon, whose events never cross hives"
+        ));
+    }
+    if Ident::new(from).is_err() {
+        return Err(format!("the sender {clipped:?} is not a name"));
+    }
+    Ok(())
+}
+
+/// Whether `agent` of another hive can receive a message: `system` is no
+/// inbox on any hive.
+pub fn is_inbox_name(agent: &Ident) -> bool {
+    agent.as_str() != SYSTEM_SENDER
+}
+
+/// Of `names` (rows already stored), those a new agent could not take now:
+/// reported at start, since they predate the rule.
+pub fn reserved_among<'a>(names: &'a [Ident], manager: &Ident) -> Vec<&'a Ident> {
+    names
+        .iter()
+        .filter(|n| *n != manager && check_new_agent(n, manager).is_err())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::id;
+
+    #[test]
+    fn every_name_the_wire_gives_a_meaning_is_refused_for_a_new_agent() {
+        let manager = id("ruth");
+        for name in ["system", "operator", "ruth"] {
+            let err = check_new_agent(&id(name), &manager).unwrap_err();
+            assert!(
+                err.to_string().contains(&format!("\"{name}\" is reserved")),
+                "{err}"
+            );
+        }
+        assert!(check_new_agent(&id("alice"), &manager).is_ok());
+        assert!(check_new_agent(&id("systems"), &manager).is_ok());
+    }
+
+    #[test]
+    fn a_remote_sender_must_be_a_name_and_never_system() {
+        for ok in ["alice", "operator", "ruth"] {
+            assert_eq!(check_remote_sender(ok), Ok(()), "{ok}");
+        }
+        for bad in ["system", "", "Bob", "a@b", "<parent>", "x\ny"] {
+            let err = check_remote_sender(bad).unwrap_err();
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+        assert!(!is_inbox_name(&id("system")));
+        assert!(is_inbox_name(&id("operator")));
+    }
+
+    #[test]
+    fn stored_rows_with_reserved_names_are_found_but_not_the_manager_itself() {
+        let names = [id("ruth"), id("alice"), id("system"), id("operator")];
+        let found = reserved_among(&names, &id("ruth"));
+        assert_eq!(found, vec![&id("system"), &id("operator")]);
+    }
+}

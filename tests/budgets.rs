@@ -1,0 +1,260 @@
+//! One agent cannot hurt the hive (issue 14): each attack tried against
+//! the real daemon (fake driver), which used to take the hive down, now
+//! meets a budget with a clear error while host.sock keeps answering.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+#![allow(clippy::disallowed_methods)] // runs the daemon binary under test
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use common::{BIN, Conn, Daemon, Launch};
+
+const HOST_OK: &str = r#"{"version":1,"ok":true}"#;
+
+/// A daemon reading `config` (JSON) with `agents` spawned.
+fn configured(config: &str, agents: &[&str]) -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), config).unwrap();
+    let d = Daemon::start_in(dir, Launch::Standalone);
+    for a in agents {
+        assert_eq!(
+            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
+            HOST_OK
+        );
+    }
+    d
+}
+
+fn read_line(s: &mut UnixStream) -> String {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    line
+}
+
+/// Used to be: 1,100 idle connections to one agent's socket ran the daemon
+/// out of fds (`accept failed: Too many open files`) and `hivectl list`
+/// timed out. Now past `agent_max_connections` a connection is told why
+/// and closed at once, and host.sock answers throughout.
+#[test]
+fn connections_past_an_agents_budget_are_refused_with_the_limit_and_host_sock_answers() {
+    let d = configured(r#"{"agent_max_connections": 4}"#, &["alice"]);
+    let path = d.agent_socket("alice");
+    let held: Vec<UnixStream> = (0..4)
+        .map(|_| UnixStream::connect(&path).unwrap())
+        .collect();
+    let mut refused = 0;
+    for _ in 0..1100 {
+        let mut extra = UnixStream::connect(&path).unwrap();
+        let line = read_line(&mut extra);
+        assert!(
+            line.contains(
+                "too many connections to this socket: 4 are open (agent_max_connections)"
+            ),
+            "{line}"
+        );
+        refused += 1;
+    }
+    assert_eq!(refused, 1100);
+    let list = d.request(r#"{"cmd":"list"}"#);
+    assert!(list.contains("alice"), "{list}");
+    // Freed slots are reusable (once the daemon has seen the hang-ups).
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut again = Conn::open(&path);
+        if again
+            .ask(r#"{"cmd":"status"}"#)
+            .contains(r#""kind":"status""#)
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no slot came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Used to be: no read timeout, so a silent connection held its fd forever.
+#[test]
+fn a_connection_silent_past_the_idle_timeout_is_told_and_closed() {
+    let d = configured(r#"{"agent_idle_timeout_secs": 1}"#, &["alice"]);
+    let mut s = UnixStream::connect(d.agent_socket("alice")).unwrap();
+    let started = Instant::now();
+    let line = read_line(&mut s);
+    assert!(
+        line.contains("no complete request for 1 s (agent_idle_timeout_secs)"),
+        "{line}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    // A long poll longer than the idle timeout is not silence.
+    let mut c = Conn::open(&d.agent_socket("alice"));
+    assert!(c.recv(2, 1).is_empty());
+    assert!(c.ask(r#"{"cmd":"status"}"#).contains(r#""kind":"status""#));
+}
+
+/// Used to be: an agent filled its own inbox with 64 KiB wakes without
+/// bound. Now a full inbox refuses the send, says why, and stores nothing.
+#[test]
+fn a_full_inbox_refuses_send_with_a_clear_error_and_keeps_what_it_holds() {
+    let d = configured(
+        r#"{"inbox_max_messages": 3, "inbox_max_bytes": 1000}"#,
+        &["alice", "bob"],
+    );
+    let mut alice = Conn::open(&d.agent_socket("alice"));
+    for i in 0..3 {
+        let ok = alice.ask(&format!(r#"{{"cmd":"send","to":"bob","body":"m{i}"}}"#));
+        assert_eq!(ok, r#"{"kind":"ok"}"#);
+    }
+    let refused = alice.ask(r#"{"cmd":"send","to":"bob","body":"m3"}"#);
+    assert!(
+        refused.contains(r#"the inbox of \"bob\" is full (3 messages"#)
+            && refused.contains("inbox_max_messages"),
+        "{refused}"
+    );
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    let got = bob.recv(0, 10);
+    assert_eq!(got.len(), 3, "{got:?}");
+    // Read and acked: room again.
+    assert_eq!(bob.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
+    let ok = alice.ask(r#"{"cmd":"send","to":"bob","body":"m4"}"#);
+    assert_eq!(ok, r#"{"kind":"ok"}"#);
+}
+
+/// Used to be: `recent` with 1,000 rows of 64 KiB built a 64 MiB answer per
+/// connection (2.65 GB peak with 20). Now an answer stops at the budget and
+/// says it was cut; `recv` pops fewer and leaves the rest pending.
+#[test]
+fn answers_stop_at_the_byte_budget_recent_says_truncated_and_recv_leaves_the_rest() {
+    let d = configured(r#"{"agent_max_answer_bytes": 2500}"#, &["alice"]);
+    let mut alice = Conn::open(&d.agent_socket("alice"));
+    let body = "x".repeat(1000);
+    for _ in 0..5 {
+        let ok = alice.ask(&format!(r#"{{"cmd":"wake","from":"me","body":"{body}"}}"#));
+        assert_eq!(ok, r#"{"kind":"ok"}"#);
+    }
+    let recent: serde_json::Value =
+        serde_json::from_str(&alice.ask(r#"{"cmd":"recent","limit":1000}"#)).unwrap();
+    assert_eq!(recent["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(recent["truncated"], true);
+    let first = alice.recv(0, 100);
+    assert_eq!(first.len(), 2);
+    assert_eq!(alice.recv(0, 100).len(), 2);
+    assert_eq!(alice.recv(0, 100).len(), 1);
+}
+
+/// Used to be: `system` was a valid agent name, and its messages to the
+/// manager read exactly like the daemon's own events.
+#[test]
+fn names_the_wire_gives_a_meaning_are_refused_for_new_agents() {
+    let d = configured("{}", &[]);
+    for name in ["system", "operator", "ruth"] {
+        for cmd in ["spawn", "request_spawn"] {
+            let answer = d.request(&format!(r#"{{"cmd":"{cmd}","name":"{name}"}}"#));
+            assert!(
+                answer.contains(&format!(r#"the name \"{name}\" is reserved"#)),
+                "{cmd} {name}: {answer}"
+            );
+        }
+    }
+    let list = d.request(r#"{"cmd":"list"}"#);
+    assert!(
+        !list.contains("system") && !list.contains("operator"),
+        "{list}"
+    );
+}
+
+/// Used to be: `rm mcp.sock; mkdir mcp.sock` (or a symlink to a live
+/// socket) inside an agent's `/run/hive` made every later start exit 1.
+#[test]
+fn what_an_agent_leaves_in_its_run_hive_cannot_stop_the_daemon_starting() {
+    let d = configured("{}", &["alice", "bob"]);
+    let (alice, bob) = (d.agent_socket("alice"), d.agent_socket("bob"));
+    let dir = d.kill_hard();
+    std::fs::remove_file(&alice).unwrap();
+    std::fs::create_dir(&alice).unwrap();
+    std::fs::remove_file(&bob).unwrap();
+    let impostor_path = dir.path().join("impostor.sock");
+    let _impostor = std::os::unix::net::UnixListener::bind(&impostor_path).unwrap();
+    std::os::unix::fs::symlink(&impostor_path, &bob).unwrap();
+    let _d = Daemon::start_in(dir, Launch::Standalone);
+    for path in [&alice, &bob] {
+        let mut c = Conn::open(path);
+        assert!(c.ask(r#"{"cmd":"status"}"#).contains(r#""kind":"status""#));
+    }
+    assert!(impostor_path.exists());
+}
+
+/// Used to be: two daemons ran on one state dir when their runtime dirs
+/// differed. Now the second refuses, naming the first's PID.
+#[test]
+fn a_second_daemon_on_the_same_state_dir_refuses_naming_the_first() {
+    let d = configured("{}", &[]);
+    let other_run = d.dir.path().join("run2");
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--driver", "fake", "--state-dir"])
+        .arg(d.state_dir())
+        .arg("--runtime-dir")
+        .arg(&other_run)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("another hive-c0re (PID {})", d.child.id())),
+        "{stderr}"
+    );
+}
+
+/// Used to be: at `umask 000` the self-bound host.sock and the runtime
+/// directory were 0777: any local user could drive the hive.
+#[test]
+fn a_self_bound_host_sock_has_the_units_modes_whatever_the_umask() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let state = dir.path().join("state");
+    let notify = dir.path().join("n.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&notify).unwrap();
+    listener
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    // umask is inherited: set it for the child through a pre-exec-free
+    // wrapper (sh's builtin).
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"umask 000; exec "$0" serve --driver fake --state-dir "$1" --runtime-dir "$2""#)
+        .arg(BIN)
+        .arg(&state)
+        .arg(&run)
+        .env("NOTIFY_SOCKET", &notify)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 512];
+    loop {
+        let n = listener.recv(&mut buf).unwrap();
+        if String::from_utf8_lossy(&buf[..n]).contains("READY=1") {
+            break;
+        }
+    }
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&run.join("host.sock")), 0o660);
+    assert_eq!(mode(&run), 0o751);
+    assert_eq!(mode(&state), 0o750);
+    assert_eq!(mode(&state.join("hive.db")), 0o600);
+    let mut s = UnixStream::connect(run.join("host.sock")).unwrap();
+    s.write_all(b"{\"cmd\":\"spawn\",\"name\":\"alice\"}\n")
+        .unwrap();
+    let mut answer = String::new();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.read_to_string(&mut answer).ok();
+    assert_eq!(answer.trim(), HOST_OK);
+    assert_eq!(mode(&run.join("agents/alice")), 0o700);
+    assert_eq!(mode(&run.join("agents/alice/mcp.sock")), 0o600);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
