@@ -152,9 +152,9 @@ let
     swarm = opt (types.nullOr (types.attrsOf types.anything)) null ''
       Joining a swarm over NATS JetStream: `urls`, `user` and
       `password_file` or `credentials_file`, `tls_ca_file`, `replicas` (see
-      src/swarm/README.md); the module then lets the unit use TCP
-      (`RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6`). null: the hive
-      runs alone, with Unix sockets only.
+      src/swarm/README.md). The module then opens the unit's network
+      sandbox for TCP to NATS (PrivateNetwork=no, IPAddressDeny= cleared,
+      AF_INET and AF_INET6). null: the hive runs alone, without network.
     '';
   };
   knownKeys = builtins.attrNames settingsOptions;
@@ -431,15 +431,20 @@ in
           ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configPath}" ];
           # ProtectSystem=strict: open what the unit does not already.
           ReadWritePaths = mkIf (extraWritable != [ ]) extraWritable;
-          # A hive in a swarm talks to NATS over TCP; alone it needs only
-          # Unix sockets (the unit's own RestrictAddressFamilies=AF_UNIX).
-          RestrictAddressFamilies = mkIf (s.swarm != null) [ "AF_UNIX" "AF_INET" "AF_INET6" ];
-          # Without the socket units the daemon makes host.sock root-only
-          # and web.sock 0660 root:root.
+          # Without the socket units the daemon binds both itself (host.sock
+          # 0660 root:hive-admin already); web.sock gets the group here.
           ExecStartPost = mkIf (!cfg.socketActivation) ([
             "${lib.getExe' pkgs.coreutils "chgrp"} ${adminGroup} ${runtimeDir}/host.sock"
             "${lib.getExe' pkgs.coreutils "chmod"} 0660 ${runtimeDir}/host.sock"
           ] ++ lib.optional dash.enable "${lib.getExe' pkgs.coreutils "chgrp"} ${adminGroup} ${webSocket}");
+        }
+        // lib.optionalAttrs (s.swarm != null) {
+          # A swarm hive talks TCP to its NATS servers: the unit has no
+          # network otherwise (PrivateNetwork=yes, IPAddressDeny=any,
+          # AF_UNIX only). The empty IPAddressDeny= clears the unit's list.
+          PrivateNetwork = false;
+          IPAddressDeny = "";
+          RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
         };
       };
 

@@ -1,10 +1,24 @@
 //! Benchmark (prints figures; not a test): host.sock `list` latency while
-//! one agent does its worst, against the same latency with the hive quiet,
-//! measured in one run on the real daemon (release build, fake driver,
-//! default budgets). The agent "mallory": 1,100 connections to its socket
-//! held open, a flood of 64 KiB `wake`s into its own inbox until refused,
-//! and 20 connections asking `recent` 1,000 rows without reading the
-//! answers. Also prints the daemon's peak RSS (VmHWM) before and after.
+//! one agent does its worst, as a ratio to the idle latency measured in the
+//! same run, on the real daemon (release build, fake driver, default
+//! budgets).
+//!
+//! Each attack by the agent "mallory" runs on its own, with the hive's
+//! sampler measuring host.sock while it is under way, and ends (every
+//! connection closed, the daemon's slots free again) before the next one
+//! starts — so no attack runs on what an earlier one left exhausted:
+//! 1. **connections**: 1,100 connections to its socket held open, and a
+//!    thread connecting again and again past the budget;
+//! 2. **inbox flood**: 64 KiB `wake`s into its own inbox on one
+//!    connection, going on after the daemon refuses them;
+//! 3. **unread `recent`s**: on every connection the budget allows, a
+//!    `recent` of 1,000 rows (its inbox filled first, outside the
+//!    measurement) whose answer is never read;
+//! 4. **transient flood**: 64 KiB transient `wake`s, which live in memory.
+//!
+//! Also prints the daemon's RSS at the end of each attack and its peak
+//! (VmHWM). The idle p99 is measured before the first attack and again
+//! after the last (the machine's noise, in the same units).
 //!
 //! Run: `cargo build --release --bins && cargo run --release --example bench_attack`
 
@@ -14,9 +28,16 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 400;
+/// The daemon's default `agent_max_connections`.
+const SLOTS: usize = 16;
+/// A wake body just under the default 64 KiB `max_body_bytes`.
+const BODY: usize = 64 * 1024 - 100;
 
 fn ask(socket: &Path, line: &str) -> String {
     let mut s = UnixStream::connect(socket).unwrap();
@@ -27,6 +48,7 @@ fn ask(socket: &Path, line: &str) -> String {
     answer
 }
 
+/// `SAMPLES` host.sock `list`s, one connection each, sorted.
 fn latencies(socket: &Path) -> Vec<Duration> {
     let mut out: Vec<Duration> = (0..SAMPLES)
         .map(|_| {
@@ -44,13 +66,89 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn peak_rss_kib(pid: u32) -> u64 {
+fn status_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
+}
+
+/// One request on an open agent connection; its answer line.
+fn request(s: &mut BufReader<UnixStream>, line: &str) -> Option<String> {
+    s.get_mut().write_all(format!("{line}\n").as_bytes()).ok()?;
+    let mut answer = String::new();
+    s.read_line(&mut answer).ok()?;
+    Some(answer)
+}
+
+fn wake(transient: bool) -> String {
+    format!(
+        r#"{{"cmd":"wake","from":"m","body":"{}","transient":{transient}}}"#,
+        "x".repeat(BODY)
+    )
+}
+
+/// Wait until every one of the agent's connection slots serves again (the
+/// daemon has seen the last attack's connections close).
+fn wait_for_free_slots(agent: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let served = (0..SLOTS)
+            .map(|_| {
+                let s = UnixStream::connect(agent).ok()?;
+                s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+                Some(BufReader::new(s))
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|mut conns| {
+                conns.iter_mut().all(|c| {
+                    request(c, r#"{"cmd":"status"}"#).is_some_and(|a| a.contains("\"ok\""))
+                })
+            });
+        if served == Some(true) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "mallory's slots never came back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A thread sending `line` on one connection until `stop`; how many
+/// answers were ok and how many refused.
+fn flood(agent: &Path, line: String, stop: Arc<AtomicBool>) -> JoinHandle<(u64, u64)> {
+    let mut s = BufReader::new(UnixStream::connect(agent).unwrap());
+    std::thread::spawn(move || {
+        let (mut ok, mut refused) = (0, 0);
+        while !stop.load(Ordering::Relaxed) {
+            match request(&mut s, &line) {
+                Some(a) if a.contains("\"ok\"") => ok += 1,
+                Some(a) if !a.is_empty() => refused += 1,
+                _ => break,
+            }
+        }
+        (ok, refused)
+    })
+}
+
+struct Report {
+    idle_p99: Duration,
+    pid: u32,
+}
+
+impl Report {
+    fn row(&self, what: &str, sorted: &[Duration], detail: &str) {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        println!(
+            "{what:<28} {:8.3} {:8.3} {:7.2}x {:6} {:6}  {detail}",
+            ms(pct(sorted, 0.5)),
+            ms(pct(sorted, 0.99)),
+            ms(pct(sorted, 0.99)) / ms(self.idle_p99),
+            status_kib(self.pid, "VmRSS:") / 1024,
+            status_kib(self.pid, "VmHWM:") / 1024,
+        );
+    }
 }
 
 fn main() {
@@ -81,76 +179,99 @@ fn main() {
     for name in ["alice", "mallory"] {
         ask(&host, &format!(r#"{{"cmd":"spawn","name":"{name}"}}"#));
     }
-    let quiet = latencies(&host);
-    let rss_before = peak_rss_kib(daemon.id());
-
     let agent = run.join("agents/mallory/mcp.sock");
-    // 1. connections held open (those past the budget are told and closed)
+    let idle = latencies(&host);
+    let report = Report {
+        idle_p99: pct(&idle, 0.99),
+        pid: daemon.id(),
+    };
+    println!(
+        "host.sock list, {SAMPLES} requests per row    p50 ms   p99 ms  p99/idle RSS MiB HWM MiB"
+    );
+    report.row("idle", &idle, "");
+
+    // 1. connections: 1,100 held, and connects churning past the budget.
     let held: Vec<UnixStream> = (0..1100)
         .filter_map(|_| UnixStream::connect(&agent).ok())
         .collect();
-    // 2. fill its own inbox with 64 KiB wakes until the daemon refuses
-    let body = "x".repeat(64 * 1024 - 100);
-    let flood = std::thread::spawn({
-        let agent = agent.clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let churned = Arc::new(AtomicU64::new(0));
+    let churn = std::thread::spawn({
+        let (agent, stop, churned) = (agent.clone(), stop.clone(), churned.clone());
         move || {
-            let mut s = loop {
-                match UnixStream::connect(&agent) {
-                    Ok(s) => break BufReader::new(s),
-                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(s) = UnixStream::connect(&agent) {
+                    let mut line = String::new();
+                    let _ = BufReader::new(s).read_line(&mut line);
+                    churned.fetch_add(1, Ordering::Relaxed);
                 }
-            };
-            let mut stored = 0;
-            for _ in 0..2000 {
-                let line = format!("{{\"cmd\":\"wake\",\"from\":\"m\",\"body\":\"{body}\"}}\n");
-                if s.get_mut().write_all(line.as_bytes()).is_err() {
-                    break;
-                }
-                let mut answer = String::new();
-                if s.read_line(&mut answer).is_err() || !answer.contains("\"ok\"") {
-                    break;
-                }
-                stored += 1;
             }
-            stored
         }
     });
-    // 3. recent 1,000 rows on 20 connections, never read
-    let unread: Vec<UnixStream> = (0..20)
+    let sorted = latencies(&host);
+    stop.store(true, Ordering::Relaxed);
+    churn.join().unwrap();
+    report.row(
+        "1. 1,100 connections",
+        &sorted,
+        &format!(
+            "{} held, {} more connects told the limit",
+            held.len(),
+            churned.load(Ordering::Relaxed)
+        ),
+    );
+    drop(held);
+    wait_for_free_slots(&agent);
+
+    // 2. inbox flood: 64 KiB wakes, on past the refusal.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooder = flood(&agent, wake(false), stop.clone());
+    let sorted = latencies(&host);
+    stop.store(true, Ordering::Relaxed);
+    let (stored, refused) = flooder.join().unwrap();
+    report.row(
+        "2. inbox flood (64 KiB)",
+        &sorted,
+        &format!("{stored} stored, {refused} refused (inbox cap)"),
+    );
+    wait_for_free_slots(&agent);
+
+    // 3. unread recents on every slot, over a full inbox.
+    let mut filler = BufReader::new(UnixStream::connect(&agent).unwrap());
+    while request(&mut filler, &wake(false)).is_some_and(|a| a.contains("\"ok\"")) {}
+    drop(filler);
+    wait_for_free_slots(&agent);
+    let unread: Vec<UnixStream> = (0..SLOTS)
         .filter_map(|_| {
             let mut s = UnixStream::connect(&agent).ok()?;
             s.write_all(b"{\"cmd\":\"recent\",\"limit\":1000}\n").ok()?;
             Some(s)
         })
         .collect();
-    let attacked = latencies(&host);
-    let stored = flood.join().unwrap();
-    let rss_after = peak_rss_kib(daemon.id());
-    drop((held, unread));
+    let sorted = latencies(&host);
+    report.row(
+        "3. unread recent x1,000",
+        &sorted,
+        &format!("{} connections never reading", unread.len()),
+    );
+    drop(unread);
+    wait_for_free_slots(&agent);
 
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!("host.sock list, {SAMPLES} requests each (ms)      p50      p99");
-    println!(
-        "  quiet hive                              {:8.3} {:8.3}",
-        ms(pct(&quiet, 0.5)),
-        ms(pct(&quiet, 0.99))
+    // 4. transient flood: 64 KiB transient wakes (memory only).
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooder = flood(&agent, wake(true), stop.clone());
+    let sorted = latencies(&host);
+    stop.store(true, Ordering::Relaxed);
+    let (kept, refused) = flooder.join().unwrap();
+    report.row(
+        "4. transient flood (64 KiB)",
+        &sorted,
+        &format!("{kept} accepted (oldest dropped past 1 MiB), {refused} refused"),
     );
-    println!(
-        "  one agent at its worst                  {:8.3} {:8.3}",
-        ms(pct(&attacked, 0.5)),
-        ms(pct(&attacked, 0.99))
-    );
-    println!(
-        "  ratio attacked/quiet                    {:8.2} {:8.2}",
-        ms(pct(&attacked, 0.5)) / ms(pct(&quiet, 0.5)),
-        ms(pct(&attacked, 0.99)) / ms(pct(&quiet, 0.99))
-    );
-    println!("mallory's 64 KiB wakes stored before refusal: {stored}");
-    println!(
-        "daemon peak RSS: {} MiB quiet, {} MiB after the attack",
-        rss_before / 1024,
-        rss_after / 1024
-    );
+    wait_for_free_slots(&agent);
+
+    let after = latencies(&host);
+    report.row("idle again (noise)", &after, "");
     let _ = daemon.kill();
     let _ = daemon.wait();
 }
