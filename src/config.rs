@@ -217,11 +217,18 @@ pub enum ConfigError {
 impl Config {
     /// Read a config file; every key is optional, unknown keys are errors.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        let config: Self = serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+        Self::parse(&bytes, path)
+    }
+
+    /// The config in `bytes`, the contents of the file at `path` (named in
+    /// the errors). Any bytes at all get a config or an error, never a
+    /// panic (`tests/fuzz.rs`).
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Self, ConfigError> {
+        let config: Self = serde_json::from_slice(bytes).map_err(|source| ConfigError::Parse {
             path: path.to_path_buf(),
             source,
         })?;

@@ -79,11 +79,30 @@ pub fn parse_request<T: DeserializeOwned>(line: &[u8], commands: &[&str]) -> Res
     };
     if !commands.contains(&cmd.as_str()) {
         return Err(format!(
-            "unknown cmd {cmd:?}; this hive-c0re knows: {}",
+            "unknown cmd {:?}; this hive-c0re knows: {}",
+            clip(&cmd),
             commands.join(", ")
         ));
     }
-    serde_json::from_value(value).map_err(|e| format!("invalid {cmd} request: {e}"))
+    serde_json::from_value(value)
+        .map_err(|e| format!("invalid {cmd} request: {}", clip(&e.to_string())))
+}
+
+/// The longest piece of a client's own input an error quotes back (serde
+/// quotes a wrong-typed string whole: a 1 MiB one would come back whole).
+const QUOTE_CAP: usize = 200;
+
+/// `text` cut to [`QUOTE_CAP`] bytes at a character boundary, `…` marking
+/// the cut.
+fn clip(text: &str) -> String {
+    if text.len() <= QUOTE_CAP {
+        return text.to_owned();
+    }
+    let mut end = QUOTE_CAP;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 /// How long a client may take to read an answer, on every socket.
