@@ -57,10 +57,11 @@
 //! - [`hive`]: the rules without IO and their types — the one access policy
 //!   (who may run which verb on whom, with which grants), approvals, topology,
 //!   roster (the agent record, unit states), broker recipients (the one
-//!   `OPERATOR`), the agenda's due times and caps.
+//!   `OPERATOR`) and inbox caps, reserved names, the agenda's due times and
+//!   caps.
 //! - [`store`]: SQLite — open, migrations, the one writer (group commit) and
-//!   the readers, one file per table family; reads and writes hive's types,
-//!   decides nothing.
+//!   the readers, one file per table family, the state directory's lock;
+//!   reads and writes hive's types, decides nothing.
 //! - [`service`]: the hive as a service — the rules applied with the store
 //!   and the driver: access (`Hive::authorize`, once per request), lifecycle, approvals, roster (served from memory) and crash watcher, broker,
 //!   questions, reminders, loose ends, schedules, grants, the agenda timer,
@@ -68,7 +69,7 @@
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
 //!   sockets), each asking the access policy first, the registry of agent
-//!   listeners.
+//!   listeners (per-agent connection and idle budgets, systemd's fd store).
 //! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
 //!   over the same service calls, live roster, swarm and logs over Server-Sent
 //!   Events, CSRF checks (origin + token) and a strict CSP.

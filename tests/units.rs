@@ -144,7 +144,7 @@ fn the_dashboard_socket_has_host_socks_audience_and_feeds_the_same_service() {
 }
 
 #[test]
-fn the_swarm_drop_in_only_widens_the_services_address_families_to_tcp() {
+fn the_swarm_drop_in_only_opens_the_services_network_for_tcp() {
     let service = unit("hive-c0re.service");
     assert_eq!(values(&service, "RestrictAddressFamilies"), ["AF_UNIX"]);
     let drop_in = unit("hive-c0re-swarm.conf");
@@ -154,6 +154,12 @@ fn the_swarm_drop_in_only_widens_the_services_address_families_to_tcp() {
         .collect();
     assert_eq!(
         directives,
-        ["RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"]
+        [
+            "PrivateNetwork=no",
+            "IPAddressDeny=",
+            "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"
+        ]
     );
+    assert_eq!(values(&service, "PrivateNetwork"), ["yes"]);
+    assert_eq!(values(&service, "IPAddressDeny"), ["any"]);
 }

@@ -93,8 +93,9 @@ after_a_daemon_restart_the_same_path_in_the_container_is_served_again() {
   in_c systemctl restart "$TB_UNIT"
   expect_eq "daemon state after the restart" active "$(unit_prop "$TB_UNIT" ActiveState)"
   after=$(in_c stat -c %i /run/hyperhive/agents/ra/mcp.sock)
-  # the point of the directory bind: a new socket inode, seen at the same path inside
-  expect_ne "the socket's inode after the restart (a new socket)" "$before" "$after"
+  # Was: a new socket inode at every restart. Now the socket lives in systemd's fd store
+  # (issue 14): the same socket, never bound again, and still what the container sees.
+  expect_eq "the socket's inode after the restart (the one systemd kept)" "$before" "$after"
   expect_eq "the socket's inode seen inside h-ra" "$after" \
     "$(in_c timeout 30 systemd-run -q -M h-ra --wait -P stat -c %i /run/hive/mcp.sock)"
   expect_eq "get_agent_meta name after the restart" ra \

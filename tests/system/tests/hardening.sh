@@ -24,7 +24,7 @@ the_shipped_unit_scores_at_most_3_0_in_systemd_analyze_security() {
 }
 
 # Not just declared: the running daemon has exactly the unit's bounding set (CAP_CHOWN,
-# CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_SYS_ADMIN), a seccomp
+# CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_SETGID, CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_SYS_ADMIN), a seccomp
 # filter, no new privileges, and a network namespace of its own (PrivateNetwork=yes).
 the_running_daemon_has_the_units_capabilities_seccomp_filter_and_no_network() {
   in_c systemctl start "$TB_SOCKET_UNIT"
@@ -33,7 +33,7 @@ the_running_daemon_has_the_units_capabilities_seccomp_filter_and_no_network() {
   pid=$(unit_prop "$TB_UNIT" MainPID)
   expect_ne "the daemon's MainPID" 0 "$pid"
   status=$(in_c cat "/proc/$pid/status")
-  expect_eq "CapBnd" 00000000002c000b "$(awk '/^CapBnd:/ { print $2 }' <<<"$status")"
+  expect_eq "CapBnd" 00000000002c004b "$(awk '/^CapBnd:/ { print $2 }' <<<"$status")"
   expect_eq "Seccomp (2: filter)" 2 "$(awk '/^Seccomp:/ { print $2 }' <<<"$status")"
   expect_eq "NoNewPrivs" 1 "$(awk '/^NoNewPrivs:/ { print $2 }' <<<"$status")"
   expect_ne "the daemon's network namespace (the bed's is $(in_c readlink /proc/1/ns/net))" \
