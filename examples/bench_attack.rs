@@ -77,6 +77,9 @@ fn status_kib(pid: u32, key: &str) -> u64 {
 
 /// One request on an open agent connection; its answer line.
 fn request(s: &mut BufReader<UnixStream>, line: &str) -> Option<String> {
+    s.get_mut()
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
     s.get_mut().write_all(format!("{line}\n").as_bytes()).ok()?;
     let mut answer = String::new();
     s.read_line(&mut answer).ok()?;
@@ -104,7 +107,8 @@ fn wait_for_free_slots(agent: &Path) {
             .collect::<Option<Vec<_>>>()
             .map(|mut conns| {
                 conns.iter_mut().all(|c| {
-                    request(c, r#"{"cmd":"status"}"#).is_some_and(|a| a.contains("\"ok\""))
+                    request(c, r#"{"cmd":"status"}"#)
+                        .is_some_and(|a| a.starts_with(r#"{"kind":"status""#))
                 })
             });
         if served == Some(true) {
@@ -180,6 +184,7 @@ fn main() {
         ask(&host, &format!(r#"{{"cmd":"spawn","name":"{name}"}}"#));
     }
     let agent = run.join("agents/mallory/mcp.sock");
+    latencies(&host); // warm-up: the first connections' costs are not the idle floor
     let idle = latencies(&host);
     let report = Report {
         idle_p99: pct(&idle, 0.99),
@@ -190,6 +195,7 @@ fn main() {
     );
     report.row("idle", &idle, "");
 
+    eprintln!("1. connections");
     // 1. connections: 1,100 held, and connects churning past the budget.
     let held: Vec<UnixStream> = (0..1100)
         .filter_map(|_| UnixStream::connect(&agent).ok())
@@ -201,6 +207,7 @@ fn main() {
         move || {
             while !stop.load(Ordering::Relaxed) {
                 if let Ok(s) = UnixStream::connect(&agent) {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
                     let mut line = String::new();
                     let _ = BufReader::new(s).read_line(&mut line);
                     churned.fetch_add(1, Ordering::Relaxed);
@@ -223,6 +230,7 @@ fn main() {
     drop(held);
     wait_for_free_slots(&agent);
 
+    eprintln!("2. inbox flood");
     // 2. inbox flood: 64 KiB wakes, on past the refusal.
     let stop = Arc::new(AtomicBool::new(false));
     let flooder = flood(&agent, wake(false), stop.clone());
@@ -236,6 +244,7 @@ fn main() {
     );
     wait_for_free_slots(&agent);
 
+    eprintln!("3. unread recents");
     // 3. unread recents on every slot, over a full inbox.
     let mut filler = BufReader::new(UnixStream::connect(&agent).unwrap());
     while request(&mut filler, &wake(false)).is_some_and(|a| a.contains("\"ok\"")) {}
@@ -257,6 +266,7 @@ fn main() {
     drop(unread);
     wait_for_free_slots(&agent);
 
+    eprintln!("4. transient flood");
     // 4. transient flood: 64 KiB transient wakes (memory only).
     let stop = Arc::new(AtomicBool::new(false));
     let flooder = flood(&agent, wake(true), stop.clone());
@@ -270,6 +280,7 @@ fn main() {
     );
     wait_for_free_slots(&agent);
 
+    eprintln!("idle again");
     let after = latencies(&host);
     report.row("idle again (noise)", &after, "");
     let _ = daemon.kill();
