@@ -320,6 +320,33 @@ async fn the_operator_reaches_another_hives_agent_and_its_reply_comes_back_to_th
         .unwrap();
     relay(&b, "hive-b", &a).await;
     let rows = a
+        .recent(crate::hive::Recipient::Operator, 10)
+        .await
+        .unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r.from == "bob@hive-b" && r.body == "all green"),
+        "{rows:?}"
+    );
+    // This hive's own name is a local send; a hive alone refuses `hive`.
+    a.send_from_operator(&id("alice"), Some(&id("hive-a")), "local".into())
+        .await
+        .unwrap();
+    assert_eq!(recv_now(&a, "alice").await[0].body, "local");
+    let alone = {
+        let config = config_in(&dir.path().join("alone"));
+        let (hive, _) = hive_on(
+            config,
+            Store::open_in_memory().unwrap(),
+            Arc::new(ManualClock::new(1000)),
+        );
+        hive
+    };
+    let err = alone
+        .send_from_operator(&id("bob"), Some(&id("hive-b")), "x".into())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("bob@hive-b"), "{err}");
 }
 
 /// The inbox cap holds for what other hives send too: the message past it
@@ -393,30 +420,6 @@ async fn system_never_crosses_hives_as_a_sender_or_a_destination() {
         .unwrap();
     assert!(
         rows.iter()
-            .any(|r| r.from == "bob@hive-b" && r.body == "all green"),
-        "{rows:?}"
-    );
-    // This hive's own name is a local send; a hive alone refuses `hive`.
-    a.send_from_operator(&id("alice"), Some(&id("hive-a")), "local".into())
-        .await
-        .unwrap();
-    assert_eq!(recv_now(&a, "alice").await[0].body, "local");
-    let alone = {
-        let config = config_in(&dir.path().join("alone"));
-        let (hive, _) = hive_on(
-            config,
-            Store::open_in_memory().unwrap(),
-            Arc::new(ManualClock::new(1000)),
-        );
-        hive
-    };
-    let err = alone
-        .send_from_operator(&id("bob"), Some(&id("hive-b")), "x".into())
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("bob@hive-b"), "{err}");
-}
-
             .any(|r| r.body.contains("reserved") && r.body.contains("\"ruth\"")),
         "{rows:?}"
     );
