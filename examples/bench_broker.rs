@@ -2,10 +2,15 @@
 //!
 //! `cargo run --release --example bench_broker`
 //!
-//! 1. Sustained send → recv → ack across 100 agents through the service
-//!    layer (`Hive`), on a real database file with the store's durability
-//!    settings (WAL, `synchronous=FULL`): every agent sends to the next one
-//!    in a ring, long-polls its own inbox, acks the turn.
+//! 1. Sustained send → recv → ack across 100 agents, and across 1,000 (more
+//!    writes waiting for each commit), through the service layer (`Hive`),
+//!    on a real database file with the store's durability settings (WAL,
+//!    `synchronous=FULL`): every agent sends to the next one in a ring,
+//!    long-polls its own inbox, acks the turn. With the writer's counters:
+//!    jobs per commit, and the ceiling this disk allows at that batching
+//!    (its commits/s, the one-row-per-commit floor, × the jobs one commit
+//!    carries ÷ the three writes of a message), and with full batches
+//!    ([`MAX_BATCH`] jobs).
 //! 2. Long-poll wake latency: an agent waits in `recv`, another sends; time
 //!    from the start of the `send` call (and from its commit) to the
 //!    poll's answer, p50/p99.
@@ -28,11 +33,15 @@ use hive_c0re::clock::{Clock, SystemClock};
 use hive_c0re::config::{Config, DriverKind};
 use hive_c0re::containers::fake::FakeDriver;
 use hive_c0re::service::Hive;
-use hive_c0re::store::{Store, agents};
+use hive_c0re::store::{MAX_BATCH, Store, agents};
 use hive_c0re::wire::ident::Ident;
 
-const AGENTS: usize = 100;
+/// The ring sizes; the database holds the largest.
+const RINGS: [usize; 2] = [100, 1000];
+const AGENTS: usize = 1000;
 const ROUNDS: usize = 10;
+/// Writes per message: the send, the pop (`recv`), the ack.
+const WRITES_PER_MESSAGE: f64 = 3.0;
 const REPS: usize = 3;
 const WAKE_SAMPLES: usize = 200;
 
@@ -45,11 +54,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-async fn ring(hive: &Hive) -> anyhow::Result<(usize, Duration)> {
+async fn ring(hive: &Hive, agents: usize) -> anyhow::Result<(usize, Duration)> {
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
-    for i in 0..AGENTS {
-        let (hive, me, next) = (hive.clone(), name(i)?, name((i + 1) % AGENTS)?);
+    for i in 0..agents {
+        let (hive, me, next) = (hive.clone(), name(i)?, name((i + 1) % agents)?);
         tasks.spawn(async move {
             let mut received = 0usize;
             for round in 0..ROUNDS {
@@ -134,7 +143,7 @@ fn floor(path: &std::path::Path, count: usize, synchronous: &str) -> anyhow::Res
     )?;
     let started = Instant::now();
     for n in 0..count {
-        let to = format!("agent-{:03}", n % AGENTS);
+        let to = format!("agent-{:03}", n % RINGS[0]);
         conn.execute(
             "INSERT INTO messages (sender, recipient, body, at) VALUES ('x', ?1, 'round', 1)",
             [&to],
@@ -174,7 +183,7 @@ fn rows_floor(path: &std::path::Path, count: usize, per_commit: usize) -> anyhow
         for _ in 0..per_commit.min(count - n) {
             tx.execute(
                 "INSERT INTO rows (recipient, body) VALUES (?1, 'round')",
-                [format!("agent-{:03}", n % AGENTS)],
+                [format!("agent-{:03}", n % RINGS[0])],
             )?;
             n += 1;
         }
@@ -211,20 +220,34 @@ fn main() -> anyhow::Result<()> {
         .build()?;
 
     println!(
-        "broker benchmark: {AGENTS} agents, WAL + synchronous=FULL, database on {}",
+        "broker benchmark: rings of {RINGS:?} agents, WAL + synchronous=FULL, database on {}",
         dir.path().display()
     );
-    let (mut ring_rates, mut floor_rates, mut normal_rates) = (Vec::new(), Vec::new(), Vec::new());
+    // Per ring size: messages/s and jobs per commit, one per rep.
+    let mut rings: [(Vec<f64>, Vec<f64>); RINGS.len()] = Default::default();
+    let (mut floor_rates, mut normal_rates) = (Vec::new(), Vec::new());
     let mut per_row: [Vec<f64>; 3] = Default::default();
     const PER_COMMIT: [usize; 3] = [1, 10, 100];
     for rep in 0..REPS {
-        let (total, elapsed) = runtime.block_on(ring(&hive))?;
-        let rate = total as f64 / elapsed.as_secs_f64();
-        println!(
-            "run {rep}: sustained send->recv->ack: {total} messages in {:.2} s = {rate:.0} messages/s",
-            elapsed.as_secs_f64()
-        );
-        ring_rates.push(rate);
+        let mut total = 0;
+        for (r, agents) in RINGS.into_iter().enumerate() {
+            let before = store.write_stats();
+            let (received, elapsed) = runtime.block_on(ring(&hive, agents))?;
+            let after = store.write_stats();
+            let rate = received as f64 / elapsed.as_secs_f64();
+            let per_commit =
+                (after.jobs - before.jobs) as f64 / (after.batches - before.batches).max(1) as f64;
+            println!(
+                "run {rep}: sustained send->recv->ack, {agents} agents: {received} messages in {:.2} s = {rate:.0} messages/s; {:.1} writes per commit",
+                elapsed.as_secs_f64(),
+                per_commit
+            );
+            rings[r].0.push(rate);
+            rings[r].1.push(per_commit);
+            if r == 0 {
+                total = received;
+            }
+        }
         let elapsed = floor(&dir.path().join(format!("floor-{rep}.db")), total, "FULL")?;
         let rate = total as f64 / elapsed.as_secs_f64();
         println!(
@@ -251,7 +274,7 @@ fn main() -> anyhow::Result<()> {
             per_row[i].push(rate);
         }
     }
-    let broker = median(ring_rates.clone());
+    let broker = median(rings[0].0.clone());
     for (i, n) in PER_COMMIT.into_iter().enumerate() {
         let floor = median(per_row[i].clone());
         println!(
@@ -264,6 +287,23 @@ fn main() -> anyhow::Result<()> {
         "median: broker {broker:.0} messages/s, bare rusqlite insert+pop+ack floor {floor3:.0} messages/s ({:.2}x), same with NORMAL {normal:.0} messages/s ({:.2}x)",
         broker / floor3,
         broker / normal
+    );
+    // What this disk allows: one commit per fsync at the one-row floor's
+    // rate, each carrying what the writer batched (or a full batch).
+    let commits = median(per_row[0].clone());
+    let full = commits * MAX_BATCH as f64 / WRITES_PER_MESSAGE;
+    for (r, agents) in RINGS.into_iter().enumerate() {
+        let (rate, per_commit) = (median(rings[r].0.clone()), median(rings[r].1.clone()));
+        let ceiling = commits * per_commit / WRITES_PER_MESSAGE;
+        println!(
+            "ceiling, {agents} agents: this disk's {commits:.0} commits/s x {per_commit:.1} writes per commit / {WRITES_PER_MESSAGE} writes per message = {ceiling:.0} messages/s; broker {rate:.0} messages/s = {:.2}x of it, {:.2}x of the 20,000 target",
+            rate / ceiling,
+            rate / 20_000.0
+        );
+    }
+    println!(
+        "ceiling with full batches ({MAX_BATCH} writes per commit): {full:.0} messages/s (the 20,000 target is {:.2}x of it)",
+        20_000.0 / full
     );
 
     let (from_call, from_commit) = runtime.block_on(wake_latency(&hive))?;

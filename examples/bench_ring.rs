@@ -1,19 +1,36 @@
-//! A 1,000-agent ring over real sockets (prints figures; not a test).
+//! A 1,000-agent ring over real sockets, and the broker beside Redis
+//! Streams with the same client (prints figures; not a test).
 //!
-//! `cargo build --release --bins && cargo run --release --example bench_ring`
+//! `examples/bench bench_ring` (installs `redis-server` when run as root and
+//! it is missing, builds, runs), or
+//! `cargo build --release --bins --examples && target/release/examples/bench_ring`.
 //!
 //! Starts the release daemon (`--driver fake`) under a soft open-files
 //! limit of 1,024 (`prlimit --nofile=1024:`: what systemd gives a
 //! service by default; the daemon raises it to the hard limit), spawns
-//! [`AGENTS`] agents over host.sock, opens one connection per agent on its
-//! own `mcp.sock`, and runs [`ROUNDS`] rounds of a ring: every agent sends
-//! to the next, long-polls its inbox, acks its turn. While all connections
-//! are held it asks host.sock for `agent_status`. Prints messages/s, the
-//! daemon's threads and RSS (targets: every request answered, threads < 64,
-//! RSS < 100 MiB).
+//! [`AGENTS`] agents over host.sock, then:
+//!
+//! 1. **1,000 agents**: one connection per agent on its own `mcp.sock`,
+//!    [`ROUNDS`] rounds of a ring: every agent sends to the next, long-polls
+//!    its inbox, acks its turn. While all connections are held it asks
+//!    host.sock for `agent_status`. Prints messages/s, the daemon's threads
+//!    and RSS (targets: every request answered, threads < 64, RSS < 100 MiB).
+//! 2. **The peer**: the same ring, same client shape (one connection per
+//!    agent, one request written and its answer read, the same
+//!    concurrency), against a `redis-server` of the benchmark's own with
+//!    `appendonly yes` + `appendfsync always` (every write on disk before
+//!    its reply, as the broker's `synchronous=FULL`): `send` is `XADD` to
+//!    the next agent's stream, `recv` is `XREADGROUP … BLOCK` on its own,
+//!    `ack_turn` is `XACK` of what it read. At [`AGENTS`] agents once, and
+//!    at [`SMALL_RING`] agents alternated with the broker [`REPS`] times
+//!    (medians and their ratio printed: target broker ≥ 1× Redis). Without
+//!    `redis-server`: "redis-server not installed: skipped".
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 #![allow(clippy::disallowed_methods)] // a benchmark runs the daemon it measures
+
+#[path = "support/redis.rs"]
+mod redis;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream as StdStream;
@@ -22,9 +39,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::net::unix::OwnedWriteHalf;
 
 const AGENTS: usize = 1000;
 const ROUNDS: usize = 5;
+/// The ring size of the broker-against-Redis comparison (the issue's).
+const SMALL_RING: usize = 100;
+const SMALL_ROUNDS: usize = 20;
+const REPS: usize = 3;
 const BIN: &str = "target/release/hive-c0re";
 
 fn host(socket: &Path, line: &str) -> String {
@@ -78,44 +100,219 @@ fn start(dir: &Path) -> (Child, PathBuf) {
     (child, socket)
 }
 
-async fn agent(socket: PathBuf, next: String) -> (usize, usize) {
-    let stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
-    let (read, mut write) = stream.into_split();
-    let mut lines = tokio::io::BufReader::new(read).lines();
-    let mut ask = async |line: String| {
-        write
+/// One agent's side of the ring, whatever the server: send to the next,
+/// wait for (at least) one message, ack what was read.
+trait RingClient {
+    /// Send one message to `next`.
+    async fn send(&mut self, next: &str, body: &str);
+    /// Long-poll the own inbox; how many messages came.
+    async fn recv(&mut self) -> usize;
+    /// Ack what the last `recv` read.
+    async fn ack(&mut self);
+}
+
+/// A JSON-lines connection to an agent's `mcp.sock`.
+struct Broker {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>>,
+    write: OwnedWriteHalf,
+}
+
+impl Broker {
+    async fn connect(socket: &Path) -> Self {
+        let (read, write) = tokio::net::UnixStream::connect(socket)
+            .await
+            .unwrap()
+            .into_split();
+        Self {
+            lines: tokio::io::BufReader::new(read).lines(),
+            write,
+        }
+    }
+
+    async fn ask(&mut self, line: String) -> String {
+        self.write
             .write_all(format!("{line}\n").as_bytes())
             .await
             .unwrap();
-        lines
+        self.lines
             .next_line()
             .await
             .unwrap()
             .expect("the daemon answered")
-    };
-    let (mut received, mut answered) = (0, 0);
-    for round in 0..ROUNDS {
-        let sent = ask(format!(
-            r#"{{"cmd":"send","to":"{next}","body":"round {round}"}}"#
-        ))
-        .await;
+    }
+}
+
+impl RingClient for Broker {
+    async fn send(&mut self, next: &str, body: &str) {
+        let sent = self
+            .ask(format!(r#"{{"cmd":"send","to":"{next}","body":"{body}"}}"#))
+            .await;
         assert_eq!(sent, r#"{"kind":"ok"}"#);
+    }
+
+    async fn recv(&mut self) -> usize {
+        let got = self
+            .ask(r#"{"cmd":"recv","wait_seconds":30,"max":10}"#.to_owned())
+            .await;
+        let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+        v["messages"].as_array().map_or(0, Vec::len)
+    }
+
+    async fn ack(&mut self) {
+        let acked = self.ask(r#"{"cmd":"ack_turn"}"#.to_owned()).await;
+        assert_eq!(acked, r#"{"kind":"ok"}"#);
+    }
+}
+
+/// A connection to Redis acting as agent `me`: its inbox is the stream
+/// `me`, read through the consumer group `g`.
+struct Streams {
+    client: redis::Client,
+    me: String,
+    read: Vec<Vec<u8>>,
+}
+
+impl RingClient for Streams {
+    async fn send(&mut self, next: &str, body: &str) {
+        let id = self
+            .client
+            .ask(&[b"XADD", next.as_bytes(), b"*", b"body", body.as_bytes()])
+            .await
+            .unwrap();
+        assert!(matches!(id, redis::Value::Bulk(Some(_))), "XADD: {id:?}");
+    }
+
+    async fn recv(&mut self) -> usize {
+        let got = self
+            .client
+            .ask(&[
+                b"XREADGROUP",
+                b"GROUP",
+                b"g",
+                self.me.as_bytes(),
+                b"COUNT",
+                b"10",
+                b"BLOCK",
+                b"30000",
+                b"STREAMS",
+                self.me.as_bytes(),
+                b">",
+            ])
+            .await
+            .unwrap();
+        // [[stream, [[id, [field, value]], ...]]], or nil on timeout.
+        self.read = got
+            .items()
+            .iter()
+            .flat_map(|stream| stream.items().get(1).map_or(&[][..], |e| e.items()))
+            .map(|entry| entry.items()[0].bytes().to_vec())
+            .collect();
+        self.read.len()
+    }
+
+    async fn ack(&mut self) {
+        let mut args: Vec<&[u8]> = vec![b"XACK", self.me.as_bytes(), b"g"];
+        args.extend(self.read.iter().map(Vec::as_slice));
+        let acked = self.client.ask(&args).await.unwrap();
+        assert_eq!(acked, redis::Value::Int(self.read.len() as i64));
+    }
+}
+
+/// `rounds` rounds of the ring for one agent; (received, requests answered).
+async fn agent(mut client: impl RingClient, next: String, rounds: usize) -> (usize, usize) {
+    let (mut received, mut answered) = (0, 0);
+    for round in 0..rounds {
+        client.send(&next, &format!("round {round}")).await;
         answered += 1;
         while received < round + 1 {
-            let got = ask(r#"{"cmd":"recv","wait_seconds":30,"max":10}"#.to_owned()).await;
-            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
-            let n = v["messages"].as_array().map_or(0, Vec::len);
-            assert!(n > 0, "a round timed out: {got}");
+            let n = client.recv().await;
+            assert!(n > 0, "a round timed out");
             received += n;
-            answered += 1;
-            assert_eq!(
-                ask(r#"{"cmd":"ack_turn"}"#.to_owned()).await,
-                r#"{"kind":"ok"}"#
-            );
-            answered += 1;
+            client.ack().await;
+            answered += 2;
         }
     }
     (received, answered)
+}
+
+/// Which server a ring runs against.
+#[derive(Clone, Copy)]
+enum Server<'a> {
+    /// The daemon: agent `n`'s socket is `<dir>/<n>/mcp.sock`.
+    Broker(&'a Path),
+    /// Redis at this socket.
+    Redis(&'a Path),
+}
+
+/// Run a ring of `names` for `rounds` rounds; (received, answered, wall).
+fn ring(
+    runtime: &tokio::runtime::Runtime,
+    server: Server<'_>,
+    names: &[String],
+    rounds: usize,
+) -> tokio::task::JoinHandle<(usize, usize, Duration)> {
+    let names = names.to_vec();
+    let server = match server {
+        Server::Broker(p) => (true, p.to_path_buf()),
+        Server::Redis(p) => (false, p.to_path_buf()),
+    };
+    runtime.spawn(async move {
+        let started = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, n) in names.iter().enumerate() {
+            let next = names[(i + 1) % names.len()].clone();
+            let (me, (broker, path)) = (n.clone(), server.clone());
+            tasks.spawn(async move {
+                if broker {
+                    let client = Broker::connect(&path.join(&me).join("mcp.sock")).await;
+                    agent(client, next, rounds).await
+                } else {
+                    let client = redis::Client::connect(&path).await.unwrap();
+                    let client = Streams {
+                        client,
+                        me,
+                        read: Vec::new(),
+                    };
+                    agent(client, next, rounds).await
+                }
+            });
+        }
+        let (mut received, mut answered) = (0, 0);
+        while let Some(done) = tasks.join_next().await {
+            let (r, a) = done.unwrap();
+            received += r;
+            answered += a;
+        }
+        (received, answered, started.elapsed())
+    })
+}
+
+/// The highest threads and RSS of `pid` until `until` is finished.
+fn sample<T>(pid: u32, until: &tokio::task::JoinHandle<T>) -> (u64, u64) {
+    let (mut threads, mut rss) = (0, 0);
+    while !until.is_finished() {
+        let (t, r) = threads_and_rss(pid);
+        (threads, rss) = (threads.max(t), rss.max(r));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (threads, rss)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Create every agent's stream and its consumer group `g`.
+async fn redis_streams(socket: &Path, names: &[String]) {
+    let mut c = redis::Client::connect(socket).await.unwrap();
+    for n in names {
+        let created = c
+            .ask(&[b"XGROUP", b"CREATE", n.as_bytes(), b"g", b"$", b"MKSTREAM"])
+            .await
+            .unwrap();
+        assert_eq!(created, redis::Value::Simple("OK".into()), "{n}");
+    }
 }
 
 fn main() {
@@ -131,68 +328,92 @@ fn main() {
             "{n}: {answer}"
         );
     }
+    let (_, rss_spawned) = threads_and_rss(daemon.id());
     println!("spawned {AGENTS} agents in {:.1?}", started.elapsed());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let run = dir.path().join("run/agents");
-    let started = Instant::now();
-    let ring = runtime.spawn({
-        let names = names.clone();
-        async move {
-            let mut tasks = tokio::task::JoinSet::new();
-            for (i, n) in names.iter().enumerate() {
-                let next = names[(i + 1) % names.len()].clone();
-                tasks.spawn(agent(run.join(n).join("mcp.sock"), next));
-            }
-            let (mut received, mut answered) = (0, 0);
-            while let Some(done) = tasks.join_next().await {
-                let (r, a) = done.unwrap();
-                received += r;
-                answered += a;
-            }
-            (received, answered)
-        }
-    });
-    // While every agent holds its connection: host.sock still answers.
+    let agents_dir = dir.path().join("run/agents");
+    let broker = Server::Broker(&agents_dir);
     let pid = daemon.id();
+    let ring_1000 = ring(&runtime, broker, &names, ROUNDS);
+    // While every agent holds its connection: host.sock still answers.
     let sampler = std::thread::spawn(move || {
-        let (mut threads, mut rss) = (0, 0);
-        while !ring.is_finished() {
-            let (t, r) = threads_and_rss(pid);
-            (threads, rss) = (threads.max(t), rss.max(r));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        (threads, rss, ring)
+        let peak = sample(pid, &ring_1000);
+        (peak, ring_1000)
     });
     std::thread::sleep(Duration::from_millis(500));
     let t = Instant::now();
     let status = host(&socket, r#"{"cmd":"agent_status"}"#);
     let status_took = t.elapsed();
     assert!(status.starts_with(r#"{"version":1,"ok":true"#), "{status}");
-    let (threads, rss, ring) = sampler.join().unwrap();
-    let (received, answered) = runtime.block_on(ring).unwrap();
-    let wall = started.elapsed();
+    let ((threads, rss), ring_1000) = sampler.join().unwrap();
+    let (received, answered, wall) = runtime.block_on(ring_1000).unwrap();
+    let broker_1000 = received as f64 / wall.as_secs_f64();
     let (threads_end, rss_end) = threads_and_rss(daemon.id());
     println!(
-        "ring over real sockets: {AGENTS} agents x {ROUNDS} rounds: {received} messages in {:.2?} = {:.0} messages/s, {answered} agent requests answered",
-        wall,
-        received as f64 / wall.as_secs_f64()
+        "broker ring over real sockets: {AGENTS} agents x {ROUNDS} rounds: {received} messages in {wall:.2?} = {broker_1000:.0} messages/s, {answered} agent requests answered",
     );
     println!(
         "host.sock agent_status during the ring: {status_took:.2?} ({} bytes)",
         status.len()
     );
+    let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "daemon (soft open-files limit 1,024 at start): threads at most {} during / {} after (target < 64); RSS {:.1} MiB idle, at most {:.1} MiB during, {:.1} MiB after (target < 100 MiB)",
-        threads,
-        threads_end,
-        rss_idle as f64 / 1024.0,
-        rss as f64 / 1024.0,
-        rss_end as f64 / 1024.0
+        "daemon (soft open-files limit 1,024 at start): threads at most {threads} during / {threads_end} after (target < 64); RSS {:.1} MiB idle, {:.1} MiB with {AGENTS} agents spawned, at most {:.1} MiB during the ring, {:.1} MiB after (target < 100 MiB)",
+        mib(rss_idle),
+        mib(rss_spawned),
+        mib(rss),
+        mib(rss_end)
     );
+
+    let redis_dir = dir.path().join("redis");
+    std::fs::create_dir(&redis_dir).unwrap();
+    let Some(server) = redis::start(&redis_dir) else {
+        println!(
+            "redis-server not installed: skipped (apt-get install --no-install-recommends redis-server)"
+        );
+        let _ = daemon.kill();
+        let _ = daemon.wait();
+        return;
+    };
+    let peer = Server::Redis(&server.socket);
+    runtime.block_on(redis_streams(&server.socket, &names));
+    let redis_ring = ring(&runtime, peer, &names, ROUNDS);
+    let (_, redis_rss) = sample(server.pid(), &redis_ring);
+    let (received, _, wall) = runtime.block_on(redis_ring).unwrap();
+    let redis_1000 = received as f64 / wall.as_secs_f64();
+    println!(
+        "redis streams ring (appendfsync always), same client: {AGENTS} agents x {ROUNDS} rounds: {received} messages in {wall:.2?} = {redis_1000:.0} messages/s; redis-server RSS at most {:.1} MiB",
+        mib(redis_rss)
+    );
+    println!(
+        "ratio at {AGENTS} agents: broker {broker_1000:.0} / redis {redis_1000:.0} messages/s = {:.2}x (target >= 1x)",
+        broker_1000 / redis_1000
+    );
+
+    let small = &names[..SMALL_RING];
+    let (mut b, mut r) = (Vec::new(), Vec::new());
+    for rep in 0..REPS {
+        for (server, rates, label) in [(broker, &mut b, "broker"), (peer, &mut r, "redis")] {
+            let (received, _, wall) = runtime
+                .block_on(ring(&runtime, server, small, SMALL_ROUNDS))
+                .unwrap();
+            let rate = received as f64 / wall.as_secs_f64();
+            println!(
+                "run {rep}: {label} ring, {SMALL_RING} agents x {SMALL_ROUNDS} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s"
+            );
+            rates.push(rate);
+        }
+    }
+    let (b, r) = (median(b), median(r));
+    println!(
+        "ratio at {SMALL_RING} agents (medians of {REPS}): broker {b:.0} / redis {r:.0} messages/s = {:.2}x (target >= 1x)",
+        b / r
+    );
+    drop(server);
     let _ = daemon.kill();
     let _ = daemon.wait();
 }

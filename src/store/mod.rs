@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, Savepoint, Transaction, TransactionBehavior};
 
-pub use writer::MAX_BATCH;
+pub use writer::{MAX_BATCH, WriteStats};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +90,7 @@ struct Shared {
     /// at start-up and in tests.
     conn: Arc<Mutex<Connection>>,
     writes: Sender<writer::Job>,
+    counters: Arc<writer::Counters>,
     /// Absent for an in-memory store: its reads queue to the writer.
     reads: Option<Sender<readers::ReadJob>>,
 }
@@ -143,11 +144,13 @@ impl Store {
 
     fn start(conn: Connection, reads: Option<Sender<readers::ReadJob>>) -> std::io::Result<Self> {
         let conn = Arc::new(Mutex::new(conn));
-        let writes = writer::spawn(Arc::clone(&conn))?;
+        let counters = Arc::new(writer::Counters::default());
+        let writes = writer::spawn(Arc::clone(&conn), Arc::clone(&counters))?;
         Ok(Self {
             inner: Arc::new(Shared {
                 conn,
                 writes,
+                counters,
                 reads,
             }),
         })
@@ -200,6 +203,11 @@ impl Store {
         });
         reads.send(job).map_err(|_| StoreError::Task)?;
         answer.await.map_err(|_| StoreError::Task)?
+    }
+
+    /// The writer's batches and jobs so far (benchmarks: jobs per commit).
+    pub fn write_stats(&self) -> WriteStats {
+        self.inner.counters.read()
     }
 
     /// Run `f` with the write connection on this thread (startup and

@@ -9,6 +9,7 @@
 //! fsync is shared.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -53,17 +54,46 @@ where
     })
 }
 
+/// How many batches the writer ran and how many jobs they carried (so
+/// jobs / batches is what one commit, one fsync, carries on average).
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    batches: AtomicU64,
+    jobs: AtomicU64,
+}
+
+/// A reading of the writer's [`Counters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Transactions run (one fsync each when they write).
+    pub batches: u64,
+    /// Write jobs run in them.
+    pub jobs: u64,
+}
+
+impl Counters {
+    pub(super) fn read(&self) -> WriteStats {
+        WriteStats {
+            batches: self.batches.load(Ordering::Relaxed),
+            jobs: self.jobs.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// Start the writer thread over `conn`; jobs arrive on the returned sender.
 /// The thread ends when every sender is dropped.
-pub(super) fn spawn(conn: Arc<Mutex<Connection>>) -> std::io::Result<Sender<Job>> {
+pub(super) fn spawn(
+    conn: Arc<Mutex<Connection>>,
+    counters: Arc<Counters>,
+) -> std::io::Result<Sender<Job>> {
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("store-writer".into())
-        .spawn(move || run(&conn, &rx))?;
+        .spawn(move || run(&conn, &rx, &counters))?;
     Ok(tx)
 }
 
-fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>) {
+fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, counters: &Counters) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -72,6 +102,10 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>) {
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
+        counters.batches.fetch_add(1, Ordering::Relaxed);
+        counters
+            .jobs
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
         let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
         commit_batch(&mut conn, batch);
     }
@@ -254,6 +288,12 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(n, 200);
+        let stats = store.write_stats();
+        assert_eq!(stats.jobs, 200, "every write went through the writer");
+        assert!(
+            (1..=200).contains(&stats.batches),
+            "{stats:?}: at most one commit per write"
+        );
         // And from a fresh connection: they are on disk.
         drop(store);
         let again = Store::open(&dir.path().join("hive.db")).unwrap();
