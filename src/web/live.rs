@@ -74,43 +74,34 @@ impl RosterFeed {
             return Some(event);
         }
         let shutdown = self.web.shutdown.clone();
-        loop {
-            let heard = tokio::select! {
-                () = shutdown.cancelled() => return None,
-                r = self.rows.recv() => match r {
-                    Ok(row) => Heard::Row(Box::new(row)),
-                    Err(RecvError::Lagged(n)) => Heard::Lagged(n),
-                    Err(RecvError::Closed) => Heard::Closed,
-                },
-                r = self.removed.recv() => match r {
-                    Ok(name) => Heard::Removed(name),
-                    Err(RecvError::Lagged(n)) => Heard::Lagged(n),
-                    Err(RecvError::Closed) => Heard::Closed,
-                },
-            };
-            match heard {
-                Heard::Row(row) => return Some(row_event(&row)),
-                Heard::Removed(name) => {
-                    return Some(Event::default().event("removed").data(name.as_str()));
-                }
-                Heard::Closed => return None,
-                Heard::Lagged(missed) => {
-                    tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");
-                    match self.web.hive.agent_status().await {
-                        Ok(rows) => {
-                            // The names first, so the page drops rows of
-                            // agents destroyed meanwhile; then every row.
-                            let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-                            self.queued = std::iter::once(
-                                Event::default().event("names").data(names.join(" ")),
-                            )
-                            .chain(rows.iter().map(row_event))
-                            .collect();
-                            return self.queued.pop_front();
-                        }
-                        Err(err) => tracing::warn!("roster resend failed: {err}"),
-                    }
-                }
+        let heard = tokio::select! {
+            () = shutdown.cancelled() => return None,
+            r = self.rows.recv() => match r {
+                Ok(row) => Heard::Row(Box::new(row)),
+                Err(RecvError::Lagged(n)) => Heard::Lagged(n),
+                Err(RecvError::Closed) => Heard::Closed,
+            },
+            r = self.removed.recv() => match r {
+                Ok(name) => Heard::Removed(name),
+                Err(RecvError::Lagged(n)) => Heard::Lagged(n),
+                Err(RecvError::Closed) => Heard::Closed,
+            },
+        };
+        match heard {
+            Heard::Row(row) => Some(row_event(&row)),
+            Heard::Removed(name) => Some(Event::default().event("removed").data(name.as_str())),
+            Heard::Closed => None,
+            Heard::Lagged(missed) => {
+                tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");
+                // The names first, so the page drops rows of agents
+                // destroyed meanwhile; then every row.
+                let roster = self.web.hive.roster();
+                let names: Vec<&str> = roster.rows().iter().map(|r| r.name.as_str()).collect();
+                self.queued =
+                    std::iter::once(Event::default().event("names").data(names.join(" ")))
+                        .chain(roster.rows().iter().map(row_event))
+                        .collect();
+                self.queued.pop_front()
             }
         }
     }

@@ -30,15 +30,9 @@ pub fn failed(err: &HiveError) -> Response {
 
 /// `GET /`: the roster.
 pub async fn roster(State(web): State<Web>) -> Response {
-    match async {
-        web.operator("agent_status", None)
-            .await?
-            .agent_status()
-            .await
-    }
-    .await
-    {
-        Ok(rows) => views::roster_page(&rows, web.token.as_str()).into_response(),
+    // The roster as the service holds it: shared, not copied per request.
+    match web.operator("agent_status", None).await.map(|h| h.roster()) {
+        Ok(roster) => views::roster_page(roster.rows(), web.token.as_str()).into_response(),
         Err(err) => failed(&err),
     }
 }
