@@ -87,9 +87,20 @@ pub fn get(conn: &Connection, name: &Ident) -> Result<Option<AgentRecord>, Store
         .transpose()
 }
 
-/// The topology: every agent's parent.
+/// The topology: every agent's parent. Read on every `send` (to resolve
+/// `<parent>`/`<children>` and check the recipient), so it reads the two
+/// columns it needs, not whole records (which made it the broker's hottest
+/// path).
 pub fn parents(conn: &Connection) -> Result<BTreeMap<Ident, Option<Ident>>, StoreError> {
-    all(conn).map(|v| v.into_iter().map(|a| (a.name, a.parent)).collect())
+    let mut stmt = conn.prepare_cached("SELECT name, parent FROM agents")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+    })?;
+    rows.map(|r| {
+        let (name, parent) = r?;
+        Ok((ident(name)?, parent.map(ident).transpose()?))
+    })
+    .collect()
 }
 
 /// Register an agent. Returns false if it already was.
