@@ -1,7 +1,8 @@
 //! Wire types: serde only, no IO.
 //!
 //! - [`ident`]: the one validated name type.
-//! - [`host`]: host.sock v1, the operator's socket.
+//! - [`host`]: host.sock v1, the operator's socket; [`approval`] and
+//!   [`roster`] hold its row types (re-exported by `host`).
 //! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
 //! - [`journal`]: a journal entry and its short text rendering (pure).
@@ -11,11 +12,18 @@
 
 pub mod agenda;
 pub mod agent;
+pub mod approval;
 pub mod events;
 pub mod host;
 pub mod ident;
 pub mod journal;
+pub mod roster;
 pub mod swarm;
 
 #[cfg(test)]
 mod host_tests;
+
+/// `skip_serializing_if` for optional flags: omitted when false.
+fn is_false(b: &bool) -> bool {
+    !*b
+}

@@ -1,0 +1,106 @@
+//! The approval queue's rows as host.sock carries them (`pending`), with
+//! their kind and status words. Re-exported by [`super::host`].
+
+use serde::{Deserialize, Serialize};
+
+use super::ident::Ident;
+
+/// One row of the approval queue (the seed's `Approval`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Approval {
+    pub id: i64,
+    pub agent: Ident,
+    #[serde(default)]
+    pub kind: ApprovalKind,
+    /// Kind-specific payload: a git sha, an inputs array, a schedule, or empty.
+    pub commit_ref: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_sha: Option<String>,
+    /// Unix seconds.
+    pub requested_at: i64,
+    pub status: ApprovalStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// What an approval triggers when granted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    #[default]
+    ApplyCommit,
+    Spawn,
+    InitConfig,
+    UpdateMetaInputs,
+    SchedulePrompt,
+}
+
+impl ApprovalKind {
+    pub const ALL: &'static [Self] = &[
+        Self::ApplyCommit,
+        Self::Spawn,
+        Self::InitConfig,
+        Self::UpdateMetaInputs,
+        Self::SchedulePrompt,
+    ];
+
+    /// The snake_case wire (and database) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApplyCommit => "apply_commit",
+            Self::Spawn => "spawn",
+            Self::InitConfig => "init_config",
+            Self::UpdateMetaInputs => "update_meta_inputs",
+            Self::SchedulePrompt => "schedule_prompt",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == value)
+    }
+}
+
+/// Where an approval stands. `Pending` is the only non-terminal status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    Denied,
+    /// The action ran after approval and failed (see `note`).
+    Failed,
+    /// Withdrawn (by the manager, or because its agent was destroyed).
+    Cancelled,
+}
+
+impl ApprovalStatus {
+    pub const ALL: &'static [Self] = &[
+        Self::Pending,
+        Self::Approved,
+        Self::Denied,
+        Self::Failed,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::Denied => "denied",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == value)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        self != Self::Pending
+    }
+}
