@@ -1,13 +1,15 @@
 //! Who a `send` reaches: the recipient rules, pure over a topology snapshot.
 //!
 //! `<parent>` and `<children>` are resolved against the topology *at
-//! delivery time* (the service reads the snapshot in the same write
-//! transaction that stores the rows), so a `set_parent` takes effect on the
+//! delivery time* (the service asks the store's rows, in the same write
+//! transaction that stores the messages, only what this send needs), so a `set_parent` takes effect on the
 //! next send without restarting anybody. Rejected alternative: resolving
 //! once when an agent's socket is bound, which would route to a stale
 //! parent after every move.
 
-use super::topology::Topology;
+use std::convert::Infallible;
+
+use super::topology::Tree;
 use super::{OPERATOR, Recipient};
 use crate::wire::ident::Ident;
 
@@ -86,28 +88,34 @@ pub fn admit(
 }
 
 /// The recipients of a message `sender` addresses to `to`. May be empty
-/// (`<children>` of a leaf).
-pub fn resolve(
-    topology: &Topology,
-    sender: &Ident,
-    to: &str,
-) -> Result<Vec<Recipient>, UnknownRecipient> {
-    match to {
-        PARENT_RECIPIENT => Ok(vec![
-            topology
-                .parent_of(sender)
-                .map_or(Recipient::Operator, |p| Recipient::Agent(p.clone())),
-        ]),
-        CHILDREN_RECIPIENT => Ok(topology
-            .children(sender)
+/// (`<children>` of a leaf). Asks `tree` only what `to` needs: one lookup.
+pub fn resolve<T, E>(tree: &T, sender: &Ident, to: &str) -> Result<Vec<Recipient>, E>
+where
+    T: Tree,
+    E: From<UnknownRecipient> + From<T::Error>,
+{
+    Ok(match to {
+        PARENT_RECIPIENT => vec![
+            tree.parent_of(sender)?
+                .map_or(Recipient::Operator, Recipient::Agent),
+        ],
+        CHILDREN_RECIPIENT => tree
+            .children(sender)?
             .into_iter()
             .map(Recipient::Agent)
-            .collect()),
-        OPERATOR => Ok(vec![Recipient::Operator]),
+            .collect(),
+        OPERATOR => vec![Recipient::Operator],
         name => match Ident::new(name) {
-            Ok(agent) if topology.contains(&agent) => Ok(vec![Recipient::Agent(agent)]),
-            _ => Err(UnknownRecipient::Local(name.chars().take(80).collect())),
+            Ok(agent) if tree.contains(&agent)? => vec![Recipient::Agent(agent)],
+            _ => return Err(UnknownRecipient::Local(name.chars().take(80).collect()).into()),
         },
+    })
+}
+
+/// A snapshot never fails to answer.
+impl From<Infallible> for UnknownRecipient {
+    fn from(never: Infallible) -> Self {
+        match never {}
     }
 }
 
@@ -127,6 +135,7 @@ mod tests {
 
     use super::*;
 
+    use crate::hive::topology::Topology;
     use crate::testing::{id, topology};
 
     /// ruth → a → (b, c); root r
@@ -138,6 +147,10 @@ mod tests {
             ("c", Some("a")),
             ("r", None),
         ])
+    }
+
+    fn resolve(t: &Topology, sender: &Ident, to: &str) -> Result<Vec<Recipient>, UnknownRecipient> {
+        super::resolve(t, sender, to)
     }
 
     fn agents(names: &[&str]) -> Vec<Recipient> {

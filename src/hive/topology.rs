@@ -5,6 +5,7 @@
 //! same write transaction, so two racing moves cannot build a cycle.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 
 use super::Outcome;
 use crate::wire::ident::Ident;
@@ -22,6 +23,33 @@ pub enum TopologyError {
         "moving \"{child}\" under \"{parent}\" would make a cycle: \"{parent}\" is below \"{child}\""
     )]
     Cycle { child: Ident, parent: Ident },
+}
+
+/// The questions a `send` asks of the tree (see
+/// [`super::broker::resolve`]), answered by a whole snapshot
+/// ([`Topology`]) or by the store one indexed row lookup at a time — the
+/// broker's hot path, which must not read every agent to deliver to one.
+pub trait Tree {
+    /// Why an answer could not be read (`Infallible` for a snapshot).
+    type Error;
+    fn contains(&self, name: &Ident) -> Result<bool, Self::Error>;
+    /// The agent's parent; `None` for a root or an unknown agent.
+    fn parent_of(&self, name: &Ident) -> Result<Option<Ident>, Self::Error>;
+    /// Direct children, by name.
+    fn children(&self, name: &Ident) -> Result<Vec<Ident>, Self::Error>;
+}
+
+impl Tree for Topology {
+    type Error = Infallible;
+    fn contains(&self, name: &Ident) -> Result<bool, Infallible> {
+        Ok(Topology::contains(self, name))
+    }
+    fn parent_of(&self, name: &Ident) -> Result<Option<Ident>, Infallible> {
+        Ok(Topology::parent_of(self, name).cloned())
+    }
+    fn children(&self, name: &Ident) -> Result<Vec<Ident>, Infallible> {
+        Ok(Topology::children(self, name))
+    }
 }
 
 /// A snapshot of the tree.

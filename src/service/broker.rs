@@ -96,8 +96,8 @@ impl Hive {
         let recipients = self
             .transact(move |c| {
                 let tx = immediate(c)?;
-                let topology = Topology::new(agents::parents(&tx)?);
-                let recipients = broker::resolve(&topology, &from, &to)?;
+                let recipients =
+                    broker::resolve::<_, HiveError>(&agents::Registry(&tx), &from, &to)?;
                 for r in &recipients {
                     admit(&tx, from.as_str(), r, body.len(), limits)?;
                 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::StoreError;
+use crate::hive::topology::Tree;
 use crate::wire::ident::Ident;
 
 pub use crate::hive::roster::AgentRecord;
@@ -101,6 +102,40 @@ pub fn parents(conn: &Connection) -> Result<BTreeMap<Ident, Option<Ident>>, Stor
         Ok((ident(name)?, parent.map(ident).transpose()?))
     })
     .collect()
+}
+
+/// The registry answering the broker's questions of the tree
+/// ([`Tree`]) one indexed lookup at a time, inside the caller's
+/// transaction: a send reads the row it needs, not every agent.
+#[derive(Debug, Clone, Copy)]
+pub struct Registry<'c>(pub &'c Connection);
+
+impl Tree for Registry<'_> {
+    type Error = StoreError;
+
+    fn contains(&self, name: &Ident) -> Result<bool, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT 1 FROM agents WHERE name = ?1")?;
+        Ok(stmt.exists([name.as_str()])?)
+    }
+
+    fn parent_of(&self, name: &Ident) -> Result<Option<Ident>, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT parent FROM agents WHERE name = ?1")?;
+        let parent: Option<Option<String>> =
+            stmt.query_row([name.as_str()], |r| r.get(0)).optional()?;
+        parent.flatten().map(ident).transpose()
+    }
+
+    fn children(&self, name: &Ident) -> Result<Vec<Ident>, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT name FROM agents WHERE parent = ?1 ORDER BY name")?;
+        let rows = stmt.query_map([name.as_str()], |r| r.get::<_, String>(0))?;
+        rows.map(|r| ident(r?)).collect()
+    }
 }
 
 /// Register an agent. Returns false if it already was.

@@ -153,6 +153,9 @@ const STEPS: &[&str] = &[
         raw   TEXT NOT NULL
     );
     CREATE INDEX hook_events_agent ON hook_events (agent, id);",
+    // 6: `<children>` finds an agent's children by index (a send reads the
+    // rows it needs, not the whole registry).
+    "CREATE INDEX agents_by_parent ON agents(parent, name);",
 ];
 
 /// The schema version this build writes.
