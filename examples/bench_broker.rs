@@ -39,7 +39,9 @@ use hive_c0re::wire::ident::Ident;
 /// The ring sizes; the database holds the largest.
 const RINGS: [usize; 2] = [100, 1000];
 const AGENTS: usize = 1000;
-const ROUNDS: usize = 10;
+/// Messages per ring run, whatever its size (so a run lasts long enough to
+/// measure: 100 rounds of 100 agents, 10 of 1,000).
+const MESSAGES: usize = 10_000;
 /// Writes per message: the send, the pop (`recv`), the ack.
 const WRITES_PER_MESSAGE: f64 = 3.0;
 const REPS: usize = 3;
@@ -61,7 +63,7 @@ async fn ring(hive: &Hive, agents: usize) -> anyhow::Result<(usize, Duration)> {
         let (hive, me, next) = (hive.clone(), name(i)?, name((i + 1) % agents)?);
         tasks.spawn(async move {
             let mut received = 0usize;
-            for round in 0..ROUNDS {
+            for round in 0..MESSAGES / agents {
                 hive.send(&me, next.as_str(), format!("round {round}"), None)
                     .await?;
                 while received < round + 1 {

@@ -42,10 +42,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
 
 const AGENTS: usize = 1000;
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 20;
 /// The ring size of the broker-against-Redis comparison (the issue's).
 const SMALL_RING: usize = 100;
-const SMALL_ROUNDS: usize = 20;
+const SMALL_ROUNDS: usize = 100;
 const REPS: usize = 3;
 const BIN: &str = "target/release/hive-c0re";
 
@@ -287,6 +287,21 @@ fn ring(
     })
 }
 
+/// CPU time `pid` used so far (user + system, every thread), from
+/// `/proc/<pid>/stat` in clock ticks (100 per second on Linux).
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let ticks: u64 = rest
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse::<u64>().unwrap())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
 /// The highest threads and RSS of `pid` until `until` is finished.
 fn sample<T>(pid: u32, until: &tokio::task::JoinHandle<T>) -> (u64, u64) {
     let (mut threads, mut rss) = (0, 0);
@@ -396,22 +411,35 @@ fn main() {
 
     let small = &names[..SMALL_RING];
     let (mut b, mut r) = (Vec::new(), Vec::new());
+    let (mut b_cpu, mut r_cpu) = (Vec::new(), Vec::new());
     for rep in 0..REPS {
-        for (server, rates, label) in [(broker, &mut b, "broker"), (peer, &mut r, "redis")] {
+        for (server, pid, rates, cpus, label) in [
+            (broker, daemon.id(), &mut b, &mut b_cpu, "broker"),
+            (peer, server.pid(), &mut r, &mut r_cpu, "redis"),
+        ] {
+            let cpu = cpu_time(pid);
             let (received, _, wall) = runtime
                 .block_on(ring(&runtime, server, small, SMALL_ROUNDS))
                 .unwrap();
+            let cpu = cpu_time(pid) - cpu;
             let rate = received as f64 / wall.as_secs_f64();
+            let per_message = cpu.as_secs_f64() * 1e6 / received as f64;
             println!(
-                "run {rep}: {label} ring, {SMALL_RING} agents x {SMALL_ROUNDS} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s"
+                "run {rep}: {label} ring, {SMALL_RING} agents x {SMALL_ROUNDS} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message"
             );
             rates.push(rate);
+            cpus.push(per_message);
         }
     }
     let (b, r) = (median(b), median(r));
     println!(
         "ratio at {SMALL_RING} agents (medians of {REPS}): broker {b:.0} / redis {r:.0} messages/s = {:.2}x (target >= 1x)",
         b / r
+    );
+    let (b_cpu, r_cpu) = (median(b_cpu), median(r_cpu));
+    println!(
+        "server CPU per message (medians): broker {b_cpu:.1} us / redis {r_cpu:.1} us = {:.2}x",
+        b_cpu / r_cpu
     );
     drop(server);
     let _ = daemon.kill();

@@ -253,6 +253,29 @@ mod tests {
             .unwrap();
     }
 
+    /// The plan SQLite picks for `sql` (its `detail` lines).
+    fn plan(c: &Connection, sql: &str) -> String {
+        let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn the_inbox_queries_search_the_live_row_indexes_not_the_table() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                let pending = "SELECT id FROM messages WHERE recipient = 'a' AND state = 'pending' ORDER BY id LIMIT 10";
+                assert!(plan(c, pending).contains("messages_pending"), "{}", plan(c, pending));
+                let ack = "UPDATE messages SET state = 'handled' WHERE recipient = 'a' AND state = 'inflight'";
+                assert!(plan(c, ack).contains("messages_inflight"), "{}", plan(c, ack));
+                let recent = "SELECT id FROM messages WHERE recipient = 'a' ORDER BY id DESC LIMIT 10";
+                assert!(plan(c, recent).contains("messages_by_recipient"), "{}", plan(c, recent));
+                Ok(())
+            })
+            .unwrap();
+    }
+
     #[test]
     fn vacuum_removes_only_handled_rows_older_than_the_cutoff() {
         let store = Store::open_in_memory().unwrap();

@@ -156,6 +156,15 @@ const STEPS: &[&str] = &[
     // 6: `<children>` finds an agent's children by index (a send reads the
     // rows it needs, not the whole registry).
     "CREATE INDEX agents_by_parent ON agents(parent, name);",
+    // 7: the inbox indexes hold only live rows. The key (recipient, state,
+    // id) moved every message twice (pending -> inflight -> handled), each
+    // move dirtying index pages the commit writes to the WAL; partial
+    // indexes over pending and in-flight rows stay a few pages, and the
+    // history (`recent`) keeps an insert-only (recipient, id) index.
+    "DROP INDEX messages_inbox;
+    CREATE INDEX messages_by_recipient ON messages(recipient, id);
+    CREATE INDEX messages_pending ON messages(recipient, id) WHERE state = 'pending';
+    CREATE INDEX messages_inflight ON messages(recipient) WHERE state = 'inflight';",
 ];
 
 /// The schema version this build writes.

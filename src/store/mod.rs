@@ -36,6 +36,7 @@ mod migrations;
 pub mod questions;
 mod readers;
 pub mod reminders;
+mod savepoint;
 pub mod schedules;
 pub mod swarm;
 mod writer;
@@ -47,9 +48,16 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rusqlite::{Connection, Savepoint, Transaction, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+pub use savepoint::Savepoint;
 
 pub use writer::{MAX_BATCH, WriteStats};
+
+/// Prepared statements kept per connection. Every query of the store is
+/// `prepare_cached`; rusqlite's default of 16 is fewer than the write
+/// connection's statements, so the broker's were evicted and parsed again.
+const STATEMENT_CACHE: usize = 128;
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +145,7 @@ impl Store {
     }
 
     fn migrate(mut conn: Connection) -> Result<Connection, StoreError> {
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         conn.pragma_update(None, "foreign_keys", "ON")?;
         migrations::apply(&mut conn)?;
         Ok(conn)
@@ -240,7 +249,7 @@ impl Tx<'_> {
     pub fn commit(self) -> Result<(), StoreError> {
         match self {
             Self::Top(tx) => tx.commit()?,
-            Self::Nested(sp) => sp.commit()?,
+            Self::Nested(sp) => sp.release()?,
         }
         Ok(())
     }
@@ -264,6 +273,6 @@ pub fn immediate(conn: &mut Connection) -> Result<Tx<'_>, StoreError> {
             TransactionBehavior::Immediate,
         )?))
     } else {
-        Ok(Tx::Nested(conn.savepoint()?))
+        Ok(Tx::Nested(Savepoint::open(conn, savepoint::NESTED)?))
     }
 }

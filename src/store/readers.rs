@@ -27,6 +27,7 @@ pub(super) fn spawn(path: &Path) -> Result<Sender<ReadJob>, StoreError> {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.pragma_update(None, "query_only", "ON")?;
+        conn.set_prepared_statement_cache_capacity(super::STATEMENT_CACHE);
         let rx = Arc::clone(&rx);
         std::thread::Builder::new()
             .name(format!("store-reader-{i}"))

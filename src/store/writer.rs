@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::Connection;
 
 use super::StoreError;
+use super::savepoint::{self, JOB};
 
 /// The most jobs one transaction takes: a bound on how long the write lock is
 /// held and how much a failed commit takes down with it.
@@ -114,7 +115,7 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, counters: &Counters) {
 /// Run `batch` in one transaction, each job in its own savepoint, then
 /// answer every job with the commit's outcome.
 pub(super) fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = savepoint::step(conn, "BEGIN IMMEDIATE") {
         // Nothing ran: dropping the jobs answers every caller
         // [`StoreError::Task`]; the cause is in the log.
         tracing::error!(jobs = batch.len(), "cannot begin a write transaction: {e}");
@@ -124,7 +125,7 @@ pub(super) fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
         .into_iter()
         .map(|job| in_savepoint(conn, job))
         .collect();
-    match conn.execute_batch("COMMIT") {
+    match savepoint::step(conn, "COMMIT") {
         Ok(()) => answers.into_iter().for_each(|a| a(Ok(()))),
         Err(e) => {
             tracing::error!(jobs = answers.len(), "write batch did not commit: {e}");
@@ -137,18 +138,18 @@ pub(super) fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
 type Answer = Box<dyn FnOnce(Commit<'_>) + Send>;
 
 fn in_savepoint(conn: &mut Connection, job: Job) -> Answer {
-    if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+    if let Err(e) = savepoint::step(conn, JOB.open) {
         // Not run: dropped, its caller is answered [`StoreError::Task`].
         tracing::error!("cannot open a savepoint: {e}");
         return Box::new(|_| {});
     }
     let (ok, answer) = job(conn);
-    let end = if ok {
-        "RELEASE job"
+    let undone = if ok {
+        Ok(())
     } else {
-        "ROLLBACK TO job; RELEASE job"
+        savepoint::step(conn, JOB.rollback)
     };
-    if let Err(e) = conn.execute_batch(end) {
+    if let Err(e) = undone.and_then(|()| savepoint::step(conn, JOB.release)) {
         tracing::error!("cannot end a savepoint: {e}");
     }
     answer
