@@ -302,6 +302,16 @@ fn cpu_time(pid: u32) -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// Bytes `pid` handed to write(2)-like calls so far (`wchar` of
+/// `/proc/<pid>/io`: sockets and files alike).
+fn written(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+    io.lines()
+        .find_map(|l| l.strip_prefix("wchar: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// The highest threads and RSS of `pid` until `until` is finished.
 fn sample<T>(pid: u32, until: &tokio::task::JoinHandle<T>) -> (u64, u64) {
     let (mut threads, mut rss) = (0, 0);
@@ -417,15 +427,16 @@ fn main() {
             (broker, daemon.id(), &mut b, &mut b_cpu, "broker"),
             (peer, server.pid(), &mut r, &mut r_cpu, "redis"),
         ] {
-            let cpu = cpu_time(pid);
+            let (cpu, bytes) = (cpu_time(pid), written(pid));
             let (received, _, wall) = runtime
                 .block_on(ring(&runtime, server, small, SMALL_ROUNDS))
                 .unwrap();
-            let cpu = cpu_time(pid) - cpu;
+            let (cpu, bytes) = (cpu_time(pid) - cpu, written(pid) - bytes);
             let rate = received as f64 / wall.as_secs_f64();
             let per_message = cpu.as_secs_f64() * 1e6 / received as f64;
             println!(
-                "run {rep}: {label} ring, {SMALL_RING} agents x {SMALL_ROUNDS} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message"
+                "run {rep}: {label} ring, {SMALL_RING} agents x {SMALL_ROUNDS} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, {} bytes written per message",
+                bytes / received as u64
             );
             rates.push(rate);
             cpus.push(per_message);

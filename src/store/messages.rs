@@ -44,11 +44,14 @@ pub fn pop(
 ) -> Result<Vec<DeliveredMessage>, StoreError> {
     let tx = immediate(conn)?;
     let popped = {
+        // No `LIMIT ?`: SQLite re-plans a statement whenever a bound LIMIT
+        // changes (a parse on the broker's hottest path); the index yields
+        // rows in id order and stepping stops after `max`.
         let mut select = tx.prepare_cached(
             "SELECT id, sender, body, redelivered, in_reply_to FROM messages
-             WHERE recipient = ?1 AND state = 'pending' ORDER BY id LIMIT ?2",
+             WHERE recipient = ?1 AND state = 'pending' ORDER BY id",
         )?;
-        let rows = select.query_map(params![agent.as_str(), max], |r| {
+        let rows = select.query_map([agent.as_str()], |r| {
             Ok(DeliveredMessage {
                 id: r.get(0)?,
                 from: r.get(1)?,
@@ -57,6 +60,7 @@ pub fn pop(
                 in_reply_to: r.get(4)?,
             })
         })?;
+        let rows = rows.take(usize::try_from(max).unwrap_or(usize::MAX));
         let popped = within_bytes(rows, max_bytes, |m| m.body.len())?.0;
         let mut mark = tx.prepare_cached(
             "UPDATE messages SET state = 'inflight', popped_at = ?2 WHERE id = ?1",
