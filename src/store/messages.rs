@@ -32,6 +32,14 @@ pub fn insert(
     Ok(conn.last_insert_rowid())
 }
 
+/// The pending rows of `?1`, oldest first. Neither a bound `LIMIT ?` nor
+/// `recipient = ?1` against the partial index: either makes SQLite re-plan
+/// the statement whenever the bound value changes (a parse on the broker's
+/// hottest path); the `CAST` keeps the index and ordered scan, and stepping
+/// stops after `max` rows.
+const POP: &str = "SELECT id, sender, body, redelivered, in_reply_to FROM messages
+     WHERE recipient = CAST(?1 AS TEXT) AND state = 'pending' ORDER BY id";
+
 /// Take up to `max` pending messages of `agent`, oldest first, whose bodies
 /// fit in `max_bytes` (the first always goes), and mark them in flight —
 /// one write transaction, so no row is handed out twice.
@@ -44,13 +52,7 @@ pub fn pop(
 ) -> Result<Vec<DeliveredMessage>, StoreError> {
     let tx = immediate(conn)?;
     let popped = {
-        // No `LIMIT ?`: SQLite re-plans a statement whenever a bound LIMIT
-        // changes (a parse on the broker's hottest path); the index yields
-        // rows in id order and stepping stops after `max`.
-        let mut select = tx.prepare_cached(
-            "SELECT id, sender, body, redelivered, in_reply_to FROM messages
-             WHERE recipient = ?1 AND state = 'pending' ORDER BY id",
-        )?;
+        let mut select = tx.prepare_cached(POP)?;
         let rows = select.query_map([agent.as_str()], |r| {
             Ok(DeliveredMessage {
                 id: r.get(0)?,
@@ -275,6 +277,24 @@ mod tests {
                 assert!(plan(c, ack).contains("messages_inflight"), "{}", plan(c, ack));
                 let recent = "SELECT id FROM messages WHERE recipient = 'a' ORDER BY id DESC LIMIT 10";
                 assert!(plan(c, recent).contains("messages_by_recipient"), "{}", plan(c, recent));
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn popping_for_one_agent_after_another_reuses_the_planned_statement() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .blocking(|c| {
+                for i in 0..10 {
+                    let agent = id(&format!("a{}", i % 3));
+                    insert(c, "x", &Recipient::Agent(agent.clone()), "hi", None, 1)?;
+                    assert_eq!(pop(c, &agent, 10, usize::MAX, 2)?.len(), 1);
+                }
+                let planned = c.prepare_cached(POP)?;
+                assert_eq!(planned.get_status(rusqlite::StatementStatus::Run), 10);
+                assert_eq!(planned.get_status(rusqlite::StatementStatus::RePrepare), 0);
                 Ok(())
             })
             .unwrap();
