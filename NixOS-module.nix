@@ -50,6 +50,18 @@ let
   client = cfg.package.client or cfg.package;
   absolutePath = types.strMatching "/[^[:space:]]*";
   opt = type: default: description: mkOption { inherit type default description; };
+  atLeast = floor: n: if n > floor then n else floor;
+
+  # The unit's fd budget (systemd/hive-c0re.service) covers the default
+  # hive; a larger max_agents raises it here, so a full hive is refused at
+  # spawn by the daemon's own count, never by a failed bind. Worst case per
+  # agent: its socket plus agent_max_connections connections (every one an
+  # agent may open), and 1,024 for the rest (host.sock clients, the
+  # database, journalctl). The fd store holds one socket per agent.
+  unitFds = 65536;
+  unitFdStore = 4096;
+  fds = atLeast unitFds (s.max_agents * (s.agent_max_connections + 1) + 1024);
+  fdStore = atLeast unitFdStore (s.max_agents + 1);
 
   # Every key of the daemon's config file (src/config.rs, `Config`), with the
   # daemon's own defaults except where NixOS needs another (profile, the
@@ -117,7 +129,7 @@ let
     agent_memory_max = opt (types.nullOr (types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity")) "4G"
       "`MemoryMax=` of every agent container; null for no limit.";
     max_agents = opt types.ints.positive 1000
-      "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's LimitNOFILE=65536 covers about 16,000.";
+      "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's `LimitNOFILE=` and `FileDescriptorStoreMax=` are raised to fit it (every agent socket at `agent_max_connections`).";
     max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
     agent_max_connections = opt types.ints.positive 16
       "Open connections one agent socket serves at once; past it a connection is told why and closed.";
@@ -425,8 +437,13 @@ in
         # For build commands that call nix (the default one does not): the
         # store is read-only under ProtectSystem=strict, nix-daemon writes it.
         path = lib.optional (s.profile == "nixos") config.nix.package;
-        environment = mkIf (s.profile == "nixos") { NIX_REMOTE = "daemon"; };
+        environment = mkMerge [
+          (mkIf (s.profile == "nixos") { NIX_REMOTE = "daemon"; })
+          (mkIf (fdStore > unitFdStore) { FDSTORE = toString fdStore; })
+        ];
         serviceConfig = {
+          LimitNOFILE = mkIf (fds > unitFds) fds;
+          FileDescriptorStoreMax = mkIf (fdStore > unitFdStore) fdStore;
           # A drop-in adds to ExecStart=; the empty entry clears the unit's own.
           ExecStart = [ "" "${lib.getExe cfg.package} serve --config /etc/${configPath}" ];
           # ProtectSystem=strict: open what the unit does not already.

@@ -77,9 +77,8 @@ pub struct Config {
     /// `MemoryMax=` for every agent container.
     pub agent_memory_max: Option<String>,
     /// Most agents the hive manages, the manager included; `spawn` past it
-    /// is refused. Each agent costs the daemon about two file descriptors
-    /// (its socket, its harness's connection): keep the unit's
-    /// `LimitNOFILE=` above a few times this.
+    /// is refused. The daemon's open-files limit must hold
+    /// [`Config::fd_budget`]: it warns at start when it does not.
     pub max_agents: usize,
     /// Largest message body the broker accepts, in bytes.
     pub max_body_bytes: usize,
@@ -214,6 +213,10 @@ pub enum ConfigError {
     },
 }
 
+/// File descriptors kept beside the agents' in [`Config::fd_budget`]:
+/// host.sock and dashboard clients, the database, journalctl pipes.
+pub const FD_RESERVE: u64 = 1024;
+
 impl Config {
     /// Read a config file; every key is optional, unknown keys are errors.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -290,6 +293,15 @@ impl Config {
     /// The manager's runtime directory.
     pub fn manager_runtime_dir(&self) -> PathBuf {
         self.runtime_dir.join("manager")
+    }
+
+    /// The file descriptors a full hive may hold at worst: every agent
+    /// socket with `agent_max_connections` connections open, and
+    /// [`FD_RESERVE`] for the rest. The NixOS module sets `LimitNOFILE=`
+    /// from the same sum.
+    pub fn fd_budget(&self) -> u64 {
+        let per_agent = self.agent_max_connections as u64 + 1;
+        (self.max_agents as u64).saturating_mul(per_agent) + FD_RESERVE
     }
 
     /// [`Config::agent_idle_timeout_secs`] as a duration.

@@ -54,16 +54,39 @@ pub const MAX_BLOCKING_THREADS: usize = 16;
 
 /// Raise the soft `RLIMIT_NOFILE` to the hard limit (systemd's default soft
 /// limit of 1,024 is below one fd per agent socket plus one per connection
-/// at 1,000 agents), and log both.
-fn raise_fd_limit() {
+/// at 1,000 agents), log both, and warn when the limit is below what a full
+/// hive may hold (`budget`, [`Config::fd_budget`]).
+fn raise_fd_limit(budget: u64) {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    match getrlimit(Resource::RLIMIT_NOFILE) {
+    let limit = match getrlimit(Resource::RLIMIT_NOFILE) {
         Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
-            Ok(()) => tracing::info!(was = soft, soft = hard, hard, "raised the open files limit"),
-            Err(e) => tracing::warn!(soft, hard, "cannot raise the open files limit: {e}"),
+            Ok(()) => {
+                tracing::info!(was = soft, soft = hard, hard, "raised the open files limit");
+                hard
+            }
+            Err(e) => {
+                tracing::warn!(soft, hard, "cannot raise the open files limit: {e}");
+                soft
+            }
         },
-        Ok((soft, hard)) => tracing::info!(soft, hard, "open files limit"),
-        Err(e) => tracing::warn!("cannot read the open files limit: {e}"),
+        Ok((soft, hard)) => {
+            tracing::info!(soft, hard, "open files limit");
+            soft
+        }
+        Err(e) => {
+            tracing::warn!("cannot read the open files limit: {e}");
+            return;
+        }
+    };
+    if limit < budget {
+        tracing::warn!(
+            limit,
+            budget,
+            "the open files limit {limit} is below the {budget} a full hive may hold \
+             (max_agents x (agent_max_connections + 1) + {}); raise LimitNOFILE= in \
+             the unit or lower max_agents",
+            crate::config::FD_RESERVE
+        );
     }
 }
 
@@ -71,7 +94,7 @@ fn raise_fd_limit() {
 /// it takes the activation fds before starting the runtime.
 pub fn serve(config: Config) -> anyhow::Result<()> {
     let fds = activation::take_named_fds().context("read socket activation")?;
-    raise_fd_limit();
+    raise_fd_limit(config.fd_budget());
     // Threads are bounded whatever the host's size or the hive's: a few
     // reactor workers, and a small blocking pool (file system calls,
     // journalctl); the store has its own writer and readers.

@@ -258,3 +258,54 @@ fn a_self_bound_host_sock_has_the_units_modes_whatever_the_umask() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Started under a hard open-files limit below what a full hive may hold
+/// (1,000 agents at 16 connections each), the daemon says so at start and
+/// names the fix; with a limit that holds it, it does not.
+#[test]
+fn an_open_files_limit_below_a_full_hives_budget_is_named_in_the_log_at_start() {
+    fn startup_log(nofile: &str, config: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let (cfg, run) = (dir.path().join("config.json"), dir.path().join("run"));
+        std::fs::write(&cfg, config).unwrap();
+        let mut child = std::process::Command::new("prlimit")
+            .arg(format!("--nofile={nofile}"))
+            .args(["--", BIN, "serve", "--driver", "fake", "--config"])
+            .arg(&cfg)
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .arg("--runtime-dir")
+            .arg(&run)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("prlimit (util-linux) runs the daemon");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while UnixStream::connect(run.join("host.sock")).is_err() {
+            assert!(Instant::now() < deadline, "the daemon did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        let mut log = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut log)
+            .unwrap();
+        child.wait().unwrap();
+        log
+    }
+    let low = startup_log("1024:1024", r#"{"max_agents": 1000}"#);
+    assert!(
+        low.contains("the open files limit 1024 is below the 18024 a full hive may hold")
+            && low.contains("raise LimitNOFILE="),
+        "{low}"
+    );
+    let enough = startup_log(
+        "4096:4096",
+        r#"{"max_agents": 50, "agent_max_connections": 2}"#,
+    );
+    assert!(!enough.contains("open files limit"), "{enough}");
+}
