@@ -39,3 +39,34 @@ the_running_daemon_has_the_units_capabilities_seccomp_filter_and_no_network() {
   expect_ne "the daemon's network namespace (the bed's is $(in_c readlink /proc/1/ns/net))" \
     "$(in_c readlink /proc/1/ns/net)" "$(in_c readlink "/proc/$pid/ns/net")"
 }
+
+# The unit's LimitNOFILE=65536 reaches the daemon, soft and hard (systemd caps it at its own
+# hard limit: the bed's PID 1 inherits this machine's), it logs the limit at start, and it
+# warns exactly when a full hive of the default 1,000 agents at 16 connections each (18,024
+# fds) would not fit.
+_fds() { awk '/^Max open files/ { print $4, $5 }'; }
+the_running_daemon_gets_the_units_open_files_limit_and_warns_only_when_a_full_hive_would_not_fit() {
+  in_c systemctl start "$TB_SOCKET_UNIT"
+  hivectl_root status >/dev/null
+  local pid log ceiling want
+  pid=$(unit_prop "$TB_UNIT" MainPID)
+  expect_ne "the daemon's MainPID" 0 "$pid"
+  ceiling=$(in_c cat /proc/1/limits | _fds | cut -d' ' -f2)
+  want=65536
+  [ "$ceiling" != unlimited ] && [ "$ceiling" -lt "$want" ] && want=$ceiling
+  echo "  open files: $want (the bed's PID 1 may have $ceiling)"
+  expect_eq "Max open files (soft hard) under LimitNOFILE=65536, PID 1's hard limit $ceiling" \
+    "$want $want" "$(in_c cat "/proc/$pid/limits" | _fds)"
+  log=$(in_c journalctl -b -u "$TB_UNIT" -o cat --no-pager)
+  expect_match "the daemon's open files line" "open files limit" "$log"
+  if [ "$want" -ge 18024 ]; then
+    if grep -q "a full hive may hold" <<<"$log"; then
+      echo "  the daemon warned with $want open files, enough for 18,024:"
+      grep "a full hive may hold" <<<"$log" | sed 's/^/    /'
+      return 1
+    fi
+  else
+    expect_match "the daemon's warning at $want open files" \
+      "the open files limit $want is below the 18024 a full hive may hold" "$log"
+  fi
+}
