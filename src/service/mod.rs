@@ -166,7 +166,10 @@ impl Hive {
             .store()
             .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
         let rows = hive.build_rows(&records, reminders);
-        hive.roster_rows().replace_all(rows);
+        let mut roster = hive.roster_rows();
+        let ticket = roster.ticket();
+        roster.replace_all(rows, ticket);
+        drop(roster);
         Ok(hive)
     }
 

@@ -36,6 +36,16 @@ impl Hive {
         self.roster_rows().current()
     }
 
+    /// `name`'s row in the roster now, or `None` when it left. Rows and
+    /// removals come on two channels ([`Hive::subscribe_rows`],
+    /// [`Hive::subscribe_removals`]), so a subscriber of both may take a
+    /// destroyed agent's last row after its removal; passing on this, the
+    /// roster's state when the event is handled, each name ends as the
+    /// roster has it.
+    pub fn current_row(&self, name: &Ident) -> Option<AgentStatusRow> {
+        self.roster().get(name).cloned()
+    }
+
     /// Every row, built from the store, the pause markers and the driver's
     /// view (start-up, and after changes were lost).
     pub(super) fn build_rows(
@@ -61,12 +71,16 @@ impl Hive {
 
     /// Rebuild the whole roster from the store.
     pub(super) async fn reload_roster(&self) -> Result<(), HiveError> {
+        let ticket = self.roster_rows().ticket();
         let (records, reminders) = self
             .store()
             .read(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))
             .await?;
         let rows = self.build_rows(&records, reminders);
-        let (changed, removed) = self.roster_rows().replace_all(rows);
+        // Sent under the lock: subscribers hear changes in the order the
+        // roster took them.
+        let mut roster = self.roster_rows();
+        let (changed, removed) = roster.replace_all(rows, ticket);
         for row in changed {
             let _ = self.inner.rows.send(row);
         }
@@ -103,13 +117,19 @@ impl Hive {
     /// Bring an agent's row in the roster up to date and push it to
     /// subscribers (an agent no longer managed leaves the roster).
     pub async fn publish(&self, name: &Ident) {
+        // Taken before the read: if a newer publish (or reload) of this
+        // agent finishes first, this one's older row is dropped.
+        let ticket = self.roster_rows().ticket();
         match self.row(name).await {
             Ok(Some(row)) => {
-                self.roster_rows().put(row.clone());
-                let _ = self.inner.rows.send(row);
+                let mut roster = self.roster_rows();
+                if roster.put(row.clone(), ticket).is_some() {
+                    let _ = self.inner.rows.send(row);
+                }
             }
             Ok(None) => {
-                if self.roster_rows().remove(name) {
+                let mut roster = self.roster_rows();
+                if roster.remove(name, ticket) {
                     let _ = self.inner.removed.send(name.clone());
                 }
             }

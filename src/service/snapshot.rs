@@ -5,6 +5,15 @@
 //!
 //! Each change builds a new immutable [`Roster`]; its JSON is serialized at
 //! most once, by the first reader that asks for it.
+//!
+//! A row is built from a read that takes a moment (the store, then the
+//! driver's view), so two builds for one agent can finish out of order: a
+//! stale build must not put back a row a newer one replaced (or removed).
+//! Each build takes a [`Rows::ticket`] before it reads; a row, removal or
+//! whole reload applies only over rows no newer build has set. Rejected: a
+//! lock held across the read (every roster change would wait on the store).
+
+use std::collections::HashMap;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -25,6 +34,12 @@ impl Roster {
         &self.rows
     }
 
+    /// The row of `name`, if it is managed.
+    pub fn get(&self, name: &Ident) -> Option<&AgentStatusRow> {
+        let i = self.rows.binary_search_by(|r| r.name.cmp(name)).ok()?;
+        self.rows.get(i)
+    }
+
     /// The rows as one JSON array (serialized once per version).
     pub fn json(&self) -> &str {
         self.json.get_or_init(|| {
@@ -34,11 +49,22 @@ impl Roster {
     }
 }
 
+/// When a build of rows began: later tickets read later state.
+pub(super) type Ticket = u64;
+
 /// The rows by name and the current published version.
 #[derive(Debug, Default)]
 pub(super) struct Rows {
     by_name: BTreeMap<Ident, AgentStatusRow>,
     current: Arc<Roster>,
+    /// The last ticket handed out.
+    issued: Ticket,
+    /// The ticket of the build that last set (or removed) each name's row,
+    /// where that is newer than [`Rows::floor`].
+    set_by: HashMap<Ident, Ticket>,
+    /// The ticket of the last whole reload: it set every name, so a name
+    /// not in `set_by` counts as set by it.
+    floor: Ticket,
 }
 
 impl Rows {
@@ -46,19 +72,43 @@ impl Rows {
         Arc::clone(&self.current)
     }
 
-    /// Put (or replace) one row; `false` when it was already exactly so.
-    pub(super) fn put(&mut self, row: AgentStatusRow) -> bool {
-        if self.by_name.get(&row.name) == Some(&row) {
+    /// A ticket for a build about to read the state it builds rows from.
+    pub(super) fn ticket(&mut self) -> Ticket {
+        self.issued += 1;
+        self.issued
+    }
+
+    /// Whether a build holding `ticket` may set `name`'s row: no newer
+    /// build did. If so, `name` is marked as set by it.
+    fn claim(&mut self, name: &Ident, ticket: Ticket) -> bool {
+        let set = self.set_by.get(name).copied().unwrap_or(self.floor);
+        if set > ticket {
             return false;
         }
-        self.by_name.insert(row.name.clone(), row);
-        self.rebuild();
+        self.set_by.insert(name.clone(), ticket);
         true
     }
 
-    /// Drop the row of an agent that is no longer managed; `false` when it
-    /// had none.
-    pub(super) fn remove(&mut self, name: &Ident) -> bool {
+    /// Put (or replace) one row built under `ticket`: whether it changed,
+    /// or `None` when a newer build set it (and this row is dropped).
+    pub(super) fn put(&mut self, row: AgentStatusRow, ticket: Ticket) -> Option<bool> {
+        if !self.claim(&row.name, ticket) {
+            return None;
+        }
+        if self.by_name.get(&row.name) == Some(&row) {
+            return Some(false);
+        }
+        self.by_name.insert(row.name.clone(), row);
+        self.rebuild();
+        Some(true)
+    }
+
+    /// Drop the row of an agent found no longer managed under `ticket`;
+    /// `false` when it had none, or a newer build set it.
+    pub(super) fn remove(&mut self, name: &Ident, ticket: Ticket) -> bool {
+        if !self.claim(name, ticket) {
+            return false;
+        }
         let had = self.by_name.remove(name).is_some();
         if had {
             self.rebuild();
@@ -66,22 +116,45 @@ impl Rows {
         had
     }
 
-    /// Replace every row (start-up, after lost changes); what changed: the
+    /// Replace every row with `rows`, built under `ticket` (start-up, after
+    /// lost changes), except those a newer build set; what changed: the
     /// rows that are new or differ, and the names whose rows are gone.
     pub(super) fn replace_all(
         &mut self,
         rows: impl IntoIterator<Item = AgentStatusRow>,
+        ticket: Ticket,
     ) -> (Vec<AgentStatusRow>, Vec<Ident>) {
         let mut old = std::mem::take(&mut self.by_name);
         let mut changed = Vec::new();
         for row in rows {
-            if old.remove(&row.name).as_ref() != Some(&row) {
+            let previous = old.remove(&row.name);
+            if !self.claim(&row.name, ticket) {
+                // A newer build's row (or removal) stands.
+                if let Some(newer) = previous {
+                    self.by_name.insert(newer.name.clone(), newer);
+                }
+                continue;
+            }
+            if previous.as_ref() != Some(&row) {
                 changed.push(row.clone());
             }
             self.by_name.insert(row.name.clone(), row);
         }
+        let mut gone = Vec::new();
+        for (name, row) in old {
+            if self.claim(&name, ticket) {
+                gone.push(name);
+            } else {
+                self.by_name.insert(name, row);
+            }
+        }
+        // Every name now counts as set by this reload at the least; only
+        // newer claims need an entry.
+        self.floor = self.floor.max(ticket);
+        let floor = self.floor;
+        self.set_by.retain(|_, set| *set > floor);
         self.rebuild();
-        (changed, old.into_keys().collect())
+        (changed, gone)
     }
 
     fn rebuild(&mut self) {
@@ -109,12 +182,14 @@ mod tests {
     #[test]
     fn replacing_every_row_reports_only_the_changed_rows_and_the_gone_names() {
         let mut rows = Rows::default();
+        let t = rows.ticket();
         let (changed, gone) =
-            rows.replace_all([row("a", None), row("b", Some("a")), row("c", None)]);
+            rows.replace_all([row("a", None), row("b", Some("a")), row("c", None)], t);
         assert_eq!(changed.len(), 3);
         assert!(gone.is_empty());
         // `a` destroyed: `b` moves up to the root, `c` is as it was.
-        let (changed, gone) = rows.replace_all([row("b", None), row("c", None)]);
+        let t = rows.ticket();
+        let (changed, gone) = rows.replace_all([row("b", None), row("c", None)], t);
         assert_eq!(changed, vec![row("b", None)]);
         assert_eq!(gone, vec![Ident::new("a").unwrap()]);
         let current = rows.current();
@@ -125,10 +200,56 @@ mod tests {
     #[test]
     fn removing_a_row_says_whether_there_was_one() {
         let mut rows = Rows::default();
-        assert!(rows.put(row("a", None)));
-        assert!(!rows.put(row("a", None)), "the same row twice is no change");
-        assert!(rows.remove(&Ident::new("a").unwrap()));
-        assert!(!rows.remove(&Ident::new("a").unwrap()));
+        let t = rows.ticket();
+        assert_eq!(rows.put(row("a", None), t), Some(true));
+        assert_eq!(
+            rows.put(row("a", None), t),
+            Some(false),
+            "the same row twice is no change"
+        );
+        assert!(rows.remove(&Ident::new("a").unwrap(), t));
+        assert!(!rows.remove(&Ident::new("a").unwrap(), t));
         assert!(rows.current().rows().is_empty());
+    }
+
+    #[test]
+    fn a_build_that_finishes_after_a_newer_one_changes_nothing() {
+        let mut rows = Rows::default();
+        let a = Ident::new("a").unwrap();
+        let (stale, newer) = (rows.ticket(), rows.ticket());
+        assert_eq!(rows.put(row("a", Some("x")), newer), Some(true));
+        assert_eq!(
+            rows.put(row("a", None), stale),
+            None,
+            "a stale row does not replace a newer one"
+        );
+        assert_eq!(rows.current().get(&a), Some(&row("a", Some("x"))));
+        // Removed by a newer build: a stale row does not bring it back.
+        let (stale, newer) = (rows.ticket(), rows.ticket());
+        assert!(rows.remove(&a, newer));
+        assert_eq!(rows.put(row("a", None), stale), None);
+        assert_eq!(rows.current().get(&a), None);
+    }
+
+    #[test]
+    fn a_reload_keeps_rows_newer_builds_set_and_refuses_older_ones_after_it() {
+        let mut rows = Rows::default();
+        let t = rows.ticket();
+        rows.replace_all([row("a", None), row("b", None)], t);
+        let (before, reload, after) = (rows.ticket(), rows.ticket(), rows.ticket());
+        assert_eq!(rows.put(row("a", Some("b")), after), Some(true));
+        // The reload read before `after`'s build: `a` keeps that build's row.
+        let (changed, gone) = rows.replace_all([row("b", None)], reload);
+        assert!(
+            changed.is_empty() && gone.is_empty(),
+            "{changed:?} {gone:?}"
+        );
+        let a = Ident::new("a").unwrap();
+        assert_eq!(rows.current().get(&a), Some(&row("a", Some("b"))));
+        // A build from before the reload changes nothing, for any name.
+        assert_eq!(rows.put(row("b", Some("a")), before), None);
+        assert_eq!(rows.put(row("c", None), before), None);
+        let t = rows.ticket();
+        assert_eq!(rows.put(row("c", None), t), Some(true));
     }
 }

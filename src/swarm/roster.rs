@@ -21,6 +21,7 @@ use super::names::parse_roster_key;
 use super::{Bus, Names};
 use crate::service::Hive;
 use crate::wire::host::{AgentStatusRow, SwarmAgentRow};
+use crate::wire::ident::Ident;
 
 /// Every row of this hive is put again this often.
 pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);
@@ -42,23 +43,40 @@ pub(super) async fn run(bus: Bus) {
             () = bus.shutdown.cancelled() => return,
             _ = tick.tick() => publish_all(hive, &bucket, names, &mut published).await,
             row = rows.recv() => match row {
-                Ok(row) => put(hive, &bucket, names, row).await,
+                Ok(row) => settle(hive, &bucket, names, &mut published, row.name).await,
                 Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
                 Err(RecvError::Closed) => return,
             },
             name = removed.recv() => match name {
-                Ok(name) => {
-                    let key = names.roster_key(&name);
-                    if let Err(err) = bucket.delete(&key).await {
-                        tracing::debug!(key, "swarm roster delete failed: {err}; the next round retries");
-                    } else {
-                        published.remove(&key);
-                    }
-                }
+                Ok(name) => settle(hive, &bucket, names, &mut published, name).await,
                 Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
                 Err(RecvError::Closed) => return,
             },
         }
+    }
+}
+
+/// `name`'s row changed or it left: put its row as the roster has it now,
+/// or delete its entry (see `Hive::current_row`: a row heard after the
+/// agent's removal must not bring it back).
+async fn settle(
+    hive: &Hive,
+    bucket: &kv::Store,
+    names: &Names,
+    published: &mut BTreeSet<String>,
+    name: Ident,
+) {
+    if let Some(row) = hive.current_row(&name) {
+        return put(hive, bucket, names, row).await;
+    }
+    let key = names.roster_key(&name);
+    if let Err(err) = bucket.delete(&key).await {
+        tracing::debug!(
+            key,
+            "swarm roster delete failed: {err}; the next round retries"
+        );
+    } else {
+        published.remove(&key);
     }
 }
 

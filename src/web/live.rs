@@ -62,8 +62,8 @@ struct RosterFeed {
 
 /// What the feed heard next.
 enum Heard {
-    Row(Box<AgentStatusRow>),
-    Removed(Ident),
+    /// This agent's row changed or it left: sent as the roster has it now.
+    Changed(Ident),
     Lagged(u64),
     Closed,
 }
@@ -77,19 +77,21 @@ impl RosterFeed {
         let heard = tokio::select! {
             () = shutdown.cancelled() => return None,
             r = self.rows.recv() => match r {
-                Ok(row) => Heard::Row(Box::new(row)),
+                Ok(row) => Heard::Changed(row.name),
                 Err(RecvError::Lagged(n)) => Heard::Lagged(n),
                 Err(RecvError::Closed) => Heard::Closed,
             },
             r = self.removed.recv() => match r {
-                Ok(name) => Heard::Removed(name),
+                Ok(name) => Heard::Changed(name),
                 Err(RecvError::Lagged(n)) => Heard::Lagged(n),
                 Err(RecvError::Closed) => Heard::Closed,
             },
         };
         match heard {
-            Heard::Row(row) => Some(row_event(&row)),
-            Heard::Removed(name) => Some(Event::default().event("removed").data(name.as_str())),
+            Heard::Changed(name) => Some(match self.web.hive.current_row(&name) {
+                Some(row) => row_event(&row),
+                None => Event::default().event("removed").data(name.as_str()),
+            }),
             Heard::Closed => None,
             Heard::Lagged(missed) => {
                 tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");

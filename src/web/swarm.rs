@@ -129,14 +129,24 @@ impl SwarmFeed {
         let shutdown = self.web.shutdown.clone();
         let own = self.own.clone();
         let now = self.web.hive.now();
-        let heard = tokio::select! {
-            () = shutdown.cancelled() => return None,
-            r = self.local.recv() => heard(r, |row| SwarmChange::Row(Box::new(SwarmAgentRow {
+        // This hive's own changes are sent as its roster has them now (see
+        // `Hive::current_row`: rows and removals come on two channels).
+        let hive = &self.web.hive;
+        let local = |agent: Ident| match hive.current_row(&agent) {
+            Some(row) => SwarmChange::Row(Box::new(SwarmAgentRow {
                 hive: own.clone(),
                 published_at: now,
                 row,
-            }))),
-            r = self.removed.recv() => heard(r, |agent| SwarmChange::Gone { hive: own.clone(), agent }),
+            })),
+            None => SwarmChange::Gone {
+                hive: own.clone(),
+                agent,
+            },
+        };
+        let heard = tokio::select! {
+            () = shutdown.cancelled() => return None,
+            r = self.local.recv() => heard(r, |row| local(row.name)),
+            r = self.removed.recv() => heard(r, local),
             r = self.remote.recv() => heard(r, |change| change),
         };
         match heard {
