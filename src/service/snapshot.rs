@@ -13,9 +13,7 @@
 //! whole reload applies only over rows no newer build has set. Rejected: a
 //! lock held across the read (every roster change would wait on the store).
 
-use std::collections::HashMap;
-
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use crate::wire::host::AgentStatusRow;

@@ -1,9 +1,10 @@
 //! The dashboard's live streams, as Server-Sent Events.
 //!
 //! - `/events/roster`: first `ready` (the subscription is in place), then
-//!   one `row` event per roster change, carrying the row rendered by the
-//!   page's own template, and one `removed` event (the name) per destroyed
-//!   agent. It reads the in-process stream behind host.sock's
+//!   one event per roster change, telling the agent's state as the roster
+//!   has it when the event is sent: a `row` event carrying the row rendered
+//!   by the page's own template, or a `removed` event (the name) for an
+//!   agent no longer managed. It reads the in-process stream behind host.sock's
 //!   `subscribe_agent_status`; a browser that falls behind gets the whole
 //!   roster again (`names`, every current name, then every row) instead of
 //!   what it missed.
