@@ -369,15 +369,12 @@ fn the_real_claude_cli_refused_by_the_api_fires_hooks_that_show_a_failed_turn() 
     eventually("the four hook events", Duration::from_secs(10), || {
         kept_events(&d, "alice").len() == 4
     });
-    assert_eq!(
-        kept_events(&d, "alice"),
-        [
-            "SessionStart",
-            "UserPromptSubmit",
-            "StopFailure",
-            "SessionEnd"
-        ]
-    );
+    // StopFailure's and SessionEnd's hooks reach the daemon in either
+    // order (both were seen); the row reads the same either way.
+    let mut kept = kept_events(&d, "alice");
+    assert_eq!(kept[..2], ["SessionStart", "UserPromptSubmit"]);
+    kept[2..].sort();
+    assert_eq!(kept[2..], ["SessionEnd", "StopFailure"]);
     assert_eq!(watch.states(), ["working", "turn_failed"]);
     let row = d.request(r#"{"cmd":"agent_status"}"#);
     assert!(

@@ -87,6 +87,26 @@ fn stop_failure_says_which_error() {
     );
 }
 
+/// The CLI's StopFailure and SessionEnd hooks can reach the daemon in
+/// either order (a CI run of the real CLI kept SessionEnd first).
+#[test]
+fn a_failed_turn_reads_the_same_whichever_of_stop_failure_and_session_end_comes_first() {
+    let fail = event(r#"{"hook_event_name":"StopFailure","error":"authentication_failed"}"#);
+    let end = event(r#"{"hook_event_name":"SessionEnd","reason":"other"}"#);
+    let run = |first: &HookEvent, second: &HookEvent| {
+        let mut now = Some((Working, None));
+        for e in [first, second] {
+            if let Some(next) = e.next(now.as_ref().map(|n| n.0)) {
+                now = Some(next);
+            }
+        }
+        now
+    };
+    let expected = Some((TurnFailed, Some("authentication_failed".into())));
+    assert_eq!(run(&fail, &end), expected);
+    assert_eq!(run(&end, &fail), expected);
+}
+
 #[test]
 fn bad_payloads_are_refused_each_with_its_reason() {
     let big = format!(
