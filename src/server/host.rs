@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::framing::{self, FrameError, MAX_LINE, read_line};
 use super::reply::{answer, done, refusal};
 use crate::service::grants::Grant;
-use crate::service::{Answerer, Hive, HiveError, Recipient, Who};
+use crate::service::{Answerer, Hive, HiveError, Recipient, RosterChange, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
@@ -196,15 +196,19 @@ trait Feed {
     async fn next_line(&mut self) -> Option<(HostResponse, bool)>;
 }
 
-/// Roster rows as they change. A reader that falls behind skips rows (the
+/// Roster rows as they change (the stream carries rows only, as its spec
+/// says: removals are not sent). A reader that falls behind skips rows (the
 /// broadcast channel drops them); the daemon never waits for it.
-struct Rows(tokio::sync::broadcast::Receiver<crate::wire::host::AgentStatusRow>);
+struct Rows(tokio::sync::broadcast::Receiver<RosterChange>);
 
 impl Feed for Rows {
     async fn next_line(&mut self) -> Option<(HostResponse, bool)> {
         loop {
             match self.0.recv().await {
-                Ok(row) => return Some((HostResponse::agent_statuses(vec![row]), false)),
+                Ok(RosterChange::Row(row)) => {
+                    return Some((HostResponse::agent_statuses(vec![*row]), false));
+                }
+                Ok(RosterChange::Removed(_)) => {}
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "a status subscriber fell behind");
                 }
@@ -269,7 +273,7 @@ async fn subscribe(
     write: OwnedWriteHalf,
     shutdown: CancellationToken,
 ) {
-    pump(Rows(hive.subscribe_rows()), reader, write, shutdown).await;
+    pump(Rows(hive.subscribe_roster()), reader, write, shutdown).await;
 }
 
 /// `logs` or `journal` with `follow`: an ack (or the error that stops

@@ -2,7 +2,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::ManualClock;
-use crate::service::{Hive, HiveError};
+use crate::service::{Hive, HiveError, RosterChange};
 use crate::store::{Store, hooks};
 use crate::testing::{config_in, hive_at, hive_on, id};
 use crate::wire::host::SessionState;
@@ -29,7 +29,7 @@ async fn a_permission_prompt_reaches_a_subscriber_with_its_message_and_time() {
     let (hive, _driver) = hive_at(config_in(dir.path()), 1_796_040_000);
     let alice = id("alice");
     hive.spawn(&alice).await.unwrap();
-    let mut rows = hive.subscribe_rows();
+    let mut rows = hive.subscribe_roster();
     let moved = hive
         .hook_event(
             &alice,
@@ -41,7 +41,9 @@ async fn a_permission_prompt_reaches_a_subscriber_with_its_message_and_time() {
         .await
         .unwrap();
     assert_eq!(moved, Some(SessionState::NeedsPermission));
-    let row = rows.try_recv().unwrap();
+    let Ok(RosterChange::Row(row)) = rows.try_recv() else {
+        panic!("no row pushed");
+    };
     assert_eq!(row.session_state, Some(SessionState::NeedsPermission));
     assert_eq!(
         row.session_message.as_deref(),
@@ -56,7 +58,7 @@ async fn bad_payloads_are_refused_and_nothing_is_stored_or_pushed() {
     let (hive, _driver) = hive_at(config_in(dir.path()), 1000);
     let alice = id("alice");
     hive.spawn(&alice).await.unwrap();
-    let mut rows = hive.subscribe_rows();
+    let mut rows = hive.subscribe_roster();
     for bad in [
         "not json".to_owned(),
         r#"{"session_id":"s"}"#.to_owned(),

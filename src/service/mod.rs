@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, broadcast};
 
 pub use error::HiveError;
+pub use roster::RosterChange;
 pub use swarm::SwarmChange;
 
 // The vocabulary of the service's API: the types its calls take and answer
@@ -78,7 +79,6 @@ use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::DeliveredMessage;
-use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
 /// How long a request waits for its work before answering "still in
@@ -97,11 +97,10 @@ struct Inner {
     store: Store,
     driver: Arc<dyn ContainerDriver>,
     clock: SharedClock,
-    /// Roster rows, pushed on every change, for `subscribe_agent_status`.
-    rows: broadcast::Sender<AgentStatusRow>,
-    /// Names of agents that left the roster (destroyed), for dashboards;
-    /// the host.sock stream carries rows only, as its spec says.
-    removed: broadcast::Sender<Ident>,
+    /// Every roster change, sent under the roster's lock (so in the order
+    /// the roster took them), for `subscribe_agent_status`, dashboards and
+    /// the swarm bucket.
+    changes: broadcast::Sender<RosterChange>,
     /// Bumped when the operator's inbox or the open questions change.
     operator_view: tokio::sync::watch::Sender<u64>,
     /// The roster in memory, updated by every publish.
@@ -149,8 +148,7 @@ impl Hive {
                 store,
                 driver,
                 clock,
-                rows: broadcast::channel(256).0,
-                removed: broadcast::channel(64).0,
+                changes: broadcast::channel(256).0,
                 operator_view: tokio::sync::watch::Sender::new(0),
                 roster: Mutex::new(snapshot::Rows::default()),
                 expect_down: Mutex::new(HashMap::new()),
@@ -204,15 +202,10 @@ impl Hive {
         self.inner.clock.now_unix()
     }
 
-    /// Rows as they change. A receiver that lags loses rows, never blocks.
-    pub fn subscribe_rows(&self) -> broadcast::Receiver<AgentStatusRow> {
-        self.inner.rows.subscribe()
-    }
-
-    /// Names of agents as they leave the roster. A receiver that lags
-    /// loses names, never blocks.
-    pub fn subscribe_removals(&self) -> broadcast::Receiver<Ident> {
-        self.inner.removed.subscribe()
+    /// Roster changes as they happen, in the roster's order. A receiver
+    /// that lags loses changes, never blocks.
+    pub fn subscribe_roster(&self) -> broadcast::Receiver<RosterChange> {
+        self.inner.changes.subscribe()
     }
 
     fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {

@@ -17,6 +17,15 @@ use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
 
+/// One change of the roster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RosterChange {
+    /// An agent's row is new or differs.
+    Row(Box<AgentStatusRow>),
+    /// The agent is no longer managed.
+    Removed(Ident),
+}
+
 impl Hive {
     /// Managed agents by name.
     pub async fn list(&self) -> Result<Vec<Ident>, HiveError> {
@@ -34,16 +43,6 @@ impl Hive {
     /// for `agent_status` and dashboards.
     pub fn roster(&self) -> Arc<Roster> {
         self.roster_rows().current()
-    }
-
-    /// `name`'s row in the roster now, or `None` when it left. Rows and
-    /// removals come on two channels ([`Hive::subscribe_rows`],
-    /// [`Hive::subscribe_removals`]), so a subscriber of both may take a
-    /// destroyed agent's last row after its removal; passing on this, the
-    /// roster's state when the event is handled, each name ends as the
-    /// roster has it.
-    pub fn current_row(&self, name: &Ident) -> Option<AgentStatusRow> {
-        self.roster().get(name).cloned()
     }
 
     /// Every row, built from the store, the pause markers and the driver's
@@ -81,11 +80,12 @@ impl Hive {
         // roster took them.
         let mut roster = self.roster_rows();
         let (changed, removed) = roster.replace_all(rows, ticket);
-        for row in changed {
-            let _ = self.inner.rows.send(row);
-        }
-        for name in removed {
-            let _ = self.inner.removed.send(name);
+        for change in changed
+            .into_iter()
+            .map(|row| RosterChange::Row(Box::new(row)))
+            .chain(removed.into_iter().map(RosterChange::Removed))
+        {
+            let _ = self.inner.changes.send(change);
         }
         Ok(())
     }
@@ -124,13 +124,13 @@ impl Hive {
             Ok(Some(row)) => {
                 let mut roster = self.roster_rows();
                 if roster.put(row.clone(), ticket).is_some() {
-                    let _ = self.inner.rows.send(row);
+                    let _ = self.inner.changes.send(RosterChange::Row(Box::new(row)));
                 }
             }
             Ok(None) => {
                 let mut roster = self.roster_rows();
                 if roster.remove(name, ticket) {
-                    let _ = self.inner.removed.send(name.clone());
+                    let _ = self.inner.changes.send(RosterChange::Removed(name.clone()));
                 }
             }
             Err(err) => tracing::warn!(agent = %name, "{name}: cannot build roster row: {err:#}"),

@@ -1,5 +1,6 @@
 //! The service layer against the fake driver and an in-memory store.
 
+use crate::service::RosterChange;
 use crate::testing::{config_in, hive_at, id};
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,7 +182,7 @@ async fn a_hard_stop_leaves_the_agent_stopped_and_never_pushes_a_failed_row() {
     // dashboards raised "container failed" for an operator's stop.
     let (hive, driver, _dir) = hive();
     hive.spawn(&id("alice")).await.unwrap();
-    let mut rows = hive.subscribe_rows();
+    let mut rows = hive.subscribe_roster();
     hive.stop(&LifecycleScope::agents(vec![id("alice")]), false, None)
         .await
         .unwrap();
@@ -193,6 +194,9 @@ async fn a_hard_stop_leaves_the_agent_stopped_and_never_pushes_a_failed_row() {
             .await
             .expect("the stopped row on the stream")
             .unwrap();
+        let RosterChange::Row(pushed) = pushed else {
+            panic!("alice is still managed: {pushed:?}");
+        };
         assert!(!pushed.failed, "a failed row was pushed: {pushed:?}");
         if !pushed.running {
             break;

@@ -19,7 +19,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::names::parse_roster_key;
 use super::{Bus, Names};
-use crate::service::Hive;
+use crate::service::{Hive, RosterChange};
 use crate::wire::host::{AgentStatusRow, SwarmAgentRow};
 use crate::wire::ident::Ident;
 
@@ -34,21 +34,16 @@ pub(super) async fn run(bus: Bus) {
     };
     tokio::spawn(watch(bus.clone(), bucket.clone()));
     let (hive, names) = (&bus.hive, &bus.names);
-    let mut rows = hive.subscribe_rows();
-    let mut removed = hive.subscribe_removals();
+    let mut changes = hive.subscribe_roster();
     let mut tick = tokio::time::interval(REPUBLISH_EVERY);
     let mut published = BTreeSet::new();
     loop {
         tokio::select! {
             () = bus.shutdown.cancelled() => return,
             _ = tick.tick() => publish_all(hive, &bucket, names, &mut published).await,
-            row = rows.recv() => match row {
-                Ok(row) => settle(hive, &bucket, names, &mut published, row.name).await,
-                Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
-                Err(RecvError::Closed) => return,
-            },
-            name = removed.recv() => match name {
-                Ok(name) => settle(hive, &bucket, names, &mut published, name).await,
+            change = changes.recv() => match change {
+                Ok(RosterChange::Row(row)) => put(hive, &bucket, names, *row).await,
+                Ok(RosterChange::Removed(name)) => delete(&bucket, names, &mut published, &name).await,
                 Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
                 Err(RecvError::Closed) => return,
             },
@@ -56,20 +51,9 @@ pub(super) async fn run(bus: Bus) {
     }
 }
 
-/// `name`'s row changed or it left: put its row as the roster has it now,
-/// or delete its entry (see `Hive::current_row`: a row heard after the
-/// agent's removal must not bring it back).
-async fn settle(
-    hive: &Hive,
-    bucket: &kv::Store,
-    names: &Names,
-    published: &mut BTreeSet<String>,
-    name: Ident,
-) {
-    if let Some(row) = hive.current_row(&name) {
-        return put(hive, bucket, names, row).await;
-    }
-    let key = names.roster_key(&name);
+/// A destroyed agent's entry, deleted at once (not at the next round).
+async fn delete(bucket: &kv::Store, names: &Names, published: &mut BTreeSet<String>, name: &Ident) {
+    let key = names.roster_key(name);
     if let Err(err) = bucket.delete(&key).await {
         tracing::debug!(
             key,

@@ -1,11 +1,10 @@
 //! The dashboard's live streams, as Server-Sent Events.
 //!
 //! - `/events/roster`: first `ready` (the subscription is in place), then
-//!   one event per roster change, telling the agent's state as the roster
-//!   has it when the event is sent: a `row` event carrying the row rendered
-//!   by the page's own template, or a `removed` event (the name) for an
-//!   agent no longer managed. It reads the in-process stream behind host.sock's
-//!   `subscribe_agent_status`; a browser that falls behind gets the whole
+//!   one event per roster change, in the roster's order: a `row` event
+//!   carrying the row rendered by the page's own template, or a `removed`
+//!   event (the name) for an agent no longer managed. It reads the
+//!   in-process stream behind host.sock's `subscribe_agent_status`; a browser that falls behind gets the whole
 //!   roster again (`names`, every current name, then every row) instead of
 //!   what it missed.
 //! - `/events/logs/{name}`: the agent's container journal, last lines then
@@ -26,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::pages::refusal_text;
 use super::{Web, views};
-use crate::service::HiveError;
+use crate::service::{HiveError, RosterChange};
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 use crate::wire::journal::render_line;
@@ -56,17 +55,8 @@ fn row_event(row: &AgentStatusRow) -> Event {
 
 struct RosterFeed {
     web: Web,
-    rows: broadcast::Receiver<AgentStatusRow>,
-    removed: broadcast::Receiver<Ident>,
+    changes: broadcast::Receiver<RosterChange>,
     queued: VecDeque<Event>,
-}
-
-/// What the feed heard next.
-enum Heard {
-    /// This agent's row changed or it left: sent as the roster has it now.
-    Changed(Ident),
-    Lagged(u64),
-    Closed,
 }
 
 impl RosterFeed {
@@ -77,24 +67,15 @@ impl RosterFeed {
         let shutdown = self.web.shutdown.clone();
         let heard = tokio::select! {
             () = shutdown.cancelled() => return None,
-            r = self.rows.recv() => match r {
-                Ok(row) => Heard::Changed(row.name),
-                Err(RecvError::Lagged(n)) => Heard::Lagged(n),
-                Err(RecvError::Closed) => Heard::Closed,
-            },
-            r = self.removed.recv() => match r {
-                Ok(name) => Heard::Changed(name),
-                Err(RecvError::Lagged(n)) => Heard::Lagged(n),
-                Err(RecvError::Closed) => Heard::Closed,
-            },
+            r = self.changes.recv() => r,
         };
         match heard {
-            Heard::Changed(name) => Some(match self.web.hive.current_row(&name) {
-                Some(row) => row_event(&row),
-                None => Event::default().event("removed").data(name.as_str()),
-            }),
-            Heard::Closed => None,
-            Heard::Lagged(missed) => {
+            Ok(RosterChange::Row(row)) => Some(row_event(&row)),
+            Ok(RosterChange::Removed(name)) => {
+                Some(Event::default().event("removed").data(name.as_str()))
+            }
+            Err(RecvError::Closed) => None,
+            Err(RecvError::Lagged(missed)) => {
                 tracing::debug!(missed, "a dashboard fell behind; sending the whole roster");
                 // The names first, so the page drops rows of agents
                 // destroyed meanwhile; then every row.
@@ -112,15 +93,13 @@ impl RosterFeed {
 
 /// `GET /events/roster`.
 pub async fn roster(State(web): State<Web>) -> Events {
-    let rows = match web.operator("subscribe_agent_status", None).await {
-        Ok(hive) => (hive.subscribe_rows(), hive.subscribe_removals()),
+    let changes = match web.operator("subscribe_agent_status", None).await {
+        Ok(hive) => hive.subscribe_roster(),
         Err(err) => return sse(futures_lite::stream::once(Ok(failed_event(&err)))),
     };
-    let (rows, removed) = rows;
     let feed = RosterFeed {
         web,
-        rows,
-        removed,
+        changes,
         queued: VecDeque::from([Event::default().event("ready").data("live")]),
     };
     sse(futures_lite::stream::unfold(feed, |mut feed| async move {

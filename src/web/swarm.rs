@@ -23,7 +23,7 @@ use super::Web;
 use super::live::{Events, failed_event, sse};
 use super::pages::failed;
 use super::views::{self, Nav, attention_cell, counts, layout, state_cell, status_cell};
-use crate::service::SwarmChange;
+use crate::service::{RosterChange, SwarmChange};
 use crate::wire::host::{AgentStatusRow, SwarmAgentRow};
 use crate::wire::ident::Ident;
 
@@ -94,8 +94,8 @@ pub async fn page(State(web): State<Web>) -> Response {
 struct SwarmFeed {
     web: Web,
     own: Ident,
-    local: broadcast::Receiver<AgentStatusRow>,
-    removed: broadcast::Receiver<Ident>,
+    /// This hive's own roster, in its order.
+    local: broadcast::Receiver<RosterChange>,
     remote: broadcast::Receiver<SwarmChange>,
     queued: VecDeque<Event>,
 }
@@ -129,24 +129,20 @@ impl SwarmFeed {
         let shutdown = self.web.shutdown.clone();
         let own = self.own.clone();
         let now = self.web.hive.now();
-        // This hive's own changes are sent as its roster has them now (see
-        // `Hive::current_row`: rows and removals come on two channels).
-        let hive = &self.web.hive;
-        let local = |agent: Ident| match hive.current_row(&agent) {
-            Some(row) => SwarmChange::Row(Box::new(SwarmAgentRow {
+        let local = |change| match change {
+            RosterChange::Row(row) => SwarmChange::Row(Box::new(SwarmAgentRow {
                 hive: own.clone(),
                 published_at: now,
-                row,
+                row: *row,
             })),
-            None => SwarmChange::Gone {
+            RosterChange::Removed(agent) => SwarmChange::Gone {
                 hive: own.clone(),
                 agent,
             },
         };
         let heard = tokio::select! {
             () = shutdown.cancelled() => return None,
-            r = self.local.recv() => heard(r, |row| local(row.name)),
-            r = self.removed.recv() => heard(r, local),
+            r = self.local.recv() => heard(r, local),
             r = self.remote.recv() => heard(r, |change| change),
         };
         match heard {
@@ -182,8 +178,7 @@ pub async fn events(State(web): State<Web>) -> Events {
     };
     let feed = SwarmFeed {
         own: hive.own_hive(),
-        local: hive.subscribe_rows(),
-        removed: hive.subscribe_removals(),
+        local: hive.subscribe_roster(),
         remote: hive.subscribe_swarm(),
         queued: VecDeque::from([Event::default().event("ready").data("live")]),
         web,
