@@ -284,7 +284,7 @@ impl Hive {
     }
 
     /// Other hives' roster changes as they are heard. A receiver that lags
-    /// loses changes, never blocks. This hive's own rows: [`Hive::subscribe_rows`].
+    /// loses changes, never blocks. This hive's own: [`Hive::subscribe_roster`].
     pub fn subscribe_swarm(&self) -> tokio::sync::broadcast::Receiver<SwarmChange> {
         self.swarm_state().changes.subscribe()
     }
