@@ -1,5 +1,5 @@
 //! The roster served from memory: every managed agent's row, kept current by
-//! [`Hive::publish`] on every change (driver signal, pause, status, topology,
+//! [`Hive::publish`](super::Hive::publish) on every change (driver signal, pause, status, topology,
 //! lifecycle verb, agenda write) and read by `agent_status`, the status
 //! stream and dashboards without a query or a stat per request.
 //!
@@ -9,7 +9,7 @@
 //! A row is built from a read that takes a moment (the store, then the
 //! driver's view), so two builds for one agent can finish out of order: a
 //! stale build must not put back a row a newer one replaced (or removed).
-//! Each build takes a [`Rows::ticket`] before it reads; a row, removal or
+//! Each build takes a ticket (`Rows::ticket`) before it reads; a row, removal or
 //! whole reload applies only over rows no newer build has set. Rejected: a
 //! lock held across the read (every roster change would wait on the store).
 
