@@ -49,6 +49,10 @@ pub struct Config {
     pub state_dir: PathBuf,
     pub runtime_dir: PathBuf,
     pub driver: DriverKind,
+    /// `--driver fake` only: how long each start job takes, as a slowly
+    /// booting container (`serve --fake-job-delay-ms`; not a config key).
+    #[serde(skip)]
+    pub fake_job_delay: Duration,
     pub profile: Profile,
     /// The hive's public domain; enables `urls` and each row's `url`.
     pub domain: Option<String>,
@@ -160,6 +164,7 @@ impl Default for Config {
             state_dir: DEFAULT_STATE_DIR.into(),
             runtime_dir: DEFAULT_RUNTIME_DIR.into(),
             driver: DriverKind::Systemd,
+            fake_job_delay: Duration::ZERO,
             profile: Profile::Nspawn,
             domain: None,
             forge_url: None,
@@ -328,6 +333,7 @@ pub struct Overrides {
     pub runtime_dir: Option<PathBuf>,
     pub driver: Option<DriverKind>,
     pub domain: Option<String>,
+    pub fake_job_delay: Option<Duration>,
 }
 
 impl Config {
@@ -351,6 +357,9 @@ impl Config {
         }
         if flags.domain.is_some() {
             config.domain = flags.domain;
+        }
+        if let Some(v) = flags.fake_job_delay {
+            config.fake_job_delay = v;
         }
         Ok(config)
     }

@@ -283,7 +283,10 @@ fn take_listener(
 /// say why they cannot act.
 async fn build_driver(config: &Config, names: Vec<Ident>) -> Arc<dyn ContainerDriver> {
     match config.driver {
-        DriverKind::Fake => Arc::new(FakeDriver::with_containers(config.profile, names)),
+        DriverKind::Fake => Arc::new(
+            FakeDriver::with_containers(config.profile, names)
+                .with_job_delay(config.fake_job_delay),
+        ),
         DriverKind::Systemd => {
             let settings = Settings::from_config(config, names);
             match SystemdDriver::connect(config.profile, settings).await {

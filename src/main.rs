@@ -33,6 +33,10 @@ enum Command {
         /// The hive's public domain (enables URLs).
         #[arg(long)]
         domain: Option<String>,
+        /// With `--driver fake`: each container start takes this long (a
+        /// slowly booting container), for tests of the answer budget.
+        #[arg(long, value_name = "MS")]
+        fake_job_delay_ms: Option<u64>,
     },
 }
 
@@ -52,12 +56,14 @@ fn main() -> ExitCode {
             runtime_dir,
             driver,
             domain,
+            fake_job_delay_ms,
         } => Config::with_overrides(Overrides {
             file: config,
             state_dir,
             runtime_dir,
             driver,
             domain,
+            fake_job_delay: fake_job_delay_ms.map(std::time::Duration::from_millis),
         })
         .map_err(anyhow::Error::from)
         .and_then(hive_c0re::daemon::serve),

@@ -125,23 +125,18 @@ async fn a_timed_out_job_is_reported_in_words_a_user_understands() {
 }
 
 #[tokio::test]
-async fn a_job_still_running_after_the_answer_budget_is_still_running() {
+async fn a_job_that_outlives_the_wait_limit_is_pending_not_an_error_and_the_view_follows_it() {
     bounded(async {
         let rig = Rig::new(host(&["a"])).await;
         rig.fake.set_mode(JobMode::Manual);
         let mut settings = rig.settings(&["a"]);
-        settings.answer_budget = Duration::from_millis(300);
+        settings.job_wait_limit = Duration::from_millis(300);
         let driver = SystemdDriver::connect(Profile::Nspawn, settings)
             .await
             .unwrap();
-        let err = driver.start(&id("a")).await.unwrap_err();
-        assert_eq!(
-            err,
-            DriverError::StillRunning {
-                verb: "start",
-                unit: nspawn("a")
-            }
-        );
+        // Was: `DriverError::StillRunning` after the driver's own 4 s
+        // budget, which an approved spawn recorded as a failure.
+        assert_eq!(driver.start(&id("a")).await, Ok(Outcome::Pending));
         // The job goes on; when it ends, the view follows.
         let mut changes = driver.changes();
         let job = rig.fake.wait_pending(1).await.remove(0);

@@ -24,11 +24,18 @@
 //! - destroy stops a running unit first; every state change is published on
 //!   the change channel, as the real driver does from `PropertiesChanged`.
 //!
-//! What it does not copy: job timing (every job finishes at once) and the
-//! files and images a real container needs.
+//! - with a job delay ([`FakeDriver::with_job_delay`], `serve
+//!   --fake-job-delay-ms`), a start job holds the unit `activating` that
+//!   long before it is `active`, as a container whose boot systemd waits
+//!   for (nspawn's `--notify-ready=yes`, the nixos profile's
+//!   `container@.service`); a start of an `activating` unit joins that job.
+//!
+//! What it does not copy: the timing of other jobs (they finish at once)
+//! and the files and images a real container needs.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use tokio::sync::broadcast;
 
@@ -50,6 +57,8 @@ pub struct FakeDriver {
     changes: broadcast::Sender<UnitChange>,
     /// Stamps `since` when a unit becomes active.
     clock: SharedClock,
+    /// How long a start job takes (zero: at once).
+    job_delay: Duration,
 }
 
 impl Default for FakeDriver {
@@ -66,7 +75,15 @@ impl FakeDriver {
             failing: Mutex::new(Vec::new()),
             changes: broadcast::channel(1024).0,
             clock: std::sync::Arc::new(SystemClock),
+            job_delay: Duration::ZERO,
         }
+    }
+
+    /// The same driver, each start job taking `delay` (the unit
+    /// `activating` meanwhile), as a slowly booting container.
+    pub fn with_job_delay(mut self, delay: Duration) -> Self {
+        self.job_delay = delay;
+        self
     }
 
     /// The same driver, stamping activations with `clock`.
@@ -184,8 +201,30 @@ impl ContainerDriver for FakeDriver {
     }
 
     async fn start(&self, name: &Ident) -> Result<Outcome, DriverError> {
-        if self.current(name)?.is_running() {
+        let state = self.current(name)?;
+        if state.is_running() {
             return Ok(Outcome::AlreadyInState);
+        }
+        if !self.job_delay.is_zero() {
+            if state.active != ActiveState::Activating {
+                self.set(
+                    name,
+                    UnitState {
+                        active: ActiveState::Activating,
+                        sub: "start".into(),
+                        ..UnitState::inactive()
+                    },
+                );
+            }
+            tokio::time::sleep(self.job_delay).await;
+            // Destroyed or stopped meanwhile: the job was cancelled.
+            if self.current(name)?.active != ActiveState::Activating {
+                return Err(DriverError::JobFailed {
+                    verb: "start",
+                    unit: self.profile.unit_name(name),
+                    outcome: "was canceled by a later job on the same unit".into(),
+                });
+            }
         }
         let failing = self
             .failing
@@ -214,12 +253,13 @@ impl ContainerDriver for FakeDriver {
 
     async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
         let state = self.current(name)?;
-        if !state.is_running() && state.active != ActiveState::Failed {
+        let starting = state.active == ActiveState::Activating;
+        if !state.is_running() && !starting && state.active != ActiveState::Failed {
             return Ok(Outcome::AlreadyInState);
         }
         let after = match mode {
             StopMode::Graceful { .. } => UnitState::inactive(),
-            StopMode::Hard if state.is_running() => UnitState {
+            StopMode::Hard if state.is_running() || starting => UnitState {
                 active: ActiveState::Failed,
                 sub: "failed".into(),
                 result: "signal".into(),

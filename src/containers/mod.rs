@@ -126,10 +126,6 @@ pub enum DriverError {
         /// A sentence fragment such as "failed" or "timed out in systemd".
         outcome: String,
     },
-    /// The job did not finish within the answer budget. It goes on in
-    /// systemd; the roster will show the result.
-    #[error("{verb} of {unit} is still running in systemd; watch `hivectl status`")]
-    StillRunning { verb: &'static str, unit: String },
     /// Creating or removing the container's files or image failed.
     #[error("preparing the container failed: {0}")]
     Setup(String),

@@ -46,6 +46,10 @@ pub enum Outcome {
     Done,
     /// Nothing to do: it already was in the asked-for state.
     AlreadyInState,
+    /// The change was asked for and goes on where its end cannot be waited
+    /// for (systemd's job outlived the driver's wait, or the bus went away
+    /// while it ran): the roster shows where it ends.
+    Pending,
 }
 
 pub mod access;

@@ -41,15 +41,19 @@ where
     let hive = hive.clone();
     let work = async move {
         let mut failures = Vec::new();
+        let mut pending = Vec::new();
+        let mut sort = |name: Ident, done: Result<Outcome, DriverError>| match done {
+            Ok(Outcome::Pending) => pending.push(name.to_string()),
+            Ok(Outcome::Done | Outcome::AlreadyInState) => {}
+            Err(e) => failures.push((name, e)),
+        };
         // Each agent's row is brought up to date once its action ends, so
         // the roster read after the answer shows it.
         if sequential {
             for name in names {
                 let done = op(hive.clone(), name.clone()).await;
                 hive.publish(&name).await;
-                if let Err(e) = done {
-                    failures.push((name, e));
-                }
+                sort(name, done);
             }
         } else {
             let mut set = JoinSet::new();
@@ -63,8 +67,8 @@ where
                 });
             }
             while let Some(joined) = set.join_next().await {
-                if let Ok((name, Err(e))) = joined {
-                    failures.push((name, e));
+                if let Ok((name, done)) = joined {
+                    sort(name, done);
                 }
             }
         }
@@ -72,10 +76,17 @@ where
             tracing::warn!(agent = %name, "{name}: {verb} failed: {e}");
         }
         failures.sort_by(|a, b| a.0.cmp(&b.0));
-        failures
+        pending.sort();
+        (failures, pending)
     };
-    let mut failures = within_budget(verb, listed, work).await?;
+    let (mut failures, pending) = within_budget(verb, listed, work).await?;
     match failures.len() {
+        // A job that goes on in systemd past the driver's wait (or whose
+        // bus went away) is "still in progress", as past the answer budget.
+        0 if !pending.is_empty() => Err(HiveError::StillRunning {
+            verb,
+            agents: pending,
+        }),
         0 => Ok(()),
         1 => {
             let (agent, error) = failures.remove(0);
@@ -140,12 +151,13 @@ impl Hive {
         let outcome = self.driver().stop(&name, mode).await;
         match outcome {
             Ok(Outcome::AlreadyInState) => self.clear_going_down(&name),
+            // The mark stays: the unit going down later is this stop's.
+            Ok(Outcome::Pending) | Err(_) => {}
             Ok(Outcome::Done) => {
                 self.reset_failed_after_stop(&name).await;
                 let agent = name.to_string();
                 self.notify_manager(HelperEvent::Killed { agent }).await;
             }
-            Err(_) => {}
         }
         outcome
     }

@@ -112,6 +112,14 @@ impl Daemon {
         d
     }
 
+    /// Start (fake driver) with extra `serve` flags; wait for READY=1.
+    pub fn start_with_args(extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Self::spawn_with(dir, Launch::Standalone, "fake", &[], extra);
+        d.wait_for("READY=1");
+        d
+    }
+
     /// Start (fake driver) with this config file's JSON; wait for READY=1.
     pub fn start_with_config(config: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();

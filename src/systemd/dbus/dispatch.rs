@@ -129,7 +129,8 @@ async fn reconnect(shared: &Shared) -> MessageStream {
     loop {
         tokio::time::sleep(delay).await;
         let attempt =
-            tokio::time::timeout(shared.settings.answer_budget, establish(&shared.settings)).await;
+            tokio::time::timeout(shared.settings.connect_timeout, establish(&shared.settings))
+                .await;
         match attempt {
             Ok(Ok((conn, stream))) => {
                 *shared.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;

@@ -2,9 +2,12 @@
 //! answers become [`Outcome`]s and [`DriverError`]s.
 //!
 //! - start / restart: `StartUnit` / `RestartUnit` ("replace"), then the job's
-//!   `JobRemoved` within the answer budget.
+//!   `JobRemoved`, waited for up to the job wait limit (minutes, not the
+//!   caller's answer budget: the service answers its caller on time and
+//!   lets this wait go on in a task, so the job's end is recorded);
+//!   past it, or with the bus gone, [`Outcome::Pending`].
 //! - stop, graceful: `StopUnit`, wait up to the deadline, then
-//!   `KillUnit(unit, "all", SIGKILL)` and wait (answer budget) for the same
+//!   `KillUnit(unit, "all", SIGKILL)` and wait (job wait limit) for the same
 //!   stop job, which ends once the processes are gone. Rejected: relying on
 //!   the unit's own `TimeoutStopSec=` (90 s for nspawn units, not ours to
 //!   choose per call).
@@ -108,8 +111,8 @@ impl Shared {
         self.profile.unit_name(name)
     }
 
-    fn budget(&self) -> Duration {
-        self.settings.answer_budget
+    fn job_wait(&self) -> Duration {
+        self.settings.job_wait_limit
     }
 
     /// Queue a job and register for its end.
@@ -139,10 +142,10 @@ impl Shared {
             },
             // Lost: the bus went away; the job goes on and the resync after
             // the reconnect shows where it ended.
-            Waited::Pending | Waited::Lost => Err(DriverError::StillRunning {
-                verb: verb.word(),
-                unit: unit.to_owned(),
-            }),
+            Waited::Pending | Waited::Lost => {
+                tracing::info!(%unit, "{} job still running in systemd", verb.word());
+                Ok(Outcome::Pending)
+            }
         }
     }
 
@@ -182,7 +185,7 @@ impl Shared {
         }
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Start, &unit).await?;
-        let waited = job.wait(self.budget()).await;
+        let waited = job.wait(self.job_wait()).await;
         self.finish(Verb::Start, &unit, waited)
     }
 
@@ -190,7 +193,7 @@ impl Shared {
         self.ensure_exists(name).await?;
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Restart, &unit).await?;
-        let waited = job.wait(self.budget()).await;
+        let waited = job.wait(self.job_wait()).await;
         self.finish(Verb::Restart, &unit, waited)
     }
 
@@ -223,7 +226,7 @@ impl Shared {
                     Waited::Pending => {
                         tracing::info!(%unit, ?deadline, "stop deadline passed, sending SIGKILL");
                         self.kill(&unit).await?;
-                        let waited = job.wait(self.budget()).await;
+                        let waited = job.wait(self.job_wait()).await;
                         self.finish(Verb::Stop, &unit, waited)
                     }
                     waited => self.finish(Verb::Stop, &unit, waited),
@@ -232,7 +235,7 @@ impl Shared {
             StopMode::Hard => {
                 let mut changes = self.changes.subscribe();
                 self.kill(&unit).await?;
-                let deadline = tokio::time::Instant::now() + self.budget();
+                let deadline = tokio::time::Instant::now() + self.job_wait();
                 loop {
                     if matches!(
                         self.state(name).active,
@@ -242,12 +245,7 @@ impl Shared {
                     }
                     match tokio::time::timeout_at(deadline, changes.recv()).await {
                         Ok(Ok(_) | Err(RecvError::Lagged(_))) => {}
-                        Ok(Err(RecvError::Closed)) | Err(_) => {
-                            return Err(DriverError::StillRunning {
-                                verb: Verb::Stop.word(),
-                                unit,
-                            });
-                        }
+                        Ok(Err(RecvError::Closed)) | Err(_) => return Ok(Outcome::Pending),
                     }
                 }
             }

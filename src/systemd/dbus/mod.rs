@@ -20,7 +20,7 @@
 //!   and no ordering between streams).
 //! - **`view()` makes no D-Bus call**; a full resync runs at connect and
 //!   after every reconnect. When the bus connection dies (dbus-daemon
-//!   restart), pending job waits end with [`DriverError::StillRunning`]
+//!   restart), pending job waits end with [`Outcome::Pending`]
 //!   (the jobs go on in systemd), the dispatcher reconnects with a backoff
 //!   and resyncs; lifecycle calls in between fail with [`DriverError::Bus`].
 //! - **"Already in that state" is decided from the view**, because systemd
@@ -60,8 +60,17 @@ use crate::containers::{
 use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
 
-/// The default answer budget: how long a verb waits for its job.
-pub const ANSWER_BUDGET: Duration = Duration::from_secs(4);
+/// How long connecting to the bus may take before systemd counts as not
+/// reachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// How long a verb waits for its systemd job before it reports
+/// [`Outcome::Pending`]. Not an answer budget: the service answers its
+/// caller within its own (`service::ANSWER_BUDGET`) while the work goes on
+/// in a task, and this wait lets that task see the job's end and record it
+/// (an approved spawn ends `approved` once the container is up). systemd's
+/// own unit timeouts (`TimeoutStartSec=`) end a stuck job long before this.
+pub const JOB_WAIT_LIMIT: Duration = Duration::from_secs(15 * 60);
 
 /// How the driver reaches systemd and lays out containers.
 #[derive(Debug, Clone)]
@@ -69,9 +78,11 @@ pub struct Settings {
     /// A D-Bus address to use instead of the system bus (tests; the test-bed).
     /// `None` is the system bus, where zbus honours `DBUS_SYSTEM_BUS_ADDRESS`.
     pub bus_address: Option<String>,
-    /// How long a verb waits for its job before answering
-    /// [`DriverError::StillRunning`]; also bounds connecting.
-    pub answer_budget: Duration,
+    /// How long connecting (and each reconnect) may take.
+    pub connect_timeout: Duration,
+    /// How long a verb waits for its job before reporting
+    /// [`Outcome::Pending`] ([`JOB_WAIT_LIMIT`]).
+    pub job_wait_limit: Duration,
     /// The graceful-stop deadline `destroy` uses.
     pub stop_deadline: Duration,
     /// machine1 image `create` clones (nspawn profile).
@@ -93,7 +104,8 @@ impl Settings {
     pub fn from_config(config: &Config, agents: Vec<Ident>) -> Self {
         Self {
             bus_address: None,
-            answer_budget: ANSWER_BUDGET,
+            connect_timeout: CONNECT_TIMEOUT,
+            job_wait_limit: JOB_WAIT_LIMIT,
             stop_deadline: config.stop_deadline(),
             template_image: config.template_image.clone(),
             nspawn_dir: config.nspawn_dir.clone(),
@@ -162,7 +174,7 @@ impl SystemdDriver {
     /// No bus, or no systemd on it, is [`DriverError::Unavailable`]: the
     /// daemon then runs with `containers::unavailable::Unavailable`.
     pub async fn connect(profile: Profile, settings: Settings) -> Result<Self, DriverError> {
-        let budget = settings.answer_budget;
+        let budget = settings.connect_timeout;
         let (conn, stream) = tokio::time::timeout(budget, dispatch::establish(&settings))
             .await
             .map_err(|_| {

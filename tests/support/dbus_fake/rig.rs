@@ -52,7 +52,8 @@ pub fn host(names: &[&str]) -> State {
 pub fn settings_at(dir: &Path, address: String) -> Settings {
     Settings {
         bus_address: Some(address),
-        answer_budget: Duration::from_secs(3),
+        connect_timeout: Duration::from_secs(3),
+        job_wait_limit: Duration::from_secs(3),
         stop_deadline: Duration::from_secs(3),
         template_image: "hive-template".into(),
         nspawn_dir: dir.join("nspawn"),
