@@ -34,7 +34,7 @@ use crate::containers::unavailable::Unavailable;
 use crate::server::agent_sockets::SocketRegistry;
 use crate::server::{host, listener};
 use crate::service::Hive;
-use crate::service::{sockets, startup};
+use crate::service::startup;
 use crate::systemd::activation::{self, HOST_FD_NAME, WEB_FD_NAME};
 use crate::systemd::dbus::{Settings, SystemdDriver};
 use crate::systemd::notify;
@@ -150,13 +150,13 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     // The rest of the fds are agent sockets systemd kept for us.
     let sockets = Arc::new(
         SocketRegistry::new(shutdown.clone(), tasks.clone())
-            .with_fd_store(sockets::fd_store_enabled(), fds),
+            .with_fd_store(notify::fd_store_enabled(), fds),
     );
     hive.set_agent_sockets(sockets.clone());
     // One stored fd per agent plus the manager's: past the unit's
     // FileDescriptorStoreMax= systemd drops the extra ones, which are then
     // bound again after a restart (refusing connects meanwhile).
-    if let Some(max) = notify::fd_store_max().filter(|_| sockets::fd_store_enabled())
+    if let Some(max) = notify::fd_store_max().filter(|_| notify::fd_store_enabled())
         && u64::try_from(config.max_agents).unwrap_or(u64::MAX) >= max
     {
         tracing::warn!(

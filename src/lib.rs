@@ -32,11 +32,10 @@
 //!   are built only from them.
 //!
 //! # The layer rule
-//! Imports run one way (checked by `tests/layers.rs`, which holds the
-//! table):
+//! Imports run one way:
 //!
 //! ```text
-//! wire <- hive <- store <- service <- server / cli (via client) / web <- daemon
+//! wire <- hive <- store <- service <- server / cli (via client) / web / swarm <- daemon
 //!           ^- containers, systemd (beside store, used by the service)
 //! ```
 //!
@@ -45,7 +44,36 @@
 //! only API a front door calls, and names every type a front door needs;
 //! `server`'s errors reach the wire through one mapping
 //! ([`server::reply`]); `daemon` composes, running no query of its own.
-//! `errors`, `clock` and `command` are foundations any layer may use.
+//! Exactly, each module and what it may use (`tests/layers.rs` holds the
+//! same table, checks every file against it and this map against it, and
+//! finds circles between the files of each folder):
+//!
+//! ```text
+//! module      may use
+//! wire        -
+//! clock       -
+//! command     -
+//! logging     -
+//! errors      -
+//! hive        wire clock errors
+//! containers  wire hive clock
+//! config      wire containers
+//! store       wire hive clock
+//! systemd     wire hive containers config command clock errors
+//! service     wire hive store containers systemd config command clock errors
+//! server      wire service config clock errors systemd::activation systemd::notify
+//! web         wire service config clock errors
+//! swarm       wire service config
+//! client      wire config
+//! agent       wire systemd::notify
+//! cli         wire client config clock errors
+//! daemon      wire containers systemd config clock service server web swarm logging errors
+//! ```
+//!
+//! The first five are foundations: they import nothing of the crate. A
+//! `module::part` entry is a narrow path: `agent` reaches sd_notify, not the
+//! D-Bus driver; `server`'s socket registry binds agent sockets and keeps
+//! them in systemd's fd store itself.
 //!
 //! # Map of the code
 //! - [`wire`]: serde types of every socket and the journal entry, no IO.
@@ -89,8 +117,8 @@
 //!   pages.
 //! - [`agent`]: `hive-agent`, the harness inside each container — the MCP
 //!   servers Claude Code calls and the turn loop; a client of the agent
-//!   socket only (it uses `wire` and the sd_notify/logging helpers, nothing
-//!   of the daemon's state).
+//!   socket only (it uses `wire` and sd_notify, nothing of the daemon's
+//!   state).
 //!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.

@@ -8,16 +8,29 @@
 //! Every file under `src/` names the modules it uses as `crate::<module>`
 //! paths; each top-level module may use only the modules [`LAYERS`] lists
 //! for it. A new top-level module fails this test until it is given its
-//! place here. Test code (`*_tests.rs`, `tests.rs`, `testing.rs` and
-//! everything after a file's first `#[cfg(test)]`) may reach anywhere.
+//! place here. An entry `module::part` lets a module use that one part of
+//! another (`agent` reaches `systemd::notify`, not the D-Bus driver). Test
+//! code (`*_tests.rs`, `tests.rs`, `testing.rs` and every item under
+//! `#[cfg(test)]`, wherever it stands) may reach anywhere; the rest of each
+//! file is read whole, by the reader in `tests/layers/source.rs`.
+//!
+//! And inside each folder of `src/` (a room: `service/`, `web/`, ...), no
+//! files use each other in a circle of any length, whether by `super::`,
+//! by `crate::room::` or through a name the room's `mod.rs` re-exports.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+#[path = "layers/source.rs"]
+mod source;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use source::{absolute_paths, circles, is_test_file, module_path, rooms, rust_files};
 
 /// Each top-level module and the modules it may import. The one table of
-/// the layer rule: keep `src/lib.rs`'s map and the README in step with it.
+/// the layer rule: `src/lib.rs` shows it (checked below); keep the README in
+/// step with it.
 const LAYERS: &[(&str, &[&str])] = &[
     // Foundations: no crate imports at all.
     ("wire", &[]),
@@ -60,15 +73,28 @@ const LAYERS: &[(&str, &[&str])] = &[
             "errors",
         ],
     ),
-    // Front doors: the wire and the service, nothing under it.
-    ("server", &["wire", "service", "config", "clock", "errors"]),
+    // Front doors: the wire and the service, nothing under it; the agent
+    // socket registry binds its listeners and keeps them in systemd's fd
+    // store itself (activation and notify only, never the D-Bus driver).
+    (
+        "server",
+        &[
+            "wire",
+            "service",
+            "config",
+            "clock",
+            "errors",
+            "systemd::activation",
+            "systemd::notify",
+        ],
+    ),
     ("web", &["wire", "service", "config", "clock", "errors"]),
     // The swarm door: this hive on NATS JetStream, like a socket.
     ("swarm", &["wire", "service", "config"]),
     ("client", &["wire", "config"]),
     // The in-container harness (hive-agent): a client of the agent socket,
     // with sd_notify from systemd; nothing of the daemon's state.
-    ("agent", &["wire", "systemd"]),
+    ("agent", &["wire", "systemd::notify"]),
     ("cli", &["wire", "client", "config", "clock", "errors"]),
     // The composition root: it builds the driver and the front doors, and
     // reaches the store and the rules only through the service.
@@ -93,100 +119,20 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// Modules that are test support or the crate root, and may use anything.
 const UNCHECKED: &[&str] = &["lib", "testing"];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
+/// The top-level modules a file names, each with its second segment (for
+/// the narrow entries of [`LAYERS`] such as `systemd::notify`).
+fn crate_imports(module: &[String], is_mod_file: bool, text: &str) -> BTreeSet<String> {
+    absolute_paths(module, is_mod_file, text)
+        .into_iter()
+        .filter(|p| !p.is_empty() && p[0] != module[0])
+        .map(|p| p.iter().take(2).cloned().collect::<Vec<_>>().join("::"))
+        .collect()
 }
 
-/// The top-level module a file under `src/` belongs to (`None`: a binary).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).unwrap();
-    let mut parts = rel.components();
-    let first = parts.next()?.as_os_str().to_str()?.to_owned();
-    if first == "bin" || first == "main.rs" {
-        return None;
-    }
-    Some(first.trim_end_matches(".rs").to_owned())
-}
-
-fn is_test_file(file: &Path) -> bool {
-    let name = file.file_name().unwrap().to_str().unwrap();
-    name.ends_with("_tests.rs") || name == "tests.rs"
-}
-
-/// The top-level modules `text` names as `crate::<module>`, including the
-/// `use crate::{a::b, c}` form, in code before the first `#[cfg(test)]`.
-/// Comments are skipped (doc links may point anywhere).
-fn crate_imports(text: &str) -> BTreeSet<String> {
-    let mut found = paths_after(text, "crate::");
-    found.extend(multi_line_groups(text));
-    found
-}
-
-/// The first segment of every path after `prefix` (`crate::`, `super::`),
-/// also in a one-line `prefix{a::x, b}` group, in code before the first
-/// `#[cfg(test)]`; comments skipped.
-fn paths_after(text: &str, prefix: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with("#[cfg(test)]") {
-            break;
-        }
-        if line.starts_with("//") {
-            continue;
-        }
-        let mut rest = line.split("//").next().unwrap_or("");
-        while let Some(at) = rest.find(prefix) {
-            let after = &rest[at + prefix.len()..];
-            if let Some(group) = after.strip_prefix('{') {
-                let inner = group.split('}').next().unwrap_or("");
-                for item in inner.split(',') {
-                    found.extend(first_segment(item.trim()));
-                }
-            } else {
-                found.extend(first_segment(after));
-            }
-            rest = after;
-        }
-    }
-    found
-}
-
-fn first_segment(path: &str) -> Option<String> {
-    let name: String = path
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    (!name.is_empty() && name != "self").then_some(name)
-}
-
-/// The items of `use crate::{` groups that span several lines.
-fn multi_line_groups(text: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let mut in_group = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with("#[cfg(test)]") {
-            break;
-        }
-        if in_group {
-            if line.starts_with('}') {
-                in_group = false;
-                continue;
-            }
-            found.extend(first_segment(line));
-        } else if line.ends_with("crate::{") {
-            in_group = true;
-        }
-    }
-    found
+/// May `module` use `used` (`store` or `systemd::notify`)?
+fn allowed(allowed: &[&str], used: &str) -> bool {
+    let top = used.split("::").next().unwrap();
+    allowed.iter().any(|a| *a == top || *a == used)
 }
 
 #[test]
@@ -197,24 +143,28 @@ fn every_module_imports_only_the_layers_below_it() {
     files.sort();
     let mut violations = Vec::new();
     for file in &files {
-        let Some(module) = module_of(&src, file) else {
+        let Some(module) = module_path(&src, file) else {
             continue;
         };
-        if UNCHECKED.contains(&module.as_str()) || is_test_file(file) {
+        let Some(top) = module.first() else {
+            continue; // lib.rs
+        };
+        if UNCHECKED.contains(&top.as_str()) || is_test_file(file) {
             continue;
         }
-        let Some((_, allowed)) = LAYERS.iter().find(|(m, _)| *m == module) else {
+        let Some((_, may)) = LAYERS.iter().find(|(m, _)| m == top) else {
             violations.push(format!(
-                "{}: module `{module}` has no place in tests/layers.rs's LAYERS; add it",
+                "{}: module `{top}` has no place in tests/layers.rs's LAYERS; add it",
                 file.display()
             ));
             continue;
         };
         let text = std::fs::read_to_string(file).unwrap();
-        for used in crate_imports(&text) {
-            if used != module && !allowed.contains(&used.as_str()) {
+        let is_mod = file.ends_with("mod.rs");
+        for used in crate_imports(&module, is_mod, &text) {
+            if !allowed(may, &used) {
                 violations.push(format!(
-                    "{}: `{module}` imports `crate::{used}`, which is not below it",
+                    "{}: `{top}` uses `crate::{used}`, which is not below it",
                     file.display()
                 ));
             }
@@ -228,19 +178,63 @@ fn every_module_imports_only_the_layers_below_it() {
 }
 
 #[test]
-fn the_import_reader_sees_plain_grouped_and_multi_line_imports_but_not_comments() {
+fn the_reader_sees_every_path_outside_test_items_but_none_in_comments_or_strings() {
     let text = "use crate::wire::x;\n\
                 use crate::{store::a, hive};\n\
-                use crate::{\n    service::Hive,\n    clock::Clock,\n};\n\
+                use crate::{\n    service::Hive,\n    clock::{Clock, self},\n};\n\
                 // crate::daemon in a comment\n\
+                /* crate::web /* nested */ crate::web */\n\
                 let x = crate::config::MANAGER; // crate::cli\n\
+                let s = \"crate::agent\"; let r = r#\"crate::agent \"# ;\n\
                 #[cfg(test)]\n\
-                use crate::testing::id;\n";
-    let found: Vec<String> = crate_imports(text).into_iter().collect();
+                use crate::testing::id;\n\
+                #[cfg(test)]\n#[path = \"x_tests.rs\"]\nmod tests;\n\
+                #[cfg(test)]\n\
+                mod more { use crate::daemon; fn f() { crate::cli::x(); } }\n\
+                fn after_the_tests() { crate::swarm::go(); }\n\
+                struct S { #[cfg(test)] probe: crate::web::P, kept: crate::client::C }\n";
+    let module = vec!["server".to_owned(), "x".to_owned()];
+    let found: Vec<String> = crate_imports(&module, false, text).into_iter().collect();
     assert_eq!(
         found,
-        vec!["clock", "config", "hive", "service", "store", "wire"]
+        vec![
+            "client::C",
+            "clock",
+            "clock::Clock",
+            "config::MANAGER",
+            "hive",
+            "service::Hive",
+            "store::a",
+            "swarm::go",
+            "wire::x"
+        ]
     );
+}
+
+#[test]
+fn the_map_in_lib_rs_is_this_table() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let lines: Vec<&str> = lib
+        .lines()
+        .map(|l| l.trim_start_matches("//!").trim())
+        .skip_while(|l| !l.starts_with("module ") || !l.ends_with("may use"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    let map: BTreeMap<&str, BTreeSet<&str>> = lines
+        .iter()
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            let module = words.next().unwrap();
+            (module, words.filter(|w| *w != "-").collect())
+        })
+        .collect();
+    let table: BTreeMap<&str, BTreeSet<&str>> = LAYERS
+        .iter()
+        .map(|(m, may)| (*m, may.iter().copied().collect()))
+        .collect();
+    assert_eq!(map, table, "src/lib.rs's layer table differs from LAYERS");
 }
 
 #[test]
@@ -248,42 +242,103 @@ fn every_layer_in_the_table_names_only_modules_in_the_table() {
     let known: BTreeSet<&str> = LAYERS.iter().map(|(m, _)| *m).collect();
     for (module, allowed) in LAYERS {
         for dep in *allowed {
-            assert!(known.contains(dep), "{module} allows unknown module {dep}");
-            assert_ne!(module, dep, "{module} lists itself");
+            let top = dep.split("::").next().unwrap();
+            assert!(known.contains(top), "{module} allows unknown module {dep}");
+            assert_ne!(module, &top, "{module} lists itself");
         }
     }
 }
 
+/// Circles this test found and that are not broken yet, each with the
+/// step that breaks it. Empty it, never add to it.
+const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
+    // web/pages.rs's `refusal_text` moves to web/mod.rs (the door both
+    // pages and live streams show refusals through) in the next change.
+    ("web", &["lists", "live", "pages"]),
+];
+
 #[test]
-fn no_two_files_of_a_module_import_each_other() {
+fn no_files_of_a_module_use_each_other_in_a_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    // (directory, file stem) -> siblings it imports
-    let mut edges = std::collections::BTreeMap::new();
-    for file in files.iter().filter(|f| !is_test_file(f)) {
-        let stem = file.file_stem().unwrap().to_str().unwrap().to_owned();
-        if stem == "mod" {
-            continue;
-        }
-        let dir = file.parent().unwrap().to_owned();
-        let text = std::fs::read_to_string(file).unwrap();
-        edges.insert((dir, stem), paths_after(&text, "super::"));
+    let rooms = rooms(&src);
+    for room in [["service"], ["web"], ["server"], ["store"], ["hive"]] {
+        let room: Vec<String> = room.iter().map(|s| (*s).to_owned()).collect();
+        assert!(
+            rooms.get(&room).is_some_and(|g| !g.is_empty()),
+            "the reader found no files in src/{}",
+            room.join("/")
+        );
     }
-    let mut circles = Vec::new();
-    for ((dir, a), uses) in &edges {
-        for b in uses {
-            let back = edges
-                .get(&(dir.clone(), b.clone()))
-                .is_some_and(|u| u.contains(a));
-            if back && a < b {
-                circles.push(format!("{}: {a} <-> {b}", dir.display()));
+    let mut found = Vec::new();
+    for (room, graph) in &rooms {
+        for part in circles(graph) {
+            if KNOWN_CIRCLES
+                .iter()
+                .any(|(r, p)| *r == room.join("/") && part.iter().eq(p.iter()))
+            {
+                continue;
             }
+            let ties: Vec<String> = part
+                .iter()
+                .flat_map(|a| {
+                    graph[a]
+                        .iter()
+                        .filter(|b| part.contains(b))
+                        .map(move |b| format!("{a} -> {b}"))
+                })
+                .collect();
+            found.push(format!("src/{}: {}", room.join("/"), ties.join(", ")));
         }
     }
-    assert!(
-        circles.is_empty(),
-        "module circles:\n{}",
-        circles.join("\n")
+    assert!(found.is_empty(), "module circles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_circle_finder_finds_circles_of_any_length_and_nothing_else() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry((*a).to_owned())
+                .or_default()
+                .insert((*b).to_owned());
+            g.entry((*b).to_owned()).or_default();
+        }
+        g
+    };
+    let three = graph(&[
+        ("lists", "live"),
+        ("live", "pages"),
+        ("pages", "lists"),
+        ("pages", "views"),
+    ]);
+    assert_eq!(circles(&three), vec![vec!["lists", "live", "pages"]]);
+    let two = graph(&[("approvals", "lifecycle"), ("lifecycle", "approvals")]);
+    assert_eq!(circles(&two), vec![vec!["approvals", "lifecycle"]]);
+    let tree = graph(&[("a", "b"), ("b", "c"), ("a", "c")]);
+    assert!(circles(&tree).is_empty());
+}
+
+#[test]
+fn a_room_reads_super_crate_and_reexported_paths_as_uses_of_siblings() {
+    let dir = std::env::temp_dir().join(format!("layers-{}", std::process::id()));
+    let room = dir.join("room");
+    std::fs::create_dir_all(&room).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(room.join(name), text).unwrap();
+    write("mod.rs", "mod a; mod b; mod c; mod d;\npub use d::Thing;\n");
+    write(
+        "a.rs",
+        "use super::b::f;\n#[cfg(test)]\nmod tests { use super::super::c; }\n",
     );
+    write("b.rs", "fn g() { crate::room::c::h() }\n");
+    write("c.rs", "use super::Thing;\n");
+    write("d.rs", "use super::{self, a};\n");
+    let rooms = rooms(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let graph = &rooms[&vec!["room".to_owned()]];
+    let edges: Vec<String> = graph
+        .iter()
+        .flat_map(|(a, to)| to.iter().map(move |b| format!("{a}->{b}")))
+        .collect();
+    assert_eq!(edges, vec!["a->b", "b->c", "c->d", "d->a"]);
+    assert_eq!(circles(graph), vec![vec!["a", "b", "c", "d"]]);
 }

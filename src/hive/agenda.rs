@@ -44,8 +44,8 @@ pub const HIVE_WIDE: &str = "*";
 
 /// Who is calling: an agent on its own socket, or the manager (by its
 /// logical name) on the manager socket. The identity comes from the
-/// socket, never the request. Same shape as the socket layer's caller, so
-/// one can stand for the other.
+/// socket, never the request: the server's socket registry builds one per
+/// listener and hands it to every call made on that socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
     Agent(Ident),

@@ -4,7 +4,7 @@
 //! `<runtime>/manager/mcp.sock`.
 //!
 //! Binding replaces whatever is at the path, never following it
-//! ([`sockets::bind_replacing`]): the directory is the container's
+//! ([`bind_replacing`]): the directory is the container's
 //! `/run/hive`, writable from inside, so a directory, symlink or socket an
 //! agent left there must not stop the daemon (the state-directory lock,
 //! not a connect probe an agent could answer, keeps two daemons apart). Each listener has its own cancellation
@@ -18,7 +18,8 @@
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -29,12 +30,61 @@ use tokio_util::task::TaskTracker;
 
 use super::agent;
 use super::listener;
-use crate::service::sockets::{self, AgentSockets, BindError, MANAGER_FD_NAME};
+use crate::service::sockets::AgentSockets;
 use crate::service::{Caller, Hive};
+use crate::systemd::activation::{self, BindError};
+use crate::systemd::notify;
 use crate::wire::ident::Ident;
 
 /// The socket file's name inside an agent's (or the manager's) directory.
 pub const SOCKET_NAME: &str = "mcp.sock";
+
+/// Bind an agent's socket file (mode `0600`: the container's root only),
+/// replacing whatever the agent left at its path without following it.
+fn bind_replacing(path: &Path, staging: &Path) -> Result<UnixListener, BindError> {
+    activation::bind_replacing(path, staging, 0o600)
+}
+
+/// The `FDNAME=` an agent's socket has in systemd's fd store.
+fn agent_fd_name(name: &Ident) -> String {
+    format!("agent-{name}")
+}
+
+/// The `FDNAME=` of the manager's socket.
+const MANAGER_FD_NAME: &str = "manager";
+
+/// Hand `listener` to systemd's fd store under `name`; a failure is logged
+/// (the socket still serves; a restart will bind it again).
+fn store_fd(name: &str, listener: &UnixListener) {
+    use std::os::fd::AsFd;
+    if let Err(err) = notify::store_fd(name, listener.as_fd()) {
+        tracing::warn!(
+            fd = name,
+            "cannot keep the socket in systemd's fd store: {err}"
+        );
+    }
+}
+
+/// Ask systemd to close its copy of `name` (the agent was destroyed).
+fn remove_stored_fd(name: &str) {
+    if let Err(err) = notify::remove_fd(name) {
+        tracing::warn!(
+            fd = name,
+            "cannot remove the socket from systemd's fd store: {err}"
+        );
+    }
+}
+
+/// A listener systemd handed back from its fd store, checked to be one.
+fn stored_listener(name: &str, fd: OwnedFd) -> Option<UnixListener> {
+    match activation::listener_from_fd(name, fd) {
+        Ok(listener) => Some(listener),
+        Err(err) => {
+            tracing::warn!(fd = name, "{err}; binding the socket again");
+            None
+        }
+    }
+}
 
 #[derive(Debug)]
 struct Open {
@@ -92,7 +142,7 @@ impl SocketRegistry {
             .map(|(name, _fd)| name)
             .collect();
         for name in &left {
-            sockets::remove_stored_fd(name);
+            remove_stored_fd(name);
         }
         left
     }
@@ -141,7 +191,7 @@ impl SocketRegistry {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(fd_name)
-            .and_then(|fd| sockets::stored_listener(fd_name, fd));
+            .and_then(|fd| stored_listener(fd_name, fd));
         let listener = match kept {
             Some(listener) => {
                 tracing::info!(path = %path.display(), "{label} taken back from systemd's fd store");
@@ -149,9 +199,9 @@ impl SocketRegistry {
             }
             None => {
                 let staging = hive.config().socket_staging_dir();
-                let listener = sockets::bind_replacing(&path, &staging)?;
+                let listener = bind_replacing(&path, &staging)?;
                 if self.fd_store {
-                    sockets::store_fd(fd_name, &listener);
+                    store_fd(fd_name, &listener);
                 }
                 listener
             }
@@ -221,7 +271,7 @@ impl AgentSockets for SocketRegistry {
             return Ok(());
         }
         let path = hive.config().agent_runtime_dir(name).join(SOCKET_NAME);
-        let fd_name = sockets::agent_fd_name(name);
+        let fd_name = agent_fd_name(name);
         let open = self.serve(
             hive,
             path,
@@ -236,7 +286,7 @@ impl AgentSockets for SocketRegistry {
     fn close(&self, name: &Ident) {
         if let Some(open) = self.agents().remove(name) {
             if self.fd_store {
-                sockets::remove_stored_fd(&sockets::agent_fd_name(name));
+                remove_stored_fd(&agent_fd_name(name));
             }
             open.stop.cancel();
             let _ = std::fs::remove_file(&open.path);

@@ -1,7 +1,7 @@
 //! The approval queue as the operator and the manager use it, and the
 //! actions approvals run.
 
-use super::lifecycle::within_budget;
+use super::budget::within_budget;
 use super::{Hive, HiveError};
 use crate::command;
 use rusqlite::Connection;

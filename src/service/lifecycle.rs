@@ -15,7 +15,8 @@ use tokio::task::JoinSet;
 /// How long a stop waits for systemd to report the cleared failed state.
 const CLEAR_BUDGET: Duration = Duration::from_secs(2);
 
-use super::{ANSWER_BUDGET, Hive, HiveError};
+use super::budget::within_budget;
+use super::{Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode, UnitState};
 use crate::hive::names;
 use crate::service::approvals::record_resolved;
@@ -93,20 +94,6 @@ where
             Err(HiveError::Driver { agent, error })
         }
         _ => Err(HiveError::Partial(failures)),
-    }
-}
-
-/// Run `work` in its own task; answer with its result if it ends within the
-/// budget, else [`HiveError::StillRunning`] while it goes on.
-pub(crate) async fn within_budget<T: Send + 'static>(
-    verb: &'static str,
-    agents: Vec<String>,
-    work: impl Future<Output = T> + Send + 'static,
-) -> Result<T, HiveError> {
-    match tokio::time::timeout(ANSWER_BUDGET, tokio::spawn(work)).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(join)) => Err(HiveError::Internal(format!("{verb} task ended: {join}"))),
-        Err(_) => Err(HiveError::StillRunning { verb, agents }),
     }
 }
 

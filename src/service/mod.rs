@@ -6,6 +6,7 @@
 //! - [`access`]: the access policy applied once per request
 //!   ([`Hive::authorize`]), for every front door.
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
+//! - `budget`: the one answer budget lifecycle verbs and approvals wait in.
 //! - [`approvals`]: the approval queue and the actions approvals run.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
@@ -27,6 +28,7 @@ pub mod access;
 mod agenda_tests;
 pub mod approvals;
 pub mod broker;
+mod budget;
 mod error;
 pub mod grants;
 pub mod hooks;
@@ -58,6 +60,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, broadcast};
 
+pub use budget::ANSWER_BUDGET;
 pub use error::HiveError;
 pub use roster::RosterChange;
 pub use swarm::SwarmChange;
@@ -80,10 +83,6 @@ use crate::systemd::journal::{Journal, JournalSource};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::agent::DeliveredMessage;
 use crate::wire::ident::Ident;
-
-/// How long a request waits for its work before answering "still in
-/// progress" (clients give up after 5 s).
-pub const ANSWER_BUDGET: Duration = Duration::from_secs(4);
 
 /// The hive: shared by every connection. Cheap to clone.
 #[derive(Debug, Clone)]

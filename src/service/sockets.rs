@@ -4,16 +4,14 @@
 //! Decision: the daemon owns the registry of listeners (it owns every other
 //! listener and the shutdown token) and hands the hive this small trait.
 //! Rejected alternative: the service binding sockets itself, which would
-//! pull the server's dispatchers below the service they call.
+//! pull the server's dispatchers below the service they call. How a socket
+//! is bound and kept in systemd's fd store is the registry's business
+//! (`crate::server::agent_sockets`), not the service's.
 
 use std::fmt;
 
 use super::{Hive, HiveError};
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixListener;
-use std::path::Path;
-
-pub use crate::systemd::activation::BindError;
+use crate::systemd::activation::BindError;
 use crate::wire::ident::Ident;
 
 /// Opens and closes agents' sockets.
@@ -24,59 +22,6 @@ pub trait AgentSockets: Send + Sync + fmt::Debug {
     /// Stop serving `name`'s socket (its connections end) and remove its
     /// file. Closing a closed socket is a no-op.
     fn close(&self, name: &Ident);
-}
-
-/// Bind an agent's socket file (mode `0600`: the container's root only),
-/// replacing whatever the agent left at its path without following it.
-pub fn bind_replacing(path: &Path, staging: &Path) -> Result<UnixListener, BindError> {
-    crate::systemd::activation::bind_replacing(path, staging, 0o600)
-}
-
-/// The `FDNAME=` an agent's socket has in systemd's fd store.
-pub fn agent_fd_name(name: &Ident) -> String {
-    format!("agent-{name}")
-}
-
-/// The `FDNAME=` of the manager's socket.
-pub const MANAGER_FD_NAME: &str = "manager";
-
-/// Whether this daemon keeps its agent sockets in systemd's fd store
-/// (`$FDSTORE` > 0 and a notify socket).
-pub fn fd_store_enabled() -> bool {
-    crate::systemd::notify::fd_store_enabled()
-}
-
-/// Hand `listener` to systemd's fd store under `name`; a failure is logged
-/// (the socket still serves; a restart will bind it again).
-pub fn store_fd(name: &str, listener: &UnixListener) {
-    use std::os::fd::AsFd;
-    if let Err(err) = crate::systemd::notify::store_fd(name, listener.as_fd()) {
-        tracing::warn!(
-            fd = name,
-            "cannot keep the socket in systemd's fd store: {err}"
-        );
-    }
-}
-
-/// Ask systemd to close its copy of `name` (the agent was destroyed).
-pub fn remove_stored_fd(name: &str) {
-    if let Err(err) = crate::systemd::notify::remove_fd(name) {
-        tracing::warn!(
-            fd = name,
-            "cannot remove the socket from systemd's fd store: {err}"
-        );
-    }
-}
-
-/// A listener systemd handed back from its fd store, checked to be one.
-pub fn stored_listener(name: &str, fd: OwnedFd) -> Option<UnixListener> {
-    match crate::systemd::activation::listener_from_fd(name, fd) {
-        Ok(listener) => Some(listener),
-        Err(err) => {
-            tracing::warn!(fd = name, "{err}; binding the socket again");
-            None
-        }
-    }
 }
 
 impl Hive {

@@ -16,76 +16,44 @@ pub use crate::hive::approvals::NewApproval;
 const COLUMNS: &str = "id, agent, kind, commit_ref, fetched_sha, requested_at, status, \
                        resolved_at, note, description, claimed";
 
-type RawRow = (
-    i64,
-    String,
-    String,
-    String,
-    Option<String>,
-    i64,
-    String,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    bool,
-);
-
-fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-        r.get(8)?,
-        r.get(9)?,
-        r.get(10)?,
-    ))
-}
-
-fn build(r: RawRow) -> Result<(Approval, bool), StoreError> {
-    let (
+/// One row and whether an approve has claimed it, read in one pass: a
+/// database error ends the query (the outer result); a row whose kind,
+/// status or agent name this build does not know is corrupt (the inner one).
+fn read(r: &Row<'_>) -> rusqlite::Result<Result<(Approval, bool), StoreError>> {
+    let id: i64 = r.get(0)?;
+    let (agent, kind, status): (String, String, String) = (r.get(1)?, r.get(2)?, r.get(6)?);
+    let checked = ApprovalKind::parse(&kind)
+        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} has kind {kind:?}")))
+        .and_then(|kind| {
+            let status = ApprovalStatus::parse(&status).ok_or_else(|| {
+                StoreError::Corrupt(format!("approval {id} has status {status:?}"))
+            })?;
+            Ok((kind, status, ident(agent)?))
+        });
+    let (kind, status, agent) = match checked {
+        Ok(checked) => checked,
+        Err(corrupt) => return Ok(Err(corrupt)),
+    };
+    let approval = Approval {
         id,
         agent,
         kind,
-        commit_ref,
-        fetched_sha,
-        requested_at,
+        commit_ref: r.get(3)?,
+        fetched_sha: r.get(4)?,
+        requested_at: r.get(5)?,
         status,
-        resolved_at,
-        note,
-        description,
-        claimed,
-    ) = r;
-    let kind = ApprovalKind::parse(&kind)
-        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} has kind {kind:?}")))?;
-    let status = ApprovalStatus::parse(&status)
-        .ok_or_else(|| StoreError::Corrupt(format!("approval {id} has status {status:?}")))?;
-    Ok((
-        Approval {
-            id,
-            agent: ident(agent)?,
-            kind,
-            commit_ref,
-            fetched_sha,
-            requested_at,
-            status,
-            resolved_at,
-            note,
-            description,
-        },
-        claimed,
-    ))
+        resolved_at: r.get(7)?,
+        note: r.get(8)?,
+        description: r.get(9)?,
+    };
+    Ok(Ok((approval, r.get(10)?)))
 }
 
 /// One row and whether an approve has claimed it.
 pub fn get_with_claim(conn: &Connection, id: i64) -> Result<Option<(Approval, bool)>, StoreError> {
     let mut stmt =
         conn.prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))?;
-    stmt.query_row([id], raw).optional()?.map(build).transpose()
+    stmt.query_row([id], read).optional()?.transpose()
 }
 
 /// One row.
@@ -119,8 +87,8 @@ pub fn list(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
                         ORDER BY id DESC LIMIT ?1)
          ORDER BY id"
     ))?;
-    let rows = stmt.query_map([RECENT_RESOLVED], raw)?;
-    rows.map(|r| Ok(build(r?)?.0)).collect()
+    let rows = stmt.query_map([RECENT_RESOLVED], read)?;
+    rows.map(|r| Ok(r??.0)).collect()
 }
 
 /// Pending rows only.
