@@ -26,7 +26,7 @@ mod source;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use source::{absolute_paths, circles, is_test_file, module_path, rooms, rust_files};
+use source::{absolute_paths, circles, code_tokens, is_test_file, module_path, rooms, rust_files};
 
 /// Each top-level module and the modules it may import. The one table of
 /// the layer rule: `src/lib.rs` shows it (checked below); keep the README in
@@ -341,4 +341,36 @@ fn a_room_reads_super_crate_and_reexported_paths_as_uses_of_siblings() {
         .collect();
     assert_eq!(edges, vec!["a->b", "b->c", "c->d", "d->a"]);
     assert_eq!(circles(graph), vec![vec!["a", "b", "c", "d"]]);
+}
+
+/// The service's state parts (`src/service/*_state.rs`) own their fields
+/// and know nothing of the hive: a part that named [`Hive`] (or reached
+/// its `inner`) could call back up into it, and the service's files would
+/// call each other in a circle again.
+#[test]
+fn the_services_state_parts_never_reach_back_up_into_the_hive() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/service");
+    let mut parts = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_str().unwrap().ends_with("_state.rs") {
+            parts.push(path);
+        }
+    }
+    assert!(
+        parts.len() >= 3,
+        "no state parts found in {}",
+        dir.display()
+    );
+    for part in parts {
+        let text = std::fs::read_to_string(&part).unwrap();
+        let toks = code_tokens(&text);
+        for word in ["Hive", "inner", "Inner"] {
+            assert!(
+                !toks.iter().any(|t| t == word),
+                "{} names `{word}`: a state part must not reach back into the hive",
+                part.display()
+            );
+        }
+    }
 }

@@ -60,10 +60,6 @@ pub(super) fn admit(
     })
 }
 
-/// Transient wakes kept per agent; past this (or `transient_max_bytes`)
-/// the oldest are dropped.
-pub const TRANSIENT_CAP: usize = 1000;
-
 impl Hive {
     fn check_body(&self, body: &str) -> Result<(), HiveError> {
         let cap = self.config().max_body_bytes;
@@ -186,30 +182,15 @@ impl Hive {
             self.deliver_bounded(agent, &from, body).await?;
             return Ok(());
         }
-        {
-            let cap = self.config().transient_max_bytes;
-            let mut queues = self.transient();
-            let queue = queues.entry(agent.clone()).or_default();
-            let mut held: usize = queue.iter().map(|m| m.body.len()).sum();
-            while !queue.is_empty() && (queue.len() >= TRANSIENT_CAP || held + body.len() > cap) {
-                if let Some(old) = queue.pop_front() {
-                    held -= old.body.len();
-                }
-                tracing::warn!(
-                    agent = %agent,
-                    "{agent}: transient wakes over {TRANSIENT_CAP} or {cap} bytes (transient_max_bytes); \
-                     dropped the oldest"
-                );
-            }
-            queue.push_back(DeliveredMessage {
-                from,
-                body,
-                id: 0,
-                redelivered: false,
-                in_reply_to: None,
-            });
-        }
-        self.inbox_waker(agent).notify_waiters();
+        let message = DeliveredMessage {
+            from,
+            body,
+            id: 0,
+            redelivered: false,
+            in_reply_to: None,
+        };
+        let cap = self.config().transient_max_bytes;
+        self.inner.inbox.push_transient(agent, message, cap);
         Ok(())
     }
 
@@ -248,23 +229,7 @@ impl Hive {
 
     async fn pop(&self, agent: &Ident, max: u32) -> Result<Vec<DeliveredMessage>, HiveError> {
         let budget = self.config().agent_max_answer_bytes;
-        let mut out: Vec<DeliveredMessage> = {
-            let mut queues = self.transient();
-            match queues.get_mut(agent) {
-                Some(q) => {
-                    let (mut n, mut used) = (0, 0usize);
-                    while n < q.len().min(max as usize) {
-                        used += q[n].body.len();
-                        if used > budget && n > 0 {
-                            break;
-                        }
-                        n += 1;
-                    }
-                    q.drain(..n).collect()
-                }
-                None => Vec::new(),
-            }
-        };
+        let mut out = self.inner.inbox.take_transient(agent, max, budget);
         let room = max.saturating_sub(u32::try_from(out.len()).unwrap_or(max));
         let used: usize = out.iter().map(|m| m.body.len()).sum();
         if room == 0 || (used >= budget && !out.is_empty()) {
@@ -288,25 +253,9 @@ impl Hive {
                 Ok(out)
             }
             Err(err) => {
-                self.requeue_transient(agent, out);
+                self.inner.inbox.requeue_transient(agent, out);
                 Err(err.into())
             }
-        }
-    }
-
-    /// Forget `agent`'s transient wakes (it was destroyed).
-    pub(crate) fn drop_transient(&self, agent: &Ident) {
-        self.transient().remove(agent);
-    }
-
-    fn requeue_transient(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
-        if messages.is_empty() {
-            return;
-        }
-        let mut queues = self.transient();
-        let queue = queues.entry(agent.clone()).or_default();
-        for m in messages.into_iter().rev() {
-            queue.push_front(m);
         }
     }
 
@@ -315,7 +264,7 @@ impl Hive {
     /// the front of the queue.
     pub async fn give_back(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
         let (transient, stored): (Vec<_>, Vec<_>) = messages.into_iter().partition(|m| m.id == 0);
-        self.requeue_transient(agent, transient);
+        self.inner.inbox.requeue_transient(agent, transient);
         let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
         let n = agent.clone();
         match self
@@ -357,7 +306,7 @@ impl Hive {
             .store()
             .read(move |c| messages::pending_count(c, &r))
             .await?;
-        let transient = self.transient().get(agent).map_or(0, |q| q.len() as u64);
+        let transient = self.inner.inbox.transient_count(agent);
         Ok(stored + transient)
     }
 

@@ -18,32 +18,24 @@ impl Hive {
     /// The wake-up handle of an agent's inbox (one per agent, made on first
     /// use). `recv` waits on it; [`Hive::deliver`] notifies it.
     pub fn inbox_waker(&self, name: &Ident) -> Arc<Notify> {
-        self.wakers()
-            .entry(name.clone())
-            .or_insert_with(|| Arc::new(Notify::new()))
-            .clone()
+        self.inner.inbox.waker(name)
     }
 
     /// Wake whoever waits on `to`'s inbox: an agent's long polls, or the
     /// operator's live views (the dashboard's inbox).
     pub(crate) fn wake_inbox(&self, to: &Recipient) {
-        match to {
-            Recipient::Agent(name) => self.inbox_waker(name).notify_waiters(),
-            Recipient::Operator => self.operator_view_changed(),
-        }
+        self.inner.inbox.wake(to);
     }
 
     /// The operator's inbox or the open questions changed.
     pub(crate) fn operator_view_changed(&self) {
-        self.inner
-            .operator_view
-            .send_modify(|v| *v = v.wrapping_add(1));
+        self.inner.inbox.operator_view_changed();
     }
 
     /// A new version each time the operator's inbox or the open questions
     /// change (a receiver sees the latest; changes in between coalesce).
     pub fn watch_operator_view(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.inner.operator_view.subscribe()
+        self.inner.inbox.watch_operator_view()
     }
 
     /// Store a message for `to` and wake its waiters. Returns the row id.

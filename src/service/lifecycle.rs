@@ -397,7 +397,7 @@ impl Hive {
             Err(HiveError::UnknownAgent(_)) if purge => false,
             Err(e) => return Err(e),
         };
-        self.crashed().remove(name);
+        self.inner.roster.set_crashed(name, false);
         let hive = self.clone();
         let n = name.clone();
         within_budget("destroy", vec![name.to_string()], async move {
@@ -465,7 +465,7 @@ impl Hive {
         // Its row goes, and its children's show their new parent.
         self.reload_roster().await?;
         self.close_socket(name);
-        self.drop_transient(name);
+        self.inner.inbox.drop_transient(name);
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         if purge {

@@ -3,6 +3,25 @@
 //! and nothing else below it (`tests/layers.rs`);
 //! nothing below the sockets knows about wire framing.
 //!
+//! # State with owners
+//! [`Hive`] is the façade the front doors call; what it keeps in memory is
+//! split into parts, each in its own file, owning its fields (private to
+//! that file) and the methods that touch them, and knowing nothing of the
+//! hive (no part calls back up into it):
+//! - `roster_state`: the published rows, their change channel, the crashed
+//!   agents and the agents going down on purpose.
+//! - `inbox_state`: the inboxes' wake-ups, the transient wakes and the
+//!   operator's view version.
+//! - `swarm_state`: the relay's wake-up and the other hives' rows.
+//!
+//! The rest of [`Hive`]'s fields are the shared means (config, store,
+//! driver, clock, journal, and the socket registry `sockets` installs);
+//! the approval queue, schedules, questions and reminders live in the
+//! store, so their files hold rules applied in transactions, not state.
+//! Rejected: one object whose fields every file of the service could lock
+//! (two files locking one field is how a lock order goes wrong).
+//!
+//! # Files
 //! - [`access`]: the access policy applied once per request
 //!   ([`Hive::authorize`]), for every front door.
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
@@ -33,6 +52,7 @@ mod error;
 pub mod grants;
 pub mod hooks;
 pub mod inbox;
+mod inbox_state;
 pub mod lifecycle;
 pub mod logs;
 #[cfg(test)]
@@ -41,6 +61,7 @@ pub mod loose_ends;
 pub mod questions;
 pub mod reminders;
 pub mod roster;
+mod roster_state;
 #[cfg(test)]
 mod schedule_tests;
 pub mod schedules;
@@ -49,16 +70,16 @@ pub mod snapshot;
 pub mod sockets;
 pub mod startup;
 pub mod swarm;
+mod swarm_state;
 #[cfg(test)]
 mod tests;
 pub mod timer;
 
-use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
 
 pub use budget::ANSWER_BUDGET;
 pub use error::HiveError;
@@ -81,7 +102,6 @@ use crate::containers::{ContainerDriver, ContainerSpec};
 use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
 use crate::wire::agenda::{Capability, ToolGroup};
-use crate::wire::agent::DeliveredMessage;
 use crate::wire::ident::Ident;
 
 /// The hive: shared by every connection. Cheap to clone.
@@ -96,35 +116,17 @@ struct Inner {
     store: Store,
     driver: Arc<dyn ContainerDriver>,
     clock: SharedClock,
-    /// Every roster change, sent under the roster's lock (so in the order
-    /// the roster took them), for `subscribe_agent_status`, dashboards and
-    /// the swarm bucket.
-    changes: broadcast::Sender<RosterChange>,
-    /// Bumped when the operator's inbox or the open questions change.
-    operator_view: tokio::sync::watch::Sender<u64>,
-    /// The roster in memory, updated by every publish.
-    roster: Mutex<snapshot::Rows>,
-    /// Agents an operator (or the hive) is taking down, each until an
-    /// instant: their unit leaving `active` before then is not a crash. A
-    /// mark is consumed when the watcher sees the unit go down, dropped when
-    /// the agent is started again, and expires by itself (a stop that found
-    /// the unit already down leaves no transition to consume it).
-    expect_down: Mutex<HashMap<Ident, Instant>>,
-    /// Agents whose unit crashed and has not run since (the roster's
-    /// `crashed`); memory only: a daemon restart forgets them.
-    crashed: Mutex<HashSet<Ident>>,
     /// The journalctl runner (`--directory` from config, else the system's).
     journal: Journal,
-    /// Per-agent inbox wake-ups for long-polling `recv`.
-    wakers: Mutex<HashMap<Ident, Arc<Notify>>>,
-    /// Per-agent `wake {transient: true}` messages: memory only, lost on
-    /// restart by design.
-    transient: Mutex<HashMap<Ident, VecDeque<DeliveredMessage>>>,
+    /// The roster's rows, their changes, crashes and expected downs.
+    roster: roster_state::RosterState,
+    /// Inbox wake-ups, transient wakes and the operator's view.
+    inbox: inbox_state::InboxState,
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
     /// The relay's wake-up and the other hives' roster rows.
-    swarm: swarm::SwarmState,
+    swarm: swarm_state::SwarmState,
 }
 
 impl Hive {
@@ -147,26 +149,19 @@ impl Hive {
                 store,
                 driver,
                 clock,
-                changes: broadcast::channel(256).0,
-                operator_view: tokio::sync::watch::Sender::new(0),
-                roster: Mutex::new(snapshot::Rows::default()),
-                expect_down: Mutex::new(HashMap::new()),
-                crashed: Mutex::new(HashSet::new()),
-                wakers: Mutex::new(HashMap::new()),
                 journal,
-                transient: Mutex::new(HashMap::new()),
+                roster: roster_state::RosterState::default(),
+                inbox: inbox_state::InboxState::default(),
                 sockets: OnceLock::new(),
-                swarm: swarm::SwarmState::default(),
+                swarm: swarm_state::SwarmState::default(),
             }),
         };
         let (records, reminders) = hive
             .store()
             .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
+        let ticket = hive.inner.roster.ticket();
         let rows = hive.build_rows(&records, reminders);
-        let mut roster = hive.roster_rows();
-        let ticket = roster.ticket();
-        roster.replace_all(rows, ticket);
-        drop(roster);
+        hive.inner.roster.replace_all(rows, ticket);
         Ok(hive)
     }
 
@@ -204,66 +199,18 @@ impl Hive {
     /// Roster changes as they happen, in the roster's order. A receiver
     /// that lags loses changes, never blocks.
     pub fn subscribe_roster(&self) -> broadcast::Receiver<RosterChange> {
-        self.inner.changes.subscribe()
+        self.inner.roster.subscribe()
     }
 
-    fn roster_rows(&self) -> MutexGuard<'_, snapshot::Rows> {
-        self.inner
-            .roster
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Agents whose unit crashed and has not run since.
-    fn crashed(&self) -> MutexGuard<'_, HashSet<Ident>> {
-        self.inner
-            .crashed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn expect_down(&self) -> MutexGuard<'_, HashMap<Ident, Instant>> {
-        self.inner
-            .expect_down
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn wakers(&self) -> MutexGuard<'_, HashMap<Ident, Arc<Notify>>> {
-        self.inner
-            .wakers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn transient(&self) -> MutexGuard<'_, HashMap<Ident, VecDeque<DeliveredMessage>>> {
-        self.inner
-            .transient
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Mark `name` as going down on purpose (see `Inner::expect_down`).
+    /// Mark `name` as going down on purpose, for as long as a stop may
+    /// take (see [`roster_state`]).
     fn mark_going_down(&self, name: &Ident) {
         let until = Instant::now() + self.config().stop_deadline() + Duration::from_secs(30);
-        self.expect_down().insert(name.clone(), until);
-    }
-
-    /// Was `name`'s going down expected? The mark is consumed once the unit
-    /// `settled` (a real unit passes through `deactivating`, and for a
-    /// reboot `activating`, before it ends `inactive`, `failed` or running
-    /// again: the whole way down is the operator's).
-    fn going_down_expected(&self, name: &Ident, settled: bool) -> bool {
-        let mut marks = self.expect_down();
-        let expected = marks.get(name).is_some_and(|until| Instant::now() < *until);
-        if settled || !expected {
-            marks.remove(name);
-        }
-        expected
+        self.inner.roster.mark_going_down(name, until);
     }
 
     fn clear_going_down(&self, name: &Ident) {
-        self.expect_down().remove(name);
+        self.inner.roster.clear_going_down(name);
     }
 
     /// The agent's registry record, or [`HiveError::UnknownAgent`].

@@ -42,7 +42,7 @@ impl Hive {
     /// The current roster (rows and their JSON, serialized once per change),
     /// for `agent_status` and dashboards.
     pub fn roster(&self) -> Arc<Roster> {
-        self.roster_rows().current()
+        self.inner.roster.current()
     }
 
     /// Every row, built from the store, the pause markers and the driver's
@@ -62,7 +62,7 @@ impl Hive {
                     paused: self.paused_marker(&record.name).exists(),
                     pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
                     domain: self.config().domain.as_deref(),
-                    crashed: self.crashed().contains(&record.name),
+                    crashed: self.inner.roster.is_crashed(&record.name),
                 })
             })
             .collect()
@@ -70,23 +70,13 @@ impl Hive {
 
     /// Rebuild the whole roster from the store.
     pub(super) async fn reload_roster(&self) -> Result<(), HiveError> {
-        let ticket = self.roster_rows().ticket();
+        let ticket = self.inner.roster.ticket();
         let (records, reminders) = self
             .store()
             .read(|c| Ok((agents::all(c)?, reminders::pending_counts(c)?)))
             .await?;
         let rows = self.build_rows(&records, reminders);
-        // Sent under the lock: subscribers hear changes in the order the
-        // roster took them.
-        let mut roster = self.roster_rows();
-        let (changed, removed) = roster.replace_all(rows, ticket);
-        for change in changed
-            .into_iter()
-            .map(|row| RosterChange::Row(Box::new(row)))
-            .chain(removed.into_iter().map(RosterChange::Removed))
-        {
-            let _ = self.inner.changes.send(change);
-        }
+        self.inner.roster.replace_all(rows, ticket);
         Ok(())
     }
 
@@ -110,7 +100,7 @@ impl Hive {
             paused: self.is_paused(name).await,
             pending_reminders,
             domain: self.config().domain.as_deref(),
-            crashed: self.crashed().contains(name),
+            crashed: self.inner.roster.is_crashed(name),
         })))
     }
 
@@ -119,20 +109,10 @@ impl Hive {
     pub async fn publish(&self, name: &Ident) {
         // Taken before the read: if a newer publish (or reload) of this
         // agent finishes first, this one's older row is dropped.
-        let ticket = self.roster_rows().ticket();
+        let ticket = self.inner.roster.ticket();
         match self.row(name).await {
-            Ok(Some(row)) => {
-                let mut roster = self.roster_rows();
-                if roster.put(row.clone(), ticket).is_some() {
-                    let _ = self.inner.changes.send(RosterChange::Row(Box::new(row)));
-                }
-            }
-            Ok(None) => {
-                let mut roster = self.roster_rows();
-                if roster.remove(name, ticket) {
-                    let _ = self.inner.changes.send(RosterChange::Removed(name.clone()));
-                }
-            }
+            Ok(Some(row)) => self.inner.roster.put(row, ticket),
+            Ok(None) => self.inner.roster.remove(name, ticket),
             Err(err) => tracing::warn!(agent = %name, "{name}: cannot build roster row: {err:#}"),
         }
     }
@@ -248,12 +228,13 @@ impl Hive {
             && !change.new.as_ref().is_some_and(UnitState::is_running);
         let on_the_way = change.old.as_ref().is_some_and(UnitState::is_changing);
         let settled = !change.new.as_ref().is_some_and(UnitState::is_changing);
-        let expected = (went_down || on_the_way) && self.going_down_expected(&name, settled);
+        let expected =
+            (went_down || on_the_way) && self.inner.roster.going_down_expected(&name, settled);
         if change.new.as_ref().is_some_and(UnitState::is_running) {
-            self.crashed().remove(&name);
+            self.inner.roster.set_crashed(&name, false);
         }
         if roster::is_crash(change.old.as_ref(), change.new.as_ref(), expected) {
-            self.crashed().insert(name.clone());
+            self.inner.roster.set_crashed(&name, true);
             let result = change
                 .new
                 .as_ref()

@@ -18,8 +18,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
 use super::{Hive, HiveError};
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
 use crate::hive::{OPERATOR, Recipient, names};
@@ -32,25 +30,6 @@ use crate::wire::swarm::{BUS_VERSION, BusMessage};
 /// A row of another hive not republished for this long is left out of the
 /// swarm roster (its hive stopped or lost the bus).
 pub const ROSTER_STALE_AFTER: Duration = Duration::from_secs(90);
-
-/// The swarm's in-memory state inside [`Hive`].
-#[derive(Debug)]
-pub(crate) struct SwarmState {
-    relay: Notify,
-    roster: std::sync::Mutex<BTreeMap<(Ident, Ident), SwarmAgentRow>>,
-    /// Other hives' rows as they change, for live views (the dashboard).
-    changes: tokio::sync::broadcast::Sender<SwarmChange>,
-}
-
-impl Default for SwarmState {
-    fn default() -> Self {
-        Self {
-            relay: Notify::new(),
-            roster: std::sync::Mutex::default(),
-            changes: tokio::sync::broadcast::channel(256).0,
-        }
-    }
-}
 
 /// A change to another hive's part of the swarm roster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,10 +72,6 @@ pub enum Arrival {
 }
 
 impl Hive {
-    fn swarm_state(&self) -> &SwarmState {
-        &self.inner.swarm
-    }
-
     /// This hive's name (`local` when it has none).
     pub fn own_hive(&self) -> Ident {
         self.config()
@@ -122,13 +97,13 @@ impl Hive {
                 Ok(())
             })
             .await?;
-        self.swarm_state().relay.notify_one();
+        self.inner.swarm.relay_wake();
         Ok(1)
     }
 
     /// Wait until a cross-hive send may have queued something.
     pub async fn outbox_changed(&self) {
-        self.swarm_state().relay.notified().await;
+        self.inner.swarm.relay_changed().await;
     }
 
     /// Up to `limit` outbox rows not yet on the bus, oldest first.
@@ -259,34 +234,18 @@ impl Hive {
     /// Remember (or replace) one agent row of some hive, as the bus said;
     /// another hive's row that changed is pushed to live views.
     pub fn swarm_row_heard(&self, row: SwarmAgentRow) {
-        let key = (row.hive.clone(), row.row.name.clone());
-        let previous = self.swarm_roster_map().insert(key, row.clone());
-        if row.hive != self.own_hive() && previous.is_none_or(|p| p.row != row.row) {
-            let _ = self
-                .swarm_state()
-                .changes
-                .send(SwarmChange::Row(Box::new(row)));
-        }
+        self.inner.swarm.heard(row, &self.own_hive());
     }
 
     /// An agent row of some hive was deleted from the bus.
     pub fn swarm_row_gone(&self, hive: &Ident, agent: &Ident) {
-        let had = self
-            .swarm_roster_map()
-            .remove(&(hive.clone(), agent.clone()))
-            .is_some();
-        if had && *hive != self.own_hive() {
-            let _ = self.swarm_state().changes.send(SwarmChange::Gone {
-                hive: hive.clone(),
-                agent: agent.clone(),
-            });
-        }
+        self.inner.swarm.gone(hive, agent, &self.own_hive());
     }
 
     /// Other hives' roster changes as they are heard. A receiver that lags
     /// loses changes, never blocks. This hive's own: [`Hive::subscribe_roster`].
     pub fn subscribe_swarm(&self) -> tokio::sync::broadcast::Receiver<SwarmChange> {
-        self.swarm_state().changes.subscribe()
+        self.inner.swarm.subscribe()
     }
 
     /// Every agent of the swarm by hive then name: this hive's rows live,
@@ -297,12 +256,7 @@ impl Hive {
         let own = self.own_hive();
         let now = self.now();
         let stale = i64::try_from(ROSTER_STALE_AFTER.as_secs()).unwrap_or(i64::MAX);
-        let mut out: Vec<SwarmAgentRow> = self
-            .swarm_roster_map()
-            .values()
-            .filter(|r| r.hive != own && now.saturating_sub(r.published_at) <= stale)
-            .cloned()
-            .collect();
+        let mut out = self.inner.swarm.others(&own, now, stale);
         out.extend(
             self.agent_status()
                 .await?
@@ -315,15 +269,6 @@ impl Hive {
         );
         out.sort_by(|a, b| (&a.hive, &a.row.name).cmp(&(&b.hive, &b.row.name)));
         Ok(out)
-    }
-
-    fn swarm_roster_map(
-        &self,
-    ) -> std::sync::MutexGuard<'_, BTreeMap<(Ident, Ident), SwarmAgentRow>> {
-        self.swarm_state()
-            .roster
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

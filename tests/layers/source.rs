@@ -180,6 +180,11 @@ fn without_test_items(toks: &[String]) -> Vec<String> {
     out
 }
 
+/// The tokens of a file's code outside its test items.
+pub fn code_tokens(text: &str) -> Vec<String> {
+    without_test_items(&tokens(text))
+}
+
 /// Every path that starts at `crate`, `super` or `self` (and, in a `use`,
 /// at a bare name), with its groups expanded: `use crate::{a::b, c}` gives
 /// `crate::a::b` and `crate::c`; `super::x::f(..)` gives `super::x::f`.
