@@ -374,3 +374,35 @@ fn the_services_state_parts_never_reach_back_up_into_the_hive() {
         }
     }
 }
+
+/// Every message the service stores goes through `service/inbox.rs`'s
+/// `insert`, which answers what to wake, and every wake-up happens in
+/// `service/inbox_state.rs` (through `Hive::wake_inboxes`, after the
+/// commit). A second `messages::insert` or `notify_waiters` in the service
+/// would be a delivery or a wake the one path does not see.
+#[test]
+fn the_service_stores_and_wakes_messages_in_one_place() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/service");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut strays = Vec::new();
+    for file in files.iter().filter(|f| !is_test_file(f)) {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let toks = code_tokens(&std::fs::read_to_string(file).unwrap());
+        let inserts = toks
+            .windows(3)
+            .filter(|w| w[0] == "messages" && w[1] == "::" && w[2] == "insert")
+            .count();
+        if inserts > 0 && name != "inbox.rs" {
+            strays.push(format!("{name}: messages::insert"));
+        }
+        if toks.iter().any(|t| t == "notify_waiters") && name != "inbox_state.rs" {
+            strays.push(format!("{name}: notify_waiters"));
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "deliveries or wakes outside the one path:\n{}",
+        strays.join("\n")
+    );
+}

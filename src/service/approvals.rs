@@ -2,6 +2,7 @@
 //! actions approvals run.
 
 use super::budget::within_budget;
+use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::command;
 use rusqlite::Connection;
@@ -10,7 +11,7 @@ use crate::hive::Recipient;
 use crate::hive::approvals::{self as rules, Decision, Refusal};
 use crate::hive::names;
 use crate::store::approvals::{self, NewApproval};
-use crate::store::{StoreError, agents, immediate, messages};
+use crate::store::{StoreError, agents, immediate};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
 use crate::wire::ident::Ident;
@@ -65,10 +66,8 @@ impl Hive {
             .run(move |c| decide_row(c, id, decision, &manager, now))
             .await?
         {
-            Decided::Taken(row) => {
-                if row.status != ApprovalStatus::Pending {
-                    self.wake_manager();
-                }
+            Decided::Taken(row, wakes) => {
+                self.wake_inboxes(wakes);
                 Ok(row)
             }
             Decided::Refused(refusal) => Err(HiveError::refused(id, refusal)),
@@ -85,12 +84,12 @@ impl Hive {
         let row = within_budget("approve", vec![agent], async move {
             let action = hive.run_action(&claimed).await;
             let (now, manager) = (hive.now(), hive.config().manager());
-            let row = hive
+            let (row, wakes) = hive
                 .store()
                 .run(move |c| finish_row(c, id, action, &manager, now))
-                .await;
-            hive.wake_manager();
-            row
+                .await?;
+            hive.wake_inboxes(wakes);
+            Ok::<_, StoreError>(row)
         })
         .await??;
         tracing::info!(id, status = row.status.as_str(), "approval resolved");
@@ -117,11 +116,6 @@ impl Hive {
         self.decide(id, Decision::Cancel).await
     }
 
-    /// Wake the manager's long poll: an event row was committed for it.
-    pub(crate) fn wake_manager(&self) {
-        self.inbox_waker(&self.config().manager()).notify_waiters();
-    }
-
     /// End every approval a previous daemon claimed and did not finish
     /// (it crashed or was killed while the action ran), truthfully: a
     /// `spawn` whose agent and container exist ended `approved`; a
@@ -131,13 +125,15 @@ impl Hive {
     pub async fn reconcile_interrupted(&self) -> Result<Vec<Approval>, HiveError> {
         let rows = self.store().read(approvals::interrupted).await?;
         let mut ended = Vec::with_capacity(rows.len());
+        let mut wakes = Wakes::default();
         for row in rows {
             let outcome = self.what_happened(&row).await?;
             let (id, now, manager) = (row.id, self.now(), self.config().manager());
-            let row = self
+            let (row, woken) = self
                 .store()
                 .run(move |c| finish_row(c, id, outcome, &manager, now))
                 .await?;
+            wakes.add(woken);
             tracing::warn!(
                 id,
                 agent = %row.agent,
@@ -147,9 +143,7 @@ impl Hive {
             );
             ended.push(row);
         }
-        if !ended.is_empty() {
-            self.wake_manager();
-        }
+        self.wake_inboxes(wakes);
         Ok(ended)
     }
 
@@ -236,8 +230,9 @@ impl Hive {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Decided {
     /// The decision was taken; the row as it is now (for approve: claimed,
-    /// still pending, its action is the caller's to run).
-    Taken(Approval),
+    /// still pending, its action is the caller's to run), and what to
+    /// wake once committed.
+    Taken(Approval, Wakes),
     Refused(Refusal),
     NotFound,
 }
@@ -267,42 +262,44 @@ fn decide_row(
     }
     let row = approvals::get(&tx, id)?
         .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
-    if row.status != ApprovalStatus::Pending {
-        record_resolved(&tx, &row, manager, at)?;
-    }
+    let wakes = if row.status == ApprovalStatus::Pending {
+        Wakes::default()
+    } else {
+        record_resolved(&tx, &row, manager, at)?
+    };
     tx.commit()?;
-    Ok(Decided::Taken(row))
+    Ok(Decided::Taken(row, wakes))
 }
 
 /// End a claimed row with its action's result, and its event, in one
-/// write transaction.
+/// write transaction; the row and what to wake once committed.
 fn finish_row(
     conn: &mut Connection,
     id: i64,
     action: Result<Option<String>, String>,
     manager: &Ident,
     at: i64,
-) -> Result<Approval, StoreError> {
+) -> Result<(Approval, Wakes), StoreError> {
     let tx = immediate(conn)?;
     let (status, note) = rules::outcome(Decision::Approve, action);
     approvals::end(&tx, id, status, note.as_deref(), at)?;
     let row = approvals::get(&tx, id)?
         .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;
-    record_resolved(&tx, &row, manager, at)?;
+    let wakes = record_resolved(&tx, &row, manager, at)?;
     tx.commit()?;
-    Ok(row)
+    Ok((row, wakes))
 }
 
 /// Store the manager's `approval_resolved` for `row`, which just reached a
 /// terminal status, in the caller's transaction: the transition and its
 /// event commit together, so a crash can neither lose the event nor send
-/// it twice. (The caller wakes the manager after the commit.)
+/// it twice. What to wake once the caller has committed.
 pub(crate) fn record_resolved(
     tx: &Connection,
     row: &Approval,
     manager: &Ident,
     at: i64,
-) -> Result<(), StoreError> {
+) -> Result<Wakes, StoreError> {
     let event = HelperEvent::ApprovalResolved {
         id: row.id,
         agent: row.agent.to_string(),
@@ -313,8 +310,7 @@ pub(crate) fn record_resolved(
         tag: None,
     };
     let to = Recipient::Agent(manager.clone());
-    messages::insert(tx, SYSTEM_SENDER, &to, &event.to_body(), None, at)?;
-    Ok(())
+    Ok(inbox::insert(tx, SYSTEM_SENDER, &to, &event.to_body(), None, at)?.1)
 }
 
 #[cfg(test)]
@@ -332,7 +328,7 @@ mod row_tests {
                 let a = approvals::insert(c, &new_approval("x"), 10)?;
                 assert!(matches!(
                     decide_row(c, a.id, Decision::Approve, &id("ruth"), 11)?,
-                    Decided::Taken(_)
+                    Decided::Taken(..)
                 ));
                 assert_eq!(
                     decide_row(c, a.id, Decision::Approve, &id("ruth"), 12)?,
@@ -342,7 +338,7 @@ mod row_tests {
                     decide_row(c, a.id, Decision::Deny, &id("ruth"), 12)?,
                     Decided::Refused(Refusal::InProgress)
                 );
-                let done = finish_row(c, a.id, Ok(None), &id("ruth"), 13)?;
+                let (done, _) = finish_row(c, a.id, Ok(None), &id("ruth"), 13)?;
                 assert_eq!(
                     (done.status, done.resolved_at),
                     (ApprovalStatus::Approved, Some(13))

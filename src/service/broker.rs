@@ -17,6 +17,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::hive::address::{self, Address};
 use crate::hive::broker::{self, InboxFull, InboxLimits};
@@ -89,7 +90,7 @@ impl Hive {
         };
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
         let limits = self.inbox_limits();
-        let recipients = self
+        let (reached, wakes) = self
             .transact(move |c| {
                 let tx = immediate(c)?;
                 let recipients =
@@ -97,17 +98,16 @@ impl Hive {
                 for r in &recipients {
                     admit(&tx, from.as_str(), r, body.len(), limits)?;
                 }
+                let mut wakes = Wakes::default();
                 for r in &recipients {
-                    messages::insert(&tx, from.as_str(), r, &body, in_reply_to, now)?;
+                    wakes.add(inbox::insert(&tx, from.as_str(), r, &body, in_reply_to, now)?.1);
                 }
                 tx.commit()?;
-                Ok(recipients)
+                Ok((recipients.len(), wakes))
             })
             .await?;
-        for r in &recipients {
-            self.wake_inbox(r);
-        }
-        Ok(recipients.len())
+        self.wake_inboxes(wakes);
+        Ok(reached)
     }
 
     pub(super) fn inbox_limits(&self) -> InboxLimits {
@@ -131,16 +131,16 @@ impl Hive {
             self.now(),
             self.inbox_limits(),
         );
-        let id = self
+        let (id, wakes) = self
             .transact(move |c| {
                 let tx = immediate(c)?;
                 admit(&tx, &from, &r, body.len(), limits)?;
-                let id = messages::insert(&tx, &from, &r, &body, None, now)?;
+                let delivered = inbox::insert(&tx, &from, &r, &body, None, now)?;
                 tx.commit()?;
-                Ok(id)
+                Ok(delivered)
             })
             .await?;
-        self.inbox_waker(to).notify_waiters();
+        self.wake_inboxes(wakes);
         Ok(id)
     }
 
@@ -191,6 +191,7 @@ impl Hive {
         };
         let cap = self.config().transient_max_bytes;
         self.inner.inbox.push_transient(agent, message, cap);
+        self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
         Ok(())
     }
 
@@ -279,7 +280,7 @@ impl Hive {
                 tracing::error!(agent = %agent, "{agent}: cannot give messages back: {err}")
             }
         }
-        self.inbox_waker(agent).notify_waiters();
+        self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
     }
 
     /// Every message popped by `agent` since its last ack is handled.
@@ -294,7 +295,7 @@ impl Hive {
         let n = agent.clone();
         let count = self.store().run(move |c| messages::requeue(c, &n)).await?;
         if count > 0 {
-            self.inbox_waker(agent).notify_waiters();
+            self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
         }
         Ok(count)
     }

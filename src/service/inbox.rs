@@ -1,35 +1,84 @@
 //! Delivering into inboxes: the one path by which anything — an agent's
-//! `send`, a reminder, a schedule, a `HelperEvent` — becomes a message.
+//! `send`, a reminder, a schedule, a question or its answer, an
+//! approval's resolution, a `HelperEvent` — becomes a message, and the one
+//! place its recipient is woken.
 //!
-//! A delivery is committed to SQLite first, then the recipient's waiters are
-//! woken, so a long-polling `recv` sees the row the moment it exists.
+//! A delivery is a row inserted by [`insert`] inside the caller's write
+//! transaction, which answers what to wake ([`Wakes`]); the caller commits,
+//! then hands the wakes to [`Hive::wake_inboxes`], so a long-polling `recv` sees
+//! the row the moment it is woken, and a transaction that rolls back wakes
+//! nobody. Rejected: waking inside the transaction (a waiter could read
+//! before the commit and sleep again), or each caller waking in its own
+//! words (three spellings at eighteen sites, before this). A message from
+//! another hive is inserted by the swarm's idempotent insert
+//! (`store::swarm::accept`); its wake goes the same way.
 
 use std::sync::Arc;
 
+use rusqlite::Connection;
 use tokio::sync::Notify;
 
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
-use crate::store::messages;
+use crate::store::{StoreError, messages};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
 
+/// The inboxes (and the operator's view) a transaction changed: woken by
+/// [`Hive::wake_inboxes`] once it has committed.
+#[must_use = "wake them once the transaction has committed: Hive::wake_inboxes"]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Wakes(Vec<Recipient>);
+
+impl Wakes {
+    /// Wake `to`: an agent's long polls, or the operator's live views
+    /// (their inbox, the open questions).
+    pub(crate) fn of(to: Recipient) -> Self {
+        Self(vec![to])
+    }
+
+    /// These and `more`, each once.
+    pub(crate) fn add(&mut self, more: Wakes) {
+        for to in more.0 {
+            if !self.0.contains(&to) {
+                self.0.push(to);
+            }
+        }
+    }
+
+    /// How many inboxes (or views) are to be woken.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// Store a pending message for `to` in the caller's transaction: its row
+/// id, and what to wake once the transaction has committed.
+pub(crate) fn insert(
+    tx: &Connection,
+    from: &str,
+    to: &Recipient,
+    body: &str,
+    in_reply_to: Option<i64>,
+    at: i64,
+) -> Result<(i64, Wakes), StoreError> {
+    let id = messages::insert(tx, from, to, body, in_reply_to, at)?;
+    Ok((id, Wakes::of(to.clone())))
+}
+
 impl Hive {
     /// The wake-up handle of an agent's inbox (one per agent, made on first
-    /// use). `recv` waits on it; [`Hive::deliver`] notifies it.
+    /// use). `recv` waits on it; [`Hive::wake_inboxes`] notifies it.
     pub fn inbox_waker(&self, name: &Ident) -> Arc<Notify> {
         self.inner.inbox.waker(name)
     }
 
-    /// Wake whoever waits on `to`'s inbox: an agent's long polls, or the
-    /// operator's live views (the dashboard's inbox).
-    pub(crate) fn wake_inbox(&self, to: &Recipient) {
-        self.inner.inbox.wake(to);
-    }
-
-    /// The operator's inbox or the open questions changed.
-    pub(crate) fn operator_view_changed(&self) {
-        self.inner.inbox.operator_view_changed();
+    /// Wake whoever waits on the inboxes in `wakes`, after their
+    /// transaction committed: the one place anything is woken.
+    pub(crate) fn wake_inboxes(&self, wakes: Wakes) {
+        for to in &wakes.0 {
+            self.inner.inbox.wake(to);
+        }
     }
 
     /// A new version each time the operator's inbox or the open questions
@@ -46,12 +95,12 @@ impl Hive {
         body: String,
         in_reply_to: Option<i64>,
     ) -> Result<i64, HiveError> {
-        let (now, from_owned, to_row) = (self.now(), from.to_owned(), to.clone());
-        let id = self
+        let (now, from) = (self.now(), from.to_owned());
+        let (id, wakes) = self
             .store()
-            .run(move |c| messages::insert(c, &from_owned, &to_row, &body, in_reply_to, now))
+            .run(move |c| insert(c, &from, &to, &body, in_reply_to, now))
             .await?;
-        self.wake_inbox(&to);
+        self.wake_inboxes(wakes);
         Ok(id)
     }
 

@@ -67,7 +67,7 @@ impl InboxState {
     }
 
     /// The operator's inbox or the open questions changed.
-    pub(super) fn operator_view_changed(&self) {
+    fn operator_view_changed(&self) {
         self.operator_view.send_modify(|v| *v = v.wrapping_add(1));
     }
 
@@ -77,31 +77,28 @@ impl InboxState {
     }
 
     /// Queue a transient wake for `agent` (the oldest dropped past
-    /// [`TRANSIENT_CAP`] or `cap_bytes`) and wake its waiters.
+    /// [`TRANSIENT_CAP`] or `cap_bytes`); the caller wakes its waiters.
     pub(super) fn push_transient(
         &self,
         agent: &Ident,
         message: DeliveredMessage,
         cap_bytes: usize,
     ) {
-        {
-            let mut queues = lock(&self.transient);
-            let queue = queues.entry(agent.clone()).or_default();
-            let mut held: usize = queue.iter().map(|m| m.body.len()).sum();
-            let size = message.body.len();
-            while !queue.is_empty() && (queue.len() >= TRANSIENT_CAP || held + size > cap_bytes) {
-                if let Some(old) = queue.pop_front() {
-                    held -= old.body.len();
-                }
-                tracing::warn!(
-                    agent = %agent,
-                    "{agent}: transient wakes over {TRANSIENT_CAP} or {cap_bytes} bytes (transient_max_bytes); \
-                     dropped the oldest"
-                );
+        let mut queues = lock(&self.transient);
+        let queue = queues.entry(agent.clone()).or_default();
+        let mut held: usize = queue.iter().map(|m| m.body.len()).sum();
+        let size = message.body.len();
+        while !queue.is_empty() && (queue.len() >= TRANSIENT_CAP || held + size > cap_bytes) {
+            if let Some(old) = queue.pop_front() {
+                held -= old.body.len();
             }
-            queue.push_back(message);
+            tracing::warn!(
+                agent = %agent,
+                "{agent}: transient wakes over {TRANSIENT_CAP} or {cap_bytes} bytes (transient_max_bytes); \
+                 dropped the oldest"
+            );
         }
-        self.waker(agent).notify_waiters();
+        queue.push_back(message);
     }
 
     /// Take up to `max` of `agent`'s transient wakes, oldest first, within

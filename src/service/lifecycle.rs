@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 const CLEAR_BUDGET: Duration = Duration::from_secs(2);
 
 use super::budget::within_budget;
+use super::inbox::Wakes;
 use super::{Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode, UnitState};
 use crate::hive::names;
@@ -447,18 +448,22 @@ impl Hive {
             }
         }
         let (n, now, manager) = (name.clone(), self.now(), self.config().manager());
-        let cancelled = self
+        let (cancelled, wakes) = self
             .store()
             .run(move |c| {
+                let mut wakes = Wakes::default();
                 let cancelled = approvals::cancel_pending_of(
                     c,
                     &n,
                     "the agent was destroyed",
                     now,
-                    |tx, row| record_resolved(tx, row, &manager, now),
+                    |tx, row| {
+                        wakes.add(record_resolved(tx, row, &manager, now)?);
+                        Ok(())
+                    },
                 )?;
                 agents::remove(c, &n)?;
-                Ok(cancelled)
+                Ok((cancelled, wakes))
             })
             .await?;
         self.forget_agenda_of(name).await?;
@@ -472,9 +477,7 @@ impl Hive {
             remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
         }
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "{name}: destroyed{}", if purge { " and purged" } else { "" });
-        if !cancelled.is_empty() {
-            self.wake_manager();
-        }
+        self.wake_inboxes(wakes);
         let agent = name.to_string();
         self.notify_manager(HelperEvent::Destroyed { agent }).await;
         Ok(())

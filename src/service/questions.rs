@@ -5,13 +5,13 @@
 //! and `question_answered`) are written in one transaction: a question is
 //! never half-asked, an answer never lost between the two writes.
 
+use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
 use crate::hive::agenda::{
     AgendaError, Answerer, MAX_OPEN_QUESTIONS, QUESTION_MAX, TTL_WATCHDOG, check_len,
 };
 use crate::store::agents::ident;
-use crate::store::messages;
 use crate::store::questions::{self, NewQuestion, QuestionRow};
 use crate::store::{StoreError, immediate};
 use crate::wire::agenda::WireQuestion;
@@ -57,7 +57,7 @@ impl Hive {
             expires_at,
         };
         let target = to.clone();
-        let id = self
+        let (id, wakes) = self
             .transact(move |c| {
                 let tx = immediate(c)?;
                 if questions::count_open_of(&tx, &new.asker)? >= MAX_OPEN_QUESTIONS {
@@ -82,17 +82,15 @@ impl Hive {
                     Some(agent) => Recipient::Agent(agent.clone()),
                     None => Recipient::Operator,
                 };
-                messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
+                let (_, mut wakes) =
+                    inbox::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
+                // The open questions changed, whoever was asked.
+                wakes.add(Wakes::of(Recipient::Operator));
                 tx.commit()?;
-                Ok(id)
+                Ok((id, wakes))
             })
             .await?;
-        self.wake_inbox(&match &to {
-            Some(target) => Recipient::Agent(target.clone()),
-            None => Recipient::Operator,
-        });
-        // The open questions changed, whoever was asked.
-        self.operator_view_changed();
+        self.wake_inboxes(wakes);
         tracing::info!(id, asker = %asker, to = ?to.as_ref().map(Ident::as_str), "question asked");
         Ok(id)
     }
@@ -127,7 +125,7 @@ impl Hive {
         allowed: impl FnOnce(&QuestionRow) -> Result<(), AgendaError> + Send + 'static,
     ) -> Result<(), HiveError> {
         let now = self.now();
-        let asker = self
+        let wakes = self
             .transact(move |c| {
                 let tx = immediate(c)?;
                 let Some(row) = questions::get(&tx, id)? else {
@@ -149,14 +147,16 @@ impl Hive {
                     answer,
                     answerer,
                 };
-                let to = Recipient::Agent(asker.clone());
-                messages::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
+                let to = Recipient::Agent(asker);
+                let (_, mut wakes) =
+                    inbox::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
+                // The open questions changed.
+                wakes.add(Wakes::of(Recipient::Operator));
                 tx.commit()?;
-                Ok(asker)
+                Ok(wakes)
             })
             .await?;
-        self.wake_inbox(&Recipient::Agent(asker));
-        self.operator_view_changed();
+        self.wake_inboxes(wakes);
         tracing::info!(id, "question answered");
         Ok(())
     }
@@ -185,7 +185,7 @@ impl Hive {
             Ok(())
         })
         .await?;
-        self.operator_view_changed();
+        self.wake_inboxes(Wakes::of(Recipient::Operator));
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! approval (the payload rides in the row's `commit_ref` as JSON), stored
 //! when the operator approves, fired by the timer at each due time.
 
+use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
 use rusqlite::Connection;
 
@@ -11,7 +12,7 @@ use crate::hive::agenda::{
 };
 use crate::store::approvals::NewApproval;
 use crate::store::schedules::{self, Change, NewSchedule, ScheduleEdit};
-use crate::store::{StoreError, agents, immediate, messages};
+use crate::store::{StoreError, agents, immediate};
 use crate::wire::agenda::{SchedulePromptPayload, WireSchedule};
 use crate::wire::host::{Approval, ApprovalKind};
 
@@ -110,11 +111,9 @@ impl Hive {
             .store()
             .run(move |c| fire_row(c, id, now, advance))
             .await?;
-        if let Fired::Delivered(to) = &fired {
-            for r in to {
-                self.wake_inbox(r);
-            }
-            tracing::info!(id, targets = to.len(), advance, "schedule fired");
+        if let Fired::Delivered(wakes) = &fired {
+            tracing::info!(id, targets = wakes.len(), advance, "schedule fired");
+            self.wake_inboxes(wakes.clone());
         }
         Ok(fired)
     }
@@ -194,8 +193,8 @@ fn changed(id: i64, change: Change) -> Result<(), HiveError> {
 /// The outcome of [`fire_row`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Fired {
-    /// Messages stored for these recipients (to wake them).
-    Delivered(Vec<Recipient>),
+    /// Messages stored; what to wake once committed.
+    Delivered(Wakes),
     /// Another tick or an edit moved the due time meanwhile.
     NotDue,
     Ended,
@@ -216,7 +215,7 @@ fn fire_row(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<F
     if advance && h.next_fire_at > now {
         return Ok(Fired::NotDue);
     }
-    let mut woken = Vec::new();
+    let mut wakes = Wakes::default();
     for target in schedules::active_targets(&tx, id)? {
         let recipient = match ScheduleTarget::parse(&target) {
             Ok(ScheduleTarget::Operator) => Some(Recipient::Operator),
@@ -227,13 +226,13 @@ fn fire_row(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<F
         };
         let result = match &recipient {
             Some(r) => {
-                let msg = messages::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
+                let (msg, woken) = inbox::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
+                wakes.add(woken);
                 format!("delivered as message {msg}")
             }
             None => "skipped: not a managed agent".to_owned(),
         };
         schedules::record_fire(&tx, id, &target, now, &result)?;
-        woken.extend(recipient);
     }
     if advance {
         match next_fire_after(h.next_fire_at, h.interval_seconds, now) {
@@ -243,7 +242,7 @@ fn fire_row(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<F
         }
     }
     tx.commit()?;
-    Ok(Fired::Delivered(woken))
+    Ok(Fired::Delivered(wakes))
 }
 
 #[cfg(test)]

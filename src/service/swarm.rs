@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::inbox::Wakes;
 use super::{Hive, HiveError};
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
 use crate::hive::{OPERATOR, Recipient, names};
@@ -172,12 +173,12 @@ impl Hive {
     ) -> Result<Vec<Arrival>, HiveError> {
         let own = self.own_hive();
         let limits = self.inbox_limits();
-        let (outcomes, woken) = self
+        let (outcomes, wakes) = self
             .store()
             .run(move |c| {
                 let tx = immediate(c)?;
                 let mut outcomes = Vec::with_capacity(batch.len());
-                let mut woken = Vec::new();
+                let mut wakes = Wakes::default();
                 let mut blocked: BTreeMap<Ident, i64> = BTreeMap::new();
                 for (source, m) in &batch {
                     if m.v != BUS_VERSION {
@@ -211,7 +212,7 @@ impl Hive {
                     };
                     match rows::accept(&tx, &arriving)? {
                         Inbound::Inserted(_) => {
-                            woken.push(to);
+                            wakes.add(Wakes::of(to));
                             outcomes.push(Arrival::Stored);
                         }
                         Inbound::Duplicate => outcomes.push(Arrival::Duplicate),
@@ -222,12 +223,10 @@ impl Hive {
                     }
                 }
                 tx.commit()?;
-                Ok((outcomes, woken))
+                Ok((outcomes, wakes))
             })
             .await?;
-        for to in woken {
-            self.wake_inbox(&to);
-        }
+        self.wake_inboxes(wakes);
         Ok(outcomes)
     }
 

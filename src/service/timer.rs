@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
 use crate::hive::agenda::REMINDER_SENDER;
 use crate::store::agents::ident;
-use crate::store::messages;
 use crate::store::{immediate, reminders};
 
 /// How often the daemon ticks.
@@ -63,27 +63,28 @@ impl Hive {
     /// Deliver every reminder due now, each once, from `reminder`.
     async fn deliver_due_reminders(&self) -> Result<usize, HiveError> {
         let now = self.now();
-        let owners = self
+        let (owners, wakes) = self
             .store()
             .run(move |c| {
                 let tx = immediate(c)?;
-                let mut owners = Vec::new();
+                let (mut owners, mut wakes) = (Vec::new(), Wakes::default());
                 for r in reminders::due(&tx, now)? {
                     if reminders::mark_sent(&tx, r.id, now)? {
-                        let to = Recipient::Agent(ident(r.owner)?);
-                        messages::insert(&tx, REMINDER_SENDER, &to, &r.message, None, now)?;
-                        owners.push(to);
+                        let owner = ident(r.owner)?;
+                        let to = Recipient::Agent(owner.clone());
+                        wakes.add(
+                            inbox::insert(&tx, REMINDER_SENDER, &to, &r.message, None, now)?.1,
+                        );
+                        owners.push(owner);
                     }
                 }
                 tx.commit()?;
-                Ok(owners)
+                Ok((owners, wakes))
             })
             .await?;
-        for to in &owners {
-            self.wake_inbox(to);
-            if let Recipient::Agent(name) = to {
-                self.publish(name).await;
-            }
+        self.wake_inboxes(wakes);
+        for name in &owners {
+            self.publish(name).await;
         }
         if !owners.is_empty() {
             tracing::info!(count = owners.len(), "reminders delivered");
