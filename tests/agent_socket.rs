@@ -76,7 +76,7 @@ fn two_agents_exchange_messages() {
     assert_eq!(got[0]["in_reply_to"].as_i64(), Some(id));
     assert_eq!(
         send(&mut alice, "nobody", "x"),
-        r#"{"kind":"err","message":"no recipient \"nobody\" in this hive: send to a managed agent, \"operator\", \"<parent>\", \"<children>\" or \"agent@hive\""}"#
+        r#"{"kind":"err","message":"no recipient \"nobody\" in this hive: send to a managed agent, \"operator\", \"<parent>\", \"<children>\" or \"agent@hive\"","code":"unknown_recipient"}"#
     );
 }
 
@@ -335,7 +335,7 @@ fn a_privileged_variant_on_an_agent_socket_is_refused_with_the_spec_message() {
     let mut alice = Conn::open(&d.agent_socket("alice"));
     assert_eq!(
         alice.ask(r#"{"cmd":"kill","name":"alice"}"#),
-        r#"{"kind":"err","message":"privileged variant kill is refused on an agent socket"}"#
+        r#"{"kind":"err","message":"privileged variant kill is refused on an agent socket","code":"denied"}"#
     );
     // ... and the connection goes on.
     assert_eq!(

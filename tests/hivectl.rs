@@ -244,10 +244,10 @@ fn a_successful_write_verb_says_what_it_did_and_exits_0() {
 #[test]
 fn a_lifecycle_verb_still_in_progress_with_no_block_exits_4_not_1() {
     // What used to break: a spawn past the daemon's answer budget exited 1
-    // although it succeeded.
+    // although it succeeded. hivectl goes by the answer's code, not its words.
     let d = Daemon::answering(
         "{\"version\":1,\"ok\":false,\"error\":\"spawn of alice is still in progress; watch \
-         `hivectl status`\"}\n",
+         `hivectl status`\",\"code\":\"in_progress\"}\n",
     );
     let out = hivectl(&d.path, &["spawn", "alice", "--no-block"], Run::default());
     assert_eq!(d.request(), "{\"cmd\":\"spawn\",\"name\":\"alice\"}\n");
@@ -450,4 +450,22 @@ fn man_writes_a_page_for_hivectl_and_each_subcommand() {
         stop.contains("Examples"),
         "subcommand pages carry their examples"
     );
+}
+
+#[test]
+fn a_refusal_exits_with_its_codes_status_and_an_answer_without_a_code_exits_1() {
+    for (code, status) in [
+        (",\"code\":\"inbox_full\"", 5),
+        (",\"code\":\"internal\"", 6),
+        (",\"code\":\"unknown_agent\"", 1),
+        (",\"code\":\"a_code_from_a_newer_daemon\"", 1),
+        ("", 1),
+    ] {
+        let d = Daemon::answering(&format!(
+            "{{\"version\":1,\"ok\":false,\"error\":\"no\"{code}}}\n"
+        ));
+        let out = hivectl(&d.path, &["send", "bob", "hi"], Run::default());
+        assert_eq!(out.status.code(), Some(status), "{code}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "hivectl: no\n");
+    }
 }

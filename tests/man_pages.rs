@@ -1,6 +1,7 @@
 //! The operational files that are written by hand stay in step with the
 //! code: the daemon's manual page with its options, the Debian polkit rule
-//! with the NixOS module's.
+//! with the NixOS module's, the README's table of error codes with the
+//! codes.
 
 #![allow(clippy::disallowed_methods)] // test code runs the binary under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
@@ -72,4 +73,27 @@ fn the_debian_polkit_rule_is_the_nixos_modules_rule() {
     let nixos = rule_code(&read("NixOS-module.nix")).replace("${adminGroup}", "hive-admin");
     assert_eq!(debian, nixos);
     assert!(debian.contains("org.freedesktop.machine1.shell"));
+}
+
+/// The README's table of error codes lists every code the daemon sends,
+/// with the HTTP status and hivectl exit status the code decides.
+#[test]
+fn the_readme_documents_every_error_code_with_its_status_and_exit() {
+    use hive_c0re::wire::codes::ErrorCode;
+    let readme = read("README.md");
+    for code in ErrorCode::ALL {
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{code}` |")))
+            .unwrap_or_else(|| panic!("README.md has no row for `{code}`"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(
+            (cells[3], cells[4]),
+            (
+                code.http_status().to_string().as_str(),
+                code.exit_status().to_string().as_str()
+            ),
+            "{row}"
+        );
+    }
 }

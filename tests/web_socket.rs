@@ -134,7 +134,9 @@ fn a_refused_action_shows_host_socks_own_words() {
     let body = format!("csrf={}&name=alice&how=spawn", token(&web));
     let a = post(&web, "/spawn", "Origin: http://dash\r\n", &body);
     let wire = d.request(r#"{"cmd":"spawn","name":"alice"}"#);
-    assert!(a.starts_with("HTTP/1.1 400"), "{a}");
+    // The code's status: the name is taken (409), not a malformed request.
+    assert!(a.starts_with("HTTP/1.1 409"), "{a}");
+    assert!(wire.contains(r#""code":"already_exists""#), "{wire}");
     assert!(
         wire.contains(
             r#""error":"agent \"alice\" already exists in this hive; choose another name""#

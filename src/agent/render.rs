@@ -8,6 +8,8 @@
 //! field the daemon sent.
 
 use crate::wire::agent::Response;
+#[cfg(test)]
+use crate::wire::codes::ErrorCode;
 
 use super::prompt;
 
@@ -17,7 +19,22 @@ pub const MAX_TOOL_OUTPUT: usize = 16 * 1024;
 /// The text of an answer and whether it is a refusal (`isError`).
 pub fn response_text(response: &Response) -> (String, bool) {
     match response {
-        Response::Err { message } => (cap(message, MAX_TOOL_OUTPUT), true),
+        // The code goes with the words so the model can tell "retry later"
+        // (inbox_full) from "fix the name" (unknown_recipient).
+        Response::Err {
+            message,
+            code: Some(code),
+        } => (
+            cap(
+                &format!("{message}\n[code: {code}; {}]", code.advice()),
+                MAX_TOOL_OUTPUT,
+            ),
+            true,
+        ),
+        Response::Err {
+            message,
+            code: None,
+        } => (cap(message, MAX_TOOL_OUTPUT), true),
         Response::Ok => ("ok".into(), false),
         Response::Messages { messages } if messages.is_empty() => {
             ("no messages are pending".into(), false)
@@ -68,9 +85,17 @@ mod tests {
 
     #[test]
     fn a_refusal_is_an_error_result_with_the_daemons_words() {
-        let (text, is_error) = response_text(&Response::err("unknown recipient \"zed\""));
+        let (text, is_error) = response_text(&Response::err(
+            ErrorCode::UnknownRecipient,
+            "unknown recipient \"zed\"",
+        ));
         assert!(is_error);
-        assert_eq!(text, "unknown recipient \"zed\"");
+        assert_eq!(
+            text,
+            "unknown recipient \"zed\"\n[code: unknown_recipient; change the request]"
+        );
+        let (text, _) = response_text(&Response::err(ErrorCode::InboxFull, "bob's inbox is full"));
+        assert!(text.ends_with("[code: inbox_full; retry later]"), "{text}");
         assert_eq!(response_text(&Response::Ok), ("ok".into(), false));
         let (text, is_error) = response_text(&Response::Status { unread: 2 });
         assert!(!is_error);

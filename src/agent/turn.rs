@@ -155,7 +155,7 @@ impl TurnLoop {
         loop {
             match self.socket.call(&Request::RequeueInflight, SHORT).await {
                 Ok(Response::Ok) => return Ok(()),
-                Ok(Response::Err { message }) => return Err(TurnLoopError::Recover(message)),
+                Ok(Response::Err { message, .. }) => return Err(TurnLoopError::Recover(message)),
                 Ok(other) => return Err(TurnLoopError::Recover(format!("{other:?}"))),
                 Err(err) => {
                     tracing::warn!(agent = %self.agent, "requeue_inflight: {err}");
@@ -179,7 +179,7 @@ impl TurnLoop {
             .await?
         {
             Response::Messages { messages } => Ok(messages),
-            Response::Err { message } => {
+            Response::Err { message, .. } => {
                 tracing::warn!(agent = %self.agent, "recv refused: {message}");
                 Ok(Vec::new())
             }

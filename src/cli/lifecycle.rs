@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::action::{Lifecycle, Verb};
 use super::{Io, exit, roster};
+use crate::wire::codes::ErrorCode;
 use crate::wire::host::{AgentStatusRow, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
 
@@ -31,19 +32,10 @@ const POLL: Duration = Duration::from_millis(200);
 /// deadline or a slow image clone.
 pub const WAIT_LIMIT: Duration = Duration::from_secs(600);
 
-/// The words hive-c0re's "still in progress" answer carries (its
-/// `StillRunning` error). The wire has no code for it, so the text is the
-/// contract; a unit test pins it to the daemon's message.
-const STILL_IN_PROGRESS: &str = " is still in progress";
-
 /// True when hive-c0re accepted the request and the work goes on past its
-/// answer budget.
+/// answer budget (the answer's code `in_progress`).
 pub fn still_in_progress(response: &HostResponse) -> bool {
-    !response.ok
-        && response
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains(STILL_IN_PROGRESS))
+    !response.ok && response.code == Some(ErrorCode::InProgress)
 }
 
 /// Where an agent stands with respect to the verb.

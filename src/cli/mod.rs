@@ -38,27 +38,15 @@ use clap::CommandFactory;
 
 use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
+use crate::wire::codes::ErrorCode;
 use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, SessionState, VERSION};
 use crate::wire::ident::Ident;
 use action::Action;
 use args::{Cli, Command};
 
-/// hivectl's exit statuses.
-pub mod exit {
-    /// Done.
-    pub const OK: u8 = 0;
-    /// hive-c0re answered `ok:false`, an agent ended failed, or a local file
-    /// could not be written.
-    pub const REFUSED: u8 = 1;
-    /// Bad command line (clap exits with this itself).
-    pub const USAGE: u8 = 2;
-    /// hive-c0re could not be reached or did not answer properly.
-    pub const UNREACHABLE: u8 = 3;
-    /// Accepted and still in progress when hivectl stopped waiting
-    /// (`--no-block`, or the wait limit): not a failure; the roster shows
-    /// the outcome.
-    pub const IN_PROGRESS: u8 = 4;
-}
+/// hivectl's exit statuses, defined beside the error codes that choose
+/// them (a refusal exits with its code's status).
+pub use crate::wire::codes::exit;
 
 /// What hivectl knows of where it writes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -299,8 +287,10 @@ fn emit(out: &mut dyn Write, text: &str, err: &mut dyn Write) -> Option<u8> {
     }
 }
 
-/// hive-c0re's refusal on stderr; a lifecycle verb still at work past the
-/// daemon's answer budget is not a refusal ([`exit::IN_PROGRESS`]).
+/// hive-c0re's refusal on stderr; the exit status is its code's (a
+/// lifecycle verb still at work past the daemon's answer budget is
+/// [`exit::IN_PROGRESS`], not a refusal). An answer without a code (an
+/// older daemon) is a plain refusal.
 fn refused(err: &mut dyn Write, reply: &Reply) -> u8 {
     let message = reply
         .response
@@ -309,11 +299,10 @@ fn refused(err: &mut dyn Write, reply: &Reply) -> u8 {
         .map(table::clean)
         .unwrap_or_else(|| "hive-c0re refused the request without saying why".into());
     let _ = writeln!(err, "hivectl: {message}");
-    if lifecycle::still_in_progress(&reply.response) {
-        exit::IN_PROGRESS
-    } else {
-        exit::REFUSED
-    }
+    reply
+        .response
+        .code
+        .map_or(exit::REFUSED, ErrorCode::exit_status)
 }
 
 fn unreachable(err: &mut dyn Write, e: &ClientError) -> u8 {

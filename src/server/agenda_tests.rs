@@ -63,7 +63,7 @@ async fn agenda_requests_are_answered_in_the_wire_shapes() {
     assert_eq!(
         call(&hive, &alice, r#"{"cmd":"get_loose_ends","agent":"*"}"#).await,
         Some(
-            r#"{"kind":"err","message":"agent \"*\" (the whole hive) is only served on the manager socket"}"#
+            r#"{"kind":"err","message":"agent \"*\" (the whole hive) is only served on the manager socket","code":"denied"}"#
                 .into()
         )
     );
@@ -76,7 +76,7 @@ async fn schedule_variants_are_refused_on_an_agent_socket_and_served_on_the_mana
     assert_eq!(
         call(&hive, &alice, r#"{"cmd":"list_schedules"}"#).await,
         Some(
-            r#"{"kind":"err","message":"privileged variant list_schedules is refused on an agent socket"}"#
+            r#"{"kind":"err","message":"privileged variant list_schedules is refused on an agent socket","code":"denied"}"#
                 .into()
         )
     );

@@ -28,6 +28,7 @@ use super::agent_dispatch::dispatch;
 use super::framing::{self, FrameError, MAX_LINE, read_line};
 use crate::service::{Caller, Hive};
 use crate::wire::agent::{Request, Response};
+use crate::wire::codes::ErrorCode;
 
 fn to_line(response: &Response) -> String {
     serde_json::to_string(response).unwrap_or_else(|_| {
@@ -88,7 +89,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
                  (agent_idle_timeout_secs); reconnect to go on",
                 idle.as_secs()
             );
-            let _ = write_line(&mut write, &Response::err(message)).await;
+            let _ = write_line(&mut write, &Response::err(ErrorCode::IdleClosed, message)).await;
             let _ = write.shutdown().await;
             return;
         };
@@ -96,13 +97,17 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             Ok(Some(line)) => line,
             Ok(None) | Err(FrameError::Io(_)) => return,
             Err(err @ FrameError::TooLong(_)) => {
-                let _ = write_line(&mut write, &Response::err(err.to_string())).await;
+                let _ = write_line(
+                    &mut write,
+                    &Response::err(ErrorCode::BadRequest, err.to_string()),
+                )
+                .await;
                 let _ = write.shutdown().await;
                 return;
             }
         };
         let response = match framing::parse_request(&line, Request::COMMANDS) {
-            Err(message) => Response::err(message),
+            Err(message) => Response::err(ErrorCode::BadRequest, message),
             Ok(request) => {
                 let gone = async {
                     tokio::select! {
@@ -149,7 +154,11 @@ pub async fn refuse_busy(caller: Caller, mut stream: UnixStream, max: usize, ref
         "too many connections to this socket: {max} are open (agent_max_connections); \
          close one and connect again"
     );
-    let _ = framing::write_line(&mut stream, &to_line(&Response::err(message))).await;
+    let _ = framing::write_line(
+        &mut stream,
+        &to_line(&Response::err(ErrorCode::TooManyConnections, message)),
+    )
+    .await;
     let _ = stream.shutdown().await;
 }
 

@@ -16,6 +16,7 @@ use super::manager;
 use super::reply::{answer, done, refusal};
 use crate::service::{Answerer, Caller, Hive, OPERATOR};
 use crate::wire::agent::{ContainerInfo, Request, Response};
+use crate::wire::codes::ErrorCode;
 use crate::wire::journal::render_short;
 
 /// The longest `from` a `wake` may claim.
@@ -77,7 +78,7 @@ pub async fn dispatch(
             transient,
         } => match check_wake_from(&from) {
             Ok(()) => done(hive.wake(me, from, body, transient).await),
-            Err(message) => Response::err(message),
+            Err(message) => Response::err(ErrorCode::BadRequest, message),
         },
         Request::Recent { limit } => answer(
             hive.recent_for_agent(me, limit).await,
@@ -103,7 +104,7 @@ pub async fn dispatch(
             active_model,
         } => match check_model(active_model.as_deref()) {
             Ok(()) => done(hive.report_session(me, needs_login, active_model).await),
-            Err(message) => Response::err(message),
+            Err(message) => Response::err(ErrorCode::BadRequest, message),
         },
         Request::HookEvent { payload } => done(hive.hook_event(me, payload).await.map(|_| ())),
         Request::AckTurn => done(hive.ack_turn(me).await),

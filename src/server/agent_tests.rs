@@ -131,7 +131,7 @@ async fn an_over_long_line_gets_an_err_then_the_connection_closes() {
         .unwrap();
     assert_eq!(
         answer,
-        "{\"kind\":\"err\",\"message\":\"request line is longer than 1048576 bytes\"}\n"
+        "{\"kind\":\"err\",\"message\":\"request line is longer than 1048576 bytes\",\"code\":\"bad_request\"}\n"
     );
     // Then the connection is closed: end of file, or a reset because the
     // rest of the line was never read.
@@ -165,7 +165,7 @@ async fn every_privileged_variant_is_refused_on_an_agent_socket_and_served_on_th
         assert_eq!(
             ask(&mut agent, line).await,
             format!(
-                r#"{{"kind":"err","message":"privileged variant {cmd} is refused on an agent socket"}}"#
+                r#"{{"kind":"err","message":"privileged variant {cmd} is refused on an agent socket","code":"denied"}}"#
             ),
         );
     }
@@ -222,12 +222,12 @@ async fn get_logs_is_the_managers_and_names_an_unknown_agent() {
     let (mut agent, _s1) = connect(&hive, Caller::Agent(id("alice")));
     assert_eq!(
         ask(&mut agent, r#"{"cmd":"get_logs","agent":"bob"}"#).await,
-        r#"{"kind":"err","message":"privileged variant get_logs is refused on an agent socket"}"#
+        r#"{"kind":"err","message":"privileged variant get_logs is refused on an agent socket","code":"denied"}"#
     );
     let (mut manager, _s2) = connect(&hive, Caller::Manager(id("ruth")));
     assert_eq!(
         ask(&mut manager, r#"{"cmd":"get_logs","agent":"nobody"}"#).await,
-        r#"{"kind":"err","message":"agent \"nobody\" is not managed by this hive"}"#
+        r#"{"kind":"err","message":"agent \"nobody\" is not managed by this hive","code":"unknown_agent"}"#
     );
 }
 

@@ -20,6 +20,7 @@ use super::reply::{answer, done, refusal};
 use crate::service::grants::Grant;
 use crate::service::{Answerer, Hive, HiveError, Recipient, RosterChange, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::codes::ErrorCode;
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
@@ -80,7 +81,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             tool_group,
         } => match one_grant(capability, tool_group) {
             Ok(grant) => done(hive.set_grant(&name, grant, true).await),
-            Err(msg) => HostResponse::error(msg),
+            Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::Revoke {
             name,
@@ -88,7 +89,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             tool_group,
         } => match one_grant(capability, tool_group) {
             Ok(grant) => done(hive.set_grant(&name, grant, false).await),
-            Err(msg) => HostResponse::error(msg),
+            Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::Inbox { limit } => answer(
             hive.recent(Recipient::Operator, limit.unwrap_or(DEFAULT_INBOX_LIMIT))
@@ -100,9 +101,10 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         }
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
         // Streaming; `serve` handles it before dispatching.
-        HostRequest::SubscribeAgentStatus => {
-            HostResponse::error("subscribe_agent_status is a stream; connect to host.sock for it")
-        }
+        HostRequest::SubscribeAgentStatus => HostResponse::error(
+            ErrorCode::BadRequest,
+            "subscribe_agent_status is a stream; connect to host.sock for it",
+        ),
     }
 }
 
@@ -132,17 +134,21 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
         Ok(Ok(None)) => return,
         Ok(Err(FrameError::Io(_))) => return,
         Ok(Err(err @ FrameError::TooLong(_))) => {
-            let _ = write_line(&mut write, &HostResponse::error(err.to_string())).await;
+            let _ = write_line(
+                &mut write,
+                &HostResponse::error(ErrorCode::BadRequest, err.to_string()),
+            )
+            .await;
             return;
         }
         Err(_) => {
             let msg = format!("no request line within {} s", READ_TIMEOUT.as_secs());
-            let _ = write_line(&mut write, &HostResponse::error(msg)).await;
+            let _ = write_line(&mut write, &HostResponse::error(ErrorCode::IdleClosed, msg)).await;
             return;
         }
     };
     let request = match framing::parse_request::<HostRequest>(&line, HostRequest::COMMANDS) {
-        Err(msg) => Err(HostResponse::error(msg)),
+        Err(msg) => Err(HostResponse::error(ErrorCode::BadRequest, msg)),
         Ok(request) => {
             let (cmd, target) = request.describe();
             match hive.authorize(Who::Operator, cmd, target).await {

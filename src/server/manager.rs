@@ -9,6 +9,7 @@
 use super::reply::{answer, done, refusal};
 use crate::service::{Hive, HiveError, NewApproval};
 use crate::wire::agent::Response;
+use crate::wire::codes::ErrorCode;
 use crate::wire::host::{ApprovalKind, LifecycleScope};
 use crate::wire::ident::Ident;
 
@@ -64,7 +65,7 @@ pub async fn request_apply_commit(
     description: Option<String>,
 ) -> Response {
     if let Err(message) = check_commit_ref(&commit_ref) {
-        return Response::err(message);
+        return Response::err(ErrorCode::BadRequest, message);
     }
     if let Err(err) = hive.require(&agent).await {
         return refusal(&err);
@@ -110,7 +111,7 @@ pub async fn request_update_meta_inputs(
     description: Option<String>,
 ) -> Response {
     if let Some(message) = inputs.iter().find_map(|i| check_input(i).err()) {
-        return Response::err(message);
+        return Response::err(ErrorCode::BadRequest, message);
     }
     let commit_ref = serde_json::Value::from(inputs).to_string();
     queued(

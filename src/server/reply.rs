@@ -1,25 +1,28 @@
 //! The one path from a service answer to a socket's reply: every front door
 //! (host.sock, the agent and manager sockets, and the ones to come) turns a
-//! [`HiveError`] into wire text here, with one exhaustive match, and builds
-//! its reply with [`answer`] and [`done`].
+//! [`HiveError`] into a wire error here: its message (the error's
+//! `Display`, which names what the caller passed and what to do) and its
+//! code (`HiveError::code`, the one exhaustive match). Replies are built with
+//! [`answer`] and [`done`].
 
 use crate::errors::chain;
 use crate::service::HiveError;
 use crate::wire::agent::Response;
+use crate::wire::codes::ErrorCode;
 use crate::wire::host::HostResponse;
 
-/// A socket's reply type: a success without data, or an error message.
+/// A socket's reply type: a success without data, or an error.
 pub trait Reply {
     fn success() -> Self;
-    fn error(message: String) -> Self;
+    fn error(code: ErrorCode, message: String) -> Self;
 }
 
 impl Reply for HostResponse {
     fn success() -> Self {
         HostResponse::success()
     }
-    fn error(message: String) -> Self {
-        HostResponse::error(message)
+    fn error(code: ErrorCode, message: String) -> Self {
+        HostResponse::error(code, message)
     }
 }
 
@@ -27,68 +30,30 @@ impl Reply for Response {
     fn success() -> Self {
         Response::Ok
     }
-    fn error(message: String) -> Self {
-        Response::err(message)
+    fn error(code: ErrorCode, message: String) -> Self {
+        Response::err(code, message)
     }
 }
 
-/// The wire text of a hive error, grouped by what the caller does about it.
-/// One exhaustive match: a new variant must decide here which group it is
-/// in. The message itself always comes from the error's `Display`, which
-/// names what the caller passed and what to do.
-pub fn wire_error(err: &HiveError) -> String {
-    match err {
-        // The daemon or its host failed: the caller can only retry later; the
-        // operator reads the daemon's log, which gets the whole chain.
-        HiveError::Store(_)
-        | HiveError::Internal(_)
-        | HiveError::Io { .. }
-        | HiveError::AgentSocket { .. } => {
-            tracing::error!("request failed: {}", chain(err));
-        }
-        // The request names something that is not there, or asks a move the
-        // rules refuse: the caller fixes the request.
-        HiveError::UnknownAgent(_)
-        | HiveError::AlreadyManaged(_)
-        | HiveError::HiveFull { .. }
-        | HiveError::ReservedName(_)
-        | HiveError::Topology(_)
-        | HiveError::UnknownApproval(_)
-        | HiveError::BadFilter(_)
-        | HiveError::NoContainerJournal(_)
-        | HiveError::UnknownRecipient(_)
-        | HiveError::BodyTooLarge { .. }
-        | HiveError::BadHook(_)
-        | HiveError::Agenda(_) => {}
-        // The caller may not do this: it asks for a grant, or asks the
-        // manager or the operator to do it.
-        HiveError::Denied(_) => {}
-        // The state moved on or the work continues: the caller looks again
-        // (status, pending) before acting.
-        HiveError::ApprovalResolved { .. }
-        | HiveError::ApprovalInProgress(_)
-        | HiveError::NotRunning(_)
-        | HiveError::StillRunning { .. } => {}
-        // A budget of the recipient is spent: the caller retries later; the
-        // log names who was refused, since an agent may be flooding it.
-        HiveError::InboxFull(full) => {
-            tracing::warn!(agent = %full.sender, "send refused: {full}");
-        }
-        // The action ran and failed outside the daemon (systemd, journalctl,
-        // an approval's command): the caller reads the reason and decides.
-        HiveError::ApprovalFailed { .. }
-        | HiveError::Driver { .. }
-        | HiveError::Partial(_)
-        | HiveError::Journal(_) => {}
+/// The wire error of a hive error: its code and message. The daemon's log
+/// gets the whole chain of the hive's own failures; a refusal of the
+/// request is the caller's business, except that a full inbox names its
+/// sender (an agent may be flooding another).
+pub fn wire_error(err: &HiveError) -> (ErrorCode, String) {
+    let code = err.code();
+    if code.is_hive_failure() {
+        tracing::error!("request failed: {}", chain(err));
+    } else if let HiveError::InboxFull(full) = err {
+        tracing::warn!(agent = %full.sender, "send refused: {full}");
     }
-    err.to_string()
+    (code, err.to_string())
 }
 
 /// `ok(value)` on success, the wire error otherwise.
 pub fn answer<R: Reply, T>(result: Result<T, HiveError>, ok: impl FnOnce(T) -> R) -> R {
     match result {
         Ok(value) => ok(value),
-        Err(err) => R::error(wire_error(&err)),
+        Err(err) => refusal(&err),
     }
 }
 
@@ -99,5 +64,6 @@ pub fn done<R: Reply, T>(result: Result<T, HiveError>) -> R {
 
 /// The wire error alone, for a front door that answers an error it holds.
 pub fn refusal<R: Reply>(err: &HiveError) -> R {
-    R::error(wire_error(err))
+    let (code, message) = wire_error(err);
+    R::error(code, message)
 }

@@ -1,6 +1,8 @@
 //! What can go wrong in a hive operation, one variant per reaction the
-//! caller (an operator, a dashboard, an agent) must make. The sockets turn
-//! these into wire errors with one exhaustive match each.
+//! caller (an operator, a dashboard, an agent) must make. One exhaustive
+//! match, [`HiveError::code`], gives each its stable wire code
+//! ([`ErrorCode`]), which in turn decides the dashboard's HTTP status and
+//! hivectl's exit status; every door sends the code beside the message.
 
 use std::path::PathBuf;
 
@@ -14,6 +16,7 @@ use crate::hive::topology::TopologyError;
 use crate::store::StoreError;
 use crate::systemd::activation::BindError;
 use crate::systemd::journal::{InvalidFilter, JournalError};
+use crate::wire::codes::ErrorCode;
 use crate::wire::host::ApprovalStatus;
 use crate::wire::ident::Ident;
 
@@ -138,6 +141,26 @@ impl From<rusqlite::Error> for HiveError {
     }
 }
 
+/// The agenda's refusals by what the caller changes.
+fn agenda_code(err: &AgendaError) -> ErrorCode {
+    match err {
+        AgendaError::UnknownQuestion(_)
+        | AgendaError::UnknownReminder(_)
+        | AgendaError::UnknownSchedule(_)
+        | AgendaError::NotATarget { .. } => ErrorCode::UnknownItem,
+        AgendaError::QuestionClosed { .. }
+        | AgendaError::ReminderClosed { .. }
+        | AgendaError::ScheduleEnded(_) => ErrorCode::ItemClosed,
+        AgendaError::NotTheTarget { .. } | AgendaError::NotTheOwner { .. } => ErrorCode::Denied,
+        AgendaError::UnknownTarget(_) => ErrorCode::UnknownAgent,
+        AgendaError::BadAgentName(_) => ErrorCode::BadRequest,
+        AgendaError::NoTargets | AgendaError::ZeroInterval | AgendaError::BadPath { .. } => {
+            ErrorCode::InvalidItem
+        }
+        AgendaError::TooLong { .. } | AgendaError::TooMany { .. } => ErrorCode::LimitReached,
+    }
+}
+
 fn summary(failures: &[(Ident, DriverError)]) -> String {
     failures
         .iter()
@@ -147,6 +170,38 @@ fn summary(failures: &[(Ident, DriverError)]) -> String {
 }
 
 impl HiveError {
+    /// The error's stable code: what the caller does about it. Exhaustive,
+    /// without `_ =>`: a new variant must choose its code here.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::UnknownAgent(_) => ErrorCode::UnknownAgent,
+            Self::AlreadyManaged(_) => ErrorCode::AlreadyExists,
+            Self::Denied(_) => ErrorCode::Denied,
+            Self::HiveFull { .. } => ErrorCode::HiveFull,
+            Self::ReservedName(_) => ErrorCode::ReservedName,
+            Self::InboxFull(_) => ErrorCode::InboxFull,
+            Self::Topology(_) => ErrorCode::TopologyRefused,
+            Self::UnknownApproval(_) => ErrorCode::UnknownApproval,
+            Self::ApprovalResolved { .. } => ErrorCode::ApprovalResolved,
+            Self::ApprovalInProgress(_) => ErrorCode::ApprovalBusy,
+            Self::ApprovalFailed { .. } => ErrorCode::ApprovalFailed,
+            Self::Driver { .. } => ErrorCode::DriverFailed,
+            Self::Partial(_) => ErrorCode::PartlyFailed,
+            Self::NotRunning(_) => ErrorCode::NotRunning,
+            Self::StillRunning { .. } => ErrorCode::InProgress,
+            Self::BadFilter(_) => ErrorCode::BadFilter,
+            Self::NoContainerJournal(_) => ErrorCode::NoContainerJournal,
+            Self::Journal(_) => ErrorCode::JournalFailed,
+            Self::UnknownRecipient(_) => ErrorCode::UnknownRecipient,
+            Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
+            Self::BadHook(_) => ErrorCode::BadHook,
+            Self::Agenda(e) => agenda_code(e),
+            Self::AgentSocket { .. } | Self::Io { .. } | Self::Internal(_) | Self::Store(_) => {
+                ErrorCode::Internal
+            }
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
@@ -158,6 +213,215 @@ impl HiveError {
         match refusal {
             Refusal::AlreadyResolved(status) => Self::ApprovalResolved { id, status },
             Refusal::InProgress => Self::ApprovalInProgress(id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::hive::broker::{InboxLimits, InboxLoad};
+    use crate::testing::id;
+    use crate::wire::agent::Response;
+    use crate::wire::codes::exit;
+    use crate::wire::host::HostResponse;
+
+    /// One example of each variant, in declaration order.
+    fn one_of_each() -> Vec<HiveError> {
+        let driver = DriverError::Bus("no".into());
+        vec![
+            HiveError::UnknownAgent(id("zed")),
+            HiveError::AlreadyManaged(id("bob")),
+            HiveError::Denied(Denied::Privileged {
+                verb: "kill".into(),
+            }),
+            HiveError::HiveFull {
+                name: id("bob"),
+                max: 2,
+            },
+            HiveError::ReservedName(ReservedName {
+                name: id("operator"),
+                why: "taken",
+            }),
+            HiveError::InboxFull(InboxFull {
+                recipient: "bob".into(),
+                sender: "alice".into(),
+                load: InboxLoad {
+                    messages: 1,
+                    bytes: 1,
+                },
+                limits: InboxLimits {
+                    messages: 1,
+                    bytes: 1,
+                },
+            }),
+            HiveError::Topology(TopologyError::Cycle {
+                child: id("a"),
+                parent: id("b"),
+            }),
+            HiveError::UnknownApproval(9),
+            HiveError::ApprovalResolved {
+                id: 1,
+                status: ApprovalStatus::Denied,
+            },
+            HiveError::ApprovalInProgress(1),
+            HiveError::ApprovalFailed {
+                id: 1,
+                note: "boom".into(),
+            },
+            HiveError::Driver {
+                agent: id("a"),
+                error: driver.clone(),
+            },
+            HiveError::Partial(vec![(id("a"), driver)]),
+            HiveError::NotRunning(id("a")),
+            HiveError::StillRunning {
+                verb: "start",
+                agents: vec!["a".into()],
+            },
+            HiveError::BadFilter(InvalidFilter {
+                filter: "unit",
+                value: "x".into(),
+                rule: "a unit",
+            }),
+            HiveError::NoContainerJournal(id("a")),
+            HiveError::Journal(JournalError::TimedOut {
+                program: "journalctl".into(),
+                timeout: std::time::Duration::from_secs(1),
+            }),
+            HiveError::UnknownRecipient(UnknownRecipient::Local("zed".into())),
+            HiveError::BodyTooLarge { size: 2, cap: 1 },
+            HiveError::BadHook(crate::hive::hooks::HookError::NotUtf8),
+            HiveError::AgentSocket {
+                agent: id("a"),
+                reason: BindError::AlreadyRunning(PathBuf::from("/run/x")),
+            },
+            HiveError::io("/x", std::io::Error::other("disk")),
+            HiveError::Agenda(AgendaError::ZeroInterval),
+            HiveError::Internal("bug".into()),
+            HiveError::Store(StoreError::Corrupt("x".into())),
+        ]
+    }
+
+    /// The variant's place in the declaration; exhaustive, so a new
+    /// variant fails to compile here until it has an example above.
+    fn variant(err: &HiveError) -> usize {
+        match err {
+            HiveError::UnknownAgent(_) => 0,
+            HiveError::AlreadyManaged(_) => 1,
+            HiveError::Denied(_) => 2,
+            HiveError::HiveFull { .. } => 3,
+            HiveError::ReservedName(_) => 4,
+            HiveError::InboxFull(_) => 5,
+            HiveError::Topology(_) => 6,
+            HiveError::UnknownApproval(_) => 7,
+            HiveError::ApprovalResolved { .. } => 8,
+            HiveError::ApprovalInProgress(_) => 9,
+            HiveError::ApprovalFailed { .. } => 10,
+            HiveError::Driver { .. } => 11,
+            HiveError::Partial(_) => 12,
+            HiveError::NotRunning(_) => 13,
+            HiveError::StillRunning { .. } => 14,
+            HiveError::BadFilter(_) => 15,
+            HiveError::NoContainerJournal(_) => 16,
+            HiveError::Journal(_) => 17,
+            HiveError::UnknownRecipient(_) => 18,
+            HiveError::BodyTooLarge { .. } => 19,
+            HiveError::BadHook(_) => 20,
+            HiveError::AgentSocket { .. } => 21,
+            HiveError::Io { .. } => 22,
+            HiveError::Agenda(_) => 23,
+            HiveError::Internal(_) => 24,
+            HiveError::Store(_) => 25,
+        }
+    }
+
+    #[test]
+    fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
+        let all = one_of_each();
+        let seen: Vec<usize> = all.iter().map(variant).collect();
+        assert_eq!(seen, (0..26).collect::<Vec<_>>(), "one example per variant");
+        for err in &all {
+            let code = err.code();
+            assert_ne!(code, ErrorCode::Unknown, "{err}");
+            // host.sock and the agent sockets carry the code beside the words.
+            let host = HostResponse::error(code, err.to_string()).to_line();
+            let back: HostResponse = serde_json::from_str(&host).unwrap();
+            assert_eq!(back.code, Some(code), "{host}");
+            let agent = serde_json::to_string(&Response::err(code, err.to_string())).unwrap();
+            assert!(
+                agent.ends_with(&format!(r#","code":"{code}"}}"#)),
+                "{agent}"
+            );
+            // Whoever reacts differently gets a different code.
+            let expected_exit = match err {
+                HiveError::StillRunning { .. } => exit::IN_PROGRESS,
+                HiveError::InboxFull(_) | HiveError::ApprovalInProgress(_) => exit::RETRY_LATER,
+                HiveError::AgentSocket { .. }
+                | HiveError::Io { .. }
+                | HiveError::Internal(_)
+                | HiveError::Store(_) => exit::HIVE_FAILED,
+                _ => exit::REFUSED,
+            };
+            assert_eq!(code.exit_status(), expected_exit, "{err}");
+        }
+        let status = |i: usize| all[i].code().http_status();
+        assert_eq!(
+            [status(0), status(2), status(5), status(14), status(25)],
+            [404, 403, 429, 202, 500]
+        );
+    }
+
+    #[test]
+    fn codes_that_need_different_reactions_differ() {
+        let all = one_of_each();
+        let code = |i: usize| all[i].code();
+        // Retry later (a full inbox) is not fix the name (nobody by it).
+        assert_ne!(code(5), code(18));
+        // Still going on is not failed.
+        assert_ne!(code(14), code(11));
+        // The agenda's refusals by what the caller changes.
+        let agenda = [
+            (AgendaError::UnknownReminder(1), ErrorCode::UnknownItem),
+            (AgendaError::ScheduleEnded(1), ErrorCode::ItemClosed),
+            (
+                AgendaError::NotTheOwner {
+                    kind: "reminder",
+                    id: 1,
+                },
+                ErrorCode::Denied,
+            ),
+            (
+                AgendaError::TooMany {
+                    who: "a".into(),
+                    what: "reminders",
+                    max: 1,
+                },
+                ErrorCode::LimitReached,
+            ),
+            (AgendaError::NoTargets, ErrorCode::InvalidItem),
+        ];
+        for (err, expected) in agenda {
+            assert_eq!(HiveError::Agenda(err).code(), expected);
+        }
+        // Every code is sent for some error, but the ones only a socket's
+        // framing gives (the sockets' own tests show those).
+        let framing = [
+            ErrorCode::BadRequest,
+            ErrorCode::TooManyConnections,
+            ErrorCode::IdleClosed,
+        ];
+        let agenda_codes = [
+            ErrorCode::UnknownItem,
+            ErrorCode::ItemClosed,
+            ErrorCode::LimitReached,
+        ];
+        for c in ErrorCode::ALL {
+            if !framing.contains(&c) && !agenda_codes.contains(&c) {
+                assert!(all.iter().any(|e| e.code() == c), "{c} is never sent");
+            }
         }
     }
 }

@@ -14,18 +14,25 @@ const SCRIPT: &str = include_str!("static/dashboard.js");
 const STYLE: &str = include_str!("static/dashboard.css");
 
 /// The words a refusal is shown in: the error's `Display`, which is what
-/// host.sock answers too (its one mapping, `server::reply::wire_error`,
-/// groups errors by reaction and answers their `Display`); the whole chain
-/// goes to the daemon's log.
+/// host.sock answers too. The hive's own failures go to the daemon's log
+/// with their whole chain (at error); a refused request only at debug: it
+/// is the operator's own, shown to them on the page.
 pub fn refusal_text(err: &HiveError) -> String {
-    tracing::warn!("dashboard request not done: {}", chain(err));
+    if err.code().is_hive_failure() {
+        tracing::error!("dashboard request failed: {}", chain(err));
+    } else {
+        tracing::debug!("dashboard request refused: {}", chain(err));
+    }
     err.to_string()
 }
 
-/// A hive error as a page, in host.sock's words. One status for every
-/// refusal (the text says what to do).
+/// A hive error as a page, in host.sock's words, with its code's HTTP
+/// status (`ErrorCode::http_status`: 404 for an unknown agent, 409 for a
+/// state that moved on, 500 for the hive's own failure, ...).
 pub fn failed(err: &HiveError) -> Response {
-    (StatusCode::BAD_REQUEST, views::refusal(&refusal_text(err))).into_response()
+    let status =
+        StatusCode::from_u16(err.code().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, views::refusal(&refusal_text(err))).into_response()
 }
 
 /// `GET /`: the roster.

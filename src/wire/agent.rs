@@ -10,6 +10,7 @@ use super::agenda::{
     CancelLooseEndKind, HostJournalFilters, LooseEnd, ReminderStats, ReminderTiming, ScheduleEdit,
     SchedulePromptPayload, WireSchedule,
 };
+use super::codes::ErrorCode;
 use super::ident::Ident;
 
 /// The largest hook payload `hook_event` accepts, in bytes. Claude Code's
@@ -261,6 +262,10 @@ pub enum Response {
     Ok,
     Err {
         message: String,
+        /// What the refusal means to a program ([`ErrorCode`]); additive,
+        /// absent from older daemons.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<ErrorCode>,
     },
     Messages {
         messages: Vec<DeliveredMessage>,
@@ -319,9 +324,10 @@ fn default_true() -> bool {
 }
 
 impl Response {
-    pub fn err(message: impl Into<String>) -> Self {
+    pub fn err(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::Err {
             message: message.into(),
+            code: Some(code),
         }
     }
 }

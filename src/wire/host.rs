@@ -15,6 +15,7 @@ use super::agenda::{
 };
 use super::agent::InboxRow;
 pub use super::approval::{Approval, ApprovalKind, ApprovalStatus};
+use super::codes::ErrorCode;
 use super::ident::Ident;
 use super::journal::JournalEntry;
 pub use super::roster::{AgentStatusRow, SessionState, SwarmAgentRow};
@@ -367,6 +368,9 @@ pub struct HostResponse {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With `error`: what it means to a program ([`ErrorCode`]); additive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<Vec<Ident>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -403,6 +407,7 @@ impl HostResponse {
             version: VERSION,
             ok: true,
             error: None,
+            code: None,
             agents: None,
             agent_statuses: None,
             urls: None,
@@ -416,11 +421,12 @@ impl HostResponse {
         }
     }
 
-    /// `{"version":1,"ok":false,"error":...}`.
-    pub fn error(message: impl Into<String>) -> Self {
+    /// `{"version":1,"ok":false,"error":...,"code":...}`.
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             ok: false,
             error: Some(message.into()),
+            code: Some(code),
             ..Self::success()
         }
     }

@@ -1,6 +1,7 @@
 //! Golden lines: the exact bytes of every host.sock request and response
 //! shape. Existing clients parse these; a diff here is a protocol change.
 
+use super::codes::ErrorCode;
 use super::host::*;
 
 use crate::testing::id;
@@ -305,9 +306,10 @@ fn every_response_shape_has_its_golden_line() {
     };
     let cases = [
         (HostResponse::success(), r#"{"version":1,"ok":true}"#),
+        // The spec's error line, with the additive `code` after `error`.
         (
-            HostResponse::error("nope"),
-            r#"{"version":1,"ok":false,"error":"nope"}"#,
+            HostResponse::error(ErrorCode::UnknownAgent, "nope"),
+            r#"{"version":1,"ok":false,"error":"nope","code":"unknown_agent"}"#,
         ),
         (
             HostResponse::agents(vec![id("a"), id("b")]),

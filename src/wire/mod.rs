@@ -13,6 +13,7 @@
 pub mod agenda;
 pub mod agent;
 pub mod approval;
+pub mod codes;
 pub mod events;
 pub mod host;
 pub mod ident;
