@@ -147,7 +147,7 @@ impl RingClient for Broker {
         let sent = self
             .ask(format!(r#"{{"cmd":"send","to":"{next}","body":"{body}"}}"#))
             .await;
-        assert_eq!(sent, r#"{"kind":"ok"}"#);
+        assert_eq!(sent, r#"{"kind":"ok","delivered":1}"#);
     }
 
     async fn recv(&mut self) -> usize {

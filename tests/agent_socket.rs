@@ -15,6 +15,8 @@ use common::{Conn, daemon_with};
 use serde_json::Value;
 
 const OK: &str = r#"{"kind":"ok"}"#;
+/// A send that reached one inbox.
+const SENT: &str = r#"{"kind":"ok","delivered":1}"#;
 const HOST_OK: &str = r#"{"version":1,"ok":true}"#;
 
 fn send(c: &mut Conn, to: &str, body: &str) -> String {
@@ -60,7 +62,7 @@ fn two_agents_exchange_messages() {
     let d = daemon_with(&["alice", "bob"]);
     let mut alice = Conn::open(&d.agent_socket("alice"));
     let mut bob = Conn::open(&d.agent_socket("bob"));
-    assert_eq!(send(&mut alice, "bob", "hello bob"), OK);
+    assert_eq!(send(&mut alice, "bob", "hello bob"), SENT);
     let got = bob.recv(5, 10);
     assert_eq!(bodies(&got), [pair("alice", "hello bob")]);
     let id = got[0]["id"].as_i64().unwrap();
@@ -68,7 +70,7 @@ fn two_agents_exchange_messages() {
         bob.ask(&format!(
             r#"{{"cmd":"send","to":"alice","body":"hi alice","in_reply_to":{id}}}"#
         )),
-        OK
+        SENT
     );
     assert_eq!(bob.ask(r#"{"cmd":"ack_turn"}"#), OK);
     let got = alice.recv(5, 10);
@@ -90,7 +92,7 @@ fn parent_and_children_follow_a_set_parent_without_restart() {
     ruth.recv(0, 100); // the spawn events
 
     // Spawned agents are the manager's children.
-    assert_eq!(send(&mut bob, "<parent>", "to my parent"), OK);
+    assert_eq!(send(&mut bob, "<parent>", "to my parent"), SENT);
     assert_eq!(bodies(&ruth.recv(5, 10)), [pair("bob", "to my parent")]);
 
     // Move bob under alice: the same connection now reaches alice.
@@ -98,14 +100,17 @@ fn parent_and_children_follow_a_set_parent_without_restart() {
         d.request(r#"{"cmd":"set_parent","child":"bob","new_parent":"alice"}"#),
         HOST_OK
     );
-    assert_eq!(send(&mut bob, "<parent>", "new parent"), OK);
+    assert_eq!(send(&mut bob, "<parent>", "new parent"), SENT);
     assert_eq!(bodies(&alice.recv(5, 10)), [pair("bob", "new parent")]);
-    assert_eq!(send(&mut alice, "<children>", "to my kids"), OK);
+    assert_eq!(send(&mut alice, "<children>", "to my kids"), SENT);
     assert_eq!(bodies(&bob.recv(5, 10)), [pair("alice", "to my kids")]);
     assert!(carol.recv(0, 10).is_empty());
 
     // The manager's children are now alice and carol.
-    assert_eq!(send(&mut ruth, "<children>", "all hands"), OK);
+    assert_eq!(
+        send(&mut ruth, "<children>", "all hands"),
+        r#"{"kind":"ok","delivered":2}"#
+    );
     assert_eq!(bodies(&alice.recv(5, 10)), [pair("ruth", "all hands")]);
     assert_eq!(bodies(&carol.recv(5, 10)), [pair("ruth", "all hands")]);
     assert!(bob.recv(0, 10).is_empty());
@@ -115,13 +120,17 @@ fn parent_and_children_follow_a_set_parent_without_restart() {
         d.request(r#"{"cmd":"set_parent","child":"bob","new_parent":null}"#),
         HOST_OK
     );
-    assert_eq!(send(&mut bob, "<parent>", "up to the operator"), OK);
+    assert_eq!(send(&mut bob, "<parent>", "up to the operator"), SENT);
     let inbox = d.request(r#"{"cmd":"inbox"}"#);
     assert!(
         inbox.contains(r#""from":"bob","body":"up to the operator""#),
         "{inbox}"
     );
-    assert_eq!(send(&mut bob, "<children>", "nobody hears this"), OK);
+    // The answer says so: it reached no inbox.
+    assert_eq!(
+        send(&mut bob, "<children>", "nobody hears this"),
+        r#"{"kind":"ok","delivered":0}"#
+    );
     assert!(alice.recv(0, 10).is_empty());
 }
 
@@ -139,7 +148,7 @@ fn a_long_poll_wakes_promptly_on_send() {
     std::thread::sleep(Duration::from_millis(300));
     let mut alice = Conn::open(&d.agent_socket("alice"));
     let sent = Instant::now();
-    assert_eq!(send(&mut alice, "bob", "wake up"), OK);
+    assert_eq!(send(&mut alice, "bob", "wake up"), SENT);
     let (got, answered) = poll.join().unwrap();
     assert_eq!(bodies(&got), [pair("alice", "wake up")]);
     let latency = answered.saturating_duration_since(sent);
@@ -173,7 +182,7 @@ fn nothing_is_handed_out_twice_while_in_flight() {
         .collect();
     let mut alice = Conn::open(&d.agent_socket("alice"));
     for n in 0..300 {
-        assert_eq!(send(&mut alice, "bob", &format!("m{n}")), OK);
+        assert_eq!(send(&mut alice, "bob", &format!("m{n}")), SENT);
     }
     done.store(true, Ordering::SeqCst);
     let all: Vec<i64> = receivers
@@ -196,7 +205,7 @@ fn ack_requeue_and_redelivered_follow_the_harness_cycle() {
     let mut alice = Conn::open(&d.agent_socket("alice"));
     let mut bob = Conn::open(&d.agent_socket("bob"));
     for body in ["one", "two", "three"] {
-        assert_eq!(send(&mut alice, "bob", body), OK);
+        assert_eq!(send(&mut alice, "bob", body), SENT);
     }
     assert_eq!(
         bob.ask(r#"{"cmd":"status"}"#),
@@ -255,11 +264,11 @@ fn a_request_on_agent_a_socket_can_never_read_or_act_as_agent_b() {
     let d = daemon_with(&["alice", "bob"]);
     let mut alice = Conn::open(&d.agent_socket("alice"));
     let mut bob = Conn::open(&d.agent_socket("bob"));
-    assert_eq!(send(&mut alice, "bob", "for bob only"), OK);
+    assert_eq!(send(&mut alice, "bob", "for bob only"), SENT);
     // Fields naming someone else are ignored: identity is the socket.
     assert_eq!(
         alice.ask(r#"{"cmd":"send","to":"bob","body":"forged","from":"ruth","agent":"ruth"}"#),
-        OK
+        SENT
     );
     assert_eq!(
         alice.ask(r#"{"cmd":"status","agent":"bob"}"#),
@@ -353,8 +362,8 @@ fn a_privileged_variant_on_an_agent_socket_is_refused_with_the_spec_message() {
 fn the_operator_reads_its_inbox_and_sends_to_an_agent_over_host_sock() {
     let d = daemon_with(&["alice"]);
     let mut alice = Conn::open(&d.agent_socket("alice"));
-    assert_eq!(send(&mut alice, "operator", "first"), OK);
-    assert_eq!(send(&mut alice, "operator", "second"), OK);
+    assert_eq!(send(&mut alice, "operator", "first"), SENT);
+    assert_eq!(send(&mut alice, "operator", "second"), SENT);
     let inbox = d.request(r#"{"cmd":"inbox","limit":1}"#);
     assert!(
         inbox.starts_with(r#"{"version":1,"ok":true,"messages":[{"id":"#)

@@ -29,7 +29,7 @@ fn sender(d: &Daemon, name: &str, acked: &Arc<AtomicUsize>) -> JoinHandle<Vec<St
             let body = format!("{name}-{n}");
             let line = format!(r#"{{"cmd":"send","to":"sink","body":"{body}"}}"#);
             match c.try_ask(&line) {
-                Some(answer) if answer == r#"{"kind":"ok"}"# => {
+                Some(answer) if answer == r#"{"kind":"ok","delivered":1}"# => {
                     confirmed.push(body);
                     acked.fetch_add(1, Ordering::SeqCst);
                 }

@@ -108,7 +108,7 @@ fn a_full_inbox_refuses_send_with_a_clear_error_and_keeps_what_it_holds() {
     let mut alice = Conn::open(&d.agent_socket("alice"));
     for i in 0..3 {
         let ok = alice.ask(&format!(r#"{{"cmd":"send","to":"bob","body":"m{i}"}}"#));
-        assert_eq!(ok, r#"{"kind":"ok"}"#);
+        assert_eq!(ok, r#"{"kind":"ok","delivered":1}"#);
     }
     let refused = alice.ask(r#"{"cmd":"send","to":"bob","body":"m3"}"#);
     assert!(
@@ -122,7 +122,7 @@ fn a_full_inbox_refuses_send_with_a_clear_error_and_keeps_what_it_holds() {
     // Read and acked: room again.
     assert_eq!(bob.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
     let ok = alice.ask(r#"{"cmd":"send","to":"bob","body":"m4"}"#);
-    assert_eq!(ok, r#"{"kind":"ok"}"#);
+    assert_eq!(ok, r#"{"kind":"ok","delivered":1}"#);
 }
 
 /// Used to be: `recent` with 1,000 rows of 64 KiB built a 64 MiB answer per

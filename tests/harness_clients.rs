@@ -242,7 +242,7 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
     let mut bob = Conn::open(&d.agent_socket("bob"));
     assert_eq!(
         bob.ask(r#"{"cmd":"send","to":"alice","body":"please greet the operator"}"#),
-        r#"{"kind":"ok"}"#
+        r#"{"kind":"ok","delivered":1}"#
     );
     eventually("the turn acked", Duration::from_secs(120), || {
         message_states(&d.state_dir(), "alice") == [("handled".into(), false)]

@@ -32,7 +32,7 @@ fn send_to_alice(d: &common::Daemon, body: &str) {
     let mut bob = Conn::open(&d.agent_socket("bob"));
     assert_eq!(
         bob.ask(&format!(r#"{{"cmd":"send","to":"alice","body":"{body}"}}"#)),
-        r#"{"kind":"ok"}"#
+        r#"{"kind":"ok","delivered":1}"#
     );
 }
 

@@ -81,7 +81,10 @@ fn the_operator_sends_to_an_agent_and_reads_the_inbox_with_hivectl() {
     assert_eq!(got[0]["body"], "please report");
     for body in ["all good", "line one\nline two"] {
         let line = serde_json::json!({"cmd": "send", "to": "operator", "body": body});
-        assert_eq!(alice.ask(&line.to_string()), r#"{"kind":"ok"}"#);
+        assert_eq!(
+            alice.ask(&line.to_string()),
+            r#"{"kind":"ok","delivered":1}"#
+        );
     }
     let (code, out, _) = hivectl(&d, &["inbox"]);
     assert_eq!(code, 0);

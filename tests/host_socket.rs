@@ -171,7 +171,14 @@ fn two_hundred_concurrent_clients_are_all_answered() {
 #[test]
 fn fifty_concurrent_approves_of_one_row_run_its_action_once() {
     let d = Daemon::start(Launch::Standalone);
-    assert_eq!(d.request(r#"{"cmd":"request_spawn","name":"bee"}"#), OK);
+    // The answer carries the queued row.
+    let queued = d.request(r#"{"cmd":"request_spawn","name":"bee"}"#);
+    assert!(
+        queued.starts_with(
+            r#"{"version":1,"ok":true,"approvals":[{"id":1,"agent":"bee","kind":"spawn""#
+        ),
+        "{queued}"
+    );
     let socket = d.socket();
     let handles: Vec<_> = (0..50)
         .map(|_| {
@@ -203,7 +210,10 @@ fn fifty_concurrent_approves_of_one_row_run_its_action_once() {
 fn state_survives_a_sigkill_and_restart() {
     let d = Daemon::start(Launch::Standalone);
     assert_eq!(d.request(r#"{"cmd":"spawn","name":"keeper"}"#), OK);
-    assert_eq!(d.request(r#"{"cmd":"request_spawn","name":"later"}"#), OK);
+    assert!(
+        d.request(r#"{"cmd":"request_spawn","name":"later"}"#)
+            .starts_with(r#"{"version":1,"ok":true,"approvals":[{"#)
+    );
     assert_eq!(
         d.request(r#"{"cmd":"set_parent","child":"keeper","new_parent":null}"#),
         OK

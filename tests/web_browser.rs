@@ -278,7 +278,10 @@ async fn a_message_sent_from_the_page_reaches_the_agent_and_its_reply_shows() {
     let reply = serde_json::json!({
         "cmd": "send", "to": "operator", "body": "done, <i>rebased</i>", "in_reply_to": id
     });
-    assert_eq!(alice.ask(&reply.to_string()), AGENT_OK);
+    assert_eq!(
+        alice.ask(&reply.to_string()),
+        r#"{"kind":"ok","delivered":1}"#
+    );
 
     hive.open("/inbox").await;
     assert_eq!(
@@ -522,7 +525,10 @@ async fn questions_and_inbox_messages_arrive_live_and_a_half_typed_answer_surviv
     live(&hive.client).await;
     mark_page(&hive.client).await;
     let send = serde_json::json!({"cmd": "send", "to": "operator", "body": "hello <b>you</b>"});
-    assert_eq!(alice.ask(&send.to_string()), AGENT_OK);
+    assert_eq!(
+        alice.ask(&send.to_string()),
+        r#"{"kind":"ok","delivered":1}"#
+    );
     until_text(
         &hive.client,
         "#messages li:first-child p.body",

@@ -37,7 +37,7 @@ pub async fn forward(socket: &AgentSocket, stdin: impl AsyncRead + Unpin) -> Res
         .map_err(|_| "the hook payload is not UTF-8; not forwarded".to_owned())?;
     let left = BUDGET.saturating_sub(started.elapsed());
     match socket.call(&Request::HookEvent { payload }, left).await {
-        Ok(Response::Ok) => Ok(()),
+        Ok(Response::Ok { .. }) => Ok(()),
         Ok(Response::Err { message, .. }) => Err(format!("the hive refused the hook: {message}")),
         Ok(other) => Err(format!("unexpected answer to hook_event: {other:?}")),
         Err(e) => Err(format!("hook not delivered: {e}")),

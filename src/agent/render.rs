@@ -35,7 +35,14 @@ pub fn response_text(response: &Response) -> (String, bool) {
             message,
             code: None,
         } => (cap(message, MAX_TOOL_OUTPUT), true),
-        Response::Ok => ("ok".into(), false),
+        Response::Ok { delivered: Some(0) } => (
+            "sent, but it reached nobody: no agent answers to that recipient now \
+             (`<children>` of an agent without children)"
+                .into(),
+            false,
+        ),
+        Response::Ok { delivered: Some(n) } => (format!("ok: delivered to {n} inbox(es)"), false),
+        Response::Ok { delivered: None } => ("ok".into(), false),
         Response::Messages { messages } if messages.is_empty() => {
             ("no messages are pending".into(), false)
         }
@@ -96,7 +103,10 @@ mod tests {
         );
         let (text, _) = response_text(&Response::err(ErrorCode::InboxFull, "bob's inbox is full"));
         assert!(text.ends_with("[code: inbox_full; retry later]"), "{text}");
-        assert_eq!(response_text(&Response::Ok), ("ok".into(), false));
+        assert_eq!(response_text(&Response::ok()), ("ok".into(), false));
+        let (text, is_error) = response_text(&Response::sent(0));
+        assert!(!is_error);
+        assert!(text.contains("reached nobody"), "{text}");
         let (text, is_error) = response_text(&Response::Status { unread: 2 });
         assert!(!is_error);
         assert_eq!(text, r#"{"kind":"status","unread":2}"#);

@@ -269,7 +269,7 @@ fn agent_filter() -> Value {
 const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "send",
-        description: "Send a message to an agent, to `operator` (the human), to `<parent>` or to `<children>`.",
+        description: "Send a message to an agent, to `operator` (the human), to `<parent>` or to `<children>`. The result says how many inboxes it reached (none, for `<children>` of an agent without children).",
         schema: || {
             object(
                 json!({

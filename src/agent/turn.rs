@@ -154,7 +154,7 @@ impl TurnLoop {
     ) -> Result<(), TurnLoopError> {
         loop {
             match self.socket.call(&Request::RequeueInflight, SHORT).await {
-                Ok(Response::Ok) => return Ok(()),
+                Ok(Response::Ok { .. }) => return Ok(()),
                 Ok(Response::Err { message, .. }) => return Err(TurnLoopError::Recover(message)),
                 Ok(other) => return Err(TurnLoopError::Recover(format!("{other:?}"))),
                 Err(err) => {
@@ -217,7 +217,7 @@ impl TurnLoop {
         match end {
             TurnEnd::Done(facts) => {
                 match self.socket.call(&Request::AckTurn, SHORT).await {
-                    Ok(Response::Ok) => {}
+                    Ok(Response::Ok { .. }) => {}
                     Ok(other) => return Err(format!("ack_turn answered {other:?}")),
                     Err(err) => return Err(format!("ack_turn: {err}")),
                 }
@@ -238,7 +238,7 @@ impl TurnLoop {
 
     async fn requeue(&self, why: &str) {
         match self.socket.call(&Request::RequeueInflight, SHORT).await {
-            Ok(Response::Ok) => {}
+            Ok(Response::Ok { .. }) => {}
             other => tracing::warn!(
                 agent = %self.agent,
                 "requeue after a failed turn ({why}): {other:?}; the next start requeues them"
@@ -258,7 +258,7 @@ impl TurnLoop {
             active_model: None,
         };
         match self.socket.call(&request, SHORT).await {
-            Ok(Response::Ok) => {
+            Ok(Response::Ok { .. }) => {
                 self.logged_in = Some(now);
                 tracing::info!(agent = %self.agent, logged_in = now, "reported the login state");
             }
@@ -274,7 +274,7 @@ impl TurnLoop {
             needs_login: None,
             active_model: model.clone(),
         };
-        if let Ok(Response::Ok) = self.socket.call(&request, SHORT).await {
+        if let Ok(Response::Ok { .. }) = self.socket.call(&request, SHORT).await {
             self.model = model;
         }
     }

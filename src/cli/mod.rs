@@ -39,7 +39,9 @@ use clap::CommandFactory;
 use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
 use crate::wire::codes::ErrorCode;
-use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, SessionState, VERSION};
+use crate::wire::host::{
+    ApprovalKind, ApprovalStatus, HostRequest, HostResponse, SessionState, VERSION,
+};
 use crate::wire::ident::Ident;
 use action::Action;
 use args::{Cli, Command};
@@ -153,7 +155,7 @@ fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &table:
     } else if reply.response.ok {
         let mut text = render::answer(request, &reply.response, style);
         if let HostRequest::RequestSpawn { name } = request {
-            text = queued_approval(&mut io, name);
+            text = queued_approval(&mut io, name, &reply.response);
         }
         if let Err(status) = io.emit(&text) {
             return status;
@@ -167,21 +169,31 @@ fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &table:
     }
 }
 
-/// The line `request-spawn` prints: the id of the approval it queued (the
-/// newest pending spawn of that agent, read back from the queue).
-fn queued_approval(io: &mut Io<'_>, name: &Ident) -> String {
-    let queued = io
-        .client
-        .call(&HostRequest::Pending)
-        .ok()
-        .and_then(|reply| reply.response.approvals)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|a| {
-            &a.agent == name && a.kind == ApprovalKind::Spawn && a.status == ApprovalStatus::Pending
-        })
-        .map(|a| a.id)
-        .max();
+/// The line `request-spawn` prints: the id of the approval it queued, from
+/// the answer's row (`approvals: [row]`); a daemon that answers without it
+/// (older ones) is asked for its queue, and the newest pending spawn of
+/// that agent is taken.
+fn queued_approval(io: &mut Io<'_>, name: &Ident, answer: &HostResponse) -> String {
+    let answered = answer
+        .approvals
+        .as_ref()
+        .and_then(|rows| rows.first())
+        .map(|a| a.id);
+    let queued = answered.or_else(|| {
+        io.client
+            .call(&HostRequest::Pending)
+            .ok()
+            .and_then(|reply| reply.response.approvals)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|a| {
+                &a.agent == name
+                    && a.kind == ApprovalKind::Spawn
+                    && a.status == ApprovalStatus::Pending
+            })
+            .map(|a| a.id)
+            .max()
+    });
     match queued {
         Some(id) => format!(
             "approval {id}: spawn {name}, pending (`hivectl approve {id}` or `hivectl deny {id}`)\n"

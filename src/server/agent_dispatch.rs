@@ -63,7 +63,7 @@ pub async fn dispatch(
             to,
             body,
             in_reply_to,
-        } => done(hive.send(me, &to, body, in_reply_to).await),
+        } => answer(hive.send(me, &to, body, in_reply_to).await, Response::sent),
         Request::Recv { wait_seconds, max } => {
             let wait = wait_seconds.map(Duration::from_secs);
             answer(hive.recv(me, wait, max, gone).await, |messages| {

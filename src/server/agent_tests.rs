@@ -63,7 +63,7 @@ async fn requests_written_in_one_go_are_answered_one_by_one_in_order() {
         )
         .await
         .unwrap();
-    assert_eq!(read_answer(&mut c).await, r#"{"kind":"ok"}"#);
+    assert_eq!(read_answer(&mut c).await, r#"{"kind":"ok","delivered":1}"#);
     let second = read_answer(&mut c).await;
     assert!(
         second.starts_with(r#"{"kind":"err","message":"unknown cmd \"nope\""#),

@@ -44,7 +44,9 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Restart { name } => done(hive.restart(&name).await),
         HostRequest::RestartAll => done(hive.restart_all().await),
         HostRequest::Spawn { name } => done(hive.spawn(&name).await),
-        HostRequest::RequestSpawn { name } => done(hive.request_spawn(&name).await),
+        HostRequest::RequestSpawn { name } => answer(hive.request_spawn(&name).await, |row| {
+            HostResponse::approvals(vec![row])
+        }),
         HostRequest::Kill { name } => done(hive.kill(&name).await),
         HostRequest::Destroy { name, purge } => done(hive.destroy(&name, purge).await),
         HostRequest::Rebuild { name } => done(hive.rebuild(&name).await),

@@ -53,7 +53,7 @@ fn queued(result: Result<crate::wire::host::Approval, HiveError>) -> Response {
             kind = row.kind.as_str(),
             "manager queued an approval"
         );
-        Response::Ok
+        Response::ok()
     })
 }
 

@@ -28,7 +28,7 @@ impl Reply for HostResponse {
 
 impl Reply for Response {
     fn success() -> Self {
-        Response::Ok
+        Response::ok()
     }
     fn error(code: ErrorCode, message: String) -> Self {
         Response::err(code, message)

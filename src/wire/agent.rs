@@ -259,7 +259,13 @@ impl Request {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Response {
-    Ok,
+    /// Done. A `send` says how many inboxes it reached (`delivered`; 0
+    /// for a `<children>` send from an agent without children); absent for
+    /// every other verb.
+    Ok {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivered: Option<u64>,
+    },
     Err {
         message: String,
         /// What the refusal means to a program ([`ErrorCode`]); additive,
@@ -324,6 +330,18 @@ fn default_true() -> bool {
 }
 
 impl Response {
+    /// `{"kind":"ok"}`.
+    pub fn ok() -> Self {
+        Self::Ok { delivered: None }
+    }
+
+    /// `{"kind":"ok","delivered":n}`: a send that reached `n` inboxes.
+    pub fn sent(n: usize) -> Self {
+        Self::Ok {
+            delivered: Some(u64::try_from(n).unwrap_or(u64::MAX)),
+        }
+    }
+
     pub fn err(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::Err {
             message: message.into(),

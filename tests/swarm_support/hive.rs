@@ -156,7 +156,7 @@ pub fn open_retrying(socket: &Path) -> Conn {
 /// `send`: `Some(true)` when acknowledged, `None` when the hive is gone.
 pub fn send(conn: &mut Conn, to: &str, body: &str) -> Option<bool> {
     let line = serde_json::json!({"cmd": "send", "to": to, "body": body}).to_string();
-    Some(conn.try_ask(&line)? == r#"{"kind":"ok"}"#)
+    Some(conn.try_ask(&line)? == r#"{"kind":"ok","delivered":1}"#)
 }
 
 /// `recv` (no wait), then `ack_turn`: the messages as (from, body).
