@@ -249,14 +249,6 @@ fn every_layer_in_the_table_names_only_modules_in_the_table() {
     }
 }
 
-/// Circles this test found and that are not broken yet, each with the
-/// step that breaks it. Empty it, never add to it.
-const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
-    // web/pages.rs's `refusal_text` moves to web/mod.rs (the door both
-    // pages and live streams show refusals through) in the next change.
-    ("web", &["lists", "live", "pages"]),
-];
-
 #[test]
 fn no_files_of_a_module_use_each_other_in_a_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -272,12 +264,6 @@ fn no_files_of_a_module_use_each_other_in_a_circle() {
     let mut found = Vec::new();
     for (room, graph) in &rooms {
         for part in circles(graph) {
-            if KNOWN_CIRCLES
-                .iter()
-                .any(|(r, p)| *r == room.join("/") && part.iter().eq(p.iter()))
-            {
-                continue;
-            }
             let ties: Vec<String> = part
                 .iter()
                 .flat_map(|a| {

@@ -23,8 +23,7 @@ use futures_lite::Stream;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
-use super::pages::refusal_text;
-use super::{Web, views};
+use super::{Web, refusal_text, views};
 use crate::service::{HiveError, RosterChange};
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;

@@ -10,7 +10,7 @@
 //!   same [`Hive`] methods host.sock's dispatcher calls (the operator's door:
 //!   the service applies the one access policy), and a refusal is shown in
 //!   the words host.sock answers (the error's `Display`, see
-//!   [`pages::refusal_text`]), so no verb has a second implementation with
+//!   [`refusal_text`]), so no verb has a second implementation with
 //!   rules of its own.
 //! - **Server-rendered HTML, a little JavaScript.** Pages are
 //!   [maud](https://maud.lambda.xyz) templates (checked by the compiler,
@@ -46,6 +46,7 @@ use axum::routing::{get, post};
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::errors::chain;
 use crate::service::{Hive, HiveError, Who};
 use crate::wire::ident::Ident;
 use guard::Token;
@@ -116,4 +117,19 @@ pub async fn serve(listener: UnixListener, web: Web) {
     {
         tracing::error!("web.sock stopped serving: {err}");
     }
+}
+
+/// The words a refusal is shown in: the error's `Display`, which is what
+/// host.sock answers too. The hive's own failures go to the daemon's log
+/// with their whole chain (at error); a refused request only at debug: it
+/// is the operator's own, shown to them on the page. Here, at the door,
+/// because pages and live streams both show refusals (and pages embed the
+/// live lists).
+pub fn refusal_text(err: &HiveError) -> String {
+    if err.code().is_hive_failure() {
+        tracing::error!("dashboard request failed: {}", chain(err));
+    } else {
+        tracing::debug!("dashboard request refused: {}", chain(err));
+    }
+    err.to_string()
 }

@@ -5,26 +5,12 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::{Web, lists, views};
-use crate::errors::chain;
+use super::{Web, lists, refusal_text, views};
 use crate::service::HiveError;
 use crate::wire::ident::Ident;
 
 const SCRIPT: &str = include_str!("static/dashboard.js");
 const STYLE: &str = include_str!("static/dashboard.css");
-
-/// The words a refusal is shown in: the error's `Display`, which is what
-/// host.sock answers too. The hive's own failures go to the daemon's log
-/// with their whole chain (at error); a refused request only at debug: it
-/// is the operator's own, shown to them on the page.
-pub fn refusal_text(err: &HiveError) -> String {
-    if err.code().is_hive_failure() {
-        tracing::error!("dashboard request failed: {}", chain(err));
-    } else {
-        tracing::debug!("dashboard request refused: {}", chain(err));
-    }
-    err.to_string()
-}
 
 /// A hive error as a page, in host.sock's words, with its code's HTTP
 /// status (`ErrorCode::http_status`: 404 for an unknown agent, 409 for a
