@@ -86,7 +86,7 @@
 //!   (who may run which verb on whom, with which grants), approvals, topology,
 //!   roster (the agent record, unit states), broker recipients (the one
 //!   `OPERATOR`) and inbox caps, reserved names, the agenda's due times and
-//!   caps.
+//!   caps, the shapes of argv-bound and free-text request values.
 //! - [`store`]: SQLite — open, migrations, the one writer (group commit) and
 //!   the readers, one file per table family, the state directory's lock;
 //!   reads and writes hive's types, decides nothing.

@@ -9,6 +9,9 @@
 //! - [`approvals`]: the approval state machine.
 //! - [`broker`]: who a message reaches (`<parent>`, `<children>`, names).
 //! - [`address`]: swarm addresses, `agent@hive`.
+//! - [`arguments`]: the shapes of free-text values a request hands the
+//!   hive (argv-bound commit refs and flake inputs, a wake's sender, a
+//!   reported model).
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
 //! - [`unit`](mod@unit): a container unit's state as the rules read it.
@@ -56,6 +59,7 @@ pub mod access;
 pub mod address;
 pub mod agenda;
 pub mod approvals;
+pub mod arguments;
 pub mod broker;
 pub mod hooks;
 pub mod names;

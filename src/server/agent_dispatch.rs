@@ -16,34 +16,7 @@ use super::manager;
 use super::reply::{answer, done, refusal};
 use crate::service::{Answerer, Caller, Hive, OPERATOR};
 use crate::wire::agent::{ContainerInfo, Request, Response};
-use crate::wire::codes::ErrorCode;
 use crate::wire::journal::render_short;
-
-/// The longest `from` a `wake` may claim.
-pub const MAX_WAKE_FROM: usize = 64;
-
-fn check_wake_from(from: &str) -> Result<(), String> {
-    if from.is_empty() || from.len() > MAX_WAKE_FROM || from.chars().any(char::is_control) {
-        return Err(format!(
-            "wake: \"from\" must be 1-{MAX_WAKE_FROM} bytes without control characters"
-        ));
-    }
-    Ok(())
-}
-
-/// The longest model name `report_session` may set.
-pub const MAX_MODEL: usize = 100;
-
-fn check_model(model: Option<&str>) -> Result<(), String> {
-    match model {
-        Some(m) if m.is_empty() || m.len() > MAX_MODEL || m.chars().any(char::is_control) => {
-            Err(format!(
-                "report_session: \"active_model\" must be 1-{MAX_MODEL} bytes without control characters"
-            ))
-        }
-        _ => Ok(()),
-    }
-}
 
 /// Answer one request from `caller`. `gone` resolves when the caller can
 /// no longer read the answer; a long poll stops waiting then.
@@ -76,10 +49,7 @@ pub async fn dispatch(
             from,
             body,
             transient,
-        } => match check_wake_from(&from) {
-            Ok(()) => done(hive.wake(me, from, body, transient).await),
-            Err(message) => Response::err(ErrorCode::BadRequest, message),
-        },
+        } => done(hive.wake(me, from, body, transient).await),
         Request::Recent { limit } => answer(
             hive.recent_for_agent(me, limit).await,
             |(rows, truncated)| Response::Recent { rows, truncated },
@@ -102,10 +72,7 @@ pub async fn dispatch(
         Request::ReportSession {
             needs_login,
             active_model,
-        } => match check_model(active_model.as_deref()) {
-            Ok(()) => done(hive.report_session(me, needs_login, active_model).await),
-            Err(message) => Response::err(ErrorCode::BadRequest, message),
-        },
+        } => done(hive.report_session(me, needs_login, active_model).await),
         Request::HookEvent { payload } => done(hive.hook_event(me, payload).await.map(|_| ())),
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 
 use crate::hive::Recipient;
 use crate::hive::approvals::{self as rules, Decision, Refusal};
-use crate::hive::names;
+use crate::hive::{arguments, names};
 use crate::store::approvals::{self, NewApproval};
 use crate::store::{StoreError, agents, immediate};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
@@ -22,12 +22,23 @@ impl Hive {
         Ok(self.store().read(approvals::list).await?)
     }
 
-    /// Add a pending row.
-    /// A request that names a new agent (`spawn`, `init_config`) is refused
-    /// for a reserved name.
+    /// Add a pending row, checked by the rules whichever door asked: a
+    /// request that names a new agent (`spawn`, `init_config`) is refused
+    /// for a reserved name or one already managed; an `apply_commit` needs
+    /// a managed agent and a commit ref, an `update_meta_inputs` flake input
+    /// names (both end up in `approval_command`'s argv).
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
-        if matches!(new.kind, ApprovalKind::Spawn | ApprovalKind::InitConfig) {
-            names::check_new_agent(&new.agent, &self.config().manager())?;
+        match new.kind {
+            ApprovalKind::Spawn | ApprovalKind::InitConfig => {
+                self.check_new_name(&new.agent).await?
+            }
+            ApprovalKind::ApplyCommit => {
+                arguments::check_commit_ref(&new.commit_ref)?;
+                self.require(&new.agent).await?;
+            }
+            ApprovalKind::UpdateMetaInputs => arguments::check_inputs(&new.commit_ref)?,
+            // Its payload was checked as the schedule it will store.
+            ApprovalKind::SchedulePrompt => {}
         }
         let now = self.now();
         let row = self
@@ -40,6 +51,18 @@ impl Hive {
 
     /// Queue a `spawn` approval for a name not yet in the hive.
     pub async fn request_spawn(&self, name: &Ident) -> Result<Approval, HiveError> {
+        self.request_approval(NewApproval {
+            agent: name.clone(),
+            kind: ApprovalKind::Spawn,
+            commit_ref: String::new(),
+            description: None,
+        })
+        .await
+    }
+
+    /// May a new agent take `name`? Not a reserved name, not one already
+    /// managed: the check of every request that names a new agent.
+    async fn check_new_name(&self, name: &Ident) -> Result<(), HiveError> {
         names::check_new_agent(name, &self.config().manager())?;
         let n = name.clone();
         if self
@@ -50,13 +73,7 @@ impl Hive {
         {
             return Err(HiveError::AlreadyManaged(name.clone()));
         }
-        self.request_approval(NewApproval {
-            agent: name.clone(),
-            kind: ApprovalKind::Spawn,
-            commit_ref: String::new(),
-            description: None,
-        })
-        .await
+        Ok(())
     }
 
     async fn decide(&self, id: i64, decision: Decision) -> Result<Approval, HiveError> {

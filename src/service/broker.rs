@@ -20,6 +20,7 @@ use std::time::Duration;
 use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::hive::address::{self, Address};
+use crate::hive::arguments;
 use crate::hive::broker::{self, InboxFull, InboxLimits};
 use crate::hive::topology::Topology;
 use crate::hive::{OPERATOR, Recipient};
@@ -177,6 +178,7 @@ impl Hive {
         body: String,
         transient: bool,
     ) -> Result<(), HiveError> {
+        arguments::check_wake_from(&from)?;
         self.check_body(&body)?;
         if !transient {
             self.deliver_bounded(agent, &from, body).await?;

@@ -106,6 +106,12 @@ pub enum HiveError {
     /// the sender fixes the payload; nothing was stored.
     #[error(transparent)]
     BadHook(#[from] crate::hive::hooks::HookError),
+
+    /// A value of the request has the wrong shape (a commit ref that is
+    /// not hex, a flake input that looks like an option, a wake's sender,
+    /// a model name): the caller fixes the value.
+    #[error(transparent)]
+    BadArgument(#[from] crate::hive::arguments::BadArgument),
     /// An agent's socket could not be bound: the operator reads the reason
     /// (path too long, another daemon, permissions).
     #[error("cannot serve the socket of agent \"{agent}\": {reason}")]
@@ -195,6 +201,7 @@ impl HiveError {
             Self::UnknownRecipient(_) => ErrorCode::UnknownRecipient,
             Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
             Self::BadHook(_) => ErrorCode::BadHook,
+            Self::BadArgument(_) => ErrorCode::BadRequest,
             Self::Agenda(e) => agenda_code(e),
             Self::AgentSocket { .. } | Self::Io { .. } | Self::Internal(_) | Self::Store(_) => {
                 ErrorCode::Internal
@@ -294,6 +301,7 @@ mod tests {
             HiveError::UnknownRecipient(UnknownRecipient::Local("zed".into())),
             HiveError::BodyTooLarge { size: 2, cap: 1 },
             HiveError::BadHook(crate::hive::hooks::HookError::NotUtf8),
+            HiveError::BadArgument(crate::hive::arguments::check_wake_from("").unwrap_err()),
             HiveError::AgentSocket {
                 agent: id("a"),
                 reason: BindError::AlreadyRunning(PathBuf::from("/run/x")),
@@ -330,11 +338,12 @@ mod tests {
             HiveError::UnknownRecipient(_) => 18,
             HiveError::BodyTooLarge { .. } => 19,
             HiveError::BadHook(_) => 20,
-            HiveError::AgentSocket { .. } => 21,
-            HiveError::Io { .. } => 22,
-            HiveError::Agenda(_) => 23,
-            HiveError::Internal(_) => 24,
-            HiveError::Store(_) => 25,
+            HiveError::BadArgument(_) => 21,
+            HiveError::AgentSocket { .. } => 22,
+            HiveError::Io { .. } => 23,
+            HiveError::Agenda(_) => 24,
+            HiveError::Internal(_) => 25,
+            HiveError::Store(_) => 26,
         }
     }
 
@@ -342,7 +351,7 @@ mod tests {
     fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
         let all = one_of_each();
         let seen: Vec<usize> = all.iter().map(variant).collect();
-        assert_eq!(seen, (0..26).collect::<Vec<_>>(), "one example per variant");
+        assert_eq!(seen, (0..27).collect::<Vec<_>>(), "one example per variant");
         for err in &all {
             let code = err.code();
             assert_ne!(code, ErrorCode::Unknown, "{err}");
@@ -369,7 +378,7 @@ mod tests {
         }
         let status = |i: usize| all[i].code().http_status();
         assert_eq!(
-            [status(0), status(2), status(5), status(14), status(25)],
+            [status(0), status(2), status(5), status(14), status(26)],
             [404, 403, 429, 202, 500]
         );
     }

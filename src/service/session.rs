@@ -9,6 +9,7 @@
 //! harness restarting in a loop does not flood the manager.
 
 use super::{Hive, HiveError};
+use crate::hive::arguments;
 use crate::store::agents;
 use crate::wire::events::HelperEvent;
 use crate::wire::ident::Ident;
@@ -21,6 +22,7 @@ impl Hive {
         needs_login: Option<bool>,
         active_model: Option<String>,
     ) -> Result<(), HiveError> {
+        arguments::check_model(active_model.as_deref())?;
         let n = agent.clone();
         let before = self
             .store()

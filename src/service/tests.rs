@@ -510,3 +510,54 @@ async fn deny_and_approve_each_leave_exactly_one_event_for_the_manager() {
         .count();
     assert_eq!(resolved, 2, "{events:?}");
 }
+
+/// The rules on a request's values hold for every door, because the
+/// service applies them: before, only the manager socket checked a commit
+/// ref or a flake input, and `Hive::request_approval` took anything.
+#[tokio::test]
+async fn the_service_refuses_bad_values_whichever_door_asked() {
+    use super::HiveError;
+    use crate::store::approvals::NewApproval;
+    use crate::wire::host::ApprovalKind;
+    let (hive, _driver, _dir) = hive();
+    let ask = |kind, agent: &str, commit_ref: &str| NewApproval {
+        agent: id(agent),
+        kind,
+        commit_ref: commit_ref.into(),
+        description: None,
+    };
+    for bad in [
+        ask(ApprovalKind::ApplyCommit, "ruth", "--force"),
+        ask(
+            ApprovalKind::UpdateMetaInputs,
+            "ruth",
+            r#"["--override-input"]"#,
+        ),
+        ask(ApprovalKind::UpdateMetaInputs, "ruth", "nixpkgs"),
+    ] {
+        let err = hive.request_approval(bad).await.unwrap_err();
+        assert!(matches!(err, HiveError::BadArgument(_)), "{err:?}");
+    }
+    let ghost = ask(ApprovalKind::ApplyCommit, "ghost", "0123abc");
+    let err = hive.request_approval(ghost).await.unwrap_err();
+    assert!(matches!(err, HiveError::UnknownAgent(_)), "{err:?}");
+    hive.spawn(&id("alice")).await.unwrap();
+    for kind in [ApprovalKind::InitConfig, ApprovalKind::Spawn] {
+        let err = hive
+            .request_approval(ask(kind, "alice", ""))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, HiveError::AlreadyManaged(_)), "{err:?}");
+    }
+    let err = hive
+        .wake(&id("alice"), String::new(), "hi".into(), false)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HiveError::BadArgument(_)), "{err:?}");
+    let err = hive
+        .report_session(&id("alice"), None, Some("a\nb".into()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HiveError::BadArgument(_)), "{err:?}");
+    assert!(inbox(&hive, "alice").await.is_empty());
+}

@@ -1,0 +1,143 @@
+//! The shapes of the free-text values a request hands the hive, checked
+//! once by the service whichever door the request came in by: values an
+//! approval appends to `approval_command`'s argv (a commit ref, flake input
+//! names), the sender a `wake` claims, the model a harness reports.
+//!
+//! Decision: the rule lives here, beside the other rules, and the service
+//! applies it in the call that takes the value (`Hive::request_approval`,
+//! `Hive::wake`, `Hive::report_session`); a door only parses. Rejected: the
+//! checks in the socket dispatcher that first needed them, which left the
+//! service's public calls (and any other door) free to queue an argv
+//! element that looks like an option.
+
+/// A value the rules refuse; the message says what shape is wanted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadArgument(String);
+
+/// A refusal of `value` (its first 60 characters) as `field`.
+fn refuse(field: &str, value: &str, rule: &str) -> BadArgument {
+    let shown: String = value.chars().take(60).collect();
+    BadArgument(format!("{field} {shown:?} {rule}"))
+}
+
+/// Is `commit_ref` a git object name (7-40 hex digits)?
+pub fn check_commit_ref(commit_ref: &str) -> Result<(), BadArgument> {
+    let ok =
+        (7..=40).contains(&commit_ref.len()) && commit_ref.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then_some(()).ok_or_else(|| {
+        let rule = "is not a commit: give 7-40 hex digits (e.g. `git rev-parse --short HEAD`)";
+        refuse("commit_ref", commit_ref, rule)
+    })
+}
+
+/// Is `input` a flake input name (letters, digits, `_`, `-`, not starting
+/// with `-`)?
+pub fn check_input(input: &str) -> Result<(), BadArgument> {
+    let ok = !input.is_empty()
+        && input.len() <= 100
+        && !input.starts_with('-')
+        && input
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    ok.then_some(()).ok_or_else(|| {
+        let rule =
+            "is not a flake input name: use letters, digits, '_' and '-', not starting with '-'";
+        refuse("input", input, rule)
+    })
+}
+
+/// Is `payload` an `update_meta_inputs` approval's payload: a JSON array
+/// of flake input names (empty: every input)?
+pub fn check_inputs(payload: &str) -> Result<(), BadArgument> {
+    let inputs: Vec<String> = serde_json::from_str(payload).map_err(|_| {
+        refuse(
+            "inputs",
+            payload,
+            "are not a JSON array of flake input names",
+        )
+    })?;
+    inputs.iter().try_for_each(|i| check_input(i))
+}
+
+/// The longest `from` a `wake` may claim.
+pub const MAX_WAKE_FROM: usize = 64;
+
+/// Is `from` a sender a `wake` may claim (1-[`MAX_WAKE_FROM`] bytes, no
+/// control characters)?
+pub fn check_wake_from(from: &str) -> Result<(), BadArgument> {
+    if from.is_empty() || from.len() > MAX_WAKE_FROM || from.chars().any(char::is_control) {
+        return Err(BadArgument(format!(
+            "wake: \"from\" must be 1-{MAX_WAKE_FROM} bytes without control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// The longest model name `report_session` may set.
+pub const MAX_MODEL: usize = 100;
+
+/// Is `model`, if any, a model name a harness may report (1-[`MAX_MODEL`]
+/// bytes, no control characters)?
+pub fn check_model(model: Option<&str>) -> Result<(), BadArgument> {
+    match model {
+        Some(m) if m.is_empty() || m.len() > MAX_MODEL || m.chars().any(char::is_control) => {
+            Err(BadArgument(format!(
+                "report_session: \"active_model\" must be 1-{MAX_MODEL} bytes without control characters"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_ref_is_seven_to_forty_hex_digits() {
+        for good in ["0123456", "abcdefABCDEF0123", &"f".repeat(40)] {
+            assert!(check_commit_ref(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "012345",
+            &"a".repeat(41),
+            "0123456g",
+            "--force",
+            "HEAD~1",
+            "",
+        ] {
+            let err = check_commit_ref(bad).unwrap_err().to_string();
+            assert!(err.contains("7-40 hex digits"), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_input_name_cannot_look_like_an_option() {
+        for good in ["nixpkgs", "home-manager", "hive_c0re"] {
+            assert!(check_input(good).is_ok(), "{good}");
+        }
+        for bad in ["", "-x", "--override-input", "a b", "a/b", "a;b"] {
+            assert!(check_input(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_inputs(r#"["nixpkgs","home-manager"]"#).is_ok());
+        assert!(check_inputs("[]").is_ok());
+        let err = check_inputs(r#"["nixpkgs","--override-input"]"#).unwrap_err();
+        assert!(err.to_string().contains("\"--override-input\""), "{err}");
+        assert!(check_inputs("nixpkgs").is_err());
+    }
+
+    #[test]
+    fn a_wake_sender_and_a_model_are_short_lines() {
+        assert!(check_wake_from("ci").is_ok());
+        assert!(check_wake_from("operator").is_ok());
+        for bad in ["", "a\nb", &"x".repeat(MAX_WAKE_FROM + 1)] {
+            assert!(check_wake_from(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_model(None).is_ok());
+        assert!(check_model(Some("claude-opus-4")).is_ok());
+        for bad in ["", "a\u{7}", &"m".repeat(MAX_MODEL + 1)] {
+            assert!(check_model(Some(bad)).is_err(), "{bad:?}");
+        }
+    }
+}
