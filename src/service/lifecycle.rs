@@ -21,6 +21,7 @@ use super::{Hive, HiveError};
 use crate::containers::{DriverError, Outcome, StopMode, UnitState};
 use crate::hive::names;
 use crate::service::approvals::record_resolved;
+use crate::store::purge::{self, Purged};
 use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS, Signal};
@@ -428,11 +429,13 @@ impl Hive {
                 });
             }
         };
-        if !had_state && !had_container {
+        let n = name.to_string();
+        let rows = self.store().run(move |c| purge::agent(c, &n)).await?;
+        if !had_state && !had_container && rows == Purged::default() {
             return Err(HiveError::UnknownAgent(name.clone()));
         }
         remove_dir_if_present(&state).await?;
-        tracing::info!(agent = %name, "{name}: purged what its destroy had kept");
+        tracing::info!(agent = %name, ?rows, "{name}: purged what its destroy had kept");
         Ok(())
     }
 
@@ -448,7 +451,7 @@ impl Hive {
             }
         }
         let (n, now, manager) = (name.clone(), self.now(), self.config().manager());
-        let (cancelled, wakes) = self
+        let (cancelled, wakes, purged) = self
             .store()
             .run(move |c| {
                 let mut wakes = Wakes::default();
@@ -463,7 +466,14 @@ impl Hive {
                     },
                 )?;
                 agents::remove(c, &n)?;
-                Ok((cancelled, wakes))
+                // Purge: nothing of this agent may reach a later one of
+                // the same name (its mail above all).
+                let purged = if purge {
+                    Some(purge::agent(c, n.as_str())?)
+                } else {
+                    None
+                };
+                Ok((cancelled, wakes, purged))
             })
             .await?;
         self.forget_agenda_of(name).await?;
@@ -476,7 +486,7 @@ impl Hive {
         if purge {
             remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
         }
-        tracing::info!(agent = %name, purge, cancelled = cancelled.len(), "{name}: destroyed{}", if purge { " and purged" } else { "" });
+        tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });
         self.wake_inboxes(wakes);
         let agent = name.to_string();
         self.notify_manager(HelperEvent::Destroyed { agent }).await;

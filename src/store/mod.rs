@@ -33,6 +33,7 @@ pub mod hooks;
 pub mod lock;
 pub mod messages;
 mod migrations;
+pub mod purge;
 pub mod questions;
 mod readers;
 pub mod reminders;
