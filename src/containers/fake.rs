@@ -183,6 +183,10 @@ impl ContainerDriver for FakeDriver {
         Ok(())
     }
 
+    async fn exists(&self, name: &Ident) -> Result<bool, DriverError> {
+        Ok(self.units().contains_key(name))
+    }
+
     async fn rebuild(&self, name: &Ident, _spec: &ContainerSpec) -> Result<Outcome, DriverError> {
         self.current(name).map(|_| Outcome::Done)
     }

@@ -153,7 +153,14 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
     fn changes(&self) -> broadcast::Receiver<UnitChange>;
 
     /// Create agent `name`'s container (image, settings), not started.
+    /// What the container needs is written before what makes it exist, so
+    /// a create cut short leaves a container that does not exist yet
+    /// (and a new `create` finishes it), never one that cannot start.
     async fn create(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError>;
+
+    /// Whether agent `name`'s container has everything it needs to start
+    /// (nspawn: its image and its settings file; nixos: its config).
+    async fn exists(&self, name: &Ident) -> Result<bool, DriverError>;
 
     /// Re-apply the container's settings (limits, binds, env).
     async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError>;

@@ -52,6 +52,9 @@ impl ContainerDriver for Unavailable {
     async fn rebuild(&self, _: &Ident, _: &ContainerSpec) -> Result<Outcome, DriverError> {
         Err(self.err())
     }
+    async fn exists(&self, _: &Ident) -> Result<bool, DriverError> {
+        Err(self.err())
+    }
     async fn destroy(&self, _: &Ident, _: bool) -> Result<(), DriverError> {
         Err(self.err())
     }

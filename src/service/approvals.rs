@@ -134,17 +134,30 @@ impl Hive {
     }
 
     /// End every approval a previous daemon claimed and did not finish
-    /// (it crashed or was killed while the action ran), truthfully: a
-    /// `spawn` whose agent and container exist ended `approved`; a
-    /// `schedule_prompt` whose schedule was stored, `approved`; anything
-    /// else `failed`, saying what to check. Each gets exactly one
-    /// `approval_resolved`, committed with its row. Call before serving.
+    /// (it crashed or was killed while the action ran), truthfully, by what
+    /// is there now: a `spawn` whose agent is registered and whose
+    /// container exists and runs ends `approved`; one registered but not
+    /// finished (no complete container, or not started) is finished now, in
+    /// the background, and ends `approved` or `failed` by how that went (the
+    /// manager hears `spawned{ok}` from the finish); a `schedule_prompt`
+    /// whose schedule was stored, `approved`; anything else `failed`,
+    /// saying what to check. Each gets exactly one `approval_resolved`,
+    /// committed with its row. Call before serving. Answers the rows ended
+    /// now (not the ones being finished).
     pub async fn reconcile_interrupted(&self) -> Result<Vec<Approval>, HiveError> {
         let rows = self.store().read(approvals::interrupted).await?;
         let mut ended = Vec::with_capacity(rows.len());
         let mut wakes = Wakes::default();
         for row in rows {
-            let outcome = self.what_happened(&row).await?;
+            let outcome = match self.what_happened(&row).await? {
+                Found::Ended(outcome) => outcome,
+                Found::SpawnToFinish => {
+                    tracing::warn!(id = row.id, agent = %row.agent, "approval interrupted by a restart: its spawn was not finished; finishing it");
+                    let hive = self.clone();
+                    tokio::spawn(async move { hive.finish_interrupted_spawn(row).await });
+                    continue;
+                }
+            };
             let (id, now, manager) = (row.id, self.now(), self.config().manager());
             let (row, woken) = self
                 .store()
@@ -164,13 +177,40 @@ impl Hive {
         Ok(ended)
     }
 
-    /// Whether an interrupted row's action took effect, as its outcome.
-    async fn what_happened(
-        &self,
-        row: &Approval,
-    ) -> Result<Result<Option<String>, String>, HiveError> {
-        const PREFIX: &str = "hive-c0re stopped while the approved action ran";
-        Ok(match row.kind {
+    /// Finish the spawn of an interrupted approval (see
+    /// [`Hive::reconcile_interrupted`]) and end its row by how it went.
+    async fn finish_interrupted_spawn(self, row: Approval) {
+        let outcome = match self.finish_spawn(&row.agent).await {
+            Ok(()) => Ok(Some(format!(
+                "{INTERRUPTED}; the spawn was finished at start-up"
+            ))),
+            Err(e) => Err(format!(
+                "{INTERRUPTED}; finishing the spawn at start-up failed: {e}"
+            )),
+        };
+        let (id, now, manager) = (row.id, self.now(), self.config().manager());
+        match self
+            .store()
+            .run(move |c| finish_row(c, id, outcome, &manager, now))
+            .await
+        {
+            Ok((row, wakes)) => {
+                tracing::info!(
+                    id,
+                    status = row.status.as_str(),
+                    "interrupted approval ended: {}",
+                    row.note.as_deref().unwrap_or("")
+                );
+                self.wake_inboxes(wakes);
+            }
+            Err(e) => tracing::error!(id, "cannot end interrupted approval: {e}"),
+        }
+    }
+
+    /// Whether an interrupted row's action took effect.
+    async fn what_happened(&self, row: &Approval) -> Result<Found, HiveError> {
+        const PREFIX: &str = INTERRUPTED;
+        Ok(Found::Ended(match row.kind {
             ApprovalKind::Spawn => {
                 let n = row.agent.clone();
                 let stored = self
@@ -178,17 +218,19 @@ impl Hive {
                     .read(move |c| agents::get(c, &n))
                     .await?
                     .is_some();
-                let container = self.driver().view().contains_key(&row.agent);
-                match (stored, container) {
-                    (true, true) => Ok(Some(format!("{PREFIX}; the agent was spawned"))),
-                    (true, false) => Err(format!(
-                        "{PREFIX}; the agent is registered but its container was not made: \
-                         `hivectl destroy {0}` then request the spawn again",
-                        row.agent
-                    )),
-                    (false, _) => Err(format!(
+                if !stored {
+                    Err(format!(
                         "{PREFIX}; the agent was not spawned: request again"
-                    )),
+                    ))
+                } else if self
+                    .driver()
+                    .state(&row.agent)
+                    .is_some_and(|s| s.is_running())
+                    && self.driver().exists(&row.agent).await.unwrap_or(false)
+                {
+                    Ok(Some(format!("{PREFIX}; the agent was spawned and runs")))
+                } else {
+                    return Ok(Found::SpawnToFinish);
                 }
             }
             ApprovalKind::SchedulePrompt => {
@@ -208,7 +250,7 @@ impl Hive {
                 "{PREFIX}; whether approval_command finished is unknown: check the agent's \
                      config and request again"
             )),
-        })
+        }))
     }
 
     /// What an approved row does: `Ok` with an optional note, or the error
@@ -241,6 +283,18 @@ impl Hive {
             }
         }
     }
+}
+
+/// The first words of the note of an approval a restart interrupted.
+const INTERRUPTED: &str = "hive-c0re stopped while the approved action ran";
+
+/// What an interrupted approval's action left behind.
+#[derive(Debug)]
+enum Found {
+    /// Its outcome, known now.
+    Ended(Result<Option<String>, String>),
+    /// A registered agent whose spawn did not finish: finish it.
+    SpawnToFinish,
 }
 
 /// The answer of a decision on a row.

@@ -329,17 +329,34 @@ impl Hive {
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
         let max = self.config().max_agents;
         // Counted and inserted in one write: racing spawns cannot overfill.
-        self.transact(move |c| {
-            if agents::get(c, &n)?.is_some() {
-                return Err(HiveError::AlreadyManaged(n));
+        let registered_before = self
+            .transact(move |c| {
+                if agents::get(c, &n)?.is_some() {
+                    return Ok(true);
+                }
+                if agents::count(c)? >= max {
+                    return Err(HiveError::HiveFull { name: n, max });
+                }
+                agents::insert(c, &n, Some(&parent), now)?;
+                Ok(false)
+            })
+            .await?;
+        if registered_before {
+            // A spawn cut short (the daemon killed between registering and
+            // creating) is finished by the next one; a whole agent is taken.
+            let created = self
+                .driver()
+                .exists(name)
+                .await
+                .map_err(|error| HiveError::Driver {
+                    agent: name.clone(),
+                    error,
+                })?;
+            if created {
+                return Err(HiveError::AlreadyManaged(name.clone()));
             }
-            if agents::count(c)? >= max {
-                return Err(HiveError::HiveFull { name: n, max });
-            }
-            agents::insert(c, &n, Some(&parent), now)?;
-            Ok(())
-        })
-        .await?;
+            tracing::warn!(agent = %name, "{name}: registered but its container was never finished (a spawn was interrupted); finishing the spawn");
+        }
         let created = async {
             // 0700 whatever the umask: the container's root (via its bind
             // mounts) and the daemon are the only users.
@@ -359,13 +376,42 @@ impl Hive {
         }
         .await;
         if let Err(err) = created {
-            self.close_socket(name);
-            let n = name.clone();
-            self.store().run(move |c| agents::remove(c, &n)).await?;
+            // A new registration is undone, so the spawn can be retried; an
+            // agent registered before keeps its row (and its state).
+            if !registered_before {
+                self.close_socket(name);
+                let n = name.clone();
+                self.store().run(move |c| agents::remove(c, &n)).await?;
+            }
             self.notify_spawned(name, Some(err.to_string())).await;
             return Err(err);
         }
         tracing::info!(agent = %name, "{name}: spawned");
+        self.start_spawned(name).await
+    }
+
+    /// Finish a spawn a restart cut short (its agent registered): make the
+    /// container if it is not complete (as [`Hive::spawn_now`] does), else
+    /// start it; the manager hears `spawned{ok}` either way.
+    pub(crate) async fn finish_spawn(&self, name: &Ident) -> Result<(), HiveError> {
+        let created = self
+            .driver()
+            .exists(name)
+            .await
+            .map_err(|error| HiveError::Driver {
+                agent: name.clone(),
+                error,
+            })?;
+        if created {
+            self.start_spawned(name).await
+        } else {
+            self.spawn_now(name).await
+        }
+    }
+
+    /// A spawn's last step: start the new container, show its row, tell
+    /// the manager how it went.
+    async fn start_spawned(&self, name: &Ident) -> Result<(), HiveError> {
         let started = self.clone().start_one(name.clone()).await;
         self.publish(name).await;
         let started = started.map(drop).map_err(|error| HiveError::Driver {

@@ -59,6 +59,8 @@ pub mod logs;
 mod loose_end_tests;
 pub mod loose_ends;
 pub mod questions;
+#[cfg(test)]
+mod recovery_tests;
 pub mod reminders;
 pub mod roster;
 mod roster_state;

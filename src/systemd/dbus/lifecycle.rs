@@ -149,32 +149,50 @@ impl Shared {
         }
     }
 
-    /// The container was created: nspawn asks machined for its image, nixos
-    /// looks for its config file.
-    async fn ensure_exists(&self, name: &Ident) -> Result<(), DriverError> {
-        let unit = self.unit(name);
-        let exists = match self.profile {
-            Profile::Nspawn => {
-                let conn = self.conn();
-                let machined = proxies::machined(&conn)
-                    .await
-                    .map_err(|e| bus_error(e, &unit))?;
-                match machined.get_image(&machine_name(name)).await {
-                    Ok(_) => true,
-                    Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_IMAGE) => false,
-                    Err(e) => return Err(bus_error(e, &unit)),
-                }
-            }
+    /// What of the container is there: (its image, its settings file).
+    /// The nixos profile has no image of its own (its closure is nix's):
+    /// its config file stands for both.
+    async fn parts(&self, name: &Ident) -> Result<(bool, bool), DriverError> {
+        let settings = match self.profile {
+            Profile::Nspawn => settings_files::nspawn_path(&self.settings.nspawn_dir, name),
             Profile::Nixos => {
-                let conf =
-                    settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name);
-                tokio::fs::try_exists(&conf).await.unwrap_or(false)
+                settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name)
             }
         };
-        if exists {
+        let settings = tokio::fs::try_exists(&settings).await.unwrap_or(false);
+        if self.profile == Profile::Nixos {
+            return Ok((settings, settings));
+        }
+        let unit = self.unit(name);
+        let conn = self.conn();
+        let machined = proxies::machined(&conn)
+            .await
+            .map_err(|e| bus_error(e, &unit))?;
+        let image = match machined.get_image(&machine_name(name)).await {
+            Ok(_) => true,
+            Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_IMAGE) => false,
+            Err(e) => return Err(bus_error(e, &unit)),
+        };
+        Ok((image, settings))
+    }
+
+    /// The container has everything it needs to start: its image and its
+    /// settings file (without the settings there is no `/usr` bind, and
+    /// the unit fails at once). `create` writes the settings first and
+    /// makes the image last, so a daemon killed in between leaves no image,
+    /// and the agent reads as not created (a start creates it).
+    pub(super) async fn exists(&self, name: &Ident) -> Result<bool, DriverError> {
+        let (image, settings) = self.parts(name).await?;
+        Ok(image && settings)
+    }
+
+    async fn ensure_exists(&self, name: &Ident) -> Result<(), DriverError> {
+        if self.exists(name).await? {
             Ok(())
         } else {
-            Err(DriverError::NoSuchUnit { unit })
+            Err(DriverError::NoSuchUnit {
+                unit: self.unit(name),
+            })
         }
     }
 
@@ -353,14 +371,24 @@ impl Shared {
         name: &Ident,
         spec: &ContainerSpec,
     ) -> Result<(), DriverError> {
-        // Refuse a bad spec before anything is cloned.
+        // Refuse a bad spec before anything is written.
         limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref()).map_err(setup)?;
-        if self.profile == Profile::Nspawn {
-            settings_files::render_nspawn(name, spec).map_err(setup)?;
-            self.clone_template(name).await?;
-        }
+        // What the container needs first, what makes it exist last: a kill
+        // in between leaves an agent that is not created yet, not one that
+        // exists and cannot start (issue 32: a clone without settings
+        // crashed at every start).
         self.write_settings(name, spec).await?;
         self.set_limits(name, spec).await?;
+        if self.profile == Profile::Nspawn
+            && let Err(err) = self.clone_template(name).await
+        {
+            // No image: the settings written for it go too.
+            let path = settings_files::nspawn_path(&self.settings.nspawn_dir, name);
+            if let Err(e) = blocking(move || settings_files::remove(&path)).await {
+                tracing::warn!(agent = %name, "cannot remove the settings of a failed create: {e}");
+            }
+            return Err(err);
+        }
         let change = self.view().track(name);
         self.publish(change);
         Ok(())
@@ -375,7 +403,10 @@ impl Shared {
             .await
             .map_err(|e| bus_error(e, &machine))?;
         match machined.get_image(&machine).await {
-            Ok(_) => return Ok(()),
+            Ok(_) => {
+                tracing::info!(%machine, "{machine}: its image is there already (kept by a destroy, or an interrupted create); using it");
+                return Ok(());
+            }
             Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_IMAGE) => {}
             Err(e) => return Err(bus_error(e, &machine)),
         }
@@ -406,10 +437,16 @@ impl Shared {
     }
 
     pub(super) async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {
-        self.ensure_exists(name).await?;
+        // Whatever is there goes, also what a killed create left.
+        let (image, settings) = self.parts(name).await?;
         let unit = self.unit(name);
+        if !image && !settings {
+            return Err(DriverError::NoSuchUnit { unit });
+        }
         let deadline = self.settings.stop_deadline;
-        self.stop(name, StopMode::Graceful { deadline }).await?;
+        if image && settings {
+            self.stop(name, StopMode::Graceful { deadline }).await?;
+        }
         let path = match self.profile {
             Profile::Nspawn => settings_files::nspawn_path(&self.settings.nspawn_dir, name),
             Profile::Nixos => {

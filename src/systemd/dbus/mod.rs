@@ -239,6 +239,10 @@ impl ContainerDriver for SystemdDriver {
         self.shared.rebuild(name, spec).await
     }
 
+    async fn exists(&self, name: &Ident) -> Result<bool, DriverError> {
+        self.shared.exists(name).await
+    }
+
     async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {
         self.shared.destroy(name, purge).await
     }

@@ -70,8 +70,16 @@ pub struct Rig {
 }
 
 impl Rig {
+    /// A rig whose every agent image (`h-<n>`) also has its settings file,
+    /// as `create` leaves a container: the driver counts a container as
+    /// made only with both.
     pub async fn new(state: State) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        let nspawn_dir = dir.path().join("nspawn");
+        std::fs::create_dir_all(&nspawn_dir).unwrap();
+        for image in state.images.iter().filter(|i| i.starts_with("h-")) {
+            std::fs::write(nspawn_dir.join(format!("{image}.nspawn")), "[Exec]\n").unwrap();
+        }
         let bus = PrivateBus::start(dir.path()).await;
         let fake = FakeSystemd::serve(&bus.address(), state).await;
         Self { dir, bus, fake }
