@@ -1,10 +1,12 @@
-//! The approval queue as the operator and the manager use it, and the
-//! actions approvals run.
+//! The approval queue as the operator and the manager use it: requests
+//! (checked by the rules whichever door asked), decisions, and each
+//! resolution's event for the manager. What an approved row runs, and
+//! `approve` which runs it, are `approval_actions`'s: the queue calls
+//! nothing of the files whose work the actions do (schedules request
+//! approvals here, so this file must not call back into them).
 
-use super::budget::within_budget;
 use super::inbox::{self, Wakes};
 use super::{Hive, HiveError};
-use crate::command;
 use rusqlite::Connection;
 
 use crate::hive::Recipient;
@@ -76,7 +78,7 @@ impl Hive {
         Ok(())
     }
 
-    async fn decide(&self, id: i64, decision: Decision) -> Result<Approval, HiveError> {
+    pub(super) async fn decide(&self, id: i64, decision: Decision) -> Result<Approval, HiveError> {
         let (now, manager) = (self.now(), self.config().manager());
         match self
             .store()
@@ -92,35 +94,6 @@ impl Hive {
         }
     }
 
-    /// Approve a pending row: claim it, run its action once, end it
-    /// `approved` or `failed`.
-    pub async fn approve(&self, id: i64) -> Result<Approval, HiveError> {
-        let claimed = self.decide(id, Decision::Approve).await?;
-        let hive = self.clone();
-        let agent = claimed.agent.to_string();
-        let row = within_budget("approve", vec![agent], async move {
-            let action = hive.run_action(&claimed).await;
-            let (now, manager) = (hive.now(), hive.config().manager());
-            let (row, wakes) = hive
-                .store()
-                .run(move |c| finish_row(c, id, action, &manager, now))
-                .await?;
-            hive.wake_inboxes(wakes);
-            Ok::<_, StoreError>(row)
-        })
-        .await??;
-        tracing::info!(id, status = row.status.as_str(), "approval resolved");
-        match &row.note {
-            Some(note) if row.status == crate::wire::host::ApprovalStatus::Failed => {
-                Err(HiveError::ApprovalFailed {
-                    id,
-                    note: note.clone(),
-                })
-            }
-            _ => Ok(row),
-        }
-    }
-
     /// Deny a pending row.
     pub async fn deny(&self, id: i64) -> Result<Approval, HiveError> {
         let row = self.decide(id, Decision::Deny).await?;
@@ -132,169 +105,6 @@ impl Hive {
     pub async fn cancel_approval(&self, id: i64) -> Result<Approval, HiveError> {
         self.decide(id, Decision::Cancel).await
     }
-
-    /// End every approval a previous daemon claimed and did not finish
-    /// (it crashed or was killed while the action ran), truthfully, by what
-    /// is there now: a `spawn` whose agent is registered and whose
-    /// container exists and runs ends `approved`; one registered but not
-    /// finished (no complete container, or not started) is finished now, in
-    /// the background, and ends `approved` or `failed` by how that went (the
-    /// manager hears `spawned{ok}` from the finish); a `schedule_prompt`
-    /// whose schedule was stored, `approved`; anything else `failed`,
-    /// saying what to check. Each gets exactly one `approval_resolved`,
-    /// committed with its row. Call before serving. Answers the rows ended
-    /// now (not the ones being finished).
-    pub async fn reconcile_interrupted(&self) -> Result<Vec<Approval>, HiveError> {
-        let rows = self.store().read(approvals::interrupted).await?;
-        let mut ended = Vec::with_capacity(rows.len());
-        let mut wakes = Wakes::default();
-        for row in rows {
-            let outcome = match self.what_happened(&row).await? {
-                Found::Ended(outcome) => outcome,
-                Found::SpawnToFinish => {
-                    tracing::warn!(id = row.id, agent = %row.agent, "approval interrupted by a restart: its spawn was not finished; finishing it");
-                    let hive = self.clone();
-                    tokio::spawn(async move { hive.finish_interrupted_spawn(row).await });
-                    continue;
-                }
-            };
-            let (id, now, manager) = (row.id, self.now(), self.config().manager());
-            let (row, woken) = self
-                .store()
-                .run(move |c| finish_row(c, id, outcome, &manager, now))
-                .await?;
-            wakes.add(woken);
-            tracing::warn!(
-                id,
-                agent = %row.agent,
-                status = row.status.as_str(),
-                "approval interrupted by a restart; ended: {}",
-                row.note.as_deref().unwrap_or("")
-            );
-            ended.push(row);
-        }
-        self.wake_inboxes(wakes);
-        Ok(ended)
-    }
-
-    /// Finish the spawn of an interrupted approval (see
-    /// [`Hive::reconcile_interrupted`]) and end its row by how it went.
-    async fn finish_interrupted_spawn(self, row: Approval) {
-        let outcome = match self.finish_spawn(&row.agent).await {
-            Ok(()) => Ok(Some(format!(
-                "{INTERRUPTED}; the spawn was finished at start-up"
-            ))),
-            Err(e) => Err(format!(
-                "{INTERRUPTED}; finishing the spawn at start-up failed: {e}"
-            )),
-        };
-        let (id, now, manager) = (row.id, self.now(), self.config().manager());
-        match self
-            .store()
-            .run(move |c| finish_row(c, id, outcome, &manager, now))
-            .await
-        {
-            Ok((row, wakes)) => {
-                tracing::info!(
-                    id,
-                    status = row.status.as_str(),
-                    "interrupted approval ended: {}",
-                    row.note.as_deref().unwrap_or("")
-                );
-                self.wake_inboxes(wakes);
-            }
-            Err(e) => tracing::error!(id, "cannot end interrupted approval: {e}"),
-        }
-    }
-
-    /// Whether an interrupted row's action took effect.
-    async fn what_happened(&self, row: &Approval) -> Result<Found, HiveError> {
-        const PREFIX: &str = INTERRUPTED;
-        Ok(Found::Ended(match row.kind {
-            ApprovalKind::Spawn => {
-                let n = row.agent.clone();
-                let stored = self
-                    .store()
-                    .read(move |c| agents::get(c, &n))
-                    .await?
-                    .is_some();
-                if !stored {
-                    Err(format!(
-                        "{PREFIX}; the agent was not spawned: request again"
-                    ))
-                } else if self
-                    .driver()
-                    .state(&row.agent)
-                    .is_some_and(|s| s.is_running())
-                    && self.driver().exists(&row.agent).await.unwrap_or(false)
-                {
-                    Ok(Some(format!("{PREFIX}; the agent was spawned and runs")))
-                } else {
-                    return Ok(Found::SpawnToFinish);
-                }
-            }
-            ApprovalKind::SchedulePrompt => {
-                let id = row.id;
-                let stored = self
-                    .store()
-                    .read(move |c| crate::store::schedules::from_approval(c, id))
-                    .await?;
-                match stored {
-                    Some(schedule) => Ok(Some(format!("{PREFIX}; schedule {schedule} was stored"))),
-                    None => Err(format!("{PREFIX}; no schedule was stored: request again")),
-                }
-            }
-            ApprovalKind::ApplyCommit
-            | ApprovalKind::InitConfig
-            | ApprovalKind::UpdateMetaInputs => Err(format!(
-                "{PREFIX}; whether approval_command finished is unknown: check the agent's \
-                     config and request again"
-            )),
-        }))
-    }
-
-    /// What an approved row does: `Ok` with an optional note, or the error
-    /// text that becomes the row's note. Config changes (commit, init,
-    /// meta inputs) are the site's business: they run the configured
-    /// `approval_command` with the kind, agent and `commit_ref` appended,
-    /// without a shell.
-    async fn run_action(&self, row: &Approval) -> Result<Option<String>, String> {
-        match row.kind {
-            ApprovalKind::Spawn => self
-                .spawn_now(&row.agent)
-                .await
-                .map(|()| None)
-                .map_err(|e| e.to_string()),
-            ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
-            ApprovalKind::ApplyCommit
-            | ApprovalKind::InitConfig
-            | ApprovalKind::UpdateMetaInputs => {
-                let argv = &self.config().approval_command;
-                let extra = [
-                    row.kind.as_str(),
-                    row.agent.as_str(),
-                    row.commit_ref.as_str(),
-                ];
-                let stdout = command::run("approval_command", argv, &extra)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let note = command::last_line(&stdout);
-                Ok((!note.is_empty()).then(|| note.chars().take(500).collect()))
-            }
-        }
-    }
-}
-
-/// The first words of the note of an approval a restart interrupted.
-const INTERRUPTED: &str = "hive-c0re stopped while the approved action ran";
-
-/// What an interrupted approval's action left behind.
-#[derive(Debug)]
-enum Found {
-    /// Its outcome, known now.
-    Ended(Result<Option<String>, String>),
-    /// A registered agent whose spawn did not finish: finish it.
-    SpawnToFinish,
 }
 
 /// The answer of a decision on a row.
@@ -344,7 +154,7 @@ fn decide_row(
 
 /// End a claimed row with its action's result, and its event, in one
 /// write transaction; the row and what to wake once committed.
-fn finish_row(
+pub(super) fn finish_row(
     conn: &mut Connection,
     id: i64,
     action: Result<Option<String>, String>,

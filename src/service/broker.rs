@@ -17,11 +17,11 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::inbox::{self, Wakes};
+use super::inbox::{self, Wakes, admit};
 use super::{Hive, HiveError};
 use crate::hive::address::{self, Address};
 use crate::hive::arguments;
-use crate::hive::broker::{self, InboxFull, InboxLimits};
+use crate::hive::broker;
 use crate::hive::topology::Topology;
 use crate::hive::{OPERATOR, Recipient};
 use crate::store::agents::{self, AgentRecord};
@@ -38,30 +38,6 @@ pub const DEFAULT_RECV_MAX: u32 = 10;
 pub const RECV_MAX_CAP: u32 = 500;
 /// The most rows `recent` or the operator's inbox return.
 pub const RECENT_CAP: u64 = 1000;
-/// Refuse to add a body of `size` bytes to `to`'s inbox when it is at a
-/// cap. The operator's inbox is not capped here: its rows stay pending
-/// (nobody `recv`s them), so a cap would close it for good.
-pub(super) fn admit(
-    tx: &rusqlite::Connection,
-    sender: &str,
-    to: &Recipient,
-    size: usize,
-    limits: InboxLimits,
-) -> Result<(), HiveError> {
-    if matches!(to, Recipient::Operator) {
-        return Ok(());
-    }
-    let load = messages::inbox_load(tx, to)?;
-    broker::admit(load, size, limits).map_err(|(load, limits)| {
-        HiveError::InboxFull(InboxFull {
-            recipient: to.as_str().to_owned(),
-            sender: sender.to_owned(),
-            load,
-            limits,
-        })
-    })
-}
-
 impl Hive {
     fn check_body(&self, body: &str) -> Result<(), HiveError> {
         let cap = self.config().max_body_bytes;
@@ -109,13 +85,6 @@ impl Hive {
             .await?;
         self.wake_inboxes(wakes);
         Ok(reached)
-    }
-
-    pub(super) fn inbox_limits(&self) -> InboxLimits {
-        InboxLimits {
-            messages: self.config().inbox_max_messages,
-            bytes: self.config().inbox_max_bytes,
-        }
     }
 
     /// Store `body` from `from` for agent `to` if its inbox has room (the

@@ -7,7 +7,8 @@
 //! transaction, which answers what to wake ([`Wakes`]); the caller commits,
 //! then hands the wakes to [`Hive::wake_inboxes`], so a long-polling `recv` sees
 //! the row the moment it is woken, and a transaction that rolls back wakes
-//! nobody. Rejected: waking inside the transaction (a waiter could read
+//! nobody. What may enter an inbox (its caps, [`admit`]) is decided here
+//! too, for local sends and the swarm's arrivals alike. Rejected: waking inside the transaction (a waiter could read
 //! before the commit and sleep again), or each caller waking in its own
 //! words (three spellings at eighteen sites, before this). A message from
 //! another hive is inserted by the swarm's idempotent insert
@@ -20,6 +21,7 @@ use tokio::sync::Notify;
 
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
+use crate::hive::broker::{self, InboxFull, InboxLimits};
 use crate::store::{StoreError, messages};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
@@ -66,6 +68,30 @@ pub(crate) fn insert(
     Ok((id, Wakes::of(to.clone())))
 }
 
+/// Refuse to add a body of `size` bytes to `to`'s inbox when it is at a
+/// cap. The operator's inbox is not capped here: its rows stay pending
+/// (nobody `recv`s them), so a cap would close it for good.
+pub(crate) fn admit(
+    tx: &rusqlite::Connection,
+    sender: &str,
+    to: &Recipient,
+    size: usize,
+    limits: InboxLimits,
+) -> Result<(), HiveError> {
+    if matches!(to, Recipient::Operator) {
+        return Ok(());
+    }
+    let load = messages::inbox_load(tx, to)?;
+    broker::admit(load, size, limits).map_err(|(load, limits)| {
+        HiveError::InboxFull(InboxFull {
+            recipient: to.as_str().to_owned(),
+            sender: sender.to_owned(),
+            load,
+            limits,
+        })
+    })
+}
+
 impl Hive {
     /// The wake-up handle of an agent's inbox (one per agent, made on first
     /// use). `recv` waits on it; [`Hive::wake_inboxes`] notifies it.
@@ -78,6 +104,14 @@ impl Hive {
     pub(crate) fn wake_inboxes(&self, wakes: Wakes) {
         for to in &wakes.0 {
             self.inner.inbox.wake(to);
+        }
+    }
+
+    /// The caps of every agent's inbox, from config.
+    pub(crate) fn inbox_limits(&self) -> InboxLimits {
+        InboxLimits {
+            messages: self.config().inbox_max_messages,
+            bytes: self.config().inbox_max_bytes,
         }
     }
 

@@ -21,12 +21,20 @@
 //! Rejected: one object whose fields every file of the service could lock
 //! (two files locking one field is how a lock order goes wrong).
 //!
+//! Calls between the façade's own files run one way as well (the queue of
+//! approvals does not call the files whose work its actions do; inbox
+//! admission is the inbox's, not the broker's), except that lifecycle and
+//! roster still call each other (a verb publishes rows; the crash watcher
+//! clears a unit an operator stop left failed).
+//!
 //! # Files
 //! - [`access`]: the access policy applied once per request
 //!   ([`Hive::authorize`]), for every front door.
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
 //! - `budget`: the one answer budget lifecycle verbs and approvals wait in.
-//! - [`approvals`]: the approval queue and the actions approvals run.
+//! - [`approvals`]: the approval queue; `approval_actions`: what an
+//!   approved row runs (`approve`, and the end of rows a restart
+//!   interrupted).
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
@@ -45,6 +53,7 @@
 pub mod access;
 #[cfg(test)]
 mod agenda_tests;
+mod approval_actions;
 pub mod approvals;
 pub mod broker;
 mod budget;
@@ -85,8 +94,8 @@ use tokio::sync::broadcast;
 
 pub use budget::ANSWER_BUDGET;
 pub use error::HiveError;
-pub use roster::RosterChange;
-pub use swarm::SwarmChange;
+pub use roster_state::RosterChange;
+pub use swarm_state::SwarmChange;
 
 // The vocabulary of the service's API: the types its calls take and answer
 // besides the wire's. They are defined by the rules (`hive`) or the journal

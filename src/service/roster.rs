@@ -17,15 +17,6 @@ use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
 
-/// One change of the roster.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RosterChange {
-    /// An agent's row is new or differs.
-    Row(Box<AgentStatusRow>),
-    /// The agent is no longer managed.
-    Removed(Ident),
-}
-
 impl Hive {
     /// Managed agents by name.
     pub async fn list(&self) -> Result<Vec<Ident>, HiveError> {

@@ -17,10 +17,18 @@ use std::time::Instant;
 
 use tokio::sync::broadcast;
 
-use super::roster::RosterChange;
 use super::snapshot::{Roster, Rows, Ticket};
 use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
+
+/// One change of the roster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RosterChange {
+    /// An agent's row is new or differs.
+    Row(Box<AgentStatusRow>),
+    /// The agent is no longer managed.
+    Removed(Ident),
+}
 
 /// How many roster changes a subscriber may fall behind before it lags.
 const CHANGES_BACKLOG: usize = 256;

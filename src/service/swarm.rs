@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::inbox::Wakes;
-use super::{Hive, HiveError};
+use super::{Hive, HiveError, SwarmChange};
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
 use crate::hive::{OPERATOR, Recipient, names};
 use crate::store::swarm::{self as rows, Arriving, Inbound};
@@ -31,16 +31,6 @@ use crate::wire::swarm::{BUS_VERSION, BusMessage};
 /// A row of another hive not republished for this long is left out of the
 /// swarm roster (its hive stopped or lost the bus).
 pub const ROSTER_STALE_AFTER: Duration = Duration::from_secs(90);
-
-/// A change to another hive's part of the swarm roster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SwarmChange {
-    /// A row is new or differs from the last one heard (a republish of the
-    /// same row is no change).
-    Row(Box<SwarmAgentRow>),
-    /// An agent of another hive left the roster.
-    Gone { hive: Ident, agent: Ident },
-}
 
 /// One outbox row, ready for the bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,7 +181,7 @@ impl Hive {
                     }
                     let (to, body) = recipient_here(&tx, source, m)?;
                     if m.seq == rows::expected_seq(&tx, source)?
-                        && super::broker::admit(&tx, &m.from, &to, body.len(), limits).is_err()
+                        && super::inbox::admit(&tx, &m.from, &to, body.len(), limits).is_err()
                     {
                         tracing::warn!(
                             to = %to.as_str(), from = %remote_sender(&m.from, source),

@@ -13,9 +13,18 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{Notify, broadcast};
 
-use super::swarm::SwarmChange;
 use crate::wire::host::SwarmAgentRow;
 use crate::wire::ident::Ident;
+
+/// A change to another hive's part of the swarm roster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SwarmChange {
+    /// A row is new or differs from the last one heard (a republish of the
+    /// same row is no change).
+    Row(Box<SwarmAgentRow>),
+    /// An agent of another hive left the roster.
+    Gone { hive: Ident, agent: Ident },
+}
 
 /// How many swarm changes a subscriber may fall behind before it lags.
 const CHANGES_BACKLOG: usize = 256;
