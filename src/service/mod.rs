@@ -23,9 +23,10 @@
 //!
 //! Calls between the façade's own files run one way as well (the queue of
 //! approvals does not call the files whose work its actions do; inbox
-//! admission is the inbox's, not the broker's), except that lifecycle and
-//! roster still call each other (a verb publishes rows; the crash watcher
-//! clears a unit an operator stop left failed).
+//! admission is the inbox's, not the broker's; this file, which every
+//! other calls, calls none of them), except that lifecycle and roster
+//! still call each other (a verb publishes rows; the crash watcher clears
+//! a unit an operator stop left failed).
 //!
 //! # Files
 //! - [`access`]: the access policy applied once per request
@@ -86,6 +87,7 @@ mod swarm_state;
 mod tests;
 pub mod timer;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -110,9 +112,11 @@ pub use crate::systemd::journal::Follow;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::containers::{ContainerDriver, ContainerSpec};
+use crate::hive::roster::{AgentRecord, RowInputs};
 use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
 use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::host::AgentStatusRow;
 use crate::wire::ident::Ident;
 
 /// The hive: shared by every connection. Cheap to clone.
@@ -257,6 +261,29 @@ impl Hive {
             memory_max: c.agent_memory_max.clone(),
             env: grants::grant_env(capabilities, tool_groups),
         }
+    }
+
+    /// Every row, built from the store, the pause markers and the driver's
+    /// view (start-up, and after changes were lost).
+    pub(super) fn build_rows(
+        &self,
+        records: &[AgentRecord],
+        mut reminders: HashMap<String, u64>,
+    ) -> Vec<AgentStatusRow> {
+        let view = self.driver().view();
+        records
+            .iter()
+            .map(|record| {
+                crate::hive::roster::row(RowInputs {
+                    record,
+                    unit: view.get(&record.name),
+                    paused: self.paused_marker(&record.name).exists(),
+                    pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
+                    domain: self.config().domain.as_deref(),
+                    crashed: self.inner.roster.is_crashed(&record.name),
+                })
+            })
+            .collect()
     }
 
     /// The pause marker of an agent.

@@ -1,7 +1,6 @@
 //! The live roster: rows built from the registry and the driver's view,
 //! pushed to subscribers on every change, and the crash watcher.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::broadcast::error::RecvError;
@@ -10,7 +9,7 @@ use super::snapshot::Roster;
 use super::{Hive, HiveError};
 use crate::containers::{UnitChange, UnitState};
 use crate::hive::Outcome;
-use crate::hive::roster::{self, AgentRecord, RowInputs};
+use crate::hive::roster::{self, RowInputs};
 use crate::hive::topology::Topology;
 use crate::store::{agents, immediate, reminders};
 use crate::wire::events::HelperEvent;
@@ -34,29 +33,6 @@ impl Hive {
     /// for `agent_status` and dashboards.
     pub fn roster(&self) -> Arc<Roster> {
         self.inner.roster.current()
-    }
-
-    /// Every row, built from the store, the pause markers and the driver's
-    /// view (start-up, and after changes were lost).
-    pub(super) fn build_rows(
-        &self,
-        records: &[AgentRecord],
-        mut reminders: HashMap<String, u64>,
-    ) -> Vec<AgentStatusRow> {
-        let view = self.driver().view();
-        records
-            .iter()
-            .map(|record| {
-                roster::row(RowInputs {
-                    record,
-                    unit: view.get(&record.name),
-                    paused: self.paused_marker(&record.name).exists(),
-                    pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
-                    domain: self.config().domain.as_deref(),
-                    crashed: self.inner.roster.is_crashed(&record.name),
-                })
-            })
-            .collect()
     }
 
     /// Rebuild the whole roster from the store.
