@@ -9,11 +9,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
-
-/// How long a stop waits for systemd to report the cleared failed state.
-const CLEAR_BUDGET: Duration = Duration::from_secs(2);
 
 use super::budget::within_budget;
 use super::inbox::Wakes;
@@ -149,49 +145,6 @@ impl Hive {
             }
         }
         outcome
-    }
-
-    /// An operator's stop leaves the unit stopped, not failed: a SIGKILL
-    /// (a hard stop, or a graceful one past its deadline) leaves systemd's
-    /// unit `failed`, which the roster and its subscribers would show as a
-    /// failure. A stop of the failed unit clears it, as `systemctl
-    /// reset-failed` does (the drivers' documented behaviour).
-    pub(super) async fn reset_failed_after_stop(&self, name: &Ident) {
-        if !self
-            .driver()
-            .view()
-            .get(name)
-            .is_some_and(UnitState::is_failed)
-        {
-            return;
-        }
-        let clear = StopMode::Graceful {
-            deadline: self.config().stop_deadline(),
-        };
-        // Subscribed first: systemd's signal that the unit left `failed`
-        // may come before the call returns.
-        let mut changes = self.driver().changes();
-        if let Err(e) = self.driver().stop(name, clear).await {
-            tracing::warn!(agent = %name, "{name}: cannot clear the failed state after a stop: {e}");
-            return;
-        }
-        // The answer comes once the roster shows it, so the operator who
-        // reads the roster next sees `stopped`, not the moment before.
-        let cleared = async {
-            while self
-                .driver()
-                .view()
-                .get(name)
-                .is_some_and(UnitState::is_failed)
-            {
-                if let Err(RecvError::Closed) = changes.recv().await {
-                    return;
-                }
-            }
-        };
-        if tokio::time::timeout(CLEAR_BUDGET, cleared).await.is_err() {
-            tracing::warn!(agent = %name, "{name}: the failed state did not clear within {CLEAR_BUDGET:?}");
-        }
     }
 
     async fn restart_one(self, name: Ident) -> Result<Outcome, DriverError> {

@@ -24,9 +24,8 @@
 //! Calls between the façade's own files run one way as well (the queue of
 //! approvals does not call the files whose work its actions do; inbox
 //! admission is the inbox's, not the broker's; this file, which every
-//! other calls, calls none of them), except that lifecycle and roster
-//! still call each other (a verb publishes rows; the crash watcher clears
-//! a unit an operator stop left failed).
+//! other calls, calls none of them; clearing a unit an operator's stop
+//! left failed is the roster's, which lifecycle calls, not the other way).
 //!
 //! # Files
 //! - [`access`]: the access policy applied once per request

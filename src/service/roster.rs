@@ -1,13 +1,17 @@
 //! The live roster: rows built from the registry and the driver's view,
-//! pushed to subscribers on every change, and the crash watcher.
+//! pushed to subscribers on every change, and the crash watcher, with what
+//! keeps an operator's stop from showing as a failure (clearing the unit's
+//! `failed`, which stop and the watcher both call).
 
 use std::sync::Arc;
+
+use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
 
 use super::snapshot::Roster;
 use super::{Hive, HiveError};
-use crate::containers::{UnitChange, UnitState};
+use crate::containers::{StopMode, UnitChange, UnitState};
 use crate::hive::Outcome;
 use crate::hive::roster::{self, RowInputs};
 use crate::hive::topology::Topology;
@@ -15,6 +19,9 @@ use crate::store::{agents, immediate, reminders};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
+
+/// How long a stop waits for systemd to report the cleared failed state.
+const CLEAR_BUDGET: Duration = Duration::from_secs(2);
 
 impl Hive {
     /// Managed agents by name.
@@ -162,6 +169,49 @@ impl Hive {
         tracing::info!(agent = %child, parent = ?new_parent, "{child}: moved in the topology, now under {}", new_parent.as_ref().map_or("the root", |p| p.as_str()));
         self.publish(child).await;
         Ok(Outcome::Done)
+    }
+
+    /// An operator's stop leaves the unit stopped, not failed: a SIGKILL
+    /// (a hard stop, or a graceful one past its deadline) leaves systemd's
+    /// unit `failed`, which the roster and its subscribers would show as a
+    /// failure. A stop of the failed unit clears it, as `systemctl
+    /// reset-failed` does (the drivers' documented behaviour).
+    pub(super) async fn reset_failed_after_stop(&self, name: &Ident) {
+        if !self
+            .driver()
+            .view()
+            .get(name)
+            .is_some_and(UnitState::is_failed)
+        {
+            return;
+        }
+        let clear = StopMode::Graceful {
+            deadline: self.config().stop_deadline(),
+        };
+        // Subscribed first: systemd's signal that the unit left `failed`
+        // may come before the call returns.
+        let mut changes = self.driver().changes();
+        if let Err(e) = self.driver().stop(name, clear).await {
+            tracing::warn!(agent = %name, "{name}: cannot clear the failed state after a stop: {e}");
+            return;
+        }
+        // The answer comes once the roster shows it, so the operator who
+        // reads the roster next sees `stopped`, not the moment before.
+        let cleared = async {
+            while self
+                .driver()
+                .view()
+                .get(name)
+                .is_some_and(UnitState::is_failed)
+            {
+                if let Err(RecvError::Closed) = changes.recv().await {
+                    return;
+                }
+            }
+        };
+        if tokio::time::timeout(CLEAR_BUDGET, cleared).await.is_err() {
+            tracing::warn!(agent = %name, "{name}: the failed state did not clear within {CLEAR_BUDGET:?}");
+        }
     }
 
     /// Follow the driver's changes for as long as the hive lives: record
