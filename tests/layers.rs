@@ -26,7 +26,10 @@ mod source;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use source::{absolute_paths, circles, code_tokens, is_test_file, module_path, rooms, rust_files};
+use source::{
+    absolute_paths, circles, code_tokens, is_test_file, method_calls, module_path, rooms,
+    rust_files,
+};
 
 /// Each top-level module and the modules it may import. The one table of
 /// the layer rule: `src/lib.rs` shows it (checked below); keep the README in
@@ -391,4 +394,62 @@ fn the_service_stores_and_wakes_messages_in_one_place() {
         "deliveries or wakes outside the one path:\n{}",
         strays.join("\n")
     );
+}
+
+/// `Hive` is one façade over many files; calls between them run one way,
+/// as imports do (a file that called back into one that calls it would tie
+/// the two into one concern again).
+#[test]
+fn the_services_files_call_each_other_in_no_circle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/service");
+    let mut paths = Vec::new();
+    rust_files(&dir, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .filter(|p| !is_test_file(p))
+        .map(|p| {
+            let stem = p.file_stem().unwrap().to_str().unwrap().to_owned();
+            (stem, std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    let graph = method_calls("Hive", &files);
+    assert!(
+        graph.values().map(BTreeSet::len).sum::<usize>() > 20,
+        "the call reader found almost no calls: {graph:?}"
+    );
+    let found: Vec<String> = circles(&graph)
+        .into_iter()
+        .map(|part| part.join(", "))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "service files calling each other in a circle:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_call_reader_sees_calls_across_files_and_not_within_one_or_in_tests() {
+    let file = |stem: &str, text: &str| (stem.to_owned(), text.to_owned());
+    let files = [
+        file(
+            "a",
+            "impl Hive { pub fn f(&self) { self.g(); self.own(); } fn own(&self) {} }",
+        ),
+        file(
+            "b",
+            "impl Hive { async fn g(&self) { let h = self.clone(); h.k(); } }",
+        ),
+        file(
+            "c",
+            "impl Hive { fn k(&self) { fn inner() {} }\n\
+             #[cfg(test)]\nmod tests { fn t(hive: Hive) { hive.f(); } } }",
+        ),
+    ];
+    let graph = method_calls("Hive", &files);
+    let edges: Vec<String> = graph
+        .iter()
+        .flat_map(|(a, to)| to.iter().map(move |b| format!("{a}->{b}")))
+        .collect();
+    assert_eq!(edges, vec!["a->b", "b->c"]);
 }

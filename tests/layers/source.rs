@@ -424,3 +424,54 @@ pub fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     }
     w.found
 }
+
+/// Which file of a folder calls a method of `ty` that another file of it
+/// defines: the edges of the calls between the files of one façade (each
+/// file an `impl Hive` block of its own), read from `self.m(`, `hive.m(`
+/// and `h.m(` outside test items. `files` are (file stem, text).
+pub fn method_calls(ty: &str, files: &[(String, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let code: Vec<(String, Vec<String>)> = files
+        .iter()
+        .map(|(stem, text)| (stem.clone(), code_tokens(text)))
+        .collect();
+    let mut defined_in: BTreeMap<String, String> = BTreeMap::new();
+    for (stem, toks) in &code {
+        let mut i = 0;
+        while i + 2 < toks.len() {
+            if toks[i] == "impl" && toks[i + 1] == ty && toks[i + 2] == "{" {
+                let (mut depth, mut j) = (0, i + 2);
+                while j < toks.len() {
+                    match toks[j].as_str() {
+                        "{" => depth += 1,
+                        "}" => depth -= 1,
+                        "fn" if depth == 1 => {
+                            defined_in.insert(toks[j + 1].clone(), stem.clone());
+                        }
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                    j += 1;
+                }
+                i = j;
+            }
+            i += 1;
+        }
+    }
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (stem, toks) in &code {
+        let calls = edges.entry(stem.clone()).or_default();
+        for w in toks.windows(4) {
+            let receiver = matches!(w[0].as_str(), "self" | "hive" | "h");
+            if receiver
+                && w[1] == "."
+                && w[3] == "("
+                && let Some(to) = defined_in.get(&w[2]).filter(|to| *to != stem)
+            {
+                calls.insert(to.clone());
+            }
+        }
+    }
+    edges
+}
