@@ -91,9 +91,14 @@
 //!   the readers, one file per table family, the state directory's lock;
 //!   reads and writes hive's types, decides nothing.
 //! - [`service`]: the hive as a service — the rules applied with the store
-//!   and the driver: access (`Hive::authorize`, once per request), lifecycle, approvals, roster (served from memory) and crash watcher, broker,
-//!   questions, reminders, loose ends, schedules, grants, the agenda timer,
-//!   logs, start-up.
+//!   and the driver, once for every door: access (`Hive::authorize`, once
+//!   per request) and request values, lifecycle, approvals (the queue, and
+//!   the actions approved rows run), roster (served from memory) and crash
+//!   watcher, the one delivery path into inboxes, broker, questions,
+//!   reminders, loose ends, schedules, grants, the agenda timer, logs,
+//!   start-up. `Hive` is a façade: its memory lives in state parts that
+//!   own their fields (roster, inbox, swarm), and its files call each
+//!   other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
 //!   sockets), each asking the access policy first, the registry of agent
