@@ -4,7 +4,7 @@
 //! `<runtime>/manager/mcp.sock`.
 //!
 //! Binding replaces whatever is at the path, never following it
-//! ([`bind_replacing`]): the directory is the container's
+//! (`bind_replacing`): the directory is the container's
 //! `/run/hive`, writable from inside, so a directory, symlink or socket an
 //! agent left there must not stop the daemon (the state-directory lock,
 //! not a connect probe an agent could answer, keeps two daemons apart). Each listener has its own cancellation

@@ -3,16 +3,17 @@
 //! approval's resolution, a `HelperEvent` — becomes a message, and the one
 //! place its recipient is woken.
 //!
-//! A delivery is a row inserted by [`insert`] inside the caller's write
-//! transaction, which answers what to wake ([`Wakes`]); the caller commits,
-//! then hands the wakes to [`Hive::wake_inboxes`], so a long-polling `recv` sees
-//! the row the moment it is woken, and a transaction that rolls back wakes
-//! nobody. What may enter an inbox (its caps, [`admit`]) is decided here
-//! too, for local sends and the swarm's arrivals alike. Rejected: waking inside the transaction (a waiter could read
-//! before the commit and sleep again), or each caller waking in its own
-//! words (three spellings at eighteen sites, before this). A message from
-//! another hive is inserted by the swarm's idempotent insert
-//! (`store::swarm::accept`); its wake goes the same way.
+//! A delivery is a row inserted by `insert` inside the caller's write
+//! transaction, which answers what to wake (`Wakes`); the caller commits,
+//! then hands the wakes to `Hive::wake_inboxes`, so a long-polling `recv`
+//! sees the row the moment it is woken, and a transaction that rolls back
+//! wakes nobody. What may enter an inbox (its caps, `admit`) is decided
+//! here too, for local sends and the swarm's arrivals alike. Rejected:
+//! waking inside the transaction (a waiter could read before the commit
+//! and sleep again), or each caller waking in its own words (three
+//! spellings at eighteen sites, before this). A message from another hive
+//! is inserted by the swarm's idempotent insert (`store::swarm::accept`);
+//! its wake goes the same way.
 
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
 
 /// The inboxes (and the operator's view) a transaction changed: woken by
-/// [`Hive::wake_inboxes`] once it has committed.
+/// `Hive::wake_inboxes` once it has committed.
 #[must_use = "wake them once the transaction has committed: Hive::wake_inboxes"]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Wakes(Vec<Recipient>);
@@ -94,7 +95,7 @@ pub(crate) fn admit(
 
 impl Hive {
     /// The wake-up handle of an agent's inbox (one per agent, made on first
-    /// use). `recv` waits on it; [`Hive::wake_inboxes`] notifies it.
+    /// use). `recv` waits on it; `Hive::wake_inboxes` notifies it.
     pub fn inbox_waker(&self, name: &Ident) -> Arc<Notify> {
         self.inner.inbox.waker(name)
     }
