@@ -297,15 +297,7 @@ impl Hive {
         if registered_before {
             // A spawn cut short (the daemon killed between registering and
             // creating) is finished by the next one; a whole agent is taken.
-            let created = self
-                .driver()
-                .exists(name)
-                .await
-                .map_err(|error| HiveError::Driver {
-                    agent: name.clone(),
-                    error,
-                })?;
-            if created {
+            if self.container_made(name).await? {
                 return Err(HiveError::AlreadyManaged(name.clone()));
             }
             tracing::warn!(agent = %name, "{name}: registered but its container was never finished (a spawn was interrupted); finishing the spawn");
@@ -347,19 +339,22 @@ impl Hive {
     /// container if it is not complete (as [`Hive::spawn_now`] does), else
     /// start it; the manager hears `spawned{ok}` either way.
     pub(crate) async fn finish_spawn(&self, name: &Ident) -> Result<(), HiveError> {
-        let created = self
-            .driver()
+        if self.container_made(name).await? {
+            self.start_spawned(name).await
+        } else {
+            self.spawn_now(name).await
+        }
+    }
+
+    /// Whether `name`'s container has everything it needs to start.
+    async fn container_made(&self, name: &Ident) -> Result<bool, HiveError> {
+        self.driver()
             .exists(name)
             .await
             .map_err(|error| HiveError::Driver {
                 agent: name.clone(),
                 error,
-            })?;
-        if created {
-            self.start_spawned(name).await
-        } else {
-            self.spawn_now(name).await
-        }
+            })
     }
 
     /// A spawn's last step: start the new container, show its row, tell

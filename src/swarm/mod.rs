@@ -24,6 +24,7 @@
 
 mod inbound;
 pub mod names;
+pub mod permissions;
 mod relay;
 mod roster;
 

@@ -27,6 +27,14 @@ use crate::wire::ident::Ident;
 pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);
 /// How long the bucket keeps an entry not put again.
 pub const ENTRY_TTL: Duration = Duration::from_secs(120);
+/// A watch that hears nothing this long is dead: this hive puts its own
+/// rows every [`REPUBLISH_EVERY`], and a live watch hears them too. (A
+/// watch whose consumer the server refuses to recreate after a reconnect
+/// says nothing at all: the client library retries it silently; and after
+/// a node's death the swarm tier saw async-nats 0.51's ordered consumer go
+/// silent without an error or a refusal.) One and a half periods: a live
+/// watch is never taken for dead, a dead one is recreated within 30 s.
+pub const WATCH_SILENCE: Duration = Duration::from_secs(REPUBLISH_EVERY.as_secs() * 3 / 2);
 
 pub(super) async fn run(bus: Bus) {
     let Some(bucket) = bucket(&bus).await else {
@@ -158,15 +166,25 @@ async fn watch(bus: Bus, bucket: kv::Store) {
         loop {
             let entry = tokio::select! {
                 () = bus.shutdown.cancelled() => return,
-                e = entries.next() => e,
+                e = tokio::time::timeout(WATCH_SILENCE, entries.next()) => e,
             };
             match entry {
-                None => break,
-                Some(Err(err)) => {
-                    tracing::debug!("swarm roster watch: {err}");
+                Err(_) => {
+                    tracing::warn!(
+                        "swarm roster watch heard nothing for {} s, not even this hive's own \
+                         rows (put every {} s): recreating it; if this repeats, check this \
+                         hive's NATS permissions (src/swarm/README.md) and the server's log",
+                        WATCH_SILENCE.as_secs(),
+                        REPUBLISH_EVERY.as_secs()
+                    );
                     break;
                 }
-                Some(Ok(entry)) => heard(&bus.hive, &entry),
+                Ok(None) => break,
+                Ok(Some(Err(err))) => {
+                    tracing::warn!("swarm roster watch failed: {err}; recreating it");
+                    break;
+                }
+                Ok(Some(Ok(entry))) => heard(&bus.hive, &entry),
             }
         }
     }

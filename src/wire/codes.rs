@@ -232,18 +232,20 @@ impl ErrorCode {
         }
     }
 
-    /// hivectl's exit status for a refusal with this code ([`exit`]).
-    pub fn exit_status(self) -> u8 {
+    /// What the caller does about it: one exhaustive match, from which
+    /// hivectl's exit status and the advice to a model follow.
+    pub fn reaction(self) -> Reaction {
         match self {
-            Self::InProgress => exit::IN_PROGRESS,
-            Self::InboxFull | Self::ApprovalBusy | Self::TooManyConnections => exit::RETRY_LATER,
-            Self::Internal => exit::HIVE_FAILED,
+            Self::InProgress => Reaction::Wait,
+            Self::InboxFull | Self::ApprovalBusy | Self::TooManyConnections => Reaction::RetryLater,
+            Self::Internal | Self::Unknown => Reaction::HiveFailed,
+            Self::Denied => Reaction::AskPermission,
+            Self::IdleClosed => Reaction::Reconnect,
             Self::BadRequest
             | Self::UnknownAgent
             | Self::AlreadyExists
             | Self::ReservedName
             | Self::HiveFull
-            | Self::Denied
             | Self::TopologyRefused
             | Self::UnknownApproval
             | Self::ApprovalResolved
@@ -260,9 +262,22 @@ impl ErrorCode {
             | Self::UnknownItem
             | Self::ItemClosed
             | Self::InvalidItem
-            | Self::LimitReached
-            | Self::IdleClosed
-            | Self::Unknown => exit::REFUSED,
+            | Self::LimitReached => Reaction::ChangeRequest,
+        }
+    }
+
+    /// hivectl's exit status for a refusal with this code ([`exit`]).
+    pub fn exit_status(self) -> u8 {
+        match self.reaction() {
+            Reaction::Wait => exit::IN_PROGRESS,
+            Reaction::RetryLater => exit::RETRY_LATER,
+            // A code this hivectl does not know is read as a refusal: the
+            // message says more.
+            Reaction::HiveFailed if self == Self::Unknown => exit::REFUSED,
+            Reaction::HiveFailed => exit::HIVE_FAILED,
+            Reaction::AskPermission | Reaction::Reconnect | Reaction::ChangeRequest => {
+                exit::REFUSED
+            }
         }
     }
 
@@ -275,36 +290,32 @@ impl ErrorCode {
     /// What an agent (or the model behind it) does about it, in a few
     /// words: appended to a tool result so Claude can react to the code.
     pub fn advice(self) -> &'static str {
-        match self {
-            Self::InProgress => "accepted; it is still going on",
-            Self::InboxFull | Self::ApprovalBusy | Self::TooManyConnections => "retry later",
-            Self::IdleClosed => "reconnect and send the request at once",
-            Self::Internal | Self::Unknown => "the hive failed; retry later or tell the operator",
-            Self::Denied => "not allowed: ask the manager or the operator",
-            Self::BadRequest
-            | Self::UnknownAgent
-            | Self::AlreadyExists
-            | Self::ReservedName
-            | Self::HiveFull
-            | Self::TopologyRefused
-            | Self::UnknownApproval
-            | Self::ApprovalResolved
-            | Self::ApprovalFailed
-            | Self::DriverFailed
-            | Self::PartlyFailed
-            | Self::NotRunning
-            | Self::BadFilter
-            | Self::NoContainerJournal
-            | Self::JournalFailed
-            | Self::UnknownRecipient
-            | Self::BodyTooLarge
-            | Self::BadHook
-            | Self::UnknownItem
-            | Self::ItemClosed
-            | Self::InvalidItem
-            | Self::LimitReached => "change the request",
+        match self.reaction() {
+            Reaction::Wait => "accepted; it is still going on",
+            Reaction::RetryLater => "retry later",
+            Reaction::HiveFailed => "the hive failed; retry later or tell the operator",
+            Reaction::AskPermission => "not allowed: ask the manager or the operator",
+            Reaction::Reconnect => "reconnect and send the request at once",
+            Reaction::ChangeRequest => "change the request",
         }
     }
+}
+
+/// What a caller does about an error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaction {
+    /// Fix the request: a name, a value, a state to reach first.
+    ChangeRequest,
+    /// Ask for a grant, or have the manager or the operator do it.
+    AskPermission,
+    /// The same request may succeed later.
+    RetryLater,
+    /// Accepted and still going on: watch for the outcome.
+    Wait,
+    /// Connect again and send at once.
+    Reconnect,
+    /// hive-c0re itself failed.
+    HiveFailed,
 }
 
 impl std::fmt::Display for ErrorCode {

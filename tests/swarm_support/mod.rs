@@ -45,31 +45,11 @@ pub fn password(user: &str) -> String {
     format!("pw-{user}")
 }
 
-/// The NATS permissions of hive `hive` in swarm [`SWARM`]: the block
-/// `src/swarm/README.md` documents, in the server's config syntax.
+/// The NATS user of hive `hive` in swarm [`SWARM`]: the daemon's own
+/// permission table (`hive_c0re::swarm::permissions`, which
+/// `src/swarm/README.md` shows), in the server's config syntax.
 pub fn hive_permissions(hive: &str) -> String {
-    let s = SWARM;
-    let publish = [
-        format!("hive.{s}.inbox.*.{hive}"),
-        format!("$JS.API.STREAM.INFO.HIVE-{s}"),
-        format!("$JS.API.STREAM.CREATE.HIVE-{s}"),
-        format!("$JS.API.CONSUMER.INFO.HIVE-{s}.inbox-{hive}"),
-        format!("$JS.API.CONSUMER.CREATE.HIVE-{s}.inbox-{hive}.hive.{s}.inbox.{hive}.*"),
-        format!("$JS.API.CONSUMER.MSG.NEXT.HIVE-{s}.inbox-{hive}"),
-        format!("$JS.ACK.HIVE-{s}.inbox-{hive}.>"),
-        format!("$KV.hive-{s}-roster.{hive}.>"),
-        format!("$JS.API.STREAM.INFO.KV_hive-{s}-roster"),
-        format!("$JS.API.STREAM.CREATE.KV_hive-{s}-roster"),
-        format!("$JS.API.CONSUMER.CREATE.KV_hive-{s}-roster"),
-        format!("$JS.API.CONSUMER.DELETE.KV_hive-{s}-roster.*"),
-        format!("$JS.FC.KV_hive-{s}-roster.>"),
-    ];
-    let quoted: Vec<String> = publish.iter().map(|p| format!("\"{p}\"")).collect();
-    format!(
-        "{{ user: \"{hive}\", password: \"{pw}\", permissions: {{ publish: {{ allow: [{}] }}, subscribe: {{ allow: [\"_INBOX.{s}.{hive}.>\"] }} }} }}",
-        quoted.join(", "),
-        pw = password(hive),
-    )
+    hive_c0re::swarm::permissions::nats_user(SWARM, hive, &password(hive))
 }
 
 /// One `nats-server` of the cluster.
@@ -82,9 +62,15 @@ pub struct Node {
 
 impl Node {
     fn start(&mut self) {
-        let child = Command::new(nats_server_bin())
-            .arg("-c")
-            .arg(&self.config)
+        let mut cmd = Command::new(nats_server_bin());
+        cmd.arg("-c").arg(&self.config);
+        // HIVE_NATS_LOG=DIR: each node logs to DIR/<node>.log (permission
+        // violations among it), for a failed run.
+        if let Some(dir) = std::env::var_os("HIVE_NATS_LOG") {
+            cmd.arg("-l")
+                .arg(PathBuf::from(dir).join(format!("{}.log", self.name)));
+        }
+        let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -184,7 +170,9 @@ impl Cluster {
 
     /// Until the cluster has elected a JetStream meta leader (an admin can
     /// create and delete a stream).
-    fn wait_for_jetstream(&self) {
+    /// Run `f` with a JetStream context of the cluster's admin user, on a
+    /// runtime of its own (the tests are synchronous).
+    fn with_admin<T>(&self, f: impl AsyncFnOnce(async_nats::jetstream::Context) -> T) -> T {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -196,7 +184,12 @@ impl Cluster {
                 .connect(urls)
                 .await
                 .unwrap();
-            let js = async_nats::jetstream::new(client);
+            f(async_nats::jetstream::new(client)).await
+        })
+    }
+
+    fn wait_for_jetstream(&self) {
+        self.with_admin(async |js| {
             let deadline = Instant::now() + Duration::from_secs(60);
             loop {
                 let made = js
@@ -213,6 +206,35 @@ impl Cluster {
                 }
                 assert!(Instant::now() < deadline, "no JetStream leader: {made:?}");
                 tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        });
+    }
+
+    /// Wait until every replica of each of `streams` is online and current
+    /// (a restarted node has caught up), so the next fault finds a quorum.
+    pub fn wait_until_replicas_current(&self, streams: &[&str]) {
+        self.with_admin(async |js| {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            for name in streams {
+                loop {
+                    let current = match js.get_stream(*name).await {
+                        Ok(mut stream) => stream.info().await.ok().and_then(|i| i.cluster.clone()),
+                        Err(_) => None,
+                    }
+                    .is_some_and(|c| {
+                        c.leader.is_some()
+                            && c.replicas.len() == 2
+                            && c.replicas.iter().all(|p| p.current && !p.offline)
+                    });
+                    if current {
+                        break;
+                    }
+                    assert!(
+                        Instant::now() < deadline,
+                        "replicas of {name} never caught up"
+                    );
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
             }
         });
     }

@@ -7,18 +7,20 @@
 # What used to break: `hivectl start` answered `running`, then the row read `crashed
 # (exit-code)` (nspawn found no /usr bind); a retried spawn said "already exists".
 
-_half_made() {   # _half_made NAME: spawned, stopped, its settings file removed
-  tb_spawn "$1"
-  hivectl_root stop "$1" >/dev/null
-  in_c rm /etc/systemd/nspawn/h-"$1".nspawn
+# _finish_half_made VERB NAME: NAME spawned, stopped, its settings file removed (the state a
+# kill left), then `hivectl VERB NAME`, which must succeed.
+_finish_half_made() {
+  tb_hive; tb_agents "$2"
+  tb_spawn "$2"
+  hivectl_root stop "$2" >/dev/null
+  in_c rm /etc/systemd/nspawn/h-"$2".nspawn
+  local out rc=0
+  out=$(hivectl_root "$1" "$2" 2>&1) || rc=$?
+  expect_eq "hivectl $1 exit status (output: $out)" 0 "$rc"
 }
 
 a_start_finishes_an_agent_whose_spawn_was_cut_before_its_settings_file() {
-  tb_hive; tb_agents halfstart
-  _half_made halfstart
-  local out rc=0
-  out=$(hivectl_root start halfstart 2>&1) || rc=$?
-  expect_eq "hivectl start exit status (output: $out)" 0 "$rc"
+  _finish_half_made start halfstart
   expect_eq "its settings file, written again" "h-halfstart.nspawn" \
     "$(in_c ls /etc/systemd/nspawn | grep -x h-halfstart.nspawn || true)"
   sleep 3   # it used to crash within 3 s
@@ -27,12 +29,9 @@ a_start_finishes_an_agent_whose_spawn_was_cut_before_its_settings_file() {
 }
 
 a_retried_spawn_finishes_an_agent_whose_spawn_was_cut_before_its_settings_file() {
-  tb_hive; tb_agents halfspawn
-  _half_made halfspawn
-  local out rc=0
-  out=$(hivectl_root spawn halfspawn 2>&1) || rc=$?
-  expect_eq "hivectl spawn exit status (output: $out)" 0 "$rc"
+  _finish_half_made spawn halfspawn
   expect_eq "roster row" running "$(tb_row halfspawn)"
+  local out rc=0
   expect_match "the daemon's log" "halfspawn: registered but its container was never finished" \
     "$(in_c journalctl -u "$TB_UNIT" AGENT=halfspawn -o cat --no-pager)"
   out=$(hivectl_root spawn halfspawn 2>&1) && rc=0 || rc=$?
