@@ -10,8 +10,10 @@
 //! not a connect probe an agent could answer, keeps two daemons apart). Each listener has its own cancellation
 //! token, a child of the daemon's shutdown token, so destroying an agent
 //! ends its listener and its open connections while the daemon's shutdown
-//! ends them all. Socket files are `0600`: only root (the container's
-//! harness runs as root) may connect.
+//! ends them all. Socket files are `0600` and owned by the owner of their
+//! directory: an agent's directory belongs to the harness's user in the
+//! agent's own user range (`systemd::dbus::userns`), so that user, and no
+//! other user of the container or the host but root, may connect.
 //!
 //! Rejected alternative: one socket for every agent with a name in each
 //! request, which would make identity a claim instead of a fact.
@@ -200,6 +202,7 @@ impl SocketRegistry {
             None => {
                 let staging = hive.config().socket_staging_dir();
                 let listener = bind_replacing(&path, &staging)?;
+                give_to_directory_owner(&path);
                 if self.fd_store {
                     store_fd(fd_name, &listener);
                 }
@@ -261,6 +264,26 @@ impl SocketRegistry {
         let mut names: Vec<Ident> = self.agents().keys().cloned().collect();
         names.sort();
         names
+    }
+}
+
+/// Chown a freshly bound socket to the owner of its directory (the agent's
+/// user, once its directory is in the agent's user range; root otherwise,
+/// a no-op). On failure the socket stays root's: the agent cannot connect,
+/// said in the journal, never more open than meant.
+fn give_to_directory_owner(path: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let (Some(dir), Ok(sock)) = (path.parent(), std::fs::symlink_metadata(path)) else {
+        return;
+    };
+    let Ok(owner) = std::fs::metadata(dir) else {
+        return;
+    };
+    if (owner.uid(), owner.gid()) == (sock.uid(), sock.gid()) {
+        return;
+    }
+    if let Err(e) = std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid())) {
+        tracing::warn!(path = %path.display(), error = %e, "cannot give the socket to its directory's owner");
     }
 }
 

@@ -183,6 +183,13 @@ pub(crate) fn write_confined(
     if meta.nlink() > 1 {
         return Err(refused(shown, "it has other hard links"));
     }
+    // The agent's user (the owner of its state directory, in its own user
+    // range) must read what its reminder points at.
+    let owner = std::fs::metadata(root).map_err(|e| HiveError::io(root, e))?;
+    if (owner.uid(), owner.gid()) != (meta.uid(), meta.gid()) {
+        std::os::unix::fs::fchown(&f, Some(owner.uid()), Some(owner.gid()))
+            .map_err(|e| HiveError::io(root.join(shown), e))?;
+    }
     f.set_len(0)
         .and_then(|()| f.write_all(contents))
         .and_then(|()| f.sync_all())

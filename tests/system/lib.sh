@@ -362,9 +362,10 @@ tb_leftovers() {
   return 0
 }
 
-# tb_nspawn_settings MACHINE [EXTRA-LINES]: /etc/systemd/nspawn/MACHINE.nspawn in the bed, the
-# settings the nspawn profile gives h-<n>: no user namespace (the bound /usr keeps uid 0), the
-# bed's /usr bound read-only, no veth. A file in /etc/systemd/nspawn is trusted: Bind= applies.
+# tb_nspawn_settings MACHINE [EXTRA-LINES]: /etc/systemd/nspawn/MACHINE.nspawn in the bed, for
+# containers a test makes behind the daemon's back (the driver's tests, the manager's): no user
+# namespace, the bed's /usr bound read-only, no veth. Not what the daemon writes for an agent
+# (its own user range and network: settings_files.rs, tests/isolation.sh). A file in /etc/systemd/nspawn is trusted: Bind= applies.
 # The bed's /etc/systemd/nspawn is not bound from the host: like a fresh Debian host (whose
 # systemd-container creates none), it does not exist until someone creates it, and the shipped
 # unit must make it for the daemon (ProtectSystem=strict; ReadWritePaths= skips a missing path).

@@ -38,7 +38,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::jobs::{JobWait, Waited, failure_outcome};
 use super::settings_files::{self, FileError};
-use super::{Shared, limits, proxies};
+use super::{Shared, limits, proxies, userns};
 use crate::containers::{
     ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
 };
@@ -196,11 +196,42 @@ impl Shared {
         }
     }
 
+    /// Before a start (nspawn): the agent's user range and its settings
+    /// file agree, whatever version wrote the file. An agent created before
+    /// user ranges (`PrivateUsers=no`, host network, its state root's) gets
+    /// its range, its state adopted and the file rewritten here, on its
+    /// first start after the upgrade. A file that is not ours (the
+    /// manager's, from the installation) is left alone.
+    async fn isolate(&self, name: &Ident) -> Result<(), DriverError> {
+        if self.profile != Profile::Nspawn {
+            return Ok(());
+        }
+        let path = settings_files::nspawn_path(&self.settings.nspawn_dir, name);
+        let n = name.clone();
+        blocking(move || {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return Ok(());
+            };
+            let Some((spec, written)) = settings_files::parse_nspawn(&text) else {
+                return Ok(());
+            };
+            let base = userns::ensure(&n, &spec.state_dir, &spec.runtime_dir)?;
+            if written != Some(base) || !text.contains("Private=yes") {
+                tracing::info!(agent = %n, base, "{n}: settings file moved to its own user range");
+                let text = settings_files::render_nspawn(&n, &spec, base)?;
+                settings_files::write_atomically(&path, &text)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     pub(super) async fn start(&self, name: &Ident) -> Result<Outcome, DriverError> {
         self.ensure_exists(name).await?;
         if self.state(name).is_running() {
             return Ok(Outcome::AlreadyInState);
         }
+        self.isolate(name).await?;
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Start, &unit).await?;
         let waited = job.wait(self.job_wait()).await;
@@ -209,6 +240,7 @@ impl Shared {
 
     pub(super) async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
         self.ensure_exists(name).await?;
+        self.isolate(name).await?;
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Restart, &unit).await?;
         let waited = job.wait(self.job_wait()).await;
@@ -315,13 +347,21 @@ impl Shared {
         }
     }
 
-    /// Write the container's settings file (nixos: build its system first).
+    /// Write the container's settings file (nixos: build its system first;
+    /// nspawn: its user range first, [`userns::ensure`]).
     async fn write_settings(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
         let (path, text) = match self.profile {
-            Profile::Nspawn => (
-                settings_files::nspawn_path(&self.settings.nspawn_dir, name),
-                settings_files::render_nspawn(name, spec).map_err(setup)?,
-            ),
+            Profile::Nspawn => {
+                // Check the spec before a directory is made or chowned.
+                settings_files::render_nspawn(name, spec, 0).map_err(setup)?;
+                let (n, s) = (name.clone(), spec.clone());
+                let base =
+                    blocking(move || userns::ensure(&n, &s.state_dir, &s.runtime_dir)).await?;
+                (
+                    settings_files::nspawn_path(&self.settings.nspawn_dir, name),
+                    settings_files::render_nspawn(name, spec, base).map_err(setup)?,
+                )
+            }
             Profile::Nixos => {
                 // Check the spec before spending a build on it.
                 settings_files::render_nixos_conf(name, &PathBuf::from("/nix/store/x"), spec)

@@ -30,7 +30,8 @@
 //!   profile asks machined for the image `h-<n>`, the nixos profile looks
 //!   for the container's config file.
 //!
-//! Settings files are written by [`settings_files`], limits converted by
+//! Settings files are written by [`settings_files`] (each agent in its own
+//! user range, [`userns`]), limits converted by
 //! [`limits`], NixOS closures built through the [`builder`] seam.
 
 pub mod builder;
@@ -40,6 +41,7 @@ mod lifecycle;
 pub mod limits;
 pub mod proxies;
 pub mod settings_files;
+pub mod userns;
 pub mod view;
 
 use std::collections::HashMap;

@@ -99,23 +99,90 @@ pub fn nixos_conf_path(dir: &Path, name: &Ident) -> PathBuf {
     dir.join(format!("{}.conf", machine_name(name)))
 }
 
-/// The `.nspawn` file of agent `name`. `PrivateUsers=no` and the read-only
-/// host `/usr` match the template image (an empty `usr/`); no private
-/// network, the agent reaches the hive through its socket.
-pub fn render_nspawn(name: &Ident, spec: &ContainerSpec) -> Result<String, FileError> {
+/// The first line of every settings file the daemon writes; a file without
+/// it is an installation's own (the manager's) and left alone.
+const HEADER: &str = "# Written by hive-c0re for agent ";
+
+/// Capabilities the nspawn profile takes from the container's default set
+/// (all of them only ever in the container's own user namespace). None is
+/// needed by systemd or a coding agent inside:
+/// - `CAP_NET_RAW`: raw and packet sockets (sniffing, forged packets); the
+///   container has only its loopback anyway;
+/// - `CAP_MKNOD`: device nodes (the device cgroup refuses opening them, and
+///   a user namespace cannot create them);
+/// - `CAP_LINUX_IMMUTABLE`: chattr +i, a file the hive could not remove;
+/// - `CAP_SYS_TTY_CONFIG`: vhangup and console ioctls;
+/// - `CAP_AUDIT_CONTROL`, `CAP_AUDIT_WRITE`: the kernel's audit log (journald
+///   inside reads none).
+pub const DROPPED_CAPABILITIES: &str = "CAP_NET_RAW CAP_MKNOD CAP_LINUX_IMMUTABLE \
+CAP_SYS_TTY_CONFIG CAP_AUDIT_CONTROL CAP_AUDIT_WRITE";
+
+/// The `.nspawn` file of agent `name`, whose user range starts at `base`
+/// ([`super::userns`]):
+/// - `PrivateUsers=<base>:65536` and `PrivateUsersOwnership=chown`: its own
+///   user namespace; nspawn shifts the image's ownership into the range on
+///   the first start (the daemon did the bound directories);
+/// - the host's `/usr` bound read-only (the template image has an empty
+///   `usr/`); inside it shows as owned by `nobody` (the host's root is not
+///   in the range), so its setuid programs give nothing. Rejected: the
+///   `idmap` bind option, which systemd 252 applies to an attached mount:
+///   Linux refuses that ("Failed to map ids for bind mount ...: Device or
+///   resource busy", seen in the test-bed on Linux 6.18);
+/// - `Private=yes` without a veth: a network namespace with only its
+///   loopback; the agent reaches the hive through its sockets;
+/// - [`DROPPED_CAPABILITIES`].
+pub fn render_nspawn(name: &Ident, spec: &ContainerSpec, base: u32) -> Result<String, FileError> {
     let runtime = check_path("runtime directory", &spec.runtime_dir)?;
     let state = check_path("state directory", &spec.state_dir)?;
-    let mut out = format!("# Written by hive-c0re for agent {name}; rewritten on rebuild.\n");
-    out.push_str("[Exec]\nPrivateUsers=no\n");
+    let mut out = format!("{HEADER}{name}; rewritten on rebuild.\n");
+    let _ = writeln!(
+        out,
+        "[Exec]\nPrivateUsers={base}:{}\nDropCapability={DROPPED_CAPABILITIES}",
+        super::userns::RANGE
+    );
     for (k, v) in &spec.env {
         check_env(k, v, false)?;
         let _ = writeln!(out, "Environment=\"{k}={v}\"");
     }
-    out.push_str("\n[Files]\nBindReadOnly=/usr\n");
+    out.push_str("\n[Files]\nPrivateUsersOwnership=chown\nBindReadOnly=/usr\n");
     let _ = writeln!(out, "Bind={runtime}:{CONTAINER_RUNTIME_DIR}");
     let _ = writeln!(out, "Bind={state}:{CONTAINER_STATE_DIR}");
-    out.push_str("\n[Network]\nVirtualEthernet=no\n");
+    out.push_str("\n[Network]\nPrivate=yes\nVirtualEthernet=no\n");
     Ok(out)
+}
+
+/// What a `.nspawn` file this daemon wrote (this version or an earlier one,
+/// e.g. one still saying `PrivateUsers=no`) binds and sets: its spec
+/// without limits, and the user range it names (`None`: none). `None` for a
+/// file that is not ours.
+pub fn parse_nspawn(text: &str) -> Option<(ContainerSpec, Option<u32>)> {
+    if !text.starts_with(HEADER) {
+        return None;
+    }
+    let mut spec = ContainerSpec {
+        runtime_dir: PathBuf::new(),
+        state_dir: PathBuf::new(),
+        cpu_quota: None,
+        memory_max: None,
+        env: Vec::new(),
+    };
+    let mut base = None;
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("PrivateUsers=") {
+            base = v.split(':').next().and_then(|b| b.parse().ok());
+        } else if let Some(kv) = line.strip_prefix("Environment=\"") {
+            let (k, v) = kv.strip_suffix('"')?.split_once('=')?;
+            spec.env.push((k.to_owned(), v.to_owned()));
+        } else if let Some(bind) = line.strip_prefix("Bind=") {
+            match bind.split_once(':') {
+                Some((src, CONTAINER_RUNTIME_DIR)) => spec.runtime_dir = src.into(),
+                Some((src, CONTAINER_STATE_DIR)) => spec.state_dir = src.into(),
+                _ => {}
+            }
+        }
+    }
+    let found = |p: &Path| !p.as_os_str().is_empty();
+    (found(&spec.runtime_dir) && found(&spec.state_dir)).then_some((spec, base))
 }
 
 /// The NixOS container config of agent `name` (read by NixOS's
@@ -189,14 +256,35 @@ mod tests {
 
     #[test]
     fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
-        let text = render_nspawn(&id("alice"), &spec()).unwrap();
+        let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000).unwrap();
         let expected = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
+            [Exec]\nPrivateUsers=1179648:65536\n\
+            DropCapability=CAP_NET_RAW CAP_MKNOD CAP_LINUX_IMMUTABLE CAP_SYS_TTY_CONFIG \
+            CAP_AUDIT_CONTROL CAP_AUDIT_WRITE\n\
+            Environment=\"HIVE_CAPABILITIES=spawn, ask\"\n\n\
+            [Files]\nPrivateUsersOwnership=chown\nBindReadOnly=/usr\n\
+            Bind=/run/hyperhive/agents/alice:/run/hive\n\
+            Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
+            [Network]\nPrivate=yes\nVirtualEthernet=no\n";
+        assert_eq!(text, expected);
+        assert_eq!(parse_nspawn(&text), Some((spec(), Some(0x0012_0000))));
+    }
+
+    /// The file an earlier version wrote (no user namespace, host network)
+    /// still yields its binds and environment, so the first start after
+    /// the upgrade can rewrite it; an installation's own file is not ours.
+    #[test]
+    fn a_file_of_the_version_before_user_ranges_is_read_back_and_others_are_not_ours() {
+        let old = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
             [Exec]\nPrivateUsers=no\nEnvironment=\"HIVE_CAPABILITIES=spawn, ask\"\n\n\
             [Files]\nBindReadOnly=/usr\n\
             Bind=/run/hyperhive/agents/alice:/run/hive\n\
             Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
             [Network]\nVirtualEthernet=no\n";
-        assert_eq!(text, expected);
+        assert_eq!(parse_nspawn(old), Some((spec(), None)));
+        assert_eq!(parse_nspawn("[Exec]\nPrivateUsers=no\n"), None);
+        let no_binds = "# Written by hive-c0re for agent a; rewritten on rebuild.\n[Exec]\n";
+        assert_eq!(parse_nspawn(no_binds), None);
     }
 
     #[test]
@@ -204,7 +292,9 @@ mod tests {
         for bad in ["/run/a:b", "/run/../etc", "relative/dir", "/run/a b"] {
             let mut s = spec();
             s.runtime_dir = bad.into();
-            let err = render_nspawn(&id("a"), &s).unwrap_err().to_string();
+            let err = render_nspawn(&id("a"), &s, 0x8_0000)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(bad), "{err}");
         }
     }
@@ -219,7 +309,7 @@ mod tests {
         ] {
             let mut s = spec();
             s.env = vec![(k.into(), v.into())];
-            assert!(render_nspawn(&id("a"), &s).is_err(), "{k}={v:?}");
+            assert!(render_nspawn(&id("a"), &s, 0x8_0000).is_err(), "{k}={v:?}");
         }
     }
 
