@@ -65,6 +65,7 @@
 //! web         wire service config clock errors
 //! swarm       wire service config
 //! client      wire config
+//! egress      wire
 //! agent       wire systemd::notify
 //! cli         wire client config clock errors
 //! daemon      wire containers systemd config clock service server web swarm logging errors
@@ -113,6 +114,9 @@
 //! - [`swarm`]: the swarm door — this hive on NATS JetStream beside its
 //!   peers: the outbox relay, the durable inbound consumer, the roster
 //!   bucket (design and guarantees: `src/swarm/README.md`).
+//! - [`egress`]: the egress proxy — one agent's connection (CONNECT or plain
+//!   HTTP) checked against its `host[:port]` allow-list, dialled from the
+//!   host, logged with `AGENT=`; not wired to agents yet.
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
@@ -138,6 +142,7 @@ pub mod command;
 pub mod config;
 pub mod containers;
 pub mod daemon;
+pub mod egress;
 pub mod errors;
 pub mod hive;
 pub mod logging;

@@ -95,6 +95,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The swarm door: this hive on NATS JetStream, like a socket.
     ("swarm", &["wire", "service", "config"]),
     ("client", &["wire", "config"]),
+    // The egress proxy: one agent's connection, its allow-list, the target.
+    ("egress", &["wire"]),
     // The in-container harness (hive-agent): a client of the agent socket,
     // with sd_notify from systemd; nothing of the daemon's state.
     ("agent", &["wire", "systemd::notify"]),
