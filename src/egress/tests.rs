@@ -29,6 +29,20 @@ async fn target(reply: &'static [u8]) -> (u16, tokio::task::JoinHandle<Vec<u8>>)
     (port, task)
 }
 
+/// The agent's end of a connection the proxy serves for `agent` under
+/// `list`, after `request` was written to it; the proxy's outcome.
+async fn ask(
+    agent: &str,
+    list: &AllowList,
+    request: &str,
+) -> (UnixStream, tokio::task::JoinHandle<Outcome>) {
+    let (mut mine, proxy_end) = UnixStream::pair().unwrap();
+    let (name, list) = (id(agent), list.clone());
+    let proxy = tokio::spawn(async move { serve(proxy_end, &name, &list).await });
+    mine.write_all(request.as_bytes()).await.unwrap();
+    (mine, proxy)
+}
+
 async fn read_all(s: &mut UnixStream) -> String {
     let mut out = Vec::new();
     s.read_to_end(&mut out).await.unwrap();
@@ -99,13 +113,9 @@ fn request_heads_become_a_tunnel_or_an_origin_form_request() {
 #[tokio::test]
 async fn an_allowed_connect_tunnels_bytes_both_ways() {
     let (port, got) = target(b"from the target").await;
-    let (mut agent, proxy_end) = UnixStream::pair().unwrap();
     let list = allow(&[&format!("localhost:{port}")]);
-    let proxy = tokio::spawn(async move { serve(proxy_end, &id("alice"), &list).await });
-    agent
-        .write_all(format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\nfrom the agent").as_bytes())
-        .await
-        .unwrap();
+    let request = format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\nfrom the agent");
+    let (mut agent, proxy) = ask("alice", &list, &request).await;
     let text = read_all(&mut agent).await;
     assert_eq!(
         text,
@@ -124,13 +134,9 @@ async fn an_allowed_connect_tunnels_bytes_both_ways() {
 #[tokio::test]
 async fn a_host_not_on_the_list_is_refused_with_a_403_naming_it_and_how_to_ask() {
     let (port, _never) = target(b"").await;
-    let (mut agent, proxy_end) = UnixStream::pair().unwrap();
     let list = allow(DEFAULT_ALLOW);
-    let proxy = tokio::spawn(async move { serve(proxy_end, &id("bob"), &list).await });
-    agent
-        .write_all(format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
+    let request = format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n");
+    let (mut agent, proxy) = ask("bob", &list, &request).await;
     let text = read_all(&mut agent).await;
     assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
     assert!(
@@ -151,15 +157,9 @@ async fn a_host_not_on_the_list_is_refused_with_a_403_naming_it_and_how_to_ask()
 #[tokio::test]
 async fn plain_http_is_forwarded_in_origin_form_and_the_answer_comes_back() {
     let (port, got) = target(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi").await;
-    let (mut agent, proxy_end) = UnixStream::pair().unwrap();
     let list = allow(&["127.0.0.1"]);
-    let proxy = tokio::spawn(async move { serve(proxy_end, &id("carl"), &list).await });
-    agent
-        .write_all(
-            format!("GET http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes(),
-        )
-        .await
-        .unwrap();
+    let request = format!("GET http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    let (mut agent, proxy) = ask("carl", &list, &request).await;
     let text = read_all(&mut agent).await;
     assert!(text.ends_with("\r\n\r\nhi"), "{text}");
     assert_eq!(
@@ -172,11 +172,8 @@ async fn plain_http_is_forwarded_in_origin_form_and_the_answer_comes_back() {
 
 #[tokio::test]
 async fn garbage_is_a_400_and_a_dead_target_a_502() {
-    let (mut agent, proxy_end) = UnixStream::pair().unwrap();
     let list = allow(&["127.0.0.1"]);
-    let l2 = list.clone();
-    let proxy = tokio::spawn(async move { serve(proxy_end, &id("dan"), &l2).await });
-    agent.write_all(b"HELLO\r\n\r\n").await.unwrap();
+    let (mut agent, proxy) = ask("dan", &list, "HELLO\r\n\r\n").await;
     assert!(read_all(&mut agent).await.starts_with("HTTP/1.1 400 "));
     assert_eq!(proxy.await.unwrap(), Outcome::Failed);
     // A port nobody listens on (bound, then closed).
@@ -186,12 +183,8 @@ async fn garbage_is_a_400_and_a_dead_target_a_502() {
         .local_addr()
         .unwrap()
         .port();
-    let (mut agent, proxy_end) = UnixStream::pair().unwrap();
-    let proxy = tokio::spawn(async move { serve(proxy_end, &id("dan"), &list).await });
-    agent
-        .write_all(format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let (mut agent, proxy) = ask("dan", &list, &request).await;
     assert!(read_all(&mut agent).await.starts_with("HTTP/1.1 502 "));
     assert_eq!(proxy.await.unwrap(), Outcome::Failed);
 }

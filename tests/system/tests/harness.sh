@@ -11,21 +11,13 @@ source "$HERE/agent_image.sh"
 # `hive-agent call send` to the operator (the same tool path Claude's mcp__hyperhive__send
 # takes), and records its prompt.
 _harness_template() {
-  in_c test -e /var/lib/machines/hive-agent-template/etc/os-release && return 0
-  local dir; dir=$(mktemp -d)
-  cat > "$dir/config.json" <<'JSON'
-{"claude_command": ["/etc/hive-agent/stand-in"], "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
-JSON
-  tb_agent_template hive-agent-template "$dir/config.json"
-  cat > "/proc/$(tb_leader)/root/var/lib/machines/hive-agent-template/etc/hive-agent/stand-in" <<'SH'
+  tb_stand_in_template hive-agent-template <<'SH'
 #!/bin/bash
 prompt=$(cat)
 printf '%s\n' "$prompt" > /var/lib/hive/last-prompt
 body=$(printf '%s\n' "$prompt" | sed -n '/^--- message /{n;p;q}')
 exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"got: $body\"}"
 SH
-  chmod 0755 "/proc/$(tb_leader)/root/var/lib/machines/hive-agent-template/etc/hive-agent/stand-in"
-  rm -rf "$dir"
 }
 
 _inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }

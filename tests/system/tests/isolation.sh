@@ -13,13 +13,7 @@ TB_ISO_PORT=47011                      # a TCP listener on the bed's loopback
 TB_ISO_ABSTRACT=hive-tb-abstract       # an abstract unix socket of the bed
 
 _iso_template() {
-  in_c test -e /var/lib/machines/hive-iso-template/etc/os-release && return 0
-  local dir; dir=$(mktemp -d)
-  cat > "$dir/config.json" <<'JSON'
-{"claude_command": ["/etc/hive-agent/stand-in"], "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
-JSON
-  tb_agent_template hive-iso-template "$dir/config.json"
-  cat > "/proc/$(tb_leader)/root/var/lib/machines/hive-iso-template/etc/hive-agent/stand-in" <<'SH'
+  tb_stand_in_template hive-iso-template <<'SH'
 #!/bin/bash
 prompt=$(cat)
 body=$(printf '%s\n' "$prompt" | sed -n '/^--- message /{n;p;q}')
@@ -29,8 +23,6 @@ if [ -e /var/lib/hive/probe.sh ]; then
 fi
 exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"got: $body\"}"
 SH
-  chmod 0755 "/proc/$(tb_leader)/root/var/lib/machines/hive-iso-template/etc/hive-agent/stand-in"
-  rm -rf "$dir"
 }
 
 _iso_inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }
