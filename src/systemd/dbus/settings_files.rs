@@ -99,6 +99,10 @@ pub fn nixos_conf_path(dir: &Path, name: &Ident) -> PathBuf {
     dir.join(format!("{}.conf", machine_name(name)))
 }
 
+/// Ids in each agent container's user range (the range's base is chosen by
+/// `super::userns`).
+pub const USER_RANGE: u32 = 0x1_0000;
+
 /// The first line of every settings file the daemon writes; a file without
 /// it is an installation's own (the manager's) and left alone.
 const HEADER: &str = "# Written by hive-c0re for agent ";
@@ -137,8 +141,7 @@ pub fn render_nspawn(name: &Ident, spec: &ContainerSpec, base: u32) -> Result<St
     let mut out = format!("{HEADER}{name}; rewritten on rebuild.\n");
     let _ = writeln!(
         out,
-        "[Exec]\nPrivateUsers={base}:{}\nDropCapability={DROPPED_CAPABILITIES}",
-        super::userns::RANGE
+        "[Exec]\nPrivateUsers={base}:{USER_RANGE}\nDropCapability={DROPPED_CAPABILITIES}"
     );
     for (k, v) in &spec.env {
         check_env(k, v, false)?;

@@ -35,7 +35,7 @@ use std::os::unix::fs::{MetadataExt, lchown};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
-use super::settings_files::FileError;
+use super::settings_files::{FileError, USER_RANGE};
 use crate::wire::ident::Ident;
 
 /// The harness's user inside every agent container (`agent`, from
@@ -43,7 +43,7 @@ use crate::wire::ident::Ident;
 /// `/run/hive` and the only user that may connect to the agent's sockets.
 pub const AGENT_UID: u32 = 1000;
 /// Ids per container.
-pub const RANGE: u32 = 0x1_0000;
+const RANGE: u32 = USER_RANGE;
 const FIRST: u32 = 0x0008_0000;
 const END: u32 = 0x6FFF_0000;
 const SLOTS: u32 = (END - FIRST) / RANGE;
