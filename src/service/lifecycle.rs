@@ -2,7 +2,7 @@
 //! registry kept in step with the containers.
 //!
 //! Every verb runs its work in a task of its own and waits for it at most
-//! [`ANSWER_BUDGET`]: a graceful stop may take the whole stop deadline, but
+//! [`ANSWER_BUDGET`](super::ANSWER_BUDGET): a graceful stop may take the whole stop deadline, but
 //! the client must hear back within 5 s. Past the budget the answer says
 //! "still in progress" and the work goes on; the roster shows the result.
 
