@@ -217,8 +217,8 @@ async fn answer<S: AsyncWrite + Unpin>(s: &mut S, status: &str, body: &str) -> s
 pub fn refusal_body(agent: &Ident, host: &str, port: u16) -> String {
     format!(
         "hive-c0re egress: {host}:{port} is not on agent {agent}'s allow-list, so this \
-         connection was refused. Ask your operator to allow it (the hive's \
-         egress_allow setting), saying which host and port you need and why.\n"
+         connection was refused. Ask your operator to allow it, saying which host \
+         and port you need and why.\n"
     )
 }
 

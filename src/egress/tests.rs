@@ -145,7 +145,7 @@ async fn a_host_not_on_the_list_is_refused_with_a_403_naming_it_and_how_to_ask()
         )),
         "{text}"
     );
-    assert!(text.contains("egress_allow"), "{text}");
+    assert!(text.contains("Ask your operator to allow it"), "{text}");
     assert_eq!(
         proxy.await.unwrap(),
         Outcome::Refused {
