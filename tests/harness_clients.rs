@@ -77,13 +77,18 @@ fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_
     );
     assert_eq!(v["schemas"]["send"], serde_json::json!(["to", "body"]));
     let calls = &v["calls"];
-    assert_eq!(calls["send_operator"], serde_json::json!([false, "ok"]));
+    assert_eq!(
+        calls["send_operator"],
+        serde_json::json!([false, "ok: delivered to 1 inbox(es)"])
+    );
     assert_eq!(calls["send_unknown"][0], true);
+    // The refusal's words and its code, so the model can tell a wrong name
+    // from a full inbox.
+    let unknown = calls["send_unknown"][1].as_str().unwrap();
+    assert!(unknown.contains("nobody-here"), "{unknown}");
     assert!(
-        calls["send_unknown"][1]
-            .as_str()
-            .unwrap()
-            .contains("nobody-here")
+        unknown.ends_with("[code: unknown_recipient; change the request]"),
+        "{unknown}"
     );
     assert_eq!(calls["status_missing_text"][0], true);
     assert!(
