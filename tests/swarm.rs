@@ -20,42 +20,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use swarm_hive::{Hive, open_retrying, send, take};
-use swarm_support::{Cluster, Cutter, SWARM, password};
+use swarm_support::{Cluster, Cutter, SWARM, password, wait_until};
 
 const HIVES: [&str; 3] = ["hive-a", "hive-b", "hive-c"];
 const SENDERS: usize = 4;
 
 fn agents() -> Vec<String> {
     (0..SENDERS).map(|i| format!("s{i}")).collect()
-}
-
-/// Until `f` holds (checked every 100 ms), or panic after `limit`.
-fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// `hive:agent` pairs `swarm_status` lists on `hive`.
-fn swarm_roster(hive: &Hive) -> BTreeSet<String> {
-    let answer = hive.request(r#"{"cmd":"swarm_status"}"#);
-    let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
-    v["swarm_statuses"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    format!(
-                        "{}:{}",
-                        r["hive"].as_str().unwrap(),
-                        r["name"].as_str().unwrap()
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// One sender: `s<i>` of `hive` sends `<hive>/s<i>/<n>` to `s<i>@<next>`
@@ -121,7 +92,7 @@ fn acknowledged_cross_hive_messages_arrive_exactly_once_and_in_order_through_cra
     }
     // The roster bucket: every hive sees every hive's agents.
     wait_until(Duration::from_secs(60), "the swarm roster", || {
-        let rows = swarm_roster(&hives[0]);
+        let rows = hives[0].swarm_roster();
         HIVES
             .iter()
             .all(|h| agents().iter().all(|a| rows.contains(&format!("{h}:{a}"))))
@@ -374,7 +345,7 @@ fn a_hive_whose_bus_is_down_still_serves_and_queues_cross_hive_sends() {
     assert_eq!(send(&mut alice, "bob@hive-b", "queued"), Some(true));
     let answer = alice.ask(r#"{"cmd":"send","to":"bob@","body":"x"}"#);
     assert!(answer.contains("not an address"), "{answer}");
-    let rows = swarm_roster(&hive);
+    let rows = hive.swarm_roster();
     assert!(rows.contains("hive-a:alice"), "{rows:?}");
 }
 
@@ -421,7 +392,7 @@ fn the_dashboards_swarm_page_shows_other_hives_agents_and_follows_them_live() {
     a.spawn_agents(&["alice".to_owned()]);
     b.spawn_agents(&["bob".to_owned()]);
     wait_until(Duration::from_secs(60), "hive-b hears alice", || {
-        swarm_roster(&b).contains("hive-a:alice")
+        b.swarm_roster().contains("hive-a:alice")
     });
 
     // The page on hive-b: both hives' agents, only its own linked.

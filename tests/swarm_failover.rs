@@ -23,36 +23,9 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use swarm_hive::Hive;
-use swarm_support::{Cluster, SWARM};
+use swarm_support::{Cluster, SWARM, wait_until};
 
 const HIVES: [&str; 3] = ["hive-a", "hive-b", "hive-c"];
-
-/// Until `f` holds (checked every 100 ms), or panic after `limit`.
-fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// `hive:agent` pairs `swarm_status` lists on `hive`.
-fn swarm_roster(hive: &Hive) -> BTreeSet<String> {
-    let answer = hive.request(r#"{"cmd":"swarm_status"}"#);
-    let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
-    v["swarm_statuses"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| {
-            format!(
-                "{}:{}",
-                r["hive"].as_str().unwrap(),
-                r["name"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
 
 /// Issue 30: after the NATS node a hive was connected to died, its client
 /// reconnected elsewhere and the library recreated the roster watch under a
@@ -75,7 +48,7 @@ fn the_swarm_roster_survives_each_nats_node_dying_under_the_documented_permissio
         expected.insert(format!("{}:a{k}", HIVES[k]));
     }
     let all_listed =
-        |expected: &BTreeSet<String>| hives.iter().all(|h| swarm_roster(h).is_superset(expected));
+        |expected: &BTreeSet<String>| hives.iter().all(|h| h.swarm_roster().is_superset(expected));
     wait_until(Duration::from_secs(60), "the first roster", || {
         all_listed(&expected)
     });
@@ -105,7 +78,7 @@ fn the_swarm_roster_survives_each_nats_node_dying_under_the_documented_permissio
         std::thread::sleep(rest);
     }
     for h in &hives {
-        let rows = swarm_roster(h);
+        let rows = h.swarm_roster();
         assert!(
             rows.is_superset(&expected),
             "{rows:?} lacks some of {expected:?}"

@@ -118,6 +118,24 @@ impl Hive {
         self.dir.join("run/agents").join(agent).join("mcp.sock")
     }
 
+    /// `hive:agent` pairs `swarm_status` lists on this hive.
+    pub fn swarm_roster(&self) -> std::collections::BTreeSet<String> {
+        let answer = self.request(r#"{"cmd":"swarm_status"}"#);
+        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        v["swarm_statuses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{}:{}",
+                    r["hive"].as_str().unwrap(),
+                    r["name"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
     /// One host.sock request line, its answer line.
     pub fn request(&self, line: &str) -> String {
         common::request_raw(&self.host_socket(), format!("{line}\n").as_bytes())

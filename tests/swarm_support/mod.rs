@@ -40,6 +40,15 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Until `f` holds (checked every 100 ms), or panic after `limit`.
+pub fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// The password of `user` in the test cluster.
 pub fn password(user: &str) -> String {
     format!("pw-{user}")
