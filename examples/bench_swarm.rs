@@ -18,7 +18,7 @@
 //! throughput is messages over the time from the first send to the last
 //! receipt. The extrapolation to 100 hives is in `src/swarm/README.md`.
 
-#[path = "../tests/swarm_support/mod.rs"]
+#[path = "../tests/support/swarm/mod.rs"]
 mod swarm_support;
 
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 #![allow(clippy::disallowed_methods)] // it starts chromedriver
 
-#[path = "../tests/browser/mod.rs"]
+#[path = "../tests/support/browser/mod.rs"]
 mod browser;
 mod support;
 

@@ -129,6 +129,17 @@
 //!   socket only (it uses `wire` and sd_notify, nothing of the daemon's
 //!   state).
 //!
+//! # Tests
+//! One convention for unit tests: the tests of `x.rs` live beside it in
+//! `x_tests.rs`, attached at the end of `x.rs` as
+//! `#[cfg(test)] #[path = "x_tests.rs"] mod tests;` (a folder's `mod.rs`
+//! attaches `<folder>_tests.rs`, or one `<topic>_tests.rs` per topic when its
+//! tests span the folder). No test module is written inline, so a file's
+//! length is its code's and the layer test reads no test as code.
+//! `testing` holds what several unit tests share. Integration tests are
+//! `tests/*.rs`; what they share lives in one folder, `tests/support/`.
+//! `tests/layers.rs` checks both.
+//!
 //! # Current limitations
 //! See the README's "Limitations" section; it is kept current with each change.
 

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
+#[path = "support/common/mod.rs"]
 mod common;
 
 use std::collections::HashSet;

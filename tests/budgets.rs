@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 #![allow(clippy::disallowed_methods)] // runs the daemon binary under test
 
+#[path = "support/common/mod.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -6,7 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 #![allow(clippy::disallowed_methods)] // test code runs the binaries under test
 
+#[path = "support/agent_rig/mod.rs"]
 mod agent_rig;
+#[path = "support/common/mod.rs"]
 mod common;
 
 use std::time::Duration;

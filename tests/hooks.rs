@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 #![allow(clippy::disallowed_methods)] // test code runs the binaries under test
 
+#[path = "support/common/mod.rs"]
 mod common;
 
 use std::io::Write;

@@ -19,6 +19,7 @@
 #![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
+#[path = "support/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@
 //! another (`agent` reaches `systemd::notify`, not the D-Bus driver). Test
 //! code (`*_tests.rs`, `tests.rs`, `testing.rs` and every item under
 //! `#[cfg(test)]`, wherever it stands) may reach anywhere; the rest of each
-//! file is read whole, by the reader in `tests/layers/source.rs`.
+//! file is read whole, by the reader in `tests/support/layers/source.rs`.
 //!
 //! And inside each folder of `src/` (a room: `service/`, `web/`, ...), no
 //! files use each other in a circle of any length, whether by `super::`,
@@ -20,7 +20,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
-#[path = "layers/source.rs"]
+#[path = "support/layers/source.rs"]
 mod source;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -454,4 +454,103 @@ fn the_call_reader_sees_calls_across_files_and_not_within_one_or_in_tests() {
         .flat_map(|(a, to)| to.iter().map(move |b| format!("{a}->{b}")))
         .collect();
     assert_eq!(edges, vec!["a->b", "b->c"]);
+}
+
+/// `src/lib.rs` ("Tests"): a unit test module is never written inline; it
+/// is a `*_tests.rs` file beside the code, attached under `#[cfg(test)]`.
+#[test]
+fn unit_tests_live_in_sibling_tests_files_attached_under_cfg_test() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut inline = Vec::new();
+    let mut attached = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, line) in lines.iter().enumerate() {
+            let attributes: Vec<&str> = lines[..i]
+                .iter()
+                .rev()
+                .take_while(|l| l.starts_with("#["))
+                .copied()
+                .collect();
+            let under_cfg_test = attributes.contains(&"#[cfg(test)]");
+            if !under_cfg_test || is_test_file(file) {
+                continue;
+            }
+            let declared = match line.strip_prefix("pub") {
+                Some(rest) => rest.split_once(' ').map_or(rest, |(_, decl)| decl),
+                None => line,
+            };
+            let Some(name) = declared.strip_prefix("mod ") else {
+                continue;
+            };
+            if name.ends_with('{') {
+                inline.push(format!("{}:{}", file.display(), i + 1));
+                continue;
+            }
+            let path = attributes
+                .iter()
+                .find_map(|l| l.strip_prefix("#[path = \"")?.strip_suffix("\"]"));
+            let target = path.map_or_else(
+                || format!("{}.rs", name.trim_end_matches(';')),
+                str::to_owned,
+            );
+            attached.insert(file.parent().unwrap().join(target));
+        }
+    }
+    assert!(
+        inline.is_empty(),
+        "inline test modules (move each to a sibling *_tests.rs): {inline:?}"
+    );
+    let test_files: BTreeSet<_> = files.iter().filter(|f| is_test_file(f)).cloned().collect();
+    let unattached: Vec<_> = test_files.difference(&attached).collect();
+    assert!(
+        unattached.is_empty(),
+        "test files no #[cfg(test)] mod attaches: {unattached:?}"
+    );
+    let misnamed: Vec<_> = test_files
+        .iter()
+        .filter(|f| f.ends_with("tests.rs"))
+        .collect();
+    assert!(
+        misnamed.is_empty(),
+        "name a test file after what it tests (x_tests.rs): {misnamed:?}"
+    );
+}
+
+/// `src/lib.rs` ("Tests"): integration tests share code from one folder,
+/// `tests/support/`; the other folders under `tests/` are the tiers that
+/// are not Rust (the real clients' installer, the real-systemd bed).
+#[test]
+fn integration_tests_share_code_only_from_tests_support() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut folders: Vec<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders, ["clients", "support", "system"]);
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let file = entry.unwrap().path();
+        if file.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.starts_with("mod ") && line.ends_with(';') {
+                let from = i.checked_sub(1).map(|p| lines[p]).unwrap_or_default();
+                assert!(
+                    from.starts_with("#[path = \"support/"),
+                    "{}:{}: attach shared code from tests/support/ with #[path]",
+                    file.display(),
+                    i + 1
+                );
+            }
+        }
+    }
 }

@@ -9,9 +9,11 @@
 #![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
+#[path = "support/common/mod.rs"]
 mod common;
-#[path = "swarm_support/hive.rs"]
+#[path = "support/swarm/hive.rs"]
 mod swarm_hive;
+#[path = "support/swarm/mod.rs"]
 mod swarm_support;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -14,9 +14,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 #![allow(dead_code)] // the shared swarm support serves tests/swarm.rs too
 
+#[path = "support/common/mod.rs"]
 mod common;
-#[path = "swarm_support/hive.rs"]
+#[path = "support/swarm/hive.rs"]
 mod swarm_hive;
+#[path = "support/swarm/mod.rs"]
 mod swarm_support;
 
 use std::collections::BTreeSet;

@@ -7,7 +7,9 @@
 #![allow(clippy::disallowed_methods)] // test code runs the binaries under test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
+#[path = "support/browser/mod.rs"]
 mod browser;
+#[path = "support/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

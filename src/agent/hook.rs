@@ -71,39 +71,5 @@ pub fn settings(harness: &std::path::Path) -> serde_json::Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_settings_run_the_quoted_harness_on_every_subscribed_event() {
-        let s = settings(std::path::Path::new("/opt/it's/hive-agent"));
-        for event in EVENTS {
-            assert_eq!(
-                s["hooks"][event][0]["hooks"][0]["command"],
-                r"'/opt/it'\''s/hive-agent' hook"
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn an_unreachable_hive_is_a_note_within_the_budget_not_a_wait() {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = AgentSocket::new(dir.path().join("absent.sock"));
-        let started = std::time::Instant::now();
-        let note = forward(&socket, &br#"{"hook_event_name":"Stop"}"#[..])
-            .await
-            .unwrap_err();
-        assert!(started.elapsed() < BUDGET + Duration::from_millis(100));
-        assert!(note.contains("not delivered"), "{note}");
-    }
-
-    #[tokio::test]
-    async fn a_payload_over_the_cap_or_not_utf8_is_not_forwarded() {
-        let socket = AgentSocket::new("/nonexistent/hive.sock");
-        let big = vec![b'a'; MAX_HOOK_PAYLOAD + 1];
-        let note = forward(&socket, &big[..]).await.unwrap_err();
-        assert!(note.contains("over"), "{note}");
-        let note = forward(&socket, &b"\xff\xfe"[..]).await.unwrap_err();
-        assert!(note.contains("not UTF-8"), "{note}");
-    }
-}
+#[path = "hook_tests.rs"]
+mod tests;

@@ -32,7 +32,7 @@ use tokio::net::TcpStream;
 use crate::wire::ident::Ident;
 
 #[cfg(test)]
-mod tests;
+mod egress_tests;
 
 /// The longest request head read before refusing (400).
 pub const MAX_HEAD: usize = 16 * 1024;

@@ -76,14 +76,14 @@ mod roster_state;
 #[cfg(test)]
 mod schedule_tests;
 pub mod schedules;
+#[cfg(test)]
+mod service_tests;
 pub mod session;
 pub mod snapshot;
 pub mod sockets;
 pub mod startup;
 pub mod swarm;
 mod swarm_state;
-#[cfg(test)]
-mod tests;
 pub mod timer;
 
 use std::collections::HashMap;

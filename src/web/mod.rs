@@ -35,9 +35,9 @@ pub mod lists;
 pub mod live;
 pub mod pages;
 pub mod swarm;
-#[cfg(test)]
-mod tests;
 pub mod views;
+#[cfg(test)]
+mod web_tests;
 
 use std::sync::Arc;
 

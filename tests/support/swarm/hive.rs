@@ -1,5 +1,5 @@
 //! Hives of the real `hive-c0re` binary (`--driver fake`) in the test
-//! swarm, and their agents' connections (over `tests/common`'s `Conn`).
+//! swarm, and their agents' connections (over `tests/support/common`'s `Conn`).
 
 #![allow(clippy::disallowed_methods)] // test code runs the binaries and tools under test
 

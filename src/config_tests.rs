@@ -1,0 +1,74 @@
+use super::*;
+
+#[test]
+fn an_unknown_config_key_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, r#"{"stop_deadline_sec": 5}"#).unwrap();
+    let err = Config::load(&path).unwrap_err();
+    let chain = format!("{:#}", anyhow::Error::from(err));
+    assert!(
+        chain.contains("unknown field `stop_deadline_sec`"),
+        "{chain}"
+    );
+}
+
+#[test]
+fn a_swarm_section_needs_the_hive_and_swarm_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, r#"{"swarm": {"urls": ["nats://127.0.0.1:4222"]}}"#).unwrap();
+    let err = Config::load(&path).unwrap_err().to_string();
+    assert!(err.contains("no `hive_name`"), "{err}");
+    std::fs::write(
+            &path,
+            r#"{"hive_name": "hive-a", "swarm_name": "s", "swarm": {"urls": ["nats://127.0.0.1:4222"]}}"#,
+        )
+        .unwrap();
+    let c = Config::load(&path).unwrap();
+    assert_eq!(c.swarm_hive().map(Ident::as_str), Some("hive-a"));
+    assert_eq!(c.swarm.unwrap().replicas, 3);
+}
+
+#[test]
+fn without_a_swarm_section_the_hive_is_alone_even_with_a_name() {
+    let c = Config {
+        hive_name: Some(Ident::new("hive-a").unwrap()),
+        ..Config::default()
+    };
+    assert_eq!(c.swarm_hive(), None);
+}
+
+#[test]
+fn a_partial_config_keeps_the_other_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, r#"{"domain": "hive.example", "profile": "nixos"}"#).unwrap();
+    let c = Config::load(&path).unwrap();
+    assert_eq!(c.domain.as_deref(), Some("hive.example"));
+    assert_eq!(c.profile, Profile::Nixos);
+    assert_eq!(c.stop_deadline_secs, 30);
+    assert_eq!(c.host_socket(), PathBuf::from("/run/hyperhive/host.sock"));
+}
+
+#[test]
+fn flags_override_the_file_and_unset_flags_keep_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(
+        &path,
+        r#"{"domain": "hive.example", "state_dir": "/srv/h"}"#,
+    )
+    .unwrap();
+    let c = Config::with_overrides(Overrides {
+        file: Some(path),
+        runtime_dir: Some("/tmp/rt".into()),
+        driver: Some(DriverKind::Fake),
+        ..Overrides::default()
+    })
+    .unwrap();
+    assert_eq!(c.domain.as_deref(), Some("hive.example"));
+    assert_eq!(c.state_dir, PathBuf::from("/srv/h"));
+    assert_eq!(c.runtime_dir, PathBuf::from("/tmp/rt"));
+    assert_eq!(c.driver, DriverKind::Fake);
+}

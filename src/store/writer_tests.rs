@@ -1,0 +1,132 @@
+use super::*;
+use crate::hive::Recipient;
+use crate::store::{Store, messages};
+use crate::testing::id;
+use tokio::sync::oneshot;
+
+type Reply = oneshot::Receiver<Result<i64, StoreError>>;
+
+fn insert_job(body: &'static str, then_fail: bool) -> (Job, Reply) {
+    let (tx, rx) = oneshot::channel();
+    let f = move |c: &mut Connection| {
+        let id = messages::insert(c, "x", &Recipient::Agent(id("bob")), body, None, 1)?;
+        if then_fail {
+            return Err(StoreError::Corrupt(format!("{body} refused after writing")));
+        }
+        Ok(id)
+    };
+    (job(f, tx), rx)
+}
+
+fn bodies(store: &Store) -> Vec<String> {
+    let rows = store
+        .blocking(|c| messages::recent(c, &Recipient::Agent(id("bob")), 10, usize::MAX))
+        .unwrap();
+    let mut bodies: Vec<_> = rows.0.into_iter().map(|r| r.body).collect();
+    bodies.sort();
+    bodies
+}
+
+/// Run `jobs` as one batch on the store's write connection.
+fn batch(store: &Store, jobs: Vec<Job>) {
+    store
+        .blocking(|conn| {
+            commit_batch(conn, jobs);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_failing_job_rolls_back_only_its_own_writes_and_the_batch_commits() {
+    let store = Store::open_in_memory().unwrap();
+    let (a, mut ra) = insert_job("a", false);
+    let (b, mut rb) = insert_job("b", true);
+    let (c, mut rc) = insert_job("c", false);
+    batch(&store, vec![a, b, c]);
+    assert!(ra.try_recv().unwrap().is_ok());
+    let refused = rb.try_recv().unwrap().unwrap_err();
+    assert!(refused.to_string().contains("b refused"), "{refused}");
+    assert!(rc.try_recv().unwrap().is_ok());
+    assert_eq!(bodies(&store), ["a", "c"]);
+}
+
+#[test]
+fn a_panicking_job_is_answered_and_the_others_commit() {
+    let store = Store::open_in_memory().unwrap();
+    let (a, mut ra) = insert_job("a", false);
+    let (tx, mut rp) = oneshot::channel::<Result<i64, StoreError>>();
+    let panics = job(
+        |c: &mut Connection| {
+            messages::insert(c, "x", &Recipient::Agent(id("bob")), "p", None, 1)?;
+            panic!("a bug in one caller");
+        },
+        tx,
+    );
+    let (c, mut rc) = insert_job("c", false);
+    batch(&store, vec![a, panics, c]);
+    assert!(ra.try_recv().unwrap().is_ok());
+    assert!(matches!(rp.try_recv().unwrap(), Err(StoreError::Task)));
+    assert!(rc.try_recv().unwrap().is_ok());
+    assert_eq!(bodies(&store), ["a", "c"]);
+}
+
+#[test]
+fn a_job_using_its_own_transaction_runs_as_a_savepoint_inside_the_batch() {
+    let store = Store::open_in_memory().unwrap();
+    let (tx, mut r) = oneshot::channel::<Result<usize, StoreError>>();
+    let popper = job(
+        |c: &mut Connection| {
+            messages::insert(c, "x", &Recipient::Agent(id("bob")), "one", None, 1)?;
+            Ok(messages::pop(c, &id("bob"), 10, usize::MAX, 2)?.len())
+        },
+        tx,
+    );
+    batch(&store, vec![popper]);
+    assert_eq!(r.try_recv().unwrap().unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writes_to_a_file_store_are_all_committed_and_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("hive.db")).unwrap();
+    let mut calls = Vec::new();
+    for i in 0..200 {
+        let store = store.clone();
+        calls.push(tokio::spawn(async move {
+            store
+                .run(move |c| {
+                    messages::insert(
+                        c,
+                        "x",
+                        &Recipient::Agent(id("bob")),
+                        &i.to_string(),
+                        None,
+                        1,
+                    )
+                })
+                .await
+        }));
+    }
+    for call in calls {
+        call.await.unwrap().unwrap();
+    }
+    let n = store
+        .read(|c| messages::pending_count(c, &Recipient::Agent(id("bob"))))
+        .await
+        .unwrap();
+    assert_eq!(n, 200);
+    let stats = store.write_stats();
+    assert_eq!(stats.jobs, 200, "every write went through the writer");
+    assert!(
+        (1..=200).contains(&stats.batches),
+        "{stats:?}: at most one commit per write"
+    );
+    // And from a fresh connection: they are on disk.
+    drop(store);
+    let again = Store::open(&dir.path().join("hive.db")).unwrap();
+    let n = again
+        .blocking(|c| messages::pending_count(c, &Recipient::Agent(id("bob"))))
+        .unwrap();
+    assert_eq!(n, 200);
+}

@@ -1,0 +1,104 @@
+use super::*;
+
+use crate::testing::id;
+
+fn spec() -> ContainerSpec {
+    ContainerSpec {
+        runtime_dir: "/run/hyperhive/agents/alice".into(),
+        state_dir: "/var/lib/hyperhive/agents/alice".into(),
+        cpu_quota: None,
+        memory_max: None,
+        env: vec![("HIVE_CAPABILITIES".into(), "spawn, ask".into())],
+    }
+}
+
+#[test]
+fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
+    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000).unwrap();
+    let expected = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
+            [Exec]\nPrivateUsers=1179648:65536\n\
+            DropCapability=CAP_NET_RAW CAP_MKNOD CAP_LINUX_IMMUTABLE CAP_SYS_TTY_CONFIG \
+            CAP_AUDIT_CONTROL CAP_AUDIT_WRITE\n\
+            Environment=\"HIVE_CAPABILITIES=spawn, ask\"\n\n\
+            [Files]\nPrivateUsersOwnership=chown\nBindReadOnly=/usr\n\
+            Bind=/run/hyperhive/agents/alice:/run/hive\n\
+            Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
+            [Network]\nPrivate=yes\nVirtualEthernet=no\n";
+    assert_eq!(text, expected);
+    assert_eq!(parse_nspawn(&text), Some((spec(), Some(0x0012_0000))));
+}
+
+/// The file an earlier version wrote (no user namespace, host network)
+/// still yields its binds and environment, so the first start after
+/// the upgrade can rewrite it; an installation's own file is not ours.
+#[test]
+fn a_file_of_the_version_before_user_ranges_is_read_back_and_others_are_not_ours() {
+    let old = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
+            [Exec]\nPrivateUsers=no\nEnvironment=\"HIVE_CAPABILITIES=spawn, ask\"\n\n\
+            [Files]\nBindReadOnly=/usr\n\
+            Bind=/run/hyperhive/agents/alice:/run/hive\n\
+            Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
+            [Network]\nVirtualEthernet=no\n";
+    assert_eq!(parse_nspawn(old), Some((spec(), None)));
+    assert_eq!(parse_nspawn("[Exec]\nPrivateUsers=no\n"), None);
+    let no_binds = "# Written by hive-c0re for agent a; rewritten on rebuild.\n[Exec]\n";
+    assert_eq!(parse_nspawn(no_binds), None);
+}
+
+#[test]
+fn a_bind_path_with_a_colon_or_dotdot_is_refused_by_name() {
+    for bad in ["/run/a:b", "/run/../etc", "relative/dir", "/run/a b"] {
+        let mut s = spec();
+        s.runtime_dir = bad.into();
+        let err = render_nspawn(&id("a"), &s, 0x8_0000)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(bad), "{err}");
+    }
+}
+
+#[test]
+fn an_environment_value_that_would_break_the_file_is_refused() {
+    for (k, v) in [
+        ("A", "x\ny"),
+        ("A", "say \"hi\""),
+        ("1A", "x"),
+        ("A-B", "x"),
+    ] {
+        let mut s = spec();
+        s.env = vec![(k.into(), v.into())];
+        assert!(render_nspawn(&id("a"), &s, 0x8_0000).is_err(), "{k}={v:?}");
+    }
+}
+
+#[test]
+fn the_nixos_conf_names_the_system_and_passes_binds_as_flags() {
+    let mut s = spec();
+    s.env = vec![("HIVE_X".into(), "1".into())];
+    let text = render_nixos_conf(&id("alice"), Path::new("/nix/store/abc-system"), &s).unwrap();
+    assert!(
+        text.contains("SYSTEM_PATH=/nix/store/abc-system\n"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "EXTRA_NSPAWN_FLAGS=\"--bind=/run/hyperhive/agents/alice:/run/hive \
+             --bind=/var/lib/hyperhive/agents/alice:/var/lib/hive --setenv=HIVE_X=1\"\n"
+    ));
+    assert!(render_nixos_conf(&id("alice"), Path::new("/nix/store/x"), &spec()).is_err());
+}
+
+#[test]
+fn files_are_named_after_the_machine_and_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = nspawn_path(&dir.path().join("nspawn"), &id("alice"));
+    assert!(path.ends_with("nspawn/h-alice.nspawn"));
+    write_atomically(&path, "one").unwrap();
+    write_atomically(&path, "two").unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary file is left behind");
+    remove(&path).unwrap();
+    remove(&path).unwrap();
+    assert!(!path.exists());
+    assert!(nixos_conf_path(dir.path(), &id("bob")).ends_with("h-bob.conf"));
+}

@@ -1,0 +1,62 @@
+use super::*;
+
+#[test]
+fn every_known_cmd_is_described_by_the_same_name() {
+    // A sample request per cmd, parsed from its minimal JSON: the
+    // describe() name must round-trip, so COMMANDS and the enum agree.
+    for cmd in Request::COMMANDS {
+        let minimal = minimal_json(cmd);
+        let req: Request =
+            serde_json::from_str(&minimal).unwrap_or_else(|e| panic!("{minimal}: {e}"));
+        assert_eq!(req.describe().0, *cmd);
+    }
+}
+
+/// The smallest valid JSON of each cmd.
+pub(crate) fn minimal_json(cmd: &str) -> String {
+    let fields = match cmd {
+        "send" => r#","to":"a","body":"b""#,
+        "operator_msg" => r#","body":"b""#,
+        "hook_event" => r#","payload":"{}""#,
+        "wake" => r#","from":"x","body":"b""#,
+        "recent" => r#","limit":1"#,
+        "ask" => r#","question":"q""#,
+        "answer" => r#","id":1,"answer":"a""#,
+        "remind" => r#","message":"m","timing":{"timing_type":"in_seconds","seconds":1}"#,
+        "set_status" => r#","text":"t""#,
+        "cancel_loose_end" => r#","kind":"reminder","id":1"#,
+        "request_init_config" | "kill" | "start" | "restart" | "update" => r#","name":"a""#,
+        "request_apply_commit" => r#","agent":"a","commit_ref":"0123456""#,
+        "get_logs" => r#","agent":"a""#,
+        "request_schedule_prompt" => r#","targets":["a"],"body":"b","first_fire_at_unix":1"#,
+        "cancel_schedule" | "fire_schedule_now" | "edit_schedule" => r#","id":1"#,
+        _ => "",
+    };
+    format!(r#"{{"cmd":"{cmd}"{fields}}}"#)
+}
+
+#[test]
+fn edit_schedule_tells_an_absent_field_from_a_null_one() {
+    let r: Request =
+        serde_json::from_str(r#"{"cmd":"edit_schedule","id":1,"description":null}"#).unwrap();
+    let Request::EditSchedule { id, edit } = r else {
+        panic!("wrong variant")
+    };
+    assert_eq!(id, 1);
+    assert_eq!(edit.description, Some(None));
+    assert_eq!(edit.interval_seconds, None);
+    assert_eq!(edit.body, None);
+}
+
+#[test]
+fn a_rollup_response_carries_its_stats_beside_the_kind() {
+    let r = Response::ReminderRollup(ReminderStats {
+        scheduled: 3,
+        delivered: 2,
+        pending: 1,
+    });
+    assert_eq!(
+        serde_json::to_string(&r).unwrap(),
+        r#"{"kind":"reminder_rollup","scheduled":3,"delivered":2,"pending":1}"#
+    );
+}
