@@ -122,9 +122,6 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         tracing::warn!("first container view incomplete: {err}");
     }
     let hive = Hive::new(config.clone(), store, driver, Arc::new(SystemClock))?;
-    // After the first container view: a spawn's effect is read from it.
-    notify::status("ending approvals a crash interrupted");
-    hive.reconcile_interrupted().await?;
     // Catch up: what fell due while the daemon was down goes out now, once.
     notify::status("delivering what fell due while stopped");
     match hive.tick().await {
@@ -172,6 +169,13 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     for name in sockets.forget_unclaimed() {
         tracing::warn!(fd = %name, "dropped a stored fd no managed agent claims");
     }
+
+    // After the first container view (a spawn's effect is read from it) and
+    // with the agents' sockets bound (a finished spawn's socket is there).
+    notify::status("finishing spawns and destroys a crash interrupted");
+    hive.reconcile_registry().await?;
+    notify::status("ending approvals a crash interrupted");
+    hive.reconcile_interrupted().await?;
 
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));

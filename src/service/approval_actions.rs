@@ -142,6 +142,9 @@ impl Hive {
                     .is_some_and(|s| s.is_running())
                     && self.driver().exists(&row.agent).await.unwrap_or(false)
                 {
+                    // Its spawn finished; only the record of that did not.
+                    let n = row.agent.clone();
+                    self.store().run(move |c| agents::end(c, &n)).await?;
                     Ok(Some(format!("{PREFIX}; the agent was spawned and runs")))
                 } else {
                     return Ok(Found::SpawnToFinish);

@@ -14,11 +14,12 @@ use tokio::task::JoinSet;
 use super::budget::within_budget;
 use super::inbox::Wakes;
 use super::{Hive, HiveError};
-use crate::containers::{DriverError, Outcome, StopMode, UnitState};
+use crate::containers::{ContainerSpec, DriverError, Outcome, StopMode, UnitState};
 use crate::hive::names;
 use crate::service::approvals::record_resolved;
+use crate::store::agents::{self, Intent};
+use crate::store::approvals;
 use crate::store::purge::{self, Purged};
-use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{LifecycleScope, MAX_STOP_DEADLINE_SECS, Signal};
 use crate::wire::ident::Ident;
@@ -278,6 +279,7 @@ impl Hive {
     /// the spawn can simply be tried again.
     pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
         names::check_new_agent(name, &self.config().manager())?;
+        let _claim = Claim::take(self, "spawn", name)?;
         let spec = self.container_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
         let max = self.config().max_agents;
@@ -285,23 +287,50 @@ impl Hive {
         let registered_before = self
             .transact(move |c| {
                 if agents::get(c, &n)?.is_some() {
-                    return Ok(true);
+                    let unfinished = agents::unfinished_of(c, &n)?;
+                    return Ok(Some(unfinished == Some(Intent::Spawn)));
                 }
                 if agents::count(c)? >= max {
                     return Err(HiveError::HiveFull { name: n, max });
                 }
                 agents::insert(c, &n, Some(&parent), now)?;
-                Ok(false)
+                agents::begin(c, &n, Intent::Spawn, now)?;
+                Ok(None)
             })
             .await?;
-        if registered_before {
-            // A spawn cut short (the daemon killed between registering and
-            // creating) is finished by the next one; a whole agent is taken.
-            if self.container_made(name).await? {
-                return Err(HiveError::AlreadyManaged(name.clone()));
+        let made = match registered_before {
+            None => false,
+            Some(unfinished) => {
+                // A spawn cut short (the daemon killed between registering
+                // and starting) is finished by the next one; a whole agent
+                // is taken.
+                let made = self.container_made(name).await?;
+                if made && !unfinished {
+                    return Err(HiveError::AlreadyManaged(name.clone()));
+                }
+                tracing::warn!(agent = %name, "{name}: registered but its spawn was never finished (the daemon stopped half way); finishing the spawn");
+                made
             }
-            tracing::warn!(agent = %name, "{name}: registered but its container was never finished (a spawn was interrupted); finishing the spawn");
+        };
+        if !made {
+            self.make_container(name, &spec, registered_before.is_none())
+                .await?;
         }
+        tracing::info!(agent = %name, "{name}: spawned");
+        self.start_spawned(name).await
+    }
+
+    /// Make `name`'s container (state and runtime directories, its socket,
+    /// settings and image) for a registered agent. On failure a `fresh`
+    /// registration is undone, so the spawn can be retried; an agent
+    /// registered before keeps its row (and its state). The manager hears
+    /// of a failure as `spawned{ok:false}`.
+    pub(super) async fn make_container(
+        &self,
+        name: &Ident,
+        spec: &ContainerSpec,
+        fresh: bool,
+    ) -> Result<(), HiveError> {
         let created = async {
             // 0700 whatever the umask: the container's root (via its bind
             // mounts) and the daemon are the only users.
@@ -312,7 +341,7 @@ impl Hive {
             // harness finds it at boot.
             self.open_socket(name)?;
             self.driver()
-                .create(name, &spec)
+                .create(name, spec)
                 .await
                 .map_err(|error| HiveError::Driver {
                     agent: name.clone(),
@@ -323,7 +352,7 @@ impl Hive {
         if let Err(err) = created {
             // A new registration is undone, so the spawn can be retried; an
             // agent registered before keeps its row (and its state).
-            if !registered_before {
+            if fresh {
                 self.close_socket(name);
                 let n = name.clone();
                 self.store().run(move |c| agents::remove(c, &n)).await?;
@@ -331,8 +360,7 @@ impl Hive {
             self.notify_spawned(name, Some(err.to_string())).await;
             return Err(err);
         }
-        tracing::info!(agent = %name, "{name}: spawned");
-        self.start_spawned(name).await
+        Ok(())
     }
 
     /// Finish a spawn a restart cut short (its agent registered): make the
@@ -340,6 +368,7 @@ impl Hive {
     /// start it; the manager hears `spawned{ok}` either way.
     pub(crate) async fn finish_spawn(&self, name: &Ident) -> Result<(), HiveError> {
         if self.container_made(name).await? {
+            let _claim = Claim::take(self, "spawn", name)?;
             self.start_spawned(name).await
         } else {
             self.spawn_now(name).await
@@ -347,7 +376,7 @@ impl Hive {
     }
 
     /// Whether `name`'s container has everything it needs to start.
-    async fn container_made(&self, name: &Ident) -> Result<bool, HiveError> {
+    pub(super) async fn container_made(&self, name: &Ident) -> Result<bool, HiveError> {
         self.driver()
             .exists(name)
             .await
@@ -359,8 +388,12 @@ impl Hive {
 
     /// A spawn's last step: start the new container, show its row, tell
     /// the manager how it went.
-    async fn start_spawned(&self, name: &Ident) -> Result<(), HiveError> {
+    pub(super) async fn start_spawned(&self, name: &Ident) -> Result<(), HiveError> {
         let started = self.clone().start_one(name.clone()).await;
+        // Started or refused, the spawn is over: the row is what the
+        // operator now acts on.
+        let n = name.clone();
+        self.store().run(move |c| agents::end(c, &n)).await?;
         self.publish(name).await;
         let started = started.map(drop).map_err(|error| HiveError::Driver {
             agent: name.clone(),
@@ -433,8 +466,23 @@ impl Hive {
         Ok(())
     }
 
-    async fn destroy_now(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
+    /// Destroy a managed agent, however long it takes. The intent is
+    /// committed first: a daemon killed half way finishes it at start
+    /// ([`Hive::reconcile_registry`]).
+    pub(super) async fn destroy_now(&self, name: &Ident, purge: bool) -> Result<(), HiveError> {
+        let _claim = Claim::take(self, "destroy", name)?;
         self.mark_going_down(name);
+        let (n, now) = (name.clone(), self.now());
+        self.store()
+            .run(move |c| {
+                let intent = if purge {
+                    Intent::Purge
+                } else {
+                    Intent::Destroy
+                };
+                agents::begin(c, &n, intent, now)
+            })
+            .await?;
         match self.driver().destroy(name, purge).await {
             Ok(()) | Err(DriverError::NoSuchUnit { .. }) => {}
             Err(error) => {
@@ -500,4 +548,33 @@ fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+/// A spawn or destroy's hold on its agent, released when dropped (however
+/// the operation ends).
+struct Claim {
+    hive: Hive,
+    name: Ident,
+}
+
+impl Claim {
+    /// Claim `name`, or answer that a spawn or destroy of it is running.
+    fn take(hive: &Hive, verb: &'static str, name: &Ident) -> Result<Self, HiveError> {
+        if !hive.inner.roster.claim(name) {
+            return Err(HiveError::StillRunning {
+                verb,
+                agents: vec![name.to_string()],
+            });
+        }
+        Ok(Self {
+            hive: hive.clone(),
+            name: name.clone(),
+        })
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.hive.inner.roster.release(&self.name);
+    }
 }

@@ -50,6 +50,9 @@ pub(super) struct RosterState {
     /// the agent is started again, and expires by itself (a stop that found
     /// the unit already down leaves no transition to consume it).
     expect_down: Mutex<HashMap<Ident, Instant>>,
+    /// Agents a spawn or destroy is working on now: a second one of the
+    /// same agent waits for the roster instead of racing the first.
+    busy: Mutex<HashSet<Ident>>,
 }
 
 impl Default for RosterState {
@@ -59,6 +62,7 @@ impl Default for RosterState {
             rows: Mutex::default(),
             crashed: Mutex::default(),
             expect_down: Mutex::default(),
+            busy: Mutex::default(),
         }
     }
 }
@@ -149,5 +153,15 @@ impl RosterState {
     /// Drop `name`'s going-down mark (it is started again).
     pub(super) fn clear_going_down(&self, name: &Ident) {
         lock(&self.expect_down).remove(name);
+    }
+
+    /// Claim `name` for a spawn or destroy; false if one already runs.
+    pub(super) fn claim(&self, name: &Ident) -> bool {
+        lock(&self.busy).insert(name.clone())
+    }
+
+    /// Release a [`RosterState::claim`].
+    pub(super) fn release(&self, name: &Ident) {
+        lock(&self.busy).remove(name);
     }
 }

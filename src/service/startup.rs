@@ -1,6 +1,7 @@
 //! What the daemon does once at start-up, before it serves: open the store
-//! and end what a previous run left half done, learn which containers to
-//! watch, bind every managed agent's socket. The daemon composes these; it
+//! and end what a previous run left half done (the registry's spawns and
+//! destroys here, approvals in `approval_actions`), learn which containers
+//! to watch, bind every managed agent's socket. The daemon composes these; it
 //! runs no store query of its own.
 
 use std::path::Path;
@@ -8,8 +9,10 @@ use std::path::Path;
 use super::{Hive, HiveError};
 use crate::config::Config;
 use crate::hive::names;
+use crate::store::agents::Intent;
 use crate::store::lock::{LockError, StateLock};
-use crate::store::{Store, StoreError, agents};
+use crate::store::{Store, StoreError, agents, approvals};
+use crate::wire::host::ApprovalKind;
 use crate::wire::ident::Ident;
 
 /// Take the state directory's exclusive lock (one daemon per state
@@ -73,4 +76,67 @@ impl Hive {
         }
         Ok(())
     }
+
+    /// Finish, in the background, every spawn and destroy a stopped daemon
+    /// left half done, so the registry, machined, systemd and the settings
+    /// files agree again:
+    /// - a destroy (or purge) that had begun is carried out as asked;
+    /// - a spawn that had begun, or an agent registered without a complete
+    ///   container (an older daemon's), is made and started, and the
+    ///   manager hears `spawned{ok}`; the spawn of an interrupted approval
+    ///   is left to [`Hive::reconcile_interrupted`], which ends its row too.
+    ///
+    /// Each is logged at warn with what is being finished; while it runs, a
+    /// spawn or destroy of that agent answers "in progress". Answers the
+    /// agents being finished and how. Call after the first container view
+    /// and before [`Hive::reconcile_interrupted`].
+    pub async fn reconcile_registry(&self) -> Result<Vec<(Ident, Intent)>, HiveError> {
+        let (unfinished, registered, approved) = self
+            .store()
+            .read(|c| {
+                let approved: Vec<Ident> = approvals::interrupted(c)?
+                    .into_iter()
+                    .filter(|row| row.kind == ApprovalKind::Spawn)
+                    .map(|row| row.agent)
+                    .collect();
+                Ok((agents::unfinished(c)?, agents::all(c)?, approved))
+            })
+            .await?;
+        let manager = self.config().manager();
+        let mut todo: Vec<(Ident, Intent)> = unfinished;
+        for agent in registered {
+            // The manager's container is the installation's, never spawned.
+            if agent.name != manager
+                && !todo.iter().any(|(n, _)| *n == agent.name)
+                && !self.container_made(&agent.name).await?
+            {
+                todo.push((agent.name, Intent::Spawn));
+            }
+        }
+        todo.retain(|(name, intent)| *intent != Intent::Spawn || !approved.contains(name));
+        for (name, intent) in &todo {
+            tracing::warn!(agent = %name, "{name}: the daemon stopped during its {}; finishing it", intent.verb());
+            let (hive, name, intent) = (self.clone(), name.clone(), *intent);
+            tokio::spawn(async move {
+                let done = match intent {
+                    Intent::Spawn => hive.spawn_now(&name).await,
+                    Intent::Destroy => hive.destroy_now(&name, false).await,
+                    Intent::Purge => hive.destroy_now(&name, true).await,
+                };
+                match done {
+                    Ok(()) => {
+                        tracing::info!(agent = %name, "{name}: finished the {} a stop interrupted", intent.verb())
+                    }
+                    Err(e) => {
+                        tracing::error!(agent = %name, "{name}: finishing the {} a stop interrupted failed: {}", intent.verb(), crate::errors::chain(&e))
+                    }
+                }
+            });
+        }
+        Ok(todo)
+    }
 }
+
+#[cfg(test)]
+#[path = "startup_tests.rs"]
+mod tests;

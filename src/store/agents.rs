@@ -159,7 +159,91 @@ pub fn remove(conn: &Connection, name: &Ident) -> Result<bool, StoreError> {
         [name.as_str()],
     )?;
     conn.execute("DELETE FROM hook_events WHERE agent = ?1", [name.as_str()])?;
+    end(conn, name)?;
     Ok(conn.execute("DELETE FROM agents WHERE name = ?1", [name.as_str()])? == 1)
+}
+
+/// A lifecycle operation in progress on an agent, recorded before its
+/// container is touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    Spawn,
+    Destroy,
+    /// A destroy that also deletes the agent's state.
+    Purge,
+}
+
+impl Intent {
+    /// The operation's name, as the log says it.
+    pub fn verb(self) -> &'static str {
+        match self {
+            Intent::Spawn => "spawn",
+            Intent::Destroy => "destroy",
+            Intent::Purge => "destroy --purge",
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Intent::Spawn => "spawn",
+            Intent::Destroy => "destroy",
+            Intent::Purge => "purge",
+        }
+    }
+}
+
+/// Record that `intent` has begun on `name`. A destroy replaces a spawn; a
+/// purge is never narrowed back to a plain destroy.
+pub fn begin(conn: &Connection, name: &Ident, intent: Intent, at: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO lifecycle_intents (agent, op, at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (agent) DO UPDATE SET at = ?3,
+             op = CASE WHEN op = 'purge' AND ?2 = 'destroy' THEN op ELSE ?2 END",
+        params![name.as_str(), intent.as_str(), at],
+    )?;
+    Ok(())
+}
+
+/// `name`'s operation is done (however it went).
+pub fn end(conn: &Connection, name: &Ident) -> Result<(), StoreError> {
+    conn.execute(
+        "DELETE FROM lifecycle_intents WHERE agent = ?1",
+        [name.as_str()],
+    )?;
+    Ok(())
+}
+
+/// The operation in progress on `name`, if any.
+pub fn unfinished_of(conn: &Connection, name: &Ident) -> Result<Option<Intent>, StoreError> {
+    Ok(unfinished_where(conn, Some(name))?.pop().map(|(_, i)| i))
+}
+
+/// The operations a stopped daemon left unfinished, by agent.
+pub fn unfinished(conn: &Connection) -> Result<Vec<(Ident, Intent)>, StoreError> {
+    unfinished_where(conn, None)
+}
+
+fn unfinished_where(
+    conn: &Connection,
+    name: Option<&Ident>,
+) -> Result<Vec<(Ident, Intent)>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT agent, op FROM lifecycle_intents WHERE ?1 IS NULL OR agent = ?1 ORDER BY agent",
+    )?;
+    let rows = stmt.query_map([name.map(Ident::as_str)], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    rows.map(|r| {
+        let (name, op) = r?;
+        let intent = match op.as_str() {
+            "spawn" => Intent::Spawn,
+            "destroy" => Intent::Destroy,
+            "purge" => Intent::Purge,
+            other => return Err(StoreError::Corrupt(format!("lifecycle intent {other:?}"))),
+        };
+        Ok((ident(name)?, intent))
+    })
+    .collect()
 }
 
 /// Set an agent's parent (`None` = root).

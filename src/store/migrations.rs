@@ -165,6 +165,15 @@ const STEPS: &[&str] = &[
     CREATE INDEX messages_by_recipient ON messages(recipient, id);
     CREATE INDEX messages_pending ON messages(recipient, id) WHERE state = 'pending';
     CREATE INDEX messages_inflight ON messages(recipient) WHERE state = 'inflight';",
+    // 8: a spawn or destroy in progress, committed before its container is
+    // touched and cleared when it is done, so a daemon killed half way
+    // finishes it at start (a missing container is then a spawn to finish
+    // or a destroy to finish, never a guess).
+    "CREATE TABLE lifecycle_intents (
+        agent TEXT PRIMARY KEY,
+        op    TEXT NOT NULL CHECK (op IN ('spawn', 'destroy', 'purge')),
+        at    INTEGER NOT NULL
+    );",
 ];
 
 /// The schema version this build writes.
