@@ -66,7 +66,7 @@
 //! swarm       wire service config
 //! client      wire config
 //! egress      wire
-//! agent       wire systemd::notify
+//! agent       wire clock systemd::notify
 //! cli         wire client config clock errors
 //! daemon      wire containers systemd config clock service server web swarm logging errors
 //! ```
@@ -126,7 +126,7 @@
 //!   pages.
 //! - [`agent`]: `hive-agent`, the harness inside each container — the MCP
 //!   servers Claude Code calls and the turn loop; a client of the agent
-//!   socket only (it uses `wire` and sd_notify, nothing of the daemon's
+//!   socket only (it uses `wire`, `clock` and sd_notify, nothing of the daemon's
 //!   state).
 //!
 //! # Tests

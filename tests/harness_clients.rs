@@ -278,6 +278,41 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
     eventually("active_model", Duration::from_secs(10), || {
         agent_field(&d.state_dir(), "alice", "active_model").as_deref() == Some("claude-standin-1")
     });
+    // The turn journal has the turn as the CLI's result event told it: the
+    // stand-in's tokens (10 in, 5 out per API call), the send tool's call.
+    let turns: Value =
+        serde_json::from_str(&d.request(r#"{"cmd":"turns","name":"alice"}"#)).unwrap();
+    let turn = &turns["turns"][0];
+    assert_eq!(turn["outcome"], "ok", "{turns}");
+    assert_eq!(turn["model"], "claude-standin-1", "{turns}");
+    let (input, output) = (
+        &turn["usage"]["input_tokens"],
+        &turn["usage"]["output_tokens"],
+    );
+    let calls = input.as_u64().unwrap() / 10;
+    assert!(calls >= 1 && input.as_u64() == Some(calls * 10), "{turns}");
+    assert_eq!(output.as_u64(), Some(calls * 5), "{turns}");
+    assert!(turn["cost_micro_usd"].is_u64(), "{turns}");
+    let tools = turn["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["name"] == "mcp__hyperhive__send" && t["ok"] == true),
+        "{turns}"
+    );
+    // And `usage` sums it for alice.
+    let usage: Value = serde_json::from_str(&d.request(r#"{"cmd":"usage","by":"agent"}"#)).unwrap();
+    let alice = usage["usage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "alice")
+        .unwrap();
+    assert_eq!(
+        (&alice["turns"], &alice["input_tokens"]),
+        (&Value::from(1), input),
+        "{usage}"
+    );
 }
 
 /// The session states of `agent` pushed on a `subscribe_agent_status`

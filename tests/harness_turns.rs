@@ -101,6 +101,36 @@ fn a_failed_turn_requeues_the_message_says_why_and_retries_until_a_turn_succeeds
     eventually("the message handled", LONG, || {
         states(&d) == [("handled".into(), true)]
     });
+    // Every turn is in the journal, the failed ones with why, newest first.
+    let outcomes = journal_outcomes(&d);
+    assert_eq!(
+        outcomes.first().map(|(o, _)| o.as_str()),
+        Some("ok"),
+        "{outcomes:?}"
+    );
+    let failed: Vec<_> = outcomes.iter().filter(|(o, _)| o == "failed").collect();
+    // (The second turn may already read mode "ok": at least one failed.)
+    assert!(!failed.is_empty(), "{outcomes:?}");
+    assert!(
+        failed.iter().all(|(_, e)| e.contains("exit status: 1")),
+        "{outcomes:?}"
+    );
+}
+
+/// alice's turns from the journal (`turns` on host.sock): outcome and
+/// error, newest first.
+fn journal_outcomes(d: &common::Daemon) -> Vec<(String, String)> {
+    let line = d.request(r#"{"cmd":"turns","name":"alice","limit":100}"#);
+    let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+    answer["turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{line}"))
+        .iter()
+        .map(|t| {
+            let error = t["error"].as_str().unwrap_or_default().to_owned();
+            (t["outcome"].as_str().unwrap().to_owned(), error)
+        })
+        .collect()
 }
 
 #[test]
@@ -159,6 +189,13 @@ fn a_turn_past_its_deadline_is_killed_and_its_message_requeued() {
     let status = agent_field(&d.state_dir(), "alice", "status_text").unwrap_or_default();
     assert!(status.contains("deadline"), "{status}");
     assert!(states(&d).iter().all(|(s, _)| s != "handled"));
+    let outcomes = journal_outcomes(&d);
+    assert!(
+        outcomes
+            .iter()
+            .any(|(o, e)| o == "killed" && e.contains("deadline")),
+        "{outcomes:?}"
+    );
 }
 
 #[test]

@@ -99,7 +99,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("egress", &["wire"]),
     // The in-container harness (hive-agent): a client of the agent socket,
     // with sd_notify from systemd; nothing of the daemon's state.
-    ("agent", &["wire", "systemd::notify"]),
+    ("agent", &["wire", "clock", "systemd::notify"]),
     ("cli", &["wire", "client", "config", "clock", "errors"]),
     // The composition root: it builds the driver and the front doors, and
     // reaches the store and the rules only through the service.

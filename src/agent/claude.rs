@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::watch;
 
+use super::accounting::TurnAccount;
 use super::config::RunConfig;
 use super::process;
 use super::socket::ENV_SOCKET;
@@ -200,6 +201,8 @@ pub struct StreamFacts {
     pub session_id: Option<String>,
     /// The final `result` event's error, when it reports one.
     pub error: Option<String>,
+    /// Usage, cost and tool calls, for the turn journal.
+    pub account: TurnAccount,
 }
 
 impl StreamFacts {
@@ -210,6 +213,7 @@ impl StreamFacts {
             return;
         };
         let text = |v: &Value| v.as_str().map(str::to_owned);
+        self.account.observe(&event);
         match event["type"].as_str() {
             Some("system") => {
                 if let Some(model) = text(&event["model"]) {

@@ -18,6 +18,7 @@
 //! - [`hook`]: `hive-agent hook`, Claude Code's lifecycle hooks forwarded
 //!   to the socket (bounded, silent on stdout, never failing Claude).
 
+pub mod accounting;
 pub mod bash;
 pub mod claude;
 pub mod config;

@@ -6,7 +6,8 @@
 //! the Claude command → on success `ack_turn`; on failure `requeue_inflight`,
 //! `set_status` saying why, and a backoff (doubled per failure, reset by a
 //! good turn). Between turns the login is checked and changes are reported
-//! (`report_session`), as is the model a turn ran.
+//! (`report_session`), as is the model a turn ran. Every turn, however it
+//! ended, is reported to the turn journal (`report_turn`) before its ack.
 //!
 //! Nothing acked is lost, nothing unacked is dropped: `ack_turn` is sent
 //! only after the command succeeded; every other way out of a turn (failure,
@@ -21,8 +22,13 @@ use super::claude::{Launch, TurnEnd, run_turn};
 use super::login;
 use super::prompt::turn_prompt;
 use super::socket::{AgentSocket, SocketError};
+use crate::clock::{Clock, SystemClock};
 use crate::systemd::notify;
 use crate::wire::agent::{DeliveredMessage, Request, Response};
+use crate::wire::turns::{TurnOutcome, TurnReport};
+
+/// The longest error text a turn report carries (the daemon's cap).
+const MAX_TURN_ERROR: usize = 1000;
 
 /// Budget of the short requests (ack, requeue, status, report).
 const SHORT: Duration = Duration::from_secs(30);
@@ -194,6 +200,7 @@ impl TurnLoop {
         stop: watch::Receiver<bool>,
     ) -> Result<(), String> {
         let started = Instant::now();
+        let started_at_ms = SystemClock.now_unix().saturating_mul(1000);
         let ids: Vec<i64> = messages.iter().map(|m| m.id).collect();
         notify::status(&format!("turn: {} message(s)", messages.len()));
         let session = self.launch.saved_session();
@@ -213,6 +220,9 @@ impl TurnLoop {
             | TurnEnd::Killed { facts: f, .. } => f.clone(),
         };
         self.report_model(facts.model.clone()).await;
+        let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        self.report_turn(turn_report(&end, ids.clone(), started_at_ms, took_ms))
+            .await;
         let secs = started.elapsed().as_secs_f64();
         match end {
             TurnEnd::Done(facts) => {
@@ -266,6 +276,16 @@ impl TurnLoop {
         }
     }
 
+    /// Send the turn journal its report, before the turn is acked, so the
+    /// next message already sees the spend. A refusal or a broken socket
+    /// costs the journal a row, never the turn its messages.
+    async fn report_turn(&self, turn: TurnReport) {
+        match self.socket.call(&Request::ReportTurn { turn }, SHORT).await {
+            Ok(Response::Ok { .. }) => {}
+            other => tracing::warn!(agent = %self.agent, "report_turn: {other:?}"),
+        }
+    }
+
     async fn report_model(&mut self, model: Option<String>) {
         if model.is_none() || model == self.model {
             return;
@@ -277,6 +297,45 @@ impl TurnLoop {
         if let Ok(Response::Ok { .. }) = self.socket.call(&request, SHORT).await {
             self.model = model;
         }
+    }
+}
+
+/// What the journal keeps of a turn that ended as `end`.
+fn turn_report(
+    end: &TurnEnd,
+    message_ids: Vec<i64>,
+    started_at_ms: i64,
+    took_ms: i64,
+) -> TurnReport {
+    let (outcome, facts, why) = match end {
+        TurnEnd::Done(f) => (TurnOutcome::Ok, f, None),
+        TurnEnd::Failed { why, facts } => (TurnOutcome::Failed, facts, Some(why)),
+        TurnEnd::Killed { why, facts } => (TurnOutcome::Killed, facts, Some(why)),
+    };
+    let mut account = facts.account.clone();
+    account.finish();
+    // At most MAX_TURN_ERROR bytes, cut at a character boundary.
+    let error = why.map(|w| {
+        let mut end = w.len().min(MAX_TURN_ERROR);
+        while !w.is_char_boundary(end) {
+            end -= 1;
+        }
+        w[..end].to_owned()
+    });
+    TurnReport {
+        started_at_ms,
+        ended_at_ms: started_at_ms.saturating_add(took_ms),
+        message_ids,
+        session_id: facts.session_id.clone(),
+        model: facts.model.clone(),
+        outcome,
+        error,
+        tools: account.tools,
+        usage: account.usage,
+        cost_micro_usd: account.cost_micro_usd,
+        num_turns: account.num_turns,
+        duration_ms: account.duration_ms,
+        duration_api_ms: account.duration_api_ms,
     }
 }
 

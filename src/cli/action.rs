@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use super::args::{Command, JournalFormat, TableView, Wait};
+use crate::clock::{Clock, SystemClock};
 use crate::wire::agenda::HostJournalFilters;
 use crate::wire::host::{HostRequest, LifecycleScope, Signal};
 use crate::wire::ident::Ident;
@@ -242,6 +243,14 @@ impl Command {
             }),
             Self::Inbox { limit } => call(HostRequest::Inbox {
                 limit: Some(*limit),
+            }),
+            Self::Turns { name, limit } => call(HostRequest::Turns {
+                name: name.clone(),
+                limit: Some(*limit),
+            }),
+            Self::Usage { since, by } => call(HostRequest::Usage {
+                since_secs: since.map(|s| s.seconds_before(SystemClock.now_unix())),
+                by: *by,
             }),
             Self::Send { agent, text } => call(HostRequest::Send {
                 to: agent.agent.clone(),

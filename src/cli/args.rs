@@ -16,8 +16,11 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::JournalPriority;
 use crate::wire::agenda::{Capability, ToolGroup};
-use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, MAX_STOP_DEADLINE_SECS, Signal};
+use crate::wire::host::{
+    DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, MAX_STOP_DEADLINE_SECS, Signal,
+};
 use crate::wire::ident::{AgentAt, Ident};
+use crate::wire::turns::UsageBy;
 
 /// The default `--socket`: `/run/hyperhive/host.sock`.
 pub fn default_socket() -> PathBuf {
@@ -294,6 +297,31 @@ pub enum Command {
         #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_INBOX_LIMIT)]
         limit: u64,
     },
+    /// Show an agent's newest turns from the turn journal: outcome, time,
+    /// model, tokens, cost and tool calls (a failed call ends in `!`).
+    #[command(after_help = "Examples:\n  hivectl turns alice\n  hivectl turns alice -n 5 --json")]
+    Turns {
+        #[arg(add = agent_names())]
+        name: Ident,
+        /// How many turns to show.
+        #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_TURNS_LIMIT)]
+        limit: u32,
+    },
+    /// Show what turns cost, as Claude Code reported it: tokens and USD per
+    /// agent, subtree (an agent with everything under it), model or UTC day.
+    #[command(
+        after_help = "Examples:\n  hivectl usage\n  hivectl usage --since 24h --by subtree\n  \
+                            hivectl usage --since 2026-12-01 --by day --json"
+    )]
+    Usage {
+        /// Only turns that ended in this window: 24h, 7d, 90m, or since a
+        /// UTC date (2026-12-01). Every kept turn when omitted.
+        #[arg(long, value_name = "WINDOW", value_parser = super::since::parse_since)]
+        since: Option<super::since::Since>,
+        /// Group by agent, subtree, model or day.
+        #[arg(long, value_name = "KEY", default_value = "agent", value_parser = parse_usage_by)]
+        by: UsageBy,
+    },
     /// Send a message to an agent, as `operator`.
     #[command(after_help = "Examples:\n  hivectl send alice 'please report'\n  \
                       hivectl send bob@hive-b 'hello from hive-a'   an agent of another hive")]
@@ -388,6 +416,13 @@ pub enum Command {
 }
 
 /// `--signal`: a name with or without `SIG`, in any case, or its number.
+fn parse_usage_by(text: &str) -> Result<UsageBy, String> {
+    UsageBy::ALL
+        .into_iter()
+        .find(|by| by.as_str() == text)
+        .ok_or_else(|| format!("{text:?} is not a grouping: give agent, subtree, model or day"))
+}
+
 fn parse_signal(text: &str) -> Result<Signal, String> {
     Signal::parse(text).ok_or_else(|| {
         let names: Vec<&str> = Signal::ALL.iter().map(|s| s.name()).collect();

@@ -29,7 +29,9 @@ pub mod lifecycle;
 pub mod man;
 pub mod render;
 pub mod roster;
+pub mod since;
 pub mod table;
+pub mod usage;
 pub mod watch;
 
 use std::io::{self, IsTerminal, Write};

@@ -17,10 +17,12 @@ use super::table::{Style, clean, or_dash, table};
 use crate::wire::host::ApprovalStatus;
 use crate::wire::journal::JournalEntry;
 
+use super::usage::{turns_table, usage_table};
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
 use crate::wire::host::{Approval, HiveUrls, HostRequest, HostResponse};
 use crate::wire::ident::Ident;
+use crate::wire::turns::UsageBy;
 
 /// The stdout text for a successful answer to `request`: a table, or the
 /// line saying what a write verb did.
@@ -44,6 +46,12 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::Schedules => schedules_table(response.schedules.as_deref().unwrap_or(&[])),
         HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
         HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
+        HostRequest::Turns { .. } => turns_table(response.turns.as_deref().unwrap_or(&[])),
+        HostRequest::Usage { by, .. } => usage_table(
+            response.usage.as_deref().unwrap_or(&[]),
+            by.as_str(),
+            *by == UsageBy::Subtree,
+        ),
         HostRequest::SubscribeAgentStatus
         | HostRequest::Start { .. }
         | HostRequest::Stop { .. }

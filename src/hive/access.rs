@@ -125,6 +125,7 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     open("ack_turn"),
     open("requeue_inflight"),
     open("report_session"),
+    open("report_turn"),
     open("hook_event"),
     AgentRow {
         verb: "get_host_journal",
@@ -188,6 +189,8 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("inbox", Rule::Allow),
     ("send", Rule::Allow),
     ("signal", Rule::Allow),
+    ("turns", Rule::Allow),
+    ("usage", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

@@ -90,6 +90,67 @@ pub fn check_model(model: Option<&str>) -> Result<(), BadArgument> {
     }
 }
 
+/// How much of a turn the daemon keeps: the caps on a `report_turn`.
+pub const MAX_TURN_MESSAGES: usize = 1000;
+pub const MAX_TURN_TOOLS: usize = 500;
+pub const MAX_TOOL_NAME: usize = 128;
+pub const MAX_TURN_ERROR: usize = 1000;
+pub const MAX_SESSION_ID: usize = 128;
+
+/// Is `report` a turn the journal may keep: within the caps above, its
+/// texts free of control characters, its times in order?
+pub fn check_turn_report(report: &crate::wire::turns::TurnReport) -> Result<(), BadArgument> {
+    let text_ok =
+        |s: &str, max: usize| !s.is_empty() && s.len() <= max && !s.chars().any(char::is_control);
+    let bad = |what: String| Err(BadArgument(format!("report_turn: {what}")));
+    if report.ended_at_ms < report.started_at_ms || report.started_at_ms < 0 {
+        return bad(
+            "\"ended_at_ms\" must not be before \"started_at_ms\" (unix milliseconds)".into(),
+        );
+    }
+    if report.message_ids.len() > MAX_TURN_MESSAGES || report.tools.len() > MAX_TURN_TOOLS {
+        return bad(format!(
+            "at most {MAX_TURN_MESSAGES} message ids and {MAX_TURN_TOOLS} tool calls"
+        ));
+    }
+    if let Some(tool) = report
+        .tools
+        .iter()
+        .find(|t| !text_ok(&t.name, MAX_TOOL_NAME))
+    {
+        let shown: String = tool.name.chars().take(60).collect();
+        return bad(format!(
+            "tool name {shown:?} must be 1-{MAX_TOOL_NAME} bytes without control characters"
+        ));
+    }
+    if report
+        .session_id
+        .as_deref()
+        .is_some_and(|s| !text_ok(s, MAX_SESSION_ID))
+    {
+        return bad(format!(
+            "\"session_id\" must be 1-{MAX_SESSION_ID} bytes without control characters"
+        ));
+    }
+    if report
+        .model
+        .as_deref()
+        .is_some_and(|m| !text_ok(m, MAX_MODEL))
+    {
+        return bad(format!(
+            "\"model\" must be 1-{MAX_MODEL} bytes without control characters"
+        ));
+    }
+    if report
+        .error
+        .as_deref()
+        .is_some_and(|e| e.len() > MAX_TURN_ERROR)
+    {
+        return bad(format!("\"error\" must be at most {MAX_TURN_ERROR} bytes"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[path = "arguments_tests.rs"]
 mod tests;

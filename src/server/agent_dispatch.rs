@@ -75,6 +75,7 @@ pub async fn dispatch(
         } => done(hive.report_session(me, needs_login, active_model).await),
         Request::HookEvent { payload } => done(hive.hook_event(me, payload).await.map(|_| ())),
         Request::AckTurn => done(hive.ack_turn(me).await),
+        Request::ReportTurn { turn } => done(hive.report_turn(me, turn).await),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {
             answer(hive.descendants(me).await, |list| Response::Containers {

@@ -21,7 +21,7 @@ use crate::service::grants::Grant;
 use crate::service::{Answerer, Hive, HiveError, Recipient, RosterChange, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::codes::ErrorCode;
-use crate::wire::host::{DEFAULT_INBOX_LIMIT, HostRequest, HostResponse};
+use crate::wire::host::{DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse};
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -102,6 +102,14 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             done(hive.send_from_operator(&to, at.as_ref(), body).await)
         }
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
+        HostRequest::Turns { name, limit } => answer(
+            hive.turns(&name, limit.unwrap_or(DEFAULT_TURNS_LIMIT))
+                .await,
+            HostResponse::turns,
+        ),
+        HostRequest::Usage { since_secs, by } => {
+            answer(hive.usage(since_secs, by).await, HostResponse::usage)
+        }
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => HostResponse::error(
             ErrorCode::BadRequest,

@@ -85,6 +85,7 @@ pub mod startup;
 pub mod swarm;
 mod swarm_state;
 pub mod timer;
+pub mod turns;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

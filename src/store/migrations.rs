@@ -174,6 +174,24 @@ const STEPS: &[&str] = &[
         op    TEXT NOT NULL CHECK (op IN ('spawn', 'destroy', 'purge')),
         at    INTEGER NOT NULL
     );",
+    // 9: the turn journal (store::turns): the report whole, and the
+    // columns usage sums, by agent and by time.
+    "CREATE TABLE turns (
+        id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent                 TEXT NOT NULL,
+        started_at_ms         INTEGER NOT NULL,
+        ended_at_ms           INTEGER NOT NULL,
+        outcome               TEXT NOT NULL,
+        model                 TEXT,
+        input_tokens          INTEGER NOT NULL,
+        output_tokens         INTEGER NOT NULL,
+        cache_read_tokens     INTEGER NOT NULL,
+        cache_creation_tokens INTEGER NOT NULL,
+        cost_micro_usd        INTEGER NOT NULL,
+        report                TEXT NOT NULL
+    );
+    CREATE INDEX turns_by_agent ON turns(agent, id);
+    CREATE INDEX turns_by_end ON turns(ended_at_ms);",
 ];
 
 /// The schema version this build writes.

@@ -40,6 +40,7 @@ pub mod reminders;
 mod savepoint;
 pub mod schedules;
 pub mod swarm;
+pub mod turns;
 mod writer;
 
 use std::fs::OpenOptions;

@@ -5,8 +5,8 @@
 //! What goes (the README's "What destroy keeps" table says the same):
 //! messages addressed to it in every state, the questions it asked or was
 //! asked, its reminders, its schedules and its place as a target of
-//! others', its hook events, its recorded crashes and its cross-hive sends
-//! not yet relayed. What stays: messages it sent that now sit in other
+//! others', its hook events, its recorded crashes, its cross-hive sends
+//! not yet relayed and its turn journal. What stays: messages it sent that now sit in other
 //! inboxes (they are their recipients' mail) and the approval history
 //! (the operator's record; pending approvals were cancelled already).
 //! A plain `destroy` calls none of this: a re-spawn of the same agent finds
@@ -25,6 +25,7 @@ pub struct Purged {
     pub schedules: usize,
     pub hook_events: usize,
     pub outbox: usize,
+    pub turns: usize,
 }
 
 /// Delete everything of agent `name` listed in the module docs.
@@ -39,7 +40,9 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     let hook_events = del("DELETE FROM hook_events WHERE agent = ?1")?;
     del("DELETE FROM crashes WHERE agent = ?1")?;
     let outbox = del("DELETE FROM swarm_outbox WHERE sender = ?1")?;
+    let turns = del("DELETE FROM turns WHERE agent = ?1")?;
     Ok(Purged {
+        turns,
         messages,
         questions,
         reminders,

@@ -118,6 +118,13 @@ pub enum Request {
     /// (Not in the seed: hive-c0re's own verb, so the roster shows when an
     /// agent needs a person.)
     HookEvent { payload: String },
+    /// The harness reports one finished turn for the turn journal (its
+    /// messages, outcome, tool calls, and Claude Code's usage and cost).
+    /// Sent before the turn's `ack_turn`, so the next message already sees
+    /// the spend. (Not in the seed: hive-c0re's own verb.)
+    ReportTurn {
+        turn: crate::wire::turns::TurnReport,
+    },
     /// *(privileged)* Seed a new agent's config and queue an approval.
     RequestInitConfig {
         name: Ident,
@@ -197,6 +204,7 @@ impl Request {
         "get_host_journal",
         "report_session",
         "hook_event",
+        "report_turn",
         "request_init_config",
         "kill",
         "start",
@@ -237,6 +245,7 @@ impl Request {
             Self::GetHostJournal(_) => ("get_host_journal", None),
             Self::ReportSession { .. } => ("report_session", None),
             Self::HookEvent { .. } => ("hook_event", None),
+            Self::ReportTurn { .. } => ("report_turn", None),
             Self::ListDescendants => ("list_descendants", None),
             Self::RequestInitConfig { .. } => ("request_init_config", None),
             Self::Kill { name, .. } => ("kill", Some(name)),

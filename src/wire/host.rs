@@ -19,6 +19,7 @@ use super::codes::ErrorCode;
 use super::ident::Ident;
 use super::journal::JournalEntry;
 pub use super::roster::{AgentStatusRow, SessionState, SwarmAgentRow};
+use super::turns::{TurnRow, UsageBy, UsageRow};
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
 pub const VERSION: u32 = 1;
@@ -155,6 +156,21 @@ pub enum HostRequest {
     /// `KillMachine` with `leader`, as `podman kill`); what the init does
     /// with it is its own affair. A stopped container is left alone.
     Signal { name: Ident, signal: Signal },
+    /// An agent's newest turns from the turn journal, newest first
+    /// (default [`DEFAULT_TURNS_LIMIT`]).
+    Turns {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// What turns cost: sums over the turns that ended in the last
+    /// `since_secs` (all of them when omitted), grouped `by`.
+    Usage {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_secs: Option<u64>,
+        #[serde(default)]
+        by: UsageBy,
+    },
 }
 
 /// The signals `signal` sends, by their names without `SIG` (journalctl's
@@ -237,6 +253,9 @@ impl Signal {
 /// The longest stop deadline a `stop` request may ask for (an hour).
 pub const MAX_STOP_DEADLINE_SECS: u64 = 3600;
 
+/// How many turns `turns` returns without a `limit`.
+pub const DEFAULT_TURNS_LIMIT: u32 = 20;
+
 /// How many rows `inbox` returns without a `limit`.
 pub const DEFAULT_INBOX_LIMIT: u64 = 50;
 
@@ -275,6 +294,8 @@ impl HostRequest {
         "inbox",
         "send",
         "signal",
+        "turns",
+        "usage",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -312,6 +333,8 @@ impl HostRequest {
             Self::Inbox { .. } => ("inbox", None),
             Self::Send { to, .. } => ("send", Some(to)),
             Self::Signal { name, .. } => ("signal", Some(name)),
+            Self::Turns { name, .. } => ("turns", Some(name)),
+            Self::Usage { .. } => ("usage", None),
         }
     }
 }
@@ -394,6 +417,12 @@ pub struct HostResponse {
     /// Every hive's agents, by hive then name (`swarm_status`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm_statuses: Option<Vec<SwarmAgentRow>>,
+    /// Turns from the turn journal, newest first (`turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Vec<TurnRow>>,
+    /// Usage sums by key (`usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Vec<UsageRow>>,
 }
 
 fn default_version() -> u32 {
@@ -418,6 +447,8 @@ impl HostResponse {
             grants: None,
             messages: None,
             swarm_statuses: None,
+            turns: None,
+            usage: None,
         }
     }
 
@@ -505,6 +536,20 @@ impl HostResponse {
     pub fn messages(rows: Vec<InboxRow>) -> Self {
         Self {
             messages: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn turns(rows: Vec<TurnRow>) -> Self {
+        Self {
+            turns: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn usage(rows: Vec<UsageRow>) -> Self {
+        Self {
+            usage: Some(rows),
             ..Self::success()
         }
     }

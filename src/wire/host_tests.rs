@@ -190,6 +190,20 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             },
             r#"{"cmd":"signal","name":"alice","signal":"TERM"}"#,
         ),
+        (
+            HostRequest::Turns {
+                name: id("alice"),
+                limit: Some(5),
+            },
+            r#"{"cmd":"turns","name":"alice","limit":5}"#,
+        ),
+        (
+            HostRequest::Usage {
+                since_secs: Some(86400),
+                by: super::turns::UsageBy::Subtree,
+            },
+            r#"{"cmd":"usage","since_secs":86400,"by":"subtree"}"#,
+        ),
     ]
 }
 

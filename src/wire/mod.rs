@@ -7,6 +7,7 @@
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
 //! - [`journal`]: a journal entry and its short text rendering (pure).
 //! - [`events`]: `HelperEvent`s pushed to the manager.
+//! - [`turns`]: the turn journal's report, rows and usage sums.
 //! - [`swarm`]: what hives say to each other over the swarm's bus, and the
 //!   swarm roster row.
 
@@ -20,6 +21,7 @@ pub mod ident;
 pub mod journal;
 pub mod roster;
 pub mod swarm;
+pub mod turns;
 
 #[cfg(test)]
 mod host_tests;

@@ -1,0 +1,49 @@
+//! `hivectl usage --since`: a window back from now (`24h`, `7d`, `90m`,
+//! `30s`) or from a UTC date's start (`2026-12-01`).
+
+use crate::clock::{parse_rfc3339, rfc3339};
+
+/// A `--since` value: a span back from now, or a UTC day's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    Ago(u64),
+    /// Unix seconds of a `YYYY-MM-DD` 00:00 UTC.
+    Date(i64),
+}
+
+impl Since {
+    /// Seconds back from `now` (unix seconds); a date in the future is 0.
+    pub fn seconds_before(self, now: i64) -> u64 {
+        match self {
+            Self::Ago(s) => s,
+            Self::Date(at) => u64::try_from(now.saturating_sub(at)).unwrap_or(0),
+        }
+    }
+}
+
+/// `24h`, `7d`, `90m`, `30s` or `2026-12-01`.
+pub fn parse_since(text: &str) -> Result<Since, String> {
+    let wrong = || format!("{text:?} is not a window: give e.g. 24h, 7d, 90m or a date 2026-12-01");
+    if text.len() == 10 && text.as_bytes()[4] == b'-' {
+        let midnight = format!("{text}T00:00:00Z");
+        // Round-tripped, so 2026-02-30 is refused rather than read as March.
+        return parse_rfc3339(&midnight)
+            .filter(|at| rfc3339(*at) == midnight)
+            .map(Since::Date)
+            .ok_or_else(wrong);
+    }
+    let (number, unit) = text.split_at(text.len().saturating_sub(1));
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(wrong()),
+    };
+    let n: u64 = number.parse().map_err(|_| wrong())?;
+    n.checked_mul(scale).map(Since::Ago).ok_or_else(wrong)
+}
+
+#[cfg(test)]
+#[path = "since_tests.rs"]
+mod tests;
