@@ -63,15 +63,21 @@ pub fn check_inputs(payload: &str) -> Result<(), BadArgument> {
 /// The longest `from` a `wake` may claim.
 pub const MAX_WAKE_FROM: usize = 64;
 
-/// Is `from` a sender a `wake` may claim (1-[`MAX_WAKE_FROM`] bytes, no
-/// control characters)?
-pub fn check_wake_from(from: &str) -> Result<(), BadArgument> {
-    if from.is_empty() || from.len() > MAX_WAKE_FROM || from.chars().any(char::is_control) {
+/// Is `value` a short label: 1-`max` bytes without control characters?
+/// The refusal names the verb and the field.
+fn check_label(verb: &str, field: &str, value: &str, max: usize) -> Result<(), BadArgument> {
+    if value.is_empty() || value.len() > max || value.chars().any(char::is_control) {
         return Err(BadArgument(format!(
-            "wake: \"from\" must be 1-{MAX_WAKE_FROM} bytes without control characters"
+            "{verb}: {field} must be 1-{max} bytes without control characters"
         )));
     }
     Ok(())
+}
+
+/// Is `from` a sender a `wake` may claim (1-[`MAX_WAKE_FROM`] bytes, no
+/// control characters)?
+pub fn check_wake_from(from: &str) -> Result<(), BadArgument> {
+    check_label("wake", "\"from\"", from, MAX_WAKE_FROM)
 }
 
 /// The longest model name `report_session` may set.
@@ -80,14 +86,9 @@ pub const MAX_MODEL: usize = 100;
 /// Is `model`, if any, a model name a harness may report (1-[`MAX_MODEL`]
 /// bytes, no control characters)?
 pub fn check_model(model: Option<&str>) -> Result<(), BadArgument> {
-    match model {
-        Some(m) if m.is_empty() || m.len() > MAX_MODEL || m.chars().any(char::is_control) => {
-            Err(BadArgument(format!(
-                "report_session: \"active_model\" must be 1-{MAX_MODEL} bytes without control characters"
-            )))
-        }
-        _ => Ok(()),
-    }
+    model.map_or(Ok(()), |m| {
+        check_label("report_session", "\"active_model\"", m, MAX_MODEL)
+    })
 }
 
 /// How much of a turn the daemon keeps: the caps on a `report_turn`.
@@ -98,11 +99,10 @@ pub const MAX_TURN_ERROR: usize = 1000;
 pub const MAX_SESSION_ID: usize = 128;
 
 /// Is `report` a turn the journal may keep: within the caps above, its
-/// texts free of control characters, its times in order?
+/// labels free of control characters, its times in order?
 pub fn check_turn_report(report: &crate::wire::turns::TurnReport) -> Result<(), BadArgument> {
-    let text_ok =
-        |s: &str, max: usize| !s.is_empty() && s.len() <= max && !s.chars().any(char::is_control);
-    let bad = |what: String| Err(BadArgument(format!("report_turn: {what}")));
+    const VERB: &str = "report_turn";
+    let bad = |what: String| Err(BadArgument(format!("{VERB}: {what}")));
     if report.ended_at_ms < report.started_at_ms || report.started_at_ms < 0 {
         return bad(
             "\"ended_at_ms\" must not be before \"started_at_ms\" (unix milliseconds)".into(),
@@ -113,37 +113,18 @@ pub fn check_turn_report(report: &crate::wire::turns::TurnReport) -> Result<(), 
             "at most {MAX_TURN_MESSAGES} message ids and {MAX_TURN_TOOLS} tool calls"
         ));
     }
-    if let Some(tool) = report
-        .tools
-        .iter()
-        .find(|t| !text_ok(&t.name, MAX_TOOL_NAME))
-    {
-        let shown: String = tool.name.chars().take(60).collect();
-        return bad(format!(
-            "tool name {shown:?} must be 1-{MAX_TOOL_NAME} bytes without control characters"
-        ));
+    for tool in &report.tools {
+        check_label(VERB, "a tool's \"name\"", &tool.name, MAX_TOOL_NAME)?;
     }
-    if report
-        .session_id
-        .as_deref()
-        .is_some_and(|s| !text_ok(s, MAX_SESSION_ID))
-    {
-        return bad(format!(
-            "\"session_id\" must be 1-{MAX_SESSION_ID} bytes without control characters"
-        ));
+    if let Some(id) = &report.session_id {
+        check_label(VERB, "\"session_id\"", id, MAX_SESSION_ID)?;
     }
-    if report
-        .model
-        .as_deref()
-        .is_some_and(|m| !text_ok(m, MAX_MODEL))
-    {
-        return bad(format!(
-            "\"model\" must be 1-{MAX_MODEL} bytes without control characters"
-        ));
+    if let Some(model) = &report.model {
+        check_label(VERB, "\"model\"", model, MAX_MODEL)?;
     }
     if report
         .error
-        .as_deref()
+        .as_ref()
         .is_some_and(|e| e.len() > MAX_TURN_ERROR)
     {
         return bad(format!("\"error\" must be at most {MAX_TURN_ERROR} bytes"));

@@ -169,21 +169,18 @@ _cm_purge_retry() {
     "$(in_c test -e "/var/lib/hyperhive/agents/$1" && echo there || echo gone)"
 }
 
+# _cm_lifecycle_retry VERB NAME STATE: `hivectl VERB NAME` again leaves NAME in STATE, its
+# state directory kept.
+_cm_lifecycle_retry() {
+  hivectl_root "$1" "$2" >/dev/null
+  wait_for 30 "$2 to be $3" tb_row_is "$2" "$3"
+  _cm_expect "$2" "$3"
+  _cm_marked "$2"
+}
 _cm_stop_setup() { tb_spawn "$1"; _cm_mark "$1"; CM_ARGS=(stop "$1"); }
-_cm_stop_retry() {
-  hivectl_root stop "$1" >/dev/null
-  wait_for 30 "$1 to be stopped" tb_row_is "$1" stopped
-  _cm_expect "$1" stopped
-  _cm_marked "$1"
-}
-
+_cm_stop_retry() { _cm_lifecycle_retry stop "$1" stopped; }
 _cm_restart_setup() { tb_spawn "$1"; _cm_mark "$1"; CM_ARGS=(restart "$1"); }
-_cm_restart_retry() {
-  hivectl_root restart "$1" >/dev/null
-  wait_for 30 "$1 to run" tb_row_is "$1" running
-  _cm_expect "$1" running
-  _cm_marked "$1"
-}
+_cm_restart_retry() { _cm_lifecycle_retry restart "$1" running; }
 
 _cm_parent_of() {
   hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
