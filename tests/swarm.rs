@@ -476,3 +476,33 @@ fn hivectl_send_reaches_an_agent_of_another_hive_and_the_reply_reaches_the_opera
     let inbox = a.request(r#"{"cmd":"inbox"}"#);
     assert!(inbox.contains(r#""from":"bob@hive-b""#), "{inbox}");
 }
+
+/// Issue 30: a subject the bus refuses (here the roster watch's consumer,
+/// its permission taken away) used to be retried by the client library
+/// without a word; now the refusal is in the daemon's log and in
+/// `swarm_status` (`hivectl status --swarm` prints it under the table).
+#[test]
+#[ignore = "needs nats-server: tests/run runs it"]
+fn a_permission_the_bus_refuses_is_shown_in_the_swarm_status_not_retried_in_silence() {
+    let cluster = Cluster::start_with(&["hive-a"], |_, user| {
+        user.split(", ")
+            .filter(|subject| !subject.contains("CONSUMER.CREATE.KV_hive-"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let base = tempfile::tempdir().unwrap();
+    let a = Hive::start(base.path(), "hive-a", cluster.urls());
+    let mut seen = String::new();
+    wait_until(
+        Duration::from_secs(30),
+        "the refusal in swarm_status",
+        || {
+            seen = a.request(r#"{"cmd":"swarm_status"}"#);
+            seen.contains("Permissions Violation")
+        },
+    );
+    let answer: serde_json::Value = serde_json::from_str(&seen).unwrap();
+    let error = answer["bus_error"]["error"].as_str().unwrap();
+    assert!(error.contains("CONSUMER.CREATE.KV_hive-"), "{seen}");
+    assert!(answer["bus_error"]["at"].as_i64().unwrap() > 0, "{seen}");
+}

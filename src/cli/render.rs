@@ -37,7 +37,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         }
         HostRequest::Urls => urls(&response.urls.clone().unwrap_or_default()),
         HostRequest::SwarmStatus => {
-            swarm_status_table(response.swarm_statuses.as_deref().unwrap_or(&[]), style)
+            let rows = response.swarm_statuses.as_deref().unwrap_or(&[]);
+            swarm_status_table(rows, response.bus_error.as_ref(), style)
         }
         HostRequest::Logs { .. } | HostRequest::Journal { .. } => {
             journal(response.entries.as_deref().unwrap_or(&[]), style.journal)

@@ -225,36 +225,56 @@ pub fn outcome_line(verb: Verb, row: &AgentStatusRow, acted: bool) -> String {
 /// The swarm roster as a table: each agent's hive, then the roster's
 /// name, state (coloured like `status`), needs and status text. `-q`:
 /// `name@hive` per line, the addresses `send` takes.
-pub fn swarm_status_table(rows: &[crate::wire::host::SwarmAgentRow], style: &Style) -> String {
+/// The swarm roster: every hive's agents, with how long ago each row was
+/// last heard (HEARD) and `stale` before the state of a row its hive has
+/// not republished in time; then the bus's last refusal or error, if any.
+pub fn swarm_status_table(
+    rows: &[crate::wire::host::SwarmAgentRow],
+    bus_error: Option<&crate::wire::host::BusError>,
+    style: &Style,
+) -> String {
     if style.view.quiet {
         return rows
             .iter()
             .map(|r| format!("{}@{}\n", r.row.name, r.hive))
             .collect();
     }
+    let bus = bus_error.map_or_else(String::new, |e| {
+        let ago = duration((style.now - e.at).max(0));
+        format!("bus error {ago} ago: {}\n", clean(&e.error))
+    });
     if rows.is_empty() {
-        return nothing(style, "no agents in the swarm\n");
+        return nothing(style, "no agents in the swarm\n") + &bus;
     }
     let body = rows
         .iter()
         .map(|r| {
+            let state = state(&r.row);
             vec![
                 r.hive.to_string(),
                 r.row.name.to_string(),
-                state(&r.row),
+                if r.stale {
+                    format!("stale: {state}")
+                } else {
+                    state
+                },
+                format!("{} ago", duration((style.now - r.published_at).max(0))),
                 needs(&r.row).unwrap_or_else(|| "-".into()),
                 or_dash(r.row.status_text.as_deref()),
             ]
         })
         .collect::<Vec<_>>();
-    let colours: Vec<Option<&'static str>> = rows.iter().map(|r| state_colour(&r.row)).collect();
+    let colours: Vec<Option<&'static str>> = rows
+        .iter()
+        .map(|r| if r.stale { None } else { state_colour(&r.row) })
+        .collect();
     let paint = style.colour.then_some((2, colours.as_slice()));
     let headers: &[&str] = if style.view.no_legend {
         &[]
     } else {
-        &["HIVE", "NAME", "STATE", "NEEDS", "STATUS"]
+        &["HIVE", "NAME", "STATE", "HEARD", "NEEDS", "STATUS"]
     };
-    painted_table(headers, &body, paint)
+    painted_table(headers, &body, paint) + &bus
 }
 
 /// One changed row for `watch`: a readable sentence-like line.

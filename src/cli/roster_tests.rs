@@ -261,6 +261,7 @@ fn the_swarm_status_table_names_each_agents_hive_and_quiet_prints_addresses() {
         crate::wire::host::SwarmAgentRow {
             hive: name("hive-a"),
             published_at: 1,
+            stale: false,
             row: AgentStatusRow {
                 running: true,
                 ..row("alice")
@@ -269,10 +270,11 @@ fn the_swarm_status_table_names_each_agents_hive_and_quiet_prints_addresses() {
         crate::wire::host::SwarmAgentRow {
             hive: name("hive-b"),
             published_at: 1,
+            stale: false,
             row: row("bob"),
         },
     ];
-    let text = swarm_status_table(&rows, &plain());
+    let text = swarm_status_table(&rows, None, &plain());
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("HIVE"), "{text}");
     assert!(
@@ -293,11 +295,43 @@ fn the_swarm_status_table_names_each_agents_hive_and_quiet_prints_addresses() {
         ..plain()
     };
     assert_eq!(
-        swarm_status_table(&rows, &quiet),
+        swarm_status_table(&rows, None, &quiet),
         "alice@hive-a\nbob@hive-b\n"
     );
     assert_eq!(
-        swarm_status_table(&[], &plain()),
+        swarm_status_table(&[], None, &plain()),
         "no agents in the swarm\n"
+    );
+}
+
+#[test]
+fn a_stale_swarm_row_says_so_with_when_it_was_heard_and_the_bus_error_follows() {
+    let rows = [crate::wire::host::SwarmAgentRow {
+        hive: name("hive-b"),
+        published_at: 1000,
+        stale: true,
+        row: AgentStatusRow {
+            running: true,
+            ..row("bob")
+        },
+    }];
+    let style = Style {
+        now: 1000 + 300,
+        ..plain()
+    };
+    let error = crate::wire::host::BusError {
+        at: 1000 + 240,
+        error: "server error: Permissions Violation for Subscription to \"x\"".into(),
+    };
+    let text = swarm_status_table(&rows, Some(&error), &style);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("HEARD"), "{text}");
+    assert!(
+        lines[1].contains("stale: running") && lines[1].contains("5m ago"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        "bus error 1m ago: server error: Permissions Violation for Subscription to \"x\""
     );
 }

@@ -21,7 +21,9 @@ use crate::service::grants::Grant;
 use crate::service::{Answerer, Hive, HiveError, Recipient, RosterChange, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::codes::ErrorCode;
-use crate::wire::host::{DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse};
+use crate::wire::host::{
+    BusError, DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse,
+};
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -33,7 +35,12 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::List => answer(hive.list().await, HostResponse::agents),
         HostRequest::AgentStatus => answer(hive.agent_status().await, HostResponse::agent_statuses),
         HostRequest::Urls => HostResponse::urls(hive.urls()),
-        HostRequest::SwarmStatus => answer(hive.swarm_roster().await, HostResponse::swarm_statuses),
+        HostRequest::SwarmStatus => answer(hive.swarm_roster().await, |rows| HostResponse {
+            bus_error: hive
+                .swarm_last_bus_error()
+                .map(|(at, error)| BusError { at, error }),
+            ..HostResponse::swarm_statuses(rows)
+        }),
         HostRequest::SetPaused { name, paused } => done(hive.set_paused(&name, paused).await),
         HostRequest::Start { scope } => done(hive.start(&scope).await),
         HostRequest::Stop {

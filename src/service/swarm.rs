@@ -28,9 +28,13 @@ use crate::wire::host::SwarmAgentRow;
 use crate::wire::ident::Ident;
 use crate::wire::swarm::{BUS_VERSION, BusMessage};
 
-/// A row of another hive not republished for this long is left out of the
-/// swarm roster (its hive stopped or lost the bus).
+/// A row of another hive not republished for this long is marked stale in
+/// the swarm roster (its hive stopped or lost the bus, or this hive did).
 pub const ROSTER_STALE_AFTER: Duration = Duration::from_secs(90);
+
+/// After this long without a republish another hive's row is forgotten
+/// (its hive is taken to be gone for good); until then it shows, stale.
+pub const ROSTER_FORGET_AFTER: Duration = Duration::from_secs(3600);
 
 /// One outbox row, ready for the bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,6 +230,18 @@ impl Hive {
         self.inner.swarm.heard(row, &self.own_hive());
     }
 
+    /// The bus refused something or failed (told by the client's event
+    /// callback): logged at warn, and kept for `status --swarm`.
+    pub fn swarm_bus_error(&self, what: String) {
+        tracing::warn!("swarm bus: {what}");
+        self.inner.swarm.bus_error(self.now(), what);
+    }
+
+    /// The bus's last refusal or error, if any: when (unix seconds) and what.
+    pub fn swarm_last_bus_error(&self) -> Option<(i64, String)> {
+        self.inner.swarm.last_bus_error()
+    }
+
     /// An agent row of some hive was deleted from the bus.
     pub fn swarm_row_gone(&self, hive: &Ident, agent: &Ident) {
         self.inner.swarm.gone(hive, agent, &self.own_hive());
@@ -238,14 +254,15 @@ impl Hive {
     }
 
     /// Every agent of the swarm by hive then name: this hive's rows live,
-    /// the others' as last heard, leaving out rows not republished for
-    /// [`ROSTER_STALE_AFTER`]. Without a swarm: this hive's rows under its
-    /// name (or `local`).
+    /// the others' as last heard, marked stale when not republished for
+    /// [`ROSTER_STALE_AFTER`] and left out after [`ROSTER_FORGET_AFTER`].
+    /// Without a swarm: this hive's rows under its name (or `local`).
     pub async fn swarm_roster(&self) -> Result<Vec<SwarmAgentRow>, HiveError> {
         let own = self.own_hive();
         let now = self.now();
-        let stale = i64::try_from(ROSTER_STALE_AFTER.as_secs()).unwrap_or(i64::MAX);
-        let mut out = self.inner.swarm.others(&own, now, stale);
+        let secs = |d: Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        let (stale, forget) = (secs(ROSTER_STALE_AFTER), secs(ROSTER_FORGET_AFTER));
+        let mut out = self.inner.swarm.others(&own, now, stale, forget);
         out.extend(
             self.agent_status()
                 .await?
@@ -253,6 +270,7 @@ impl Hive {
                 .map(|row| SwarmAgentRow {
                     hive: own.clone(),
                     published_at: now,
+                    stale: false,
                     row,
                 }),
         );

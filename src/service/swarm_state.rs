@@ -1,7 +1,7 @@
 //! The swarm's state in memory, owned here and reached only through these
 //! methods: the relay's wake-up (a cross-hive send was queued), the other
-//! hives' roster rows as last heard on the bus, and the channel their
-//! changes go out on.
+//! hives' roster rows as last heard on the bus, the channel their changes
+//! go out on, and the bus's last refusal or error.
 //!
 //! Decision: one owner, so every lock of these fields is in this file; it
 //! knows nothing of the store or of [`Hive`](super::Hive). Rejected: the
@@ -37,6 +37,9 @@ pub(crate) struct SwarmState {
     roster: Mutex<BTreeMap<(Ident, Ident), SwarmAgentRow>>,
     /// Other hives' rows as they change, for live views (the dashboard).
     changes: broadcast::Sender<SwarmChange>,
+    /// The bus's last refusal or error (a permission violation, say):
+    /// when (unix seconds) and what the server or client said.
+    bus_error: Mutex<Option<(i64, String)>>,
 }
 
 impl Default for SwarmState {
@@ -45,6 +48,7 @@ impl Default for SwarmState {
             relay: Notify::new(),
             roster: Mutex::default(),
             changes: broadcast::channel(CHANGES_BACKLOG).0,
+            bus_error: Mutex::default(),
         }
     }
 }
@@ -94,13 +98,43 @@ impl SwarmState {
         self.changes.subscribe()
     }
 
-    /// The rows of hives other than `own` published within `stale`
-    /// seconds of `now`, by hive then name.
-    pub(crate) fn others(&self, own: &Ident, now: i64, stale: i64) -> Vec<SwarmAgentRow> {
-        self.roster()
+    /// The rows of hives other than `own`, by hive then name: those not
+    /// republished within `stale` seconds of `now` marked stale (their
+    /// hive may be gone, or the bus out of reach: the row is what was last
+    /// heard), those older than `forget` seconds left out (and dropped).
+    pub(crate) fn others(
+        &self,
+        own: &Ident,
+        now: i64,
+        stale: i64,
+        forget: i64,
+    ) -> Vec<SwarmAgentRow> {
+        let mut roster = self.roster();
+        roster.retain(|_, r| now.saturating_sub(r.published_at) <= forget);
+        roster
             .values()
-            .filter(|r| r.hive != *own && now.saturating_sub(r.published_at) <= stale)
-            .cloned()
+            .filter(|r| r.hive != *own)
+            .map(|r| SwarmAgentRow {
+                stale: now.saturating_sub(r.published_at) > stale,
+                ..r.clone()
+            })
             .collect()
+    }
+
+    /// Remember what the bus last refused or failed, at `at` (unix
+    /// seconds), for `status --swarm`.
+    pub(crate) fn bus_error(&self, at: i64, what: String) {
+        *self
+            .bus_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((at, what));
+    }
+
+    /// The bus's last refusal or error, if any: when, and what.
+    pub(crate) fn last_bus_error(&self) -> Option<(i64, String)> {
+        self.bus_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }

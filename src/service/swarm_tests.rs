@@ -216,7 +216,7 @@ async fn a_hive_alone_refuses_an_agent_at_hive_address_by_name() {
 }
 
 #[tokio::test]
-async fn the_swarm_roster_has_own_rows_live_and_others_until_they_go_stale() {
+async fn the_swarm_roster_has_own_rows_live_and_others_marked_stale_then_forgotten() {
     let dir = tempfile::tempdir().unwrap();
     let a = hive_named("hive-a", dir.path()).await;
     let b = hive_named("hive-b", dir.path()).await;
@@ -241,14 +241,47 @@ async fn the_swarm_roster_has_own_rows_live_and_others_until_they_go_stale() {
     );
     a.swarm_row_gone(&id("hive-b"), &id("bob"));
     assert_eq!(a.swarm_roster().await.unwrap().len(), 5);
-    // hive-b stops republishing: its rows age out.
+    // hive-b stops republishing (or the bus is out of reach): its rows
+    // stay, marked stale, with when they were heard; an hour on they go.
+    let heard_at = 1000 - ROSTER_STALE_AFTER.as_secs() as i64 - 1;
     let stale = SwarmAgentRow {
-        published_at: 1000 - ROSTER_STALE_AFTER.as_secs() as i64 - 1,
+        published_at: heard_at,
+        stale: false,
         ..b.swarm_roster().await.unwrap()[0].clone()
     };
-    a.swarm_row_heard(stale);
+    a.swarm_row_heard(stale.clone());
+    let rows = a.swarm_roster().await.unwrap();
+    let alice = rows
+        .iter()
+        .find(|r| r.hive == id("hive-b") && r.row.name == id("alice"));
+    let alice = alice.unwrap_or_else(|| panic!("{rows:?}"));
+    assert!(alice.stale && alice.published_at == heard_at, "{alice:?}");
+    assert!(
+        rows.iter()
+            .filter(|r| r.hive == id("hive-a"))
+            .all(|r| !r.stale)
+    );
+    a.swarm_row_heard(SwarmAgentRow {
+        published_at: 1000 - ROSTER_FORGET_AFTER.as_secs() as i64 - 1,
+        ..stale
+    });
     let rows = names(a.swarm_roster().await.unwrap());
     assert!(!rows.contains(&"alice@hive-b".to_owned()), "{rows:?}");
+}
+
+#[tokio::test]
+async fn a_bus_refusal_is_kept_for_status_with_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = hive_named("hive-a", dir.path()).await;
+    assert_eq!(a.swarm_last_bus_error(), None);
+    a.swarm_bus_error("server error: Permissions Violation for Publish".into());
+    assert_eq!(
+        a.swarm_last_bus_error(),
+        Some((
+            1000,
+            "server error: Permissions Violation for Publish".into()
+        ))
+    );
 }
 
 #[tokio::test]
@@ -267,6 +300,7 @@ async fn live_views_hear_another_hives_changes_once_and_never_their_own_rows() {
     // The same row republished later is no change.
     a.swarm_row_heard(SwarmAgentRow {
         published_at: theirs.published_at + 20,
+        stale: false,
         ..theirs.clone()
     });
     assert!(changes.try_recv().is_err());

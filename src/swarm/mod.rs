@@ -78,7 +78,7 @@ pub async fn start(hive: Hive, shutdown: CancellationToken) -> Result<bool, Swar
         swarm: swarm_name,
         hive: hive_name,
     };
-    let client = connect(&swarm, &names).await?;
+    let client = connect(&swarm, &names, &hive).await?;
     let js = jetstream::ContextBuilder::new()
         .timeout(BUS_TIMEOUT)
         .build(client);
@@ -139,7 +139,11 @@ impl Bus {
     }
 }
 
-async fn connect(swarm: &SwarmConfig, names: &Names) -> Result<async_nats::Client, SwarmError> {
+async fn connect(
+    swarm: &SwarmConfig,
+    names: &Names,
+    hive: &Hive,
+) -> Result<async_nats::Client, SwarmError> {
     if swarm.urls.is_empty() {
         return Err(SwarmError::NoUrls);
     }
@@ -157,7 +161,24 @@ async fn connect(swarm: &SwarmConfig, names: &Names) -> Result<async_nats::Clien
         .custom_inbox_prefix(names.inbox_prefix())
         .retry_on_initial_connect()
         .max_reconnects(None)
-        .request_timeout(Some(BUS_TIMEOUT));
+        .request_timeout(Some(BUS_TIMEOUT))
+        .event_callback({
+            // A refusal (a permission violation above all) is the server's
+            // `-ERR`, which the library otherwise retries without a word:
+            // the operator sees it in the log and in `status --swarm`.
+            let hive = hive.clone();
+            move |event| {
+                let hive = hive.clone();
+                async move {
+                    match event {
+                        async_nats::Event::ServerError(_) | async_nats::Event::ClientError(_) => {
+                            hive.swarm_bus_error(event.to_string());
+                        }
+                        other => tracing::info!("swarm bus: {other}"),
+                    }
+                }
+            }
+        });
     if let Some(path) = &swarm.credentials_file {
         options = options
             .credentials_file(path)

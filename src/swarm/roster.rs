@@ -116,6 +116,7 @@ async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow
     let value = SwarmAgentRow {
         hive: names.hive.clone(),
         published_at: hive.now(),
+        stale: false,
         row,
     };
     let Ok(bytes) = serde_json::to_vec(&value) else {

@@ -45,7 +45,7 @@ pub fn swarm_row(row: &SwarmAgentRow, own: &Ident) -> Markup {
             (attention_cell(&row.row))
             (status_cell(&row.row))
             td { @if let Some(m) = &row.row.active_model { (m) } }
-            td { (views::at(row.published_at)) }
+            td { (views::at(row.published_at)) @if row.stale { " (stale)" } }
         }
     }
 }
@@ -133,6 +133,7 @@ impl SwarmFeed {
             RosterChange::Row(row) => SwarmChange::Row(Box::new(SwarmAgentRow {
                 hive: own.clone(),
                 published_at: now,
+                stale: false,
                 row: *row,
             })),
             RosterChange::Removed(agent) => SwarmChange::Gone {

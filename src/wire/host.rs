@@ -18,7 +18,7 @@ pub use super::approval::{Approval, ApprovalKind, ApprovalStatus};
 use super::codes::ErrorCode;
 use super::ident::Ident;
 use super::journal::JournalEntry;
-pub use super::roster::{AgentStatusRow, SessionState, SwarmAgentRow};
+pub use super::roster::{AgentStatusRow, BusError, SessionState, SwarmAgentRow};
 use super::turns::{TurnRow, UsageBy, UsageRow};
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
@@ -417,6 +417,9 @@ pub struct HostResponse {
     /// Every hive's agents, by hive then name (`swarm_status`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm_statuses: Option<Vec<SwarmAgentRow>>,
+    /// With `swarm_statuses`: the bus's last refusal or error, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_error: Option<BusError>,
     /// Turns from the turn journal, newest first (`turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<Vec<TurnRow>>,
@@ -447,6 +450,7 @@ impl HostResponse {
             grants: None,
             messages: None,
             swarm_statuses: None,
+            bus_error: None,
             turns: None,
             usage: None,
         }

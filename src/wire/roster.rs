@@ -132,6 +132,14 @@ impl SessionState {
     }
 }
 
+/// The swarm bus's last refusal or error, answered with `swarm_status`
+/// (additive): when, in unix seconds, and what the server or client said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BusError {
+    pub at: i64,
+    pub error: String,
+}
+
 /// One agent of some hive, as `hivectl status --swarm` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwarmAgentRow {
@@ -139,6 +147,11 @@ pub struct SwarmAgentRow {
     /// Unix seconds (the publishing hive's clock) of the row's last publish;
     /// rows are republished while their hive lives.
     pub published_at: i64,
+    /// Not republished for longer than its hive republishes (or the bus is
+    /// out of reach): the row is as last heard, maybe out of date. Omitted
+    /// when false (additive).
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub stale: bool,
     #[serde(flatten)]
     pub row: AgentStatusRow,
 }

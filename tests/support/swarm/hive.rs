@@ -118,7 +118,8 @@ impl Hive {
         self.dir.join("run/agents").join(agent).join("mcp.sock")
     }
 
-    /// `hive:agent` pairs `swarm_status` lists on this hive.
+    /// `hive:agent` of every row this hive's `swarm_status` lists as fresh
+    /// (a row marked stale is as last heard, not live: left out).
     pub fn swarm_roster(&self) -> std::collections::BTreeSet<String> {
         let answer = self.request(r#"{"cmd":"swarm_status"}"#);
         let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
@@ -126,6 +127,7 @@ impl Hive {
             .as_array()
             .into_iter()
             .flatten()
+            .filter(|r| r["stale"] != true)
             .map(|r| {
                 format!(
                     "{}:{}",

@@ -125,13 +125,22 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(hives: &[&str]) -> Self {
+        Self::start_with(hives, |_, user| user)
+    }
+
+    /// [`Cluster::start`] with each hive's user block (its permissions) as
+    /// `tweak(hive, block)` makes it: for a test that takes a permission away.
+    pub fn start_with(hives: &[&str], tweak: impl Fn(&str, String) -> String) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let cluster_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
         let routes: Vec<String> = cluster_ports
             .iter()
             .map(|p| format!("\"nats-route://127.0.0.1:{p}\""))
             .collect();
-        let mut users: Vec<String> = hives.iter().map(|h| hive_permissions(h)).collect();
+        let mut users: Vec<String> = hives
+            .iter()
+            .map(|h| tweak(h, hive_permissions(h)))
+            .collect();
         users.push(format!(
             "{{ user: \"admin\", password: \"{}\" }}",
             password("admin")

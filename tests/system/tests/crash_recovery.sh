@@ -32,7 +32,7 @@ a_retried_spawn_finishes_an_agent_whose_spawn_was_cut_before_its_settings_file()
   _finish_half_made spawn halfspawn
   expect_eq "roster row" running "$(tb_row halfspawn)"
   local out rc=0
-  expect_match "the daemon's log" "halfspawn: registered but its container was never finished" \
+  expect_match "the daemon's log" "halfspawn: registered but its spawn was never finished" \
     "$(in_c journalctl -u "$TB_UNIT" AGENT=halfspawn -o cat --no-pager)"
   out=$(hivectl_root spawn halfspawn 2>&1) && rc=0 || rc=$?
   expect_eq "a spawn of the whole agent (output: $out)" 1 "$rc"
