@@ -13,7 +13,7 @@
 //! payload: permissions let a hive publish only on subjects that end in
 //! its own name.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, AckKind, consumer::pull};
 use futures_lite::StreamExt;
@@ -34,6 +34,9 @@ const EARLY_DELAY: Duration = Duration::from_millis(200);
 const FULL_DELAY: Duration = Duration::from_secs(5);
 /// Deliveries of one early message between two warnings.
 const STUCK_AFTER: i64 = 300;
+/// How long the consumer's stream may yield only errors (its idle
+/// heartbeats missed, say) before it is pulled anew.
+const CONSUMER_SILENCE: Duration = Duration::from_secs(30);
 
 pub(super) async fn run(bus: Bus) {
     let Some(stream) = bus.stream().await else {
@@ -61,6 +64,10 @@ pub(super) async fn run(bus: Bus) {
         let Some(mut messages) = pulled else {
             return;
         };
+        // Since when, and why, the stream has yielded only errors (missed
+        // idle heartbeats after a node died, refusals): past
+        // CONSUMER_SILENCE the pull is made anew instead of trusted.
+        let mut failing: Option<Instant> = None;
         loop {
             let first = tokio::select! {
                 () = bus.shutdown.cancelled() => return,
@@ -69,10 +76,24 @@ pub(super) async fn run(bus: Bus) {
             let mut batch = match first {
                 None => break,
                 Some(Err(err)) => {
-                    tracing::debug!("swarm consumer: {err}");
+                    let since = *failing.get_or_insert_with(|| {
+                        tracing::warn!("swarm consumer {name}: {err}");
+                        Instant::now()
+                    });
+                    if since.elapsed() > CONSUMER_SILENCE {
+                        tracing::warn!(
+                            "swarm consumer {name} has delivered nothing but errors for {} s \
+                             (last: {err}); pulling anew",
+                            since.elapsed().as_secs()
+                        );
+                        break;
+                    }
                     continue;
                 }
-                Some(Ok(m)) => vec![m],
+                Some(Ok(m)) => {
+                    failing = None;
+                    vec![m]
+                }
             };
             // Whatever else is ready joins the same transaction.
             while batch.len() < BATCH {
