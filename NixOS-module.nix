@@ -55,13 +55,14 @@ let
   # The unit's fd budget (systemd/hive-c0re.service) covers the default
   # hive; a larger max_agents raises it here, so a full hive is refused at
   # spawn by the daemon's own count, never by a failed bind. Worst case per
-  # agent: its socket plus agent_max_connections connections (every one an
-  # agent may open), and 1,024 for the rest (host.sock clients, the
-  # database, journalctl). The fd store holds one socket per agent.
+  # agent: its two sockets (mcp.sock, egress.sock) plus agent_max_connections
+  # fds of connections (every one an agent may open; an egress connection
+  # takes two), and 1,024 for the rest (host.sock clients, the database,
+  # journalctl). The fd store holds two sockets per agent.
   unitFds = 65536;
   unitFdStore = 4096;
-  fds = atLeast unitFds (s.max_agents * (s.agent_max_connections + 1) + 1024);
-  fdStore = atLeast unitFdStore (s.max_agents + 1);
+  fds = atLeast unitFds (s.max_agents * (s.agent_max_connections + 2) + 1024);
+  fdStore = atLeast unitFdStore (2 * s.max_agents + 2);
 
   # Every key of the daemon's config file (src/config.rs, `Config`), with the
   # daemon's own defaults except where NixOS needs another (profile, the
@@ -143,6 +144,11 @@ let
       "Bytes of pending message bodies one agent's inbox holds; past it a send to it is refused.";
     transient_max_bytes = opt types.ints.positive 1048576
       "Bytes of transient wakes kept in memory per agent; past it the oldest are dropped.";
+    egress_allow = opt (types.listOf types.str) [ "api.anthropic.com:443" ] ''
+      The `host[:port]` or `*.domain[:port]` patterns every agent may reach
+      through the hive's egress proxy (the only way out of its container);
+      `hivectl grant N --egress HOST` adds to them for one agent.
+    '';
     message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
     journal_directory = opt (types.nullOr absolutePath) null ''
       Read logs from journal files in this directory instead of the host

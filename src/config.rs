@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::containers::Profile;
+use crate::wire::egress::EgressPattern;
 use crate::wire::ident::Ident;
 
 /// The config file `serve` reads when `--config` is not given (if it exists).
@@ -26,8 +27,12 @@ pub const WEB_SOCKET_NAME: &str = "web.sock";
 /// Where the shipped unit runs the daemon from (`make install`-style
 /// setups; the NixOS package rewrites it).
 pub const INSTALLED_BINARY: &str = "/usr/local/bin/hive-c0re";
+/// The egress service's socket's file name inside the runtime directory.
+pub const EGRESS_DIALER_SOCKET_NAME: &str = "egress-dialer.sock";
 /// The group whose members may use host.sock.
 pub const ADMIN_GROUP: &str = "hive-admin";
+/// The default `egress_allow`: the Claude API only.
+pub const DEFAULT_EGRESS_ALLOW: &[&str] = &["api.anthropic.com:443"];
 /// The manager agent's logical name.
 pub const MANAGER: &str = "ruth";
 
@@ -124,6 +129,10 @@ pub struct Config {
     /// Bytes of transient wakes kept in memory per agent; past it the
     /// oldest are dropped (logged).
     pub transient_max_bytes: usize,
+    /// The `host[:port]` / `*.domain[:port]` patterns every agent may reach
+    /// through the hive's egress proxy (its `egress.sock`); the operator's
+    /// grants (`hivectl grant N --egress HOST`) add to them per agent.
+    pub egress_allow: Vec<EgressPattern>,
 }
 
 /// How the hive reaches its swarm's NATS servers.
@@ -191,6 +200,10 @@ impl Default for Config {
             inbox_max_messages: 10_000,
             inbox_max_bytes: 64 << 20,
             transient_max_bytes: 1 << 20,
+            egress_allow: DEFAULT_EGRESS_ALLOW
+                .iter()
+                .map(|p| EgressPattern::from_static(p))
+                .collect(),
         }
     }
 }
@@ -295,17 +308,25 @@ impl Config {
         self.runtime_dir.join(".staging")
     }
 
+    /// The egress service's socket (`hive-c0re-egress.socket`), which the
+    /// daemon hands agents' egress connections to.
+    pub fn egress_dialer_socket(&self) -> PathBuf {
+        self.runtime_dir.join(EGRESS_DIALER_SOCKET_NAME)
+    }
+
     /// The manager's runtime directory.
     pub fn manager_runtime_dir(&self) -> PathBuf {
         self.runtime_dir.join("manager")
     }
 
-    /// The file descriptors a full hive may hold at worst: every agent
-    /// socket with `agent_max_connections` connections open, and
+    /// The file descriptors a full hive may hold at worst: every agent's
+    /// two sockets (`mcp.sock`, `egress.sock`) with its
+    /// `agent_max_connections` slots open (an egress connection takes two
+    /// slots for its two fds), and
     /// [`FD_RESERVE`] for the rest. The NixOS module sets `LimitNOFILE=`
     /// from the same sum.
     pub fn fd_budget(&self) -> u64 {
-        let per_agent = self.agent_max_connections as u64 + 1;
+        let per_agent = self.agent_max_connections as u64 + 2;
         (self.max_agents as u64).saturating_mul(per_agent) + FD_RESERVE
     }
 

@@ -72,3 +72,25 @@ fn flags_override_the_file_and_unset_flags_keep_its_values() {
     assert_eq!(c.runtime_dir, PathBuf::from("/tmp/rt"));
     assert_eq!(c.driver, DriverKind::Fake);
 }
+
+#[test]
+fn every_agent_may_reach_the_claude_api_by_default_and_a_bad_pattern_is_refused_naming_it() {
+    let config = Config::default();
+    let defaults: Vec<&str> = config
+        .egress_allow
+        .iter()
+        .map(EgressPattern::as_str)
+        .collect();
+    assert_eq!(defaults, DEFAULT_EGRESS_ALLOW);
+    for p in DEFAULT_EGRESS_ALLOW {
+        assert!(EgressPattern::new(p).is_ok(), "{p}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, r#"{"egress_allow": ["pypi.org:443", "*"]}"#).unwrap();
+    let err = format!(
+        "{:#}",
+        anyhow::Error::from(Config::load(&path).unwrap_err())
+    );
+    assert!(err.contains(r#"egress pattern "*""#), "{err}");
+}

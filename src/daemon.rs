@@ -83,7 +83,7 @@ fn raise_fd_limit(budget: u64) {
             limit,
             budget,
             "the open files limit {limit} is below the {budget} a full hive may hold \
-             (max_agents x (agent_max_connections + 1) + {}); raise LimitNOFILE= in \
+             (max_agents x (agent_max_connections + 2) + {}); raise LimitNOFILE= in \
              the unit or lower max_agents",
             crate::config::FD_RESERVE
         );

@@ -61,11 +61,11 @@
 //! store       wire hive clock
 //! systemd     wire hive containers config command clock errors
 //! service     wire hive store containers systemd config command clock errors
-//! server      wire service config clock errors systemd::activation systemd::notify
+//! egress      wire
+//! server      wire service config clock errors egress systemd::activation systemd::notify
 //! web         wire service config clock errors
 //! swarm       wire service config
 //! client      wire config
-//! egress      wire
 //! agent       wire clock systemd::notify
 //! cli         wire client config clock errors
 //! daemon      wire containers systemd config clock service server web swarm logging errors
@@ -116,7 +116,8 @@
 //!   bucket (design and guarantees: `src/swarm/README.md`).
 //! - [`egress`]: the egress proxy — one agent's connection (CONNECT or plain
 //!   HTTP) checked against its `host[:port]` allow-list, dialled from the
-//!   host, logged with `AGENT=`; not wired to agents yet.
+//!   host, logged with `AGENT=`; `server` serves it on each agent's
+//!   `egress.sock`.
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.

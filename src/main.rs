@@ -38,6 +38,45 @@ enum Command {
         #[arg(long, value_name = "MS")]
         fake_job_delay_ms: Option<u64>,
     },
+    /// The egress proxy agents' connections are handed to by the daemon
+    /// (hive-c0re-egress.service, socket-activated by
+    /// hive-c0re-egress.socket): the hive's only process with a network.
+    Egress {
+        /// Bind this socket (mode 0600) when systemd passes none [default:
+        /// /run/hyperhive/egress-dialer.sock].
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+}
+
+/// `hive-c0re egress`: the socket systemd passed, or `socket` bound here;
+/// then the service until killed.
+fn egress(socket: Option<PathBuf>) -> anyhow::Result<()> {
+    use hive_c0re::systemd::activation;
+    let passed = activation::take_named_fds()?.into_iter().next();
+    let listener = match passed {
+        Some((name, fd)) => activation::listener_from_fd(&name, fd)?,
+        None => {
+            let path = socket.unwrap_or_else(|| {
+                PathBuf::from(hive_c0re::config::DEFAULT_RUNTIME_DIR)
+                    .join(hive_c0re::config::EGRESS_DIALER_SOCKET_NAME)
+            });
+            let listener = activation::bind(&path)?;
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+            listener
+        }
+    };
+    listener.set_nonblocking(true)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::UnixListener::from_std(listener)?;
+        tracing::info!("egress service ready");
+        hive_c0re::egress::service::run(listener).await;
+        Ok(())
+    })
 }
 
 fn main() -> ExitCode {
@@ -67,6 +106,7 @@ fn main() -> ExitCode {
         })
         .map_err(anyhow::Error::from)
         .and_then(hive_c0re::daemon::serve),
+        Command::Egress { socket } => egress(socket),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

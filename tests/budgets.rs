@@ -300,7 +300,7 @@ fn an_open_files_limit_below_a_full_hives_budget_is_named_in_the_log_at_start() 
     }
     let low = startup_log("1024:1024", r#"{"max_agents": 1000}"#);
     assert!(
-        low.contains("the open files limit 1024 is below the 18024 a full hive may hold")
+        low.contains("the open files limit 1024 is below the 19024 a full hive may hold")
             && low.contains("raise LimitNOFILE="),
         "{low}"
     );

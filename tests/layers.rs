@@ -76,9 +76,12 @@ const LAYERS: &[(&str, &[&str])] = &[
             "errors",
         ],
     ),
+    // The egress proxy: one agent's connection, its allow-list, the target.
+    ("egress", &["wire"]),
     // Front doors: the wire and the service, nothing under it; the agent
     // socket registry binds its listeners and keeps them in systemd's fd
-    // store itself (activation and notify only, never the D-Bus driver).
+    // store itself (activation and notify only, never the D-Bus driver),
+    // and serves each agent's egress proxy.
     (
         "server",
         &[
@@ -87,6 +90,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "clock",
             "errors",
+            "egress",
             "systemd::activation",
             "systemd::notify",
         ],
@@ -95,8 +99,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The swarm door: this hive on NATS JetStream, like a socket.
     ("swarm", &["wire", "service", "config"]),
     ("client", &["wire", "config"]),
-    // The egress proxy: one agent's connection, its allow-list, the target.
-    ("egress", &["wire"]),
     // The in-container harness (hive-agent): a client of the agent socket,
     // with sd_notify from systemd; nothing of the daemon's state.
     ("agent", &["wire", "clock", "systemd::notify"]),

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use hive_c0re::config::{
-    ADMIN_GROUP, DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME, INSTALLED_BINARY, WEB_SOCKET_NAME,
+    ADMIN_GROUP, DEFAULT_RUNTIME_DIR, EGRESS_DIALER_SOCKET_NAME, HOST_SOCKET_NAME,
+    INSTALLED_BINARY, WEB_SOCKET_NAME,
 };
 use hive_c0re::systemd::activation::{HOST_FD_NAME, WEB_FD_NAME};
 
@@ -72,6 +73,8 @@ fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
         "hive-c0re.service",
         "hive-agent.service",
         "hive-c0re-swarm.conf",
+        "hive-c0re-egress.socket",
+        "hive-c0re-egress.service",
     ] {
         let text = unit(name);
         let mut section = "";
@@ -162,4 +165,29 @@ fn the_swarm_drop_in_only_opens_the_services_network_for_tcp() {
     );
     assert_eq!(values(&service, "PrivateNetwork"), ["yes"]);
     assert_eq!(values(&service, "IPAddressDeny"), ["any"]);
+}
+
+#[test]
+fn the_egress_service_listens_where_the_daemon_dials_and_alone_has_a_network() {
+    let socket = unit("hive-c0re-egress.socket");
+    let dialer = format!("{DEFAULT_RUNTIME_DIR}/{EGRESS_DIALER_SOCKET_NAME}");
+    assert_eq!(values(&socket, "ListenStream"), [dialer]);
+    assert_eq!(values(&socket, "SocketMode"), ["0600"], "root only");
+    assert_eq!(values(&socket, "SocketUser"), ["root"]);
+    let egress = unit("hive-c0re-egress.service");
+    assert_eq!(
+        values(&egress, "ExecStart"),
+        [format!("{INSTALLED_BINARY} egress")]
+    );
+    assert_eq!(values(&egress, "DynamicUser"), ["yes"]);
+    assert_eq!(values(&egress, "CapabilityBoundingSet"), [""]);
+    assert!(values(&egress, "PrivateNetwork").is_empty());
+    assert_eq!(values(&egress, "IPAddressDeny"), ["link-local multicast"]);
+    let daemon = unit("hive-c0re.service");
+    assert!(values(&daemon, "Wants").contains(&"hive-c0re-egress.socket".to_owned()));
+    assert_eq!(
+        values(&daemon, "PrivateNetwork"),
+        ["yes"],
+        "the daemon keeps no network"
+    );
 }

@@ -46,6 +46,9 @@ pub struct Launch {
     /// This binary (the MCP servers' command).
     pub harness: PathBuf,
     pub socket: PathBuf,
+    /// The loopback port of this harness's egress forwarder: Claude gets
+    /// `HTTPS_PROXY`/`HTTP_PROXY` pointing at it (none: no proxy set).
+    pub egress_port: Option<u16>,
 }
 
 impl Launch {
@@ -162,6 +165,9 @@ impl Launch {
                     .to_string_lossy()
                     .into_owned(),
             ));
+        }
+        if let Some(port) = self.egress_port {
+            env.extend(super::egress::proxy_env(port));
         }
         env
     }

@@ -13,6 +13,7 @@ fn launch(command: Option<Vec<String>>) -> Launch {
         selection: Selection::from_values(Some("messaging,execution"), None, &[]).unwrap(),
         harness: "/usr/bin/hive-agent".into(),
         socket: "/run/hive/mcp.sock".into(),
+        egress_port: Some(4123),
     }
 }
 
@@ -192,4 +193,25 @@ async fn a_stop_lets_the_turn_finish_within_the_grace_then_kills_it() {
         panic!()
     };
     assert!(why.contains("stopping"), "{why}");
+}
+
+#[tokio::test]
+async fn a_turns_command_and_its_children_get_the_egress_forwarder_as_their_proxy() {
+    let (_tx, rx) = watch::channel(false);
+    let dir = tempfile::tempdir().unwrap();
+    let env = launch(None).env();
+    let script = r#"test "$HTTPS_PROXY" = http://127.0.0.1:4123 \
+        && sh -c 'test "$https_proxy" = http://127.0.0.1:4123 && test "$NO_PROXY" = localhost,127.0.0.1,::1' \
+        && echo '{"type":"system","model":"m1"}'"#;
+    let end = run_turn(
+        &sh(script),
+        &env,
+        dir.path(),
+        "p",
+        Duration::from_secs(10),
+        rx,
+        Duration::from_secs(1),
+    )
+    .await;
+    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
 }

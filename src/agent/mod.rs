@@ -17,11 +17,14 @@
 //! - [`process`]: the one process seam (Claude, bash).
 //! - [`hook`]: `hive-agent hook`, Claude Code's lifecycle hooks forwarded
 //!   to the socket (bounded, silent on stdout, never failing Claude).
+//! - [`egress`]: the forwarder from a loopback port to the hive's egress
+//!   proxy (`/run/hive/egress.sock`), the container's only way out.
 
 pub mod accounting;
 pub mod bash;
 pub mod claude;
 pub mod config;
+pub mod egress;
 pub mod hook;
 pub mod login;
 pub mod mcp;

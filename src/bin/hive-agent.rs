@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use hive_c0re::agent::bash::BashServer;
 use hive_c0re::agent::claude::Launch;
 use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig};
+use hive_c0re::agent::egress;
 use hive_c0re::agent::hook;
 use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
@@ -48,8 +49,17 @@ enum Command {
     /// Bounded (well under a second), silent on stdout, always exit 0:
     /// a note on stderr when the hive is unreachable or refuses it.
     Hook,
+    /// Relay TCP connections on a loopback port to the hive's egress
+    /// proxy (`egress.sock` beside the agent socket), for a shell; `run`
+    /// starts its own for Claude.
+    EgressForward {
+        /// The loopback address to listen on.
+        #[arg(long, default_value = "127.0.0.1:3128")]
+        listen: std::net::SocketAddr,
+    },
     /// The turn loop (the container's hive-agent.service): recv, run
-    /// Claude, ack or requeue.
+    /// Claude, ack or requeue; with an egress forwarder on a free
+    /// loopback port, which Claude gets as HTTPS_PROXY/HTTP_PROXY.
     Run {
         /// JSON config [default: /etc/hive-agent/config.json when it exists].
         #[arg(long, env = ENV_CONFIG)]
@@ -93,6 +103,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             mcp::serve_stdio(Hyperhive::new(socket, &selection)).await
         }
         Command::McpBash => mcp::serve_stdio(BashServer::new(socket)).await,
+        Command::EgressForward { listen } => {
+            hive_c0re::logging::init()?;
+            let listener = egress::bind(listen).await?;
+            let to = egress::egress_socket(&cli.socket);
+            eprintln!(
+                "hive-agent: forwarding {} to {}; use HTTPS_PROXY=http://{}",
+                listener.local_addr()?,
+                to.display(),
+                listener.local_addr()?
+            );
+            egress::forward(listener, to).await;
+            Ok(())
+        }
         Command::Call { tool, args } => {
             let args: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&args)
                 .map_err(|e| anyhow::anyhow!("the arguments must be a JSON object: {e}"))?;
@@ -118,11 +141,23 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 "the socket's default"
             };
             tracing::info!("tool groups {} from {source}", groups.join(","));
+            // Claude's only way out: a forwarder on the container's
+            // loopback to the hive's egress proxy (any free port, so
+            // harnesses sharing a host's loopback in tests never collide).
+            let listener = egress::bind(([127, 0, 0, 1], 0).into()).await?;
+            let egress_port = listener.local_addr()?.port();
+            let to = egress::egress_socket(&cli.socket);
+            tracing::info!(
+                "egress forwarder on 127.0.0.1:{egress_port} to {}",
+                to.display()
+            );
+            tokio::spawn(egress::forward(listener, to));
             let launch = Launch {
                 config,
                 selection,
                 harness: std::env::current_exe()?,
                 socket: cli.socket,
+                egress_port: Some(egress_port),
             };
             let (tx, rx) = tokio::sync::watch::channel(false);
             tokio::spawn(async move {

@@ -4,8 +4,8 @@
 //! copied both ways, one journal line per connection with `AGENT=`.
 //!
 //! Identity is the caller's: [`serve`] takes the agent's name from whoever
-//! accepted the connection (a per-agent socket, like the agent sockets),
-//! never from the request.
+//! accepted the connection (the daemon, on the agent's own `egress.sock`,
+//! says it in its [`service`] line), never from the request.
 //!
 //! Decisions:
 //! - **Patterns are `host[:port]`**, `host` exact or `*.domain` (any name
@@ -19,10 +19,8 @@
 //!   malformed one is answered 400 and closed.
 //! - Plain HTTP is forwarded once per connection (`Connection: close` to the
 //!   origin), in origin form; `Proxy-*` headers are dropped.
-//!
-//! Not wired yet: nothing binds a per-agent socket to this, and the
-//! allow-list does not come from the config or grants (README,
-//! Limitations).
+//! - It runs in a process of its own ([`service`], `hive-c0re egress`), the
+//!   hive's only one with a network.
 
 use std::time::Instant;
 
@@ -31,77 +29,39 @@ use tokio::net::TcpStream;
 
 use crate::wire::ident::Ident;
 
+pub mod service;
+
 #[cfg(test)]
 mod egress_tests;
 
 /// The longest request head read before refusing (400).
 pub const MAX_HEAD: usize = 16 * 1024;
 
-/// The default allow-list: the Claude API only.
-pub const DEFAULT_ALLOW: &[&str] = &["api.anthropic.com:443"];
-
-/// One allow-list entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Pattern {
-    /// Lowercase; `*.x` for any name under `x`.
-    host: String,
-    port: Option<u16>,
-}
+pub use crate::wire::egress::{BadPattern, EgressPattern};
 
 /// An agent's allow-list of `host[:port]` patterns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllowList(Vec<Pattern>);
-
-/// Why an allow-list entry was refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("egress pattern {0:?}: use host[:port] or *.domain[:port], letters, digits, '-' and '.'")]
-pub struct BadPattern(pub String);
+pub struct AllowList(Vec<EgressPattern>);
 
 impl AllowList {
     /// Parse each `host[:port]` pattern; the first bad one is the error.
     pub fn parse<S: AsRef<str>>(patterns: &[S]) -> Result<Self, BadPattern> {
         patterns
             .iter()
-            .map(|p| parse_pattern(p.as_ref()).ok_or_else(|| BadPattern(p.as_ref().to_owned())))
+            .map(|p| EgressPattern::new(p.as_ref()))
             .collect::<Result<_, _>>()
             .map(Self)
     }
 
+    /// The list of these (already validated) patterns.
+    pub fn new(patterns: Vec<EgressPattern>) -> Self {
+        Self(patterns)
+    }
+
     /// Whether `host:port` is allowed.
     pub fn allows(&self, host: &str, port: u16) -> bool {
-        let host = host.to_ascii_lowercase();
-        self.0.iter().any(|p| {
-            let host_ok = match p.host.strip_prefix("*.") {
-                Some(domain) => host
-                    .strip_suffix(domain)
-                    .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.')),
-                None => p.host == host,
-            };
-            host_ok && p.port.is_none_or(|q| q == port)
-        })
+        self.0.iter().any(|p| p.matches(host, port))
     }
-}
-
-fn valid_host(h: &str) -> bool {
-    !h.is_empty()
-        && h.len() <= 253
-        && h.split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        })
-}
-
-fn parse_pattern(p: &str) -> Option<Pattern> {
-    let (host, port) = match p.rsplit_once(':') {
-        Some((h, port)) => (h, Some(port.parse::<u16>().ok().filter(|&n| n > 0)?)),
-        None => (p, None),
-    };
-    let bare = host.strip_prefix("*.").unwrap_or(host);
-    valid_host(bare).then(|| Pattern {
-        host: host.to_ascii_lowercase(),
-        port,
-    })
 }
 
 /// What one request asked for.
@@ -211,6 +171,13 @@ async fn answer<S: AsyncWrite + Unpin>(s: &mut S, status: &str, body: &str) -> s
     );
     s.write_all(text.as_bytes()).await?;
     s.shutdown().await
+}
+
+/// Answer `503 Service Unavailable` with `body` and close: the hive
+/// cannot serve this connection now (the agent is at its connection
+/// budget, or its allow-list cannot be read).
+pub async fn unavailable<S: AsyncWrite + Unpin>(mut s: S, body: &str) {
+    let _ = answer(&mut s, "503 Service Unavailable", body).await;
 }
 
 /// The 403 body: the host refused and how to ask for it.

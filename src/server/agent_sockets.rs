@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::agent;
+use super::egress_socket::{self, EGRESS_SLOTS, EGRESS_SOCKET_NAME};
 use super::listener;
 use crate::service::sockets::AgentSockets;
 use crate::service::{Caller, Hive};
@@ -52,8 +53,16 @@ fn agent_fd_name(name: &Ident) -> String {
     format!("agent-{name}")
 }
 
+/// The `FDNAME=` an agent's egress socket has in systemd's fd store.
+fn egress_fd_name(name: &Ident) -> String {
+    format!("egress-{name}")
+}
+
 /// The `FDNAME=` of the manager's socket.
 const MANAGER_FD_NAME: &str = "manager";
+
+/// The `FDNAME=` of the manager's egress socket.
+const MANAGER_EGRESS_FD_NAME: &str = "manager-egress";
 
 /// Hand `listener` to systemd's fd store under `name`; a failure is logged
 /// (the socket still serves; a restart will bind it again).
@@ -90,8 +99,18 @@ fn stored_listener(name: &str, fd: OwnedFd) -> Option<UnixListener> {
 
 #[derive(Debug)]
 struct Open {
-    path: PathBuf,
+    /// `mcp.sock`, and an agent's `egress.sock`.
+    paths: Vec<PathBuf>,
     stop: CancellationToken,
+}
+
+/// What a listener serves.
+#[derive(Debug, Clone)]
+enum Door {
+    /// The agent (or manager) socket of this caller.
+    Agent(Caller),
+    /// This agent's egress proxy.
+    Egress(Ident),
 }
 
 /// Every agent socket being served.
@@ -161,29 +180,45 @@ impl SocketRegistry {
     pub fn open_manager(&self, hive: &Hive) -> Result<PathBuf, BindError> {
         let mut slot = self.manager();
         if let Some(open) = slot.as_ref() {
-            return Ok(open.path.clone());
+            return Ok(open.paths[0].clone());
         }
-        let path = hive.config().manager_runtime_dir().join(SOCKET_NAME);
-        let caller = Caller::Manager(hive.config().manager());
-        let open = self.serve(
+        let dir = hive.config().manager_runtime_dir();
+        let (path, egress) = (dir.join(SOCKET_NAME), dir.join(EGRESS_SOCKET_NAME));
+        let manager = hive.config().manager();
+        let stop = self.shutdown.child_token();
+        let slots = Arc::new(Semaphore::new(hive.config().agent_max_connections));
+        let door = Door::Agent(Caller::Manager(manager.clone()));
+        let both = (&stop, slots.clone());
+        self.serve(
             hive,
             path.clone(),
-            caller,
-            "manager socket",
-            MANAGER_FD_NAME,
-        )?;
-        *slot = Some(open);
+            door,
+            (MANAGER_FD_NAME, "manager socket"),
+            both,
+        )
+        .and_then(|()| {
+            let door = Door::Egress(manager);
+            let fd = (MANAGER_EGRESS_FD_NAME, "manager egress socket");
+            self.serve(hive, egress.clone(), door, fd, (&stop, slots))
+        })
+        .inspect_err(|_| stop.cancel())?;
+        *slot = Some(Open {
+            paths: vec![path.clone(), egress],
+            stop,
+        });
         Ok(path)
     }
 
+    /// Bind (or take back) `path` and serve `door` on it until `stop`,
+    /// its connections taking `slots`.
     fn serve(
         &self,
         hive: &Hive,
         path: PathBuf,
-        caller: Caller,
-        label: &'static str,
-        fd_name: &str,
-    ) -> Result<Open, BindError> {
+        door: Door,
+        (fd_name, label): (&str, &'static str),
+        (stop, slots): (&CancellationToken, Arc<Semaphore>),
+    ) -> Result<(), BindError> {
         let io = |source| BindError::Io {
             path: path.clone(),
             source,
@@ -211,11 +246,13 @@ impl SocketRegistry {
         };
         listener.set_nonblocking(true).map_err(io)?;
         let listener = tokio::net::UnixListener::from_std(listener).map_err(io)?;
-        let stop = self.shutdown.child_token();
         let (hive, stop2) = (hive.clone(), stop.clone());
         let max = hive.config().agent_max_connections;
-        let slots = Arc::new(Semaphore::new(max));
         let refused = AtomicU64::new(0);
+        let need = match door {
+            Door::Agent(_) => 1,
+            Door::Egress(_) => EGRESS_SLOTS,
+        };
         // Tracked like the connections: the drain waits for the loop too, so
         // a connection it accepts as the stop fires is served (or closed)
         // before the process exits, never dropped unanswered after the
@@ -226,23 +263,33 @@ impl SocketRegistry {
             stop.clone(),
             self.tasks.clone(),
             move |stream| {
-                let (hive, caller, stop) = (hive.clone(), caller.clone(), stop2.clone());
-                let slot = slots.clone().try_acquire_owned();
+                let (hive, door, stop) = (hive.clone(), door.clone(), stop2.clone());
+                let slot = slots.clone().try_acquire_many_owned(need);
                 let n = if slot.is_err() {
                     refused.fetch_add(1, Ordering::Relaxed) + 1
                 } else {
                     0
                 };
                 async move {
-                    match slot {
-                        Ok(_slot) => agent::serve(hive, caller, stream, stop).await,
-                        Err(_) => agent::refuse_busy(caller, stream, max, n).await,
+                    match (slot, door) {
+                        (Ok(_slot), Door::Agent(caller)) => {
+                            agent::serve(hive, caller, stream, stop).await;
+                        }
+                        (Ok(_slot), Door::Egress(name)) => {
+                            egress_socket::serve(hive, name, stream, stop).await;
+                        }
+                        (Err(_), Door::Agent(caller)) => {
+                            agent::refuse_busy(caller, stream, max, n).await;
+                        }
+                        (Err(_), Door::Egress(name)) => {
+                            egress_socket::refuse_busy(name, stream, max, n).await;
+                        }
                     }
                 }
             },
         ));
         tracing::info!(path = %path.display(), "serving {label}");
-        Ok(Open { path, stop })
+        Ok(())
     }
 
     /// Remove every socket file this registry bound (on exit; the
@@ -252,8 +299,16 @@ impl SocketRegistry {
         if self.fd_store {
             return;
         }
-        let agents: Vec<PathBuf> = self.agents().values().map(|o| o.path.clone()).collect();
-        let manager = self.manager().as_ref().map(|o| o.path.clone());
+        let agents: Vec<PathBuf> = self
+            .agents()
+            .values()
+            .flat_map(|o| o.paths.clone())
+            .collect();
+        let manager: Vec<PathBuf> = self
+            .manager()
+            .iter()
+            .flat_map(|o| o.paths.clone())
+            .collect();
         for path in agents.iter().chain(manager.iter()) {
             let _ = std::fs::remove_file(path);
         }
@@ -293,16 +348,30 @@ impl AgentSockets for SocketRegistry {
         if agents.contains_key(name) {
             return Ok(());
         }
-        let path = hive.config().agent_runtime_dir(name).join(SOCKET_NAME);
-        let fd_name = agent_fd_name(name);
-        let open = self.serve(
-            hive,
-            path,
-            Caller::Agent(name.clone()),
-            "agent socket",
-            &fd_name,
-        )?;
-        agents.insert(name.clone(), open);
+        let dir = hive.config().agent_runtime_dir(name);
+        let (path, egress) = (dir.join(SOCKET_NAME), dir.join(EGRESS_SOCKET_NAME));
+        let stop = self.shutdown.child_token();
+        // One budget for both doors: an agent's connections cost the
+        // daemon's fds whichever socket they came through.
+        let slots = Arc::new(Semaphore::new(hive.config().agent_max_connections));
+        let door = Door::Agent(Caller::Agent(name.clone()));
+        let (mcp_fd, egress_fd) = (agent_fd_name(name), egress_fd_name(name));
+        let both = (&stop, slots.clone());
+        self.serve(hive, path.clone(), door, (&mcp_fd, "agent socket"), both)
+            .and_then(|()| {
+                let door = Door::Egress(name.clone());
+                let both = (&stop, slots);
+                self.serve(
+                    hive,
+                    egress.clone(),
+                    door,
+                    (&egress_fd, "egress socket"),
+                    both,
+                )
+            })
+            .inspect_err(|_| stop.cancel())?;
+        let paths = vec![path, egress];
+        agents.insert(name.clone(), Open { paths, stop });
         Ok(())
     }
 
@@ -310,9 +379,12 @@ impl AgentSockets for SocketRegistry {
         if let Some(open) = self.agents().remove(name) {
             if self.fd_store {
                 remove_stored_fd(&agent_fd_name(name));
+                remove_stored_fd(&egress_fd_name(name));
             }
             open.stop.cancel();
-            let _ = std::fs::remove_file(&open.path);
+            for path in &open.paths {
+                let _ = std::fs::remove_file(path);
+            }
             tracing::info!(agent = %name, "{name}: agent socket closed");
         }
     }

@@ -1,3 +1,5 @@
+//! The registry of agent sockets over real unix sockets (fake driver).
+
 use crate::testing::{config_in, hive_at, id};
 use std::sync::Arc;
 

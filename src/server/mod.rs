@@ -11,11 +11,13 @@
 //!   (`Hive::authorize`, which every dispatcher asks first).
 //! - [`manager`]: the manager's verbs (approval requests, sub-agent lifecycle).
 //! - [`agent_sockets`]: the registry of agent listeners (bind at start and
-//!   spawn, close at destroy).
+//!   spawn, close at destroy), each agent's `mcp.sock` and `egress.sock`.
+//! - [`egress_socket`]: one connection to an agent's egress proxy.
 
 pub mod agent;
 pub mod agent_dispatch;
 pub mod agent_sockets;
+pub mod egress_socket;
 pub mod framing;
 pub mod host;
 pub mod listener;

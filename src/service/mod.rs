@@ -41,6 +41,7 @@
 //! - [`questions`], [`reminders`], [`loose_ends`], [`schedules`]: the
 //!   agents' agenda; [`timer`] fires what falls due.
 //! - [`grants`]: capabilities and tool groups, and the container env.
+//! - [`egress`]: each agent's egress allow-list (config and grants).
 //! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
 //! - [`hooks`]: Claude Code lifecycle hooks: the session state on the
 //!   roster and the manager told when an agent waits on a person too long.
@@ -57,6 +58,7 @@ mod approval_actions;
 pub mod approvals;
 pub mod broker;
 mod budget;
+pub mod egress;
 mod error;
 pub mod grants;
 pub mod hooks;

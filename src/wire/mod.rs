@@ -4,6 +4,7 @@
 //! - [`host`]: host.sock v1, the operator's socket; [`approval`] and
 //!   [`roster`] hold its row types (re-exported by `host`).
 //! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
+//! - [`egress`]: an egress allow-list pattern, validated once.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
 //! - [`journal`]: a journal entry and its short text rendering (pure).
 //! - [`events`]: `HelperEvent`s pushed to the manager.
@@ -15,6 +16,7 @@ pub mod agenda;
 pub mod agent;
 pub mod approval;
 pub mod codes;
+pub mod egress;
 pub mod events;
 pub mod host;
 pub mod ident;

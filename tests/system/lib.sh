@@ -34,6 +34,8 @@ TB_UNIT=hive-c0re.service
 TB_SOCKET_UNIT=hive-c0re.socket
 # shellcheck disable=SC2034
 TB_WEB_SOCKET_UNIT=hive-c0re-web.socket   # the dashboard's web.sock
+# shellcheck disable=SC2034
+TB_EGRESS_UNITS="hive-c0re-egress.socket hive-c0re-egress.service"   # agents' egress proxy
 
 # tb_subreaper SCRIPT ARGS...: re-exec SCRIPT with this process as a child subreaper.
 # Why: an interrupted `nsenter` dies before its child in the bed; the orphan is reparented to
@@ -114,7 +116,8 @@ tb_prepare() {
   ln -sfn /dev/null "$d/units/systemd-machine-id-commit.service"
   # The shipped units, byte for byte.
   cp "$TB_REPO/systemd/hive-c0re.socket" "$TB_REPO/systemd/hive-c0re-web.socket" \
-    "$TB_REPO/systemd/hive-c0re.service" "$d/units/"
+    "$TB_REPO/systemd/hive-c0re.service" "$TB_REPO/systemd/hive-c0re-egress.socket" \
+    "$TB_REPO/systemd/hive-c0re-egress.service" "$d/units/"
   # The shipped sysusers file, where an admin's would go (/etc is a fresh tmpfs each boot).
   cp "$TB_REPO/systemd/hive-c0re.sysusers" "$d/sysusers.d/hive-c0re.conf"
   # Test-bed users: one outside hive-admin, one member.
@@ -154,7 +157,8 @@ tb_preset() {
   printf 'enable %s\n' systemd-journald.service systemd-journald.socket dbus.socket dbus.service \
     dbus-broker.service
   case "$1" in
-    bed) printf 'enable %s\n' systemd-machined.service machines.target hive-c0re.socket hive-c0re-web.socket ;;
+    bed) printf 'enable %s\n' systemd-machined.service machines.target hive-c0re.socket hive-c0re-web.socket \
+      hive-c0re-egress.socket ;;
     container) printf 'enable %s\n' hive-agent.service ;;   # the agent harness, once it exists
   esac
   echo 'disable *'

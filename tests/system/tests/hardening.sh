@@ -3,9 +3,10 @@
 # the daemon really runs inside it. That every behaviour still works under it is the rest of
 # this tier, which runs the same unit.
 
-# The score systemd-analyze security gives the loaded unit (a number like 2.1).
+# The score systemd-analyze security gives the loaded unit (a number like 2.1); UNIT: the
+# daemon's by default.
 _score() {
-  in_c systemd-analyze security --no-pager "$TB_UNIT" 2>&1 \
+  in_c systemd-analyze security --no-pager "${1:-$TB_UNIT}" 2>&1 \
     | sed -n 's/.*Overall exposure level for [^:]*: \([0-9][0-9.]*\).*/\1/p'
 }
 
@@ -69,4 +70,23 @@ the_running_daemon_gets_the_units_open_files_limit_and_warns_only_when_a_full_hi
     expect_match "the daemon's warning at $want open files" \
       "the open files limit $want is below the 18024 a full hive may hold" "$log"
   fi
+}
+
+# The one process of the hive with a network (agents' egress, issue 27) is the least privileged:
+# a dynamic user, no capability at all, a seccomp filter, and a score of at most 1.5.
+the_egress_service_has_the_network_and_nothing_else_no_root_no_capabilities() {
+  in_c systemctl start hive-c0re-egress.socket hive-c0re-egress.service
+  local score pid status
+  score=$(_score hive-c0re-egress.service)
+  echo "  systemd-analyze security hive-c0re-egress.service: $score"
+  awk -v s="$score" 'BEGIN { exit !(s <= 1.5) }' || {
+    echo "  expected an exposure of at most 1.5, saw $score"; return 1; }
+  pid=$(unit_prop hive-c0re-egress.service MainPID)
+  expect_ne "the egress service's MainPID" 0 "$pid"
+  status=$(in_c cat "/proc/$pid/status")
+  expect_ne "its uid (a dynamic user)" 0 "$(awk '/^Uid:/ { print $2 }' <<<"$status")"
+  expect_eq "CapBnd" 0000000000000000 "$(awk '/^CapBnd:/ { print $2 }' <<<"$status")"
+  expect_eq "Seccomp (2: filter)" 2 "$(awk '/^Seccomp:/ { print $2 }' <<<"$status")"
+  expect_eq "its network namespace: the bed's" \
+    "$(in_c readlink /proc/1/ns/net)" "$(in_c readlink "/proc/$pid/ns/net")"
 }

@@ -28,9 +28,10 @@ SH
 _iso_inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }
 
 # _iso_hive NAME...: the hive with the probe template, the agents spawned and their harness up.
+# TB_ISO_CONFIG: more keys for the hive's config (JSON members, e.g. '"egress_allow": []').
 _iso_hive() {
   _iso_template
-  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-iso-template"}'
+  tb_hive "{\"stop_deadline_secs\": 2, \"template_image\": \"hive-iso-template\"${TB_ISO_CONFIG:+, $TB_ISO_CONFIG}}"
   tb_agents "$@"
   local n
   for n in "$@"; do

@@ -1,0 +1,106 @@
+//! The egress forwarder inside the container: a TCP listener on the
+//! container's loopback whose every connection is relayed, byte for byte,
+//! to the hive's egress proxy on the agent's `egress.sock` (beside
+//! `mcp.sock` in `/run/hive`). The container has no network but its
+//! loopback, so this is its only way out; the proxy on the host checks the
+//! agent's allow-list, resolves the name and dials.
+//!
+//! `hive-agent run` starts one on an ephemeral port and hands Claude (and
+//! everything it runs) `HTTPS_PROXY`/`HTTP_PROXY` pointing at it
+//! ([`proxy_env`]); `hive-agent egress-forward` runs one alone, on a port
+//! of your choice, for a shell (`machinectl shell`).
+//!
+//! Nothing is parsed here: the request goes to the host as it came, and
+//! the host's answer (a tunnel, a response, a 403) comes back as it is.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use tokio::io::copy_bidirectional;
+use tokio::net::{TcpListener, TcpStream, UnixStream};
+
+/// The egress socket's file name, beside the agent socket.
+pub const EGRESS_SOCKET_NAME: &str = "egress.sock";
+
+/// The egress socket beside agent socket `socket`.
+pub fn egress_socket(socket: &Path) -> PathBuf {
+    socket.with_file_name(EGRESS_SOCKET_NAME)
+}
+
+/// Why the forwarder could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    #[error("the egress forwarder listens on loopback only, not {0}")]
+    NotLoopback(SocketAddr),
+    #[error("cannot listen on {addr} for the egress forwarder")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Listen on `addr`, a loopback address (port 0: any free port).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ForwardError> {
+    if !addr.ip().is_loopback() {
+        return Err(ForwardError::NotLoopback(addr));
+    }
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ForwardError::Bind { addr, source })
+}
+
+/// The proxy variables for a forwarder on `port`, both spellings (curl
+/// reads only the lowercase `http_proxy`; Node's and Python's clients read
+/// either). Loopback stays direct: it is the container's own.
+pub fn proxy_env(port: u16) -> Vec<(String, String)> {
+    let url = format!("http://127.0.0.1:{port}");
+    let direct = "localhost,127.0.0.1,::1".to_owned();
+    let mut env = Vec::new();
+    for (k, v) in [
+        ("HTTPS_PROXY", &url),
+        ("HTTP_PROXY", &url),
+        ("NO_PROXY", &direct),
+    ] {
+        env.push((k.to_owned(), v.clone()));
+        env.push((k.to_ascii_lowercase(), v.clone()));
+    }
+    env
+}
+
+/// Relay every connection `listener` accepts to `socket` until the task is
+/// dropped. A connection the hive does not take (no socket: the daemon is
+/// restarting, or this is not a hive container) is closed, and logged.
+pub async fn forward(listener: TcpListener, socket: PathBuf) {
+    loop {
+        let (client, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                tracing::warn!("egress forwarder: accept failed: {err}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let socket = socket.clone();
+        tokio::spawn(relay(client, socket));
+    }
+}
+
+async fn relay(mut client: TcpStream, socket: PathBuf) {
+    let mut hive = match UnixStream::connect(&socket).await {
+        Ok(s) => s,
+        Err(err) => {
+            tracing::warn!(
+                "egress forwarder: cannot reach the hive at {}: {err}",
+                socket.display()
+            );
+            return;
+        }
+    };
+    let _ = client.set_nodelay(true);
+    let _ = copy_bidirectional(&mut client, &mut hive).await;
+}
+
+#[cfg(test)]
+#[path = "egress_tests.rs"]
+mod tests;

@@ -1,0 +1,125 @@
+//! `EgressPattern`: one entry of an agent's egress allow-list, validated
+//! once where it enters (the config file, host.sock's `grant`, an agent's
+//! `request_egress`), like [`super::ident::Ident`].
+//!
+//! A pattern is `host[:port]`: `host` an exact DNS name (or IPv4 literal)
+//! or `*.domain` (any name under `domain`, not `domain` itself), compared
+//! without case; no port means any port. Rejected: URL or regex patterns,
+//! which an operator gets wrong in the direction of too open, and a bare
+//! `*` (the whole network would be one typo away).
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A `host[:port]` or `*.domain[:port]` pattern, lowercase.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct EgressPattern(String);
+
+/// Why a string is not an [`EgressPattern`]; the message names the value
+/// and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "egress pattern {0:?}: use host[:port] or *.domain[:port] (letters, digits, '-' and '.'; port 1-65535)"
+)]
+pub struct BadPattern(pub String);
+
+fn valid_host(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 253
+        && h.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+impl EgressPattern {
+    /// Validate `value` as a pattern (lowercased).
+    pub fn new(value: &str) -> Result<Self, BadPattern> {
+        let bad = || BadPattern(value.chars().take(80).collect());
+        let (host, port) = match value.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (value, None),
+        };
+        if let Some(p) = port {
+            p.parse::<u16>().ok().filter(|&n| n > 0).ok_or_else(bad)?;
+        }
+        let bare = host.strip_prefix("*.").unwrap_or(host);
+        if !valid_host(bare) {
+            return Err(bad());
+        }
+        Ok(Self(value.to_ascii_lowercase()))
+    }
+
+    /// A pattern from a constant in this crate (the default list, pinned
+    /// valid by a unit test), so no check runs here.
+    pub(crate) fn from_static(value: &'static str) -> Self {
+        debug_assert!(Self::new(value).is_ok(), "{value:?} is not a valid pattern");
+        Self(value.to_owned())
+    }
+
+    /// The host part (`*.domain` for a wildcard).
+    pub fn host(&self) -> &str {
+        self.0.rsplit_once(':').map_or(&self.0, |(h, _)| h)
+    }
+
+    /// The port, if the pattern names one.
+    pub fn port(&self) -> Option<u16> {
+        self.0.rsplit_once(':').and_then(|(_, p)| p.parse().ok())
+    }
+
+    /// Whether `host:port` (any case) matches this pattern.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let host = host.to_ascii_lowercase();
+        let host_ok = match self.host().strip_prefix("*.") {
+            Some(domain) => host
+                .strip_suffix(domain)
+                .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.')),
+            None => self.host() == host,
+        };
+        host_ok && self.port().is_none_or(|q| q == port)
+    }
+
+    /// The pattern as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for EgressPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for EgressPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::str::FromStr for EgressPattern {
+    type Err = BadPattern;
+    fn from_str(s: &str) -> Result<Self, BadPattern> {
+        Self::new(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EgressPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Self::new(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The line the daemon sends the egress service (`hive-c0re egress`) before
+/// an agent's bytes: who is asking and what that agent may reach. The
+/// service trusts it because only root may connect to its socket
+/// (`hive-c0re-egress.socket`, `SocketMode=0600`); an agent never sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DialRequest {
+    pub agent: super::ident::Ident,
+    pub allow: Vec<EgressPattern>,
+}

@@ -1,0 +1,181 @@
+//! Egress end to end on this host, with the real binaries and the fake
+//! container driver: an agent's forwarder (`hive-agent egress-forward`, as
+//! the harness runs it in the container), the daemon's per-agent
+//! `egress.sock`, the egress service (`hive-c0re egress`) dialling a
+//! loopback target. The agent's side is what a command in its container
+//! can do: speak HTTP to the forwarder's port. (The container's network
+//! namespace and the units are the real-systemd tier's: tests/system/tests/egress.sh.)
+
+#![allow(clippy::disallowed_methods)] // test code runs the binaries under test
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{BIN, Daemon};
+
+const AGENT: &str = env!("CARGO_BIN_EXE_hive-agent");
+
+/// A child process killed when dropped.
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A target on 127.0.0.1 answering "pong" to every connection; its port.
+fn target() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let _ = s.write_all(b"pong");
+        }
+    });
+    port
+}
+
+/// The egress service on the daemon's runtime directory.
+fn egress_service(d: &Daemon) -> Killed {
+    let socket = d.dir.path().join("run/egress-dialer.sock");
+    let child = Command::new(BIN)
+        .args(["egress", "--socket"])
+        .arg(&socket)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if socket.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Killed(child)
+}
+
+/// `hive-agent egress-forward` for agent `name` on a free loopback port;
+/// the port.
+fn forwarder(d: &Daemon, name: &str) -> (Killed, u16) {
+    let mut child = Command::new(AGENT)
+        .args(["egress-forward", "--listen", "127.0.0.1:0", "--socket"])
+        .arg(d.agent_socket(name))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split("forwarding 127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    (Killed(child), port)
+}
+
+/// Send `request` to the proxy at `port` (the forwarder) and read all.
+fn through(port: u16, request: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The same on the agent's egress socket itself.
+fn on_socket(path: &Path, request: &str) -> String {
+    let mut s = std::os::unix::net::UnixStream::connect(path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn spawn(d: &Daemon, name: &str) {
+    assert_eq!(
+        d.request(&format!(r#"{{"cmd":"spawn","name":"{name}"}}"#)),
+        r#"{"version":1,"ok":true}"#
+    );
+}
+
+#[test]
+fn through_its_forwarder_an_agent_reaches_a_host_on_the_configured_list_and_no_other() {
+    let (allowed, other) = (target(), target());
+    let d = Daemon::start_with_config(&format!(
+        r#"{{"egress_allow": ["api.anthropic.com:443", "127.0.0.1:{allowed}"]}}"#
+    ));
+    let _service = egress_service(&d);
+    spawn(&d, "alice");
+    let (_fwd, port) = forwarder(&d, "alice");
+
+    let answer = through(
+        port,
+        &format!("CONNECT 127.0.0.1:{allowed} HTTP/1.1\r\n\r\n"),
+    );
+    assert_eq!(answer, "HTTP/1.1 200 Connection established\r\n\r\npong");
+
+    let answer = through(port, &format!("CONNECT 127.0.0.1:{other} HTTP/1.1\r\n\r\n"));
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+    assert!(
+        answer.contains(&format!(
+            "127.0.0.1:{other} is not on agent alice's allow-list"
+        )),
+        "{answer}"
+    );
+}
+
+#[test]
+fn the_proxy_names_the_agent_whose_socket_was_used_whatever_the_request_says() {
+    let d = Daemon::start_with_config("{}");
+    let _service = egress_service(&d);
+    spawn(&d, "alice");
+    spawn(&d, "bob");
+    let bob = d.agent_socket("bob").with_file_name("egress.sock");
+    let answer = on_socket(
+        &bob,
+        "CONNECT example.org:443 HTTP/1.1\r\nX-Agent: alice\r\nProxy-Authorization: alice\r\n\r\n",
+    );
+    assert!(
+        answer.contains("example.org:443 is not on agent bob's allow-list"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn without_the_egress_service_an_agent_is_told_503_and_who_must_start_it() {
+    let d = Daemon::start_with_config("{}");
+    spawn(&d, "alice");
+    let alice = d.agent_socket("alice").with_file_name("egress.sock");
+    let answer = on_socket(&alice, "CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
+    assert!(answer.contains("hive-c0re-egress"), "{answer}");
+}
+
+#[test]
+fn destroy_removes_the_agents_egress_socket_with_its_agent_socket() {
+    let d = Daemon::start_with_config("{}");
+    spawn(&d, "alice");
+    let egress = d.agent_socket("alice").with_file_name("egress.sock");
+    assert!(egress.exists());
+    assert_eq!(
+        d.request(r#"{"cmd":"destroy","name":"alice"}"#),
+        r#"{"version":1,"ok":true}"#
+    );
+    assert!(!egress.exists());
+}
