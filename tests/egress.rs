@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{BIN, Daemon};
+use common::{BIN, Daemon, hivectl};
 
 const AGENT: &str = env!("CARGO_BIN_EXE_hive-agent");
 
@@ -178,4 +178,75 @@ fn destroy_removes_the_agents_egress_socket_with_its_agent_socket() {
         r#"{"version":1,"ok":true}"#
     );
     assert!(!egress.exists());
+}
+
+/// `hive-agent call TOOL ARGS` as agent `name` would (its own socket):
+/// exit code and output.
+fn call(d: &Daemon, name: &str, tool: &str, args: &str) -> (i32, String) {
+    let out = Command::new(AGENT)
+        .args(["call", tool, args, "--socket"])
+        .arg(d.agent_socket(name))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn an_operators_grant_opens_a_host_to_that_agent_alone_and_a_revoke_closes_it() {
+    let port = target();
+    let d = Daemon::start_with_config("{}");
+    let _service = egress_service(&d);
+    spawn(&d, "alice");
+    spawn(&d, "bob");
+    let (_fwd, alice) = forwarder(&d, "alice");
+    let connect = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let host = format!("127.0.0.1:{port}");
+    assert!(through(alice, &connect).starts_with("HTTP/1.1 403 "));
+
+    let (code, out, err) = hivectl(&d, &["grant", "alice", "--egress", &host, "--for", "1h"]);
+    assert_eq!((code, out.as_str()), (0, "alice: granted\n"), "{err}");
+    assert!(through(alice, &connect).ends_with("\r\n\r\npong"));
+    let bob = d.agent_socket("bob").with_file_name("egress.sock");
+    assert!(
+        on_socket(&bob, &connect).starts_with("HTTP/1.1 403 "),
+        "bob got alice's grant"
+    );
+    let (_, grants, _) = hivectl(&d, &["grants", "alice"]);
+    assert!(grants.contains(&format!("{host} (until ")), "{grants}");
+
+    assert_eq!(hivectl(&d, &["revoke", "alice", "--egress", &host]).0, 0);
+    assert!(through(alice, &connect).starts_with("HTTP/1.1 403 "));
+}
+
+#[test]
+fn request_egress_then_approve_opens_the_host_to_the_agent_that_asked() {
+    let port = target();
+    let d = Daemon::start_with_config("{}");
+    let _service = egress_service(&d);
+    spawn(&d, "alice");
+    let (_fwd, alice) = forwarder(&d, "alice");
+    let connect = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let args = format!(r#"{{"host":"127.0.0.1:{port}","reason":"the test's stand-in"}}"#);
+
+    let (code, out) = call(&d, "alice", "request_egress", &args);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        through(alice, &connect).starts_with("HTTP/1.1 403 "),
+        "granted before approval"
+    );
+    let (_, pending, _) = hivectl(&d, &["pending"]);
+    assert!(
+        pending.contains("egress") && pending.contains("alice"),
+        "{pending}"
+    );
+    let (_, ids, _) = hivectl(&d, &["pending", "-q"]);
+    let (code, out, err) = hivectl(&d, &["approve", ids.trim()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(through(alice, &connect).ends_with("\r\n\r\npong"));
+
+    // Asking again is refused with its code: the host is there already.
+    let (code, out) = call(&d, "alice", "request_egress", &args);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("already_allowed"), "{out}");
 }

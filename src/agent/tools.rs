@@ -441,6 +441,19 @@ const TOOLS: &[ToolSpec] = &[
         },
     },
     ToolSpec {
+        name: "request_egress",
+        description: "Ask the operator to let me reach a host on the network. My only way out is the hive's proxy (HTTPS_PROXY), which refuses hosts not on my allow-list with a 403 naming them; this queues an approval, and once the operator approves, requests to the host go through.",
+        schema: || {
+            object(
+                json!({
+                    "host": {"type": "string", "description": "host[:port] or *.domain[:port], e.g. pypi.org:443 (no port: any)"},
+                    "reason": {"type": "string", "description": "why I need it, for the operator (at most 500 bytes)"},
+                }),
+                &["host", "reason"],
+            )
+        },
+    },
+    ToolSpec {
         name: "request_schedule_prompt",
         description: "Ask the operator to approve a prompt delivered to targets at a time, once or every interval.",
         schema: || {

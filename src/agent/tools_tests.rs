@@ -103,6 +103,11 @@ fn table() -> Vec<(&'static str, Value, Value)> {
             json!({"cmd": "request_schedule_prompt", "targets": ["kid"], "body": "b", "first_fire_at_unix": 9}),
         ),
         (
+            "request_egress",
+            json!({"host": "pypi.org:443", "reason": "pip"}),
+            json!({"cmd": "request_egress", "host": "pypi.org:443", "reason": "pip"}),
+        ),
+        (
             "fire_schedule_now",
             json!({"id": 3}),
             json!({"cmd": "fire_schedule_now", "id": 3}),
@@ -271,6 +276,7 @@ fn allowed_tools_prefix_each_server_and_add_the_web_builtins() {
         [
             "mcp__hyperhive__set_status",
             "mcp__hyperhive__get_agent_meta",
+            "mcp__hyperhive__request_egress",
             "mcp__bash__run",
             "mcp__bash__status",
             "WebFetch",

@@ -235,11 +235,14 @@ impl Command {
                 name: g.name.clone(),
                 capability: g.capability,
                 tool_group: g.tool_group,
+                egress: g.egress.clone(),
+                expires_in_secs: g.expires_in.map(|d| d.as_secs()),
             }),
             Self::Revoke(g) => call(HostRequest::Revoke {
                 name: g.name.clone(),
                 capability: g.capability,
                 tool_group: g.tool_group,
+                egress: g.egress.clone(),
             }),
             Self::Inbox { limit } => call(HostRequest::Inbox {
                 limit: Some(*limit),

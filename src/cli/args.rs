@@ -16,6 +16,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::JournalPriority;
 use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::egress::EgressPattern;
 use crate::wire::host::{
     DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, MAX_STOP_DEADLINE_SECS, Signal,
 };
@@ -281,14 +282,18 @@ pub enum Command {
         #[arg(add = agent_names())]
         name: Option<Ident>,
     },
-    /// Grant an agent a capability or a tool group.
+    /// Grant an agent a capability, a tool group or an egress host.
     #[command(
         after_help = "Examples:\n  hivectl grant alice --capability read_host_journal\n  \
-                            hivectl grant alice --tool-group web_tools"
+                            hivectl grant alice --tool-group web_tools\n  \
+                            hivectl grant alice --egress pypi.org:443 --for 2h"
     )]
     Grant(GrantArgs),
-    /// Revoke a capability or a tool group from an agent.
-    #[command(after_help = "Example:\n  hivectl revoke alice --tool-group web_tools")]
+    /// Revoke a capability, a tool group or an egress host from an agent.
+    #[command(
+        after_help = "Examples:\n  hivectl revoke alice --tool-group web_tools\n  \
+                            hivectl revoke alice --egress pypi.org:443"
+    )]
     Revoke(GrantArgs),
     /// Show the operator's inbox: messages agents sent to `operator`, newest first.
     #[command(after_help = "Examples:\n  hivectl inbox\n  hivectl inbox -n 5")]
@@ -443,10 +448,11 @@ fn priority_parser() -> impl clap::builder::TypedValueParser<Value = JournalPrio
     })
 }
 
-/// What `grant`/`revoke` change: exactly one capability or tool group.
+/// What `grant`/`revoke` change: exactly one capability, tool group or
+/// egress host.
 #[derive(Debug, Clone, Args)]
 #[group(skip)]
-#[command(group(ArgGroup::new("grant").required(true).args(["capability", "tool_group"])))]
+#[command(group(ArgGroup::new("grant").required(true).args(["capability", "tool_group", "egress"])))]
 pub struct GrantArgs {
     /// The agent's name.
     pub name: Ident,
@@ -457,6 +463,44 @@ pub struct GrantArgs {
     /// scheduling, diagnostics, execution, web_tools.
     #[arg(long, value_parser = parse_tool_group)]
     pub tool_group: Option<ToolGroup>,
+    /// An egress host the agent may reach through the hive's proxy:
+    /// HOST[:PORT] or *.DOMAIN[:PORT] (no port: any).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub egress: Option<EgressPattern>,
+    /// With --egress: for this long only (e.g. 90s, 30m, 2h, 1d); grant
+    /// only (revoke ignores it).
+    #[arg(
+        long = "for",
+        value_name = "DURATION",
+        conflicts_with_all = ["capability", "tool_group"],
+        value_parser = parse_duration
+    )]
+    pub expires_in: Option<std::time::Duration>,
+}
+
+/// `--for`: a number of seconds, minutes, hours or days (`90s`, `30m`,
+/// `2h`, `1d`; a bare number is seconds), at least one second.
+fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
+    let (digits, unit) = match value.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => value.split_at(i),
+        None => (value, "s"),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{value:?}: use a number and s, m, h or d, e.g. 2h"))?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        "d" => n.checked_mul(86_400),
+        _ => None,
+    };
+    match secs {
+        Some(s) if s > 0 => Ok(std::time::Duration::from_secs(s)),
+        _ => Err(format!(
+            "{value:?}: use a positive number and s, m, h or d, e.g. 2h"
+        )),
+    }
 }
 
 fn parse_capability(value: &str) -> Result<Capability, String> {

@@ -154,6 +154,18 @@ fn agenda_verbs_send_their_cmd_and_fields() {
             &["revoke", "alice", "--tool-group", "web_tools"],
             r#"{"cmd":"revoke","name":"alice","tool_group":"web_tools"}"#,
         ),
+        (
+            &["grant", "alice", "--egress", "PyPI.org:443", "--for", "2h"],
+            r#"{"cmd":"grant","name":"alice","egress":"pypi.org:443","expires_in_secs":7200}"#,
+        ),
+        (
+            &["grant", "alice", "--egress", "*.pypi.org"],
+            r#"{"cmd":"grant","name":"alice","egress":"*.pypi.org"}"#,
+        ),
+        (
+            &["revoke", "alice", "--egress", "pypi.org:443"],
+            r#"{"cmd":"revoke","name":"alice","egress":"pypi.org:443"}"#,
+        ),
     ] {
         assert_eq!(line(args), want, "{args:?}");
     }
@@ -174,6 +186,45 @@ fn grant_needs_exactly_one_known_capability_or_tool_group() {
         ])
         .is_err()
     );
+}
+
+#[test]
+fn an_egress_grant_takes_a_valid_pattern_and_for_only_with_egress() {
+    for bad in ["*", "http://pypi.org", "pypi.org:0", "a b"] {
+        assert!(
+            parse(&["grant", "alice", "--egress", bad]).is_err(),
+            "{bad}"
+        );
+    }
+    assert!(parse(&["grant", "alice", "--tool-group", "meta", "--for", "1h"]).is_err());
+    assert!(
+        parse(&[
+            "grant",
+            "alice",
+            "--egress",
+            "x.org",
+            "--tool-group",
+            "meta"
+        ])
+        .is_err()
+    );
+    for (text, secs) in [
+        ("90", 90),
+        ("90s", 90),
+        ("30m", 1800),
+        ("2h", 7200),
+        ("1d", 86_400),
+    ] {
+        let args = ["grant", "alice", "--egress", "x.org", "--for", text];
+        assert!(
+            line(&args).ends_with(&format!(r#""expires_in_secs":{secs}}}"#)),
+            "{text}"
+        );
+    }
+    for bad in ["0", "0h", "2w", "h", "-1"] {
+        let args = ["grant", "alice", "--egress", "x.org", "--for", bad];
+        assert!(parse(&args).is_err(), "{bad}");
+    }
 }
 
 #[test]

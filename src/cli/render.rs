@@ -273,14 +273,23 @@ pub fn grants_table(rows: &[AgentGrants]) -> String {
         .map(|g| {
             let caps: Vec<&str> = g.capabilities.iter().map(|c| c.as_str()).collect();
             let groups: Vec<&str> = g.tool_groups.iter().map(|t| t.as_str()).collect();
+            let egress: Vec<String> = g
+                .egress
+                .iter()
+                .map(|e| match e.expires_at {
+                    Some(t) => format!("{} (until {})", e.pattern, rfc3339(t)),
+                    None => e.pattern.to_string(),
+                })
+                .collect();
             vec![
                 clean(&g.name),
                 or_dash(Some(&caps.join(","))),
                 or_dash(Some(&groups.join(","))),
+                or_dash(Some(&egress.join(","))),
             ]
         })
         .collect::<Vec<_>>();
-    table(&["NAME", "CAPABILITIES", "TOOL GROUPS"], &body)
+    table(&["NAME", "CAPABILITIES", "TOOL GROUPS", "EGRESS"], &body)
 }
 
 /// The operator's inbox as a table, newest first. Bodies are cleaned and

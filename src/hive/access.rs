@@ -127,6 +127,8 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     open("report_session"),
     open("report_turn"),
     open("hook_event"),
+    // For itself only (the socket says who): the operator decides.
+    open("request_egress"),
     AgentRow {
         verb: "get_host_journal",
         agent: Rule::Capability(Capability::ReadHostJournal),

@@ -132,6 +132,28 @@ pub fn check_turn_report(report: &crate::wire::turns::TurnReport) -> Result<(), 
     Ok(())
 }
 
+/// Is `host` an egress pattern (`host[:port]`, `*.domain[:port]`)? An
+/// approval's `commit_ref` is a string; an `egress` row's must be one.
+pub fn check_egress_host(host: &str) -> Result<crate::wire::egress::EgressPattern, BadArgument> {
+    crate::wire::egress::EgressPattern::new(host).map_err(|e| BadArgument(e.to_string()))
+}
+
+/// The longest reason a `request_egress` may give.
+pub const MAX_EGRESS_REASON: usize = 500;
+
+/// Is `reason` one a `request_egress` may give (1-[`MAX_EGRESS_REASON`]
+/// bytes, no control characters but newlines)? The operator reads it in
+/// `hivectl pending`.
+pub fn check_egress_reason(reason: &str) -> Result<(), BadArgument> {
+    let bad = |c: char| c.is_control() && c != '\n';
+    if reason.trim().is_empty() || reason.len() > MAX_EGRESS_REASON || reason.chars().any(bad) {
+        return Err(BadArgument(format!(
+            "request_egress: \"reason\" must be 1-{MAX_EGRESS_REASON} bytes without control characters"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[path = "arguments_tests.rs"]
 mod tests;

@@ -138,6 +138,9 @@ pub async fn dispatch(
             Response::ReminderRollup,
         ),
         Request::CancelLooseEnd { kind, id } => done(hive.cancel_loose_end(caller, kind, id).await),
+        Request::RequestEgress { host, reason } => {
+            done(hive.request_egress(me, host, &reason).await)
+        }
         Request::RequestSchedulePrompt(payload) => {
             done(hive.request_schedule_prompt(payload).await)
         }

@@ -21,6 +21,7 @@ use crate::service::grants::Grant;
 use crate::service::{Answerer, Hive, HiveError, Recipient, RosterChange, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::codes::ErrorCode;
+use crate::wire::egress::EgressPattern;
 use crate::wire::host::{
     BusError, DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse,
 };
@@ -88,7 +89,9 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             name,
             capability,
             tool_group,
-        } => match one_grant(capability, tool_group) {
+            egress,
+            expires_in_secs,
+        } => match one_grant(capability, tool_group, egress, expires_in_secs) {
             Ok(grant) => done(hive.set_grant(&name, grant, true).await),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
@@ -96,7 +99,8 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             name,
             capability,
             tool_group,
-        } => match one_grant(capability, tool_group) {
+            egress,
+        } => match one_grant(capability, tool_group, egress, None) {
             Ok(grant) => done(hive.set_grant(&name, grant, false).await),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
@@ -125,15 +129,26 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
     }
 }
 
-/// `grant`/`revoke` name exactly one capability or tool group.
+/// `grant`/`revoke` name exactly one capability, tool group or egress
+/// host; only an egress grant may last `expires_in_secs`.
 fn one_grant(
     capability: Option<Capability>,
     tool_group: Option<ToolGroup>,
+    egress: Option<EgressPattern>,
+    expires_in_secs: Option<u64>,
 ) -> Result<Grant, &'static str> {
-    match (capability, tool_group) {
-        (Some(c), None) => Ok(Grant::Capability(c)),
-        (None, Some(g)) => Ok(Grant::ToolGroup(g)),
-        _ => Err("give exactly one of \"capability\" and \"tool_group\""),
+    let lasting = match expires_in_secs {
+        Some(0) => return Err("\"expires_in_secs\" must be at least 1"),
+        Some(_) if egress.is_none() => {
+            return Err("\"expires_in_secs\" applies to an \"egress\" grant only");
+        }
+        secs => secs.map(Duration::from_secs),
+    };
+    match (capability, tool_group, egress) {
+        (Some(c), None, None) => Ok(Grant::Capability(c)),
+        (None, Some(g), None) => Ok(Grant::ToolGroup(g)),
+        (None, None, Some(e)) => Ok(Grant::Egress(e, lasting)),
+        _ => Err("give exactly one of \"capability\", \"tool_group\" and \"egress\""),
     }
 }
 

@@ -1,6 +1,6 @@
 //! What an approved row runs, and `approve` which claims a row, runs its
 //! action within the answer budget and ends it: a spawn (lifecycle), a
-//! schedule stored (schedules), or the site's `approval_command` for
+//! schedule stored (schedules), a host granted (egress), or the site's `approval_command` for
 //! config changes; and, at start-up, the truthful end of rows a previous
 //! daemon claimed and did not finish.
 //!
@@ -161,6 +161,18 @@ impl Hive {
                     None => Err(format!("{PREFIX}; no schedule was stored: request again")),
                 }
             }
+            ApprovalKind::Egress => {
+                let id = row.id;
+                let granted = self
+                    .store()
+                    .read(move |c| crate::store::grants::egress_from_approval(c, id))
+                    .await?;
+                if granted {
+                    Ok(Some(format!("{PREFIX}; the host was granted")))
+                } else {
+                    Err(format!("{PREFIX}; the host was not granted: request again"))
+                }
+            }
             ApprovalKind::ApplyCommit
             | ApprovalKind::InitConfig
             | ApprovalKind::UpdateMetaInputs => Err(format!(
@@ -183,6 +195,7 @@ impl Hive {
                 .map(|()| None)
                 .map_err(|e| e.to_string()),
             ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
+            ApprovalKind::Egress => self.grant_approved_egress(row).await.map(|()| None),
             ApprovalKind::ApplyCommit
             | ApprovalKind::InitConfig
             | ApprovalKind::UpdateMetaInputs => {

@@ -41,6 +41,11 @@ impl Hive {
             ApprovalKind::UpdateMetaInputs => arguments::check_inputs(&new.commit_ref)?,
             // Its payload was checked as the schedule it will store.
             ApprovalKind::SchedulePrompt => {}
+            // The host is an agent's: a pattern, for a managed agent.
+            ApprovalKind::Egress => {
+                arguments::check_egress_host(&new.commit_ref)?;
+                self.require(&new.agent).await?;
+            }
         }
         let now = self.now();
         let row = self

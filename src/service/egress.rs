@@ -1,16 +1,86 @@
 //! Each agent's egress allow-list: the config's `egress_allow`, which
-//! every agent has, plus what the operator granted that agent.
+//! every agent has, plus what the operator granted that agent
+//! (`hivectl grant N --egress HOST[:PORT]`, optionally time-boxed, or an
+//! approved `request_egress`).
 //!
-//! Read per connection (`server::egress_socket`), so a change applies to
-//! the agent's next connection, with no restart of its container.
+//! Read per connection (`server::egress_socket`), so a grant, a revoke or
+//! an expiry applies to the agent's next connection, with no restart of
+//! its container.
 
 use super::{Hive, HiveError};
+use crate::hive::arguments;
+use crate::store::approvals::NewApproval;
+use crate::store::grants;
+use crate::wire::agenda::EgressGrant;
 use crate::wire::egress::EgressPattern;
+use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
 
 impl Hive {
-    /// The patterns agent `name` may reach now.
-    pub async fn egress_allow(&self, _name: &Ident) -> Result<Vec<EgressPattern>, HiveError> {
-        Ok(self.config().egress_allow.clone())
+    /// The patterns agent `name` may reach now: the config's, then its
+    /// grants in force.
+    pub async fn egress_allow(&self, name: &Ident) -> Result<Vec<EgressPattern>, HiveError> {
+        let (n, now) = (name.to_string(), self.now());
+        let granted = self
+            .store()
+            .read(move |c| grants::egress(c, &n, now))
+            .await?;
+        let mut list = self.config().egress_allow.clone();
+        list.extend(granted.into_iter().map(|g| g.pattern));
+        Ok(list)
+    }
+
+    /// `request_egress` from agent `name`: queue an `egress` approval for
+    /// `host` (its `commit_ref`), with the agent's reason as its
+    /// description. Approving it grants the host to that agent.
+    pub async fn request_egress(
+        &self,
+        name: &Ident,
+        host: EgressPattern,
+        reason: &str,
+    ) -> Result<Approval, HiveError> {
+        arguments::check_egress_reason(reason)?;
+        let allowed = self.egress_allow(name).await?;
+        let concrete = match (host.host().starts_with("*."), host.port()) {
+            (false, Some(port)) => Some((host.host(), port)),
+            _ => None,
+        };
+        let covered = allowed
+            .iter()
+            .any(|p| p == &host || concrete.is_some_and(|(h, port)| p.matches(h, port)));
+        if covered {
+            return Err(HiveError::EgressAllowed {
+                agent: name.clone(),
+                host: host.to_string(),
+            });
+        }
+        self.request_approval(NewApproval {
+            agent: name.clone(),
+            kind: ApprovalKind::Egress,
+            commit_ref: host.to_string(),
+            description: Some(reason.to_owned()),
+        })
+        .await
+    }
+
+    /// The action of an approved `egress` row: grant its host to its agent
+    /// (no expiry: the operator revokes it, or grants it again time-boxed).
+    pub(crate) async fn grant_approved_egress(&self, row: &Approval) -> Result<(), String> {
+        let pattern = EgressPattern::new(&row.commit_ref).map_err(|e| e.to_string())?;
+        let (n, id, now) = (row.agent.to_string(), row.id, self.now());
+        let grant = EgressGrant {
+            pattern,
+            expires_at: None,
+        };
+        self.store()
+            .run(move |c| grants::grant_egress(c, &n, &grant, Some(id), now))
+            .await
+            .map_err(|e| HiveError::from(e).to_string())?;
+        tracing::info!(agent = %row.agent, approval = row.id, "{}: egress to {} granted (approval {})", row.agent, row.commit_ref, row.id);
+        Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "egress_tests.rs"]
+mod tests;

@@ -132,6 +132,12 @@ pub enum HiveError {
     /// The database failed; the operator reads the daemon's log.
     #[error("internal error in the hive's database; see `journalctl -u hive-c0re`")]
     Store(#[from] StoreError),
+    /// `request_egress` for a host the agent may reach already: nothing to
+    /// approve; the agent uses it (through its proxy, `HTTPS_PROXY`).
+    #[error(
+        "{host} is already on agent {agent}'s egress allow-list; reach it through the proxy (HTTPS_PROXY)"
+    )]
+    EgressAllowed { agent: Ident, host: String },
 }
 
 impl From<JournalError> for HiveError {
@@ -202,6 +208,7 @@ impl HiveError {
             Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
             Self::BadHook(_) => ErrorCode::BadHook,
             Self::BadArgument(_) => ErrorCode::BadRequest,
+            Self::EgressAllowed { .. } => ErrorCode::AlreadyAllowed,
             Self::Agenda(e) => agenda_code(e),
             Self::AgentSocket { .. } | Self::Io { .. } | Self::Internal(_) | Self::Store(_) => {
                 ErrorCode::Internal

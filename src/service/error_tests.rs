@@ -82,6 +82,10 @@ fn one_of_each() -> Vec<HiveError> {
         HiveError::Agenda(AgendaError::ZeroInterval),
         HiveError::Internal("bug".into()),
         HiveError::Store(StoreError::Corrupt("x".into())),
+        HiveError::EgressAllowed {
+            agent: id("a"),
+            host: "pypi.org:443".into(),
+        },
     ]
 }
 
@@ -116,6 +120,7 @@ fn variant(err: &HiveError) -> usize {
         HiveError::Agenda(_) => 24,
         HiveError::Internal(_) => 25,
         HiveError::Store(_) => 26,
+        HiveError::EgressAllowed { .. } => 27,
     }
 }
 
@@ -123,7 +128,7 @@ fn variant(err: &HiveError) -> usize {
 fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
     let all = one_of_each();
     let seen: Vec<usize> = all.iter().map(variant).collect();
-    assert_eq!(seen, (0..27).collect::<Vec<_>>(), "one example per variant");
+    assert_eq!(seen, (0..28).collect::<Vec<_>>(), "one example per variant");
     for err in &all {
         let code = err.code();
         assert_ne!(code, ErrorCode::Unknown, "{err}");

@@ -1,4 +1,5 @@
-//! Per-agent grants — capabilities and tool groups — as the operator sets
+//! Per-agent grants — capabilities, tool groups and egress hosts (the
+//! last read per connection by `service::egress`) — as the operator sets
 //! them (checked by the access policy, `service::access`), and the environment handed to
 //! the container (`HIVE_CAPABILITIES`, `HIVE_TOOL_GROUPS`).
 //!
@@ -11,8 +12,10 @@ use super::{Hive, HiveError};
 use crate::containers::ContainerSpec;
 use crate::hive::Outcome;
 use crate::store::{agents, grants};
-use crate::wire::agenda::{AgentGrants, Capability, ToolGroup};
+use crate::wire::agenda::{AgentGrants, Capability, EgressGrant, ToolGroup};
+use crate::wire::egress::EgressPattern;
 use crate::wire::ident::Ident;
+use std::time::Duration;
 
 /// The environment variable listing an agent's capabilities.
 pub const ENV_CAPABILITIES: &str = "HIVE_CAPABILITIES";
@@ -20,10 +23,13 @@ pub const ENV_CAPABILITIES: &str = "HIVE_CAPABILITIES";
 pub const ENV_TOOL_GROUPS: &str = "HIVE_TOOL_GROUPS";
 
 /// One thing the operator grants or revokes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Grant {
     Capability(Capability),
     ToolGroup(ToolGroup),
+    /// A `host[:port]` the agent may reach through the egress proxy, for
+    /// this long if time-boxed (a revoke ignores the duration).
+    Egress(EgressPattern, Option<Duration>),
 }
 
 /// The container environment for these grants: comma-separated snake_case
@@ -72,12 +78,21 @@ impl Hive {
         on: bool,
     ) -> Result<Outcome, HiveError> {
         self.require(name).await?;
-        let n = name.to_string();
+        let (n, now, what) = (name.to_string(), self.now(), grant.clone());
         let changed = self
             .store()
-            .run(move |c| match grant {
+            .run(move |c| match what {
                 Grant::Capability(cap) => grants::set_capability(c, &n, cap, on),
                 Grant::ToolGroup(group) => grants::set_tool_group(c, &n, group, on),
+                Grant::Egress(pattern, _) if !on => grants::revoke_egress(c, &n, &pattern),
+                Grant::Egress(pattern, lasting) => {
+                    let expires_at = lasting.map(|d| now.saturating_add(d.as_secs() as i64));
+                    let grant = EgressGrant {
+                        pattern,
+                        expires_at,
+                    };
+                    grants::grant_egress(c, &n, &grant, None, now)
+                }
             })
             .await?;
         tracing::info!(agent = %name, ?grant, on, changed, "{name}: grant {grant:?} {}", if on { "granted" } else { "revoked" });
@@ -97,6 +112,7 @@ impl Hive {
             }
             None => self.list().await?,
         };
+        let now = self.now();
         self.store()
             .run(move |c| {
                 names
@@ -106,6 +122,7 @@ impl Hive {
                             name: n.to_string(),
                             capabilities: grants::capabilities(c, n.as_str())?,
                             tool_groups: grants::tool_groups(c, n.as_str())?,
+                            egress: grants::egress(c, n.as_str(), now)?,
                         })
                     })
                     .collect()

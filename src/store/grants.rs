@@ -8,10 +8,11 @@
 //! seed's `capabilities.json`, which would need its own locking and
 //! crash-safe rewrites that SQLite already gives.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, immediate};
-use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::agenda::{Capability, EgressGrant, ToolGroup};
+use crate::wire::egress::EgressPattern;
 
 const CAPABILITY: &str = "capability";
 const TOOL_GROUP: &str = "tool_group";
@@ -109,10 +110,91 @@ pub fn set_tool_group(
     Ok(changed)
 }
 
+/// An agent's egress patterns in force at `now` (expired ones are not
+/// returned; they stay until revoked or granted again), sorted.
+pub fn egress(conn: &Connection, agent: &str, now: i64) -> Result<Vec<EgressGrant>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT pattern, expires_at FROM egress_grants
+         WHERE agent = ?1 AND (expires_at IS NULL OR expires_at > ?2) ORDER BY pattern",
+    )?;
+    let rows = stmt.query_map(params![agent, now], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+    })?;
+    rows.map(|row| {
+        let (pattern, expires_at) = row?;
+        let pattern = EgressPattern::new(&pattern)
+            .map_err(|_| StoreError::Corrupt(format!("egress pattern {pattern:?}")))?;
+        Ok(EgressGrant {
+            pattern,
+            expires_at,
+        })
+    })
+    .collect()
+}
+
+/// Grant `pattern` to `agent` until `expires_at` (never: `None`),
+/// replacing an earlier grant of it. True if that changed anything.
+pub fn grant_egress(
+    conn: &Connection,
+    agent: &str,
+    grant: &EgressGrant,
+    approval_id: Option<i64>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let same: Option<Option<i64>> = conn
+        .query_row(
+            "SELECT expires_at FROM egress_grants WHERE agent = ?1 AND pattern = ?2",
+            params![agent, grant.pattern.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if same == Some(grant.expires_at) && grant.expires_at.is_none_or(|t| t > now) {
+        return Ok(false);
+    }
+    conn.execute(
+        "INSERT INTO egress_grants (agent, pattern, granted_at, expires_at, approval_id)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (agent, pattern) DO UPDATE SET granted_at = ?3, expires_at = ?4,
+           approval_id = ?5",
+        params![
+            agent,
+            grant.pattern.as_str(),
+            now,
+            grant.expires_at,
+            approval_id
+        ],
+    )?;
+    Ok(true)
+}
+
+/// Revoke `pattern` from `agent`. True if it was granted (expired or not).
+pub fn revoke_egress(
+    conn: &Connection,
+    agent: &str,
+    pattern: &EgressPattern,
+) -> Result<bool, StoreError> {
+    let n = conn.execute(
+        "DELETE FROM egress_grants WHERE agent = ?1 AND pattern = ?2",
+        params![agent, pattern.as_str()],
+    )?;
+    Ok(n == 1)
+}
+
+/// Whether approval `id` granted egress (an interrupted approval's check).
+pub fn egress_from_approval(conn: &Connection, id: i64) -> Result<bool, StoreError> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM egress_grants WHERE approval_id = ?1",
+        [id],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
 /// Drop every grant of an agent (it was destroyed: a later agent of the
 /// same name starts from the defaults).
 pub fn forget(conn: &Connection, agent: &str) -> Result<(), StoreError> {
     conn.execute("DELETE FROM grants WHERE agent = ?1", [agent])?;
+    conn.execute("DELETE FROM egress_grants WHERE agent = ?1", [agent])?;
     conn.execute("DELETE FROM tool_groups_set WHERE agent = ?1", [agent])?;
     Ok(())
 }

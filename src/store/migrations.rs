@@ -192,6 +192,17 @@ const STEPS: &[&str] = &[
     );
     CREATE INDEX turns_by_agent ON turns(agent, id);
     CREATE INDEX turns_by_end ON turns(ended_at_ms);",
+    // 10: egress grants: a host[:port] pattern an agent may reach beyond the
+    // config's egress_allow, until `expires_at` (unix seconds) if set;
+    // `approval_id` when a `request_egress` approval granted it.
+    "CREATE TABLE egress_grants (
+        agent TEXT NOT NULL,
+        pattern TEXT NOT NULL,
+        granted_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        approval_id INTEGER,
+        PRIMARY KEY (agent, pattern)
+    );",
 ];
 
 /// The schema version this build writes.

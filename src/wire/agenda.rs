@@ -149,6 +149,20 @@ pub struct AgentGrants {
     pub name: String,
     pub capabilities: Vec<Capability>,
     pub tool_groups: Vec<ToolGroup>,
+    /// Hosts the operator opened to this agent beyond the config's
+    /// `egress_allow` (in force now); omitted when none, so earlier
+    /// clients' lines are unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress: Vec<EgressGrant>,
+}
+
+/// One egress grant: a `host[:port]` pattern, until `expires_at` (unix
+/// seconds) if time-boxed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EgressGrant {
+    pub pattern: super::egress::EgressPattern,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
 }
 
 /// A named group of the harness's MCP tools.
@@ -213,7 +227,7 @@ impl ToolGroup {
     pub fn tools(self) -> &'static [&'static str] {
         match self {
             Self::Messaging => &["send", "recv", "ask", "answer"],
-            Self::Meta => &["set_status", "get_agent_meta"],
+            Self::Meta => &["set_status", "get_agent_meta", "request_egress"],
             Self::Inbox => &[
                 "get_loose_ends",
                 "cancel_loose_end",

@@ -11,6 +11,7 @@ use super::agenda::{
     SchedulePromptPayload, WireSchedule,
 };
 use super::codes::ErrorCode;
+use super::egress::EgressPattern;
 use super::ident::Ident;
 
 /// The largest hook payload `hook_event` accepts, in bytes. Claude Code's
@@ -125,6 +126,10 @@ pub enum Request {
     ReportTurn {
         turn: crate::wire::turns::TurnReport,
     },
+    /// Ask the operator to open `host` (`host[:port]` or `*.domain[:port]`)
+    /// to me through the egress proxy: queues an `egress` approval with
+    /// `reason`; approving it grants the host to me.
+    RequestEgress { host: EgressPattern, reason: String },
     /// *(privileged)* Seed a new agent's config and queue an approval.
     RequestInitConfig {
         name: Ident,
@@ -205,6 +210,7 @@ impl Request {
         "report_session",
         "hook_event",
         "report_turn",
+        "request_egress",
         "request_init_config",
         "kill",
         "start",
@@ -246,6 +252,7 @@ impl Request {
             Self::ReportSession { .. } => ("report_session", None),
             Self::HookEvent { .. } => ("hook_event", None),
             Self::ReportTurn { .. } => ("report_turn", None),
+            Self::RequestEgress { .. } => ("request_egress", None),
             Self::ListDescendants => ("list_descendants", None),
             Self::RequestInitConfig { .. } => ("request_init_config", None),
             Self::Kill { name, .. } => ("kill", Some(name)),

@@ -19,6 +19,7 @@ pub(crate) fn minimal_json(cmd: &str) -> String {
         "operator_msg" => r#","body":"b""#,
         "hook_event" => r#","payload":"{}""#,
         "report_turn" => r#","turn":{"started_at_ms":1,"ended_at_ms":2,"outcome":"ok"}"#,
+        "request_egress" => r#","host":"pypi.org:443","reason":"r""#,
         "wake" => r#","from":"x","body":"b""#,
         "recent" => r#","limit":1"#,
         "ask" => r#","question":"q""#,

@@ -37,6 +37,9 @@ pub enum ApprovalKind {
     InitConfig,
     UpdateMetaInputs,
     SchedulePrompt,
+    /// An agent's `request_egress`: `commit_ref` is the `host[:port]`
+    /// pattern, `description` the agent's reason.
+    Egress,
 }
 
 impl ApprovalKind {
@@ -46,6 +49,7 @@ impl ApprovalKind {
         Self::InitConfig,
         Self::UpdateMetaInputs,
         Self::SchedulePrompt,
+        Self::Egress,
     ];
 
     /// The snake_case wire (and database) name.
@@ -56,6 +60,7 @@ impl ApprovalKind {
             Self::InitConfig => "init_config",
             Self::UpdateMetaInputs => "update_meta_inputs",
             Self::SchedulePrompt => "schedule_prompt",
+            Self::Egress => "egress",
         }
     }
 

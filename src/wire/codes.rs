@@ -113,6 +113,9 @@ pub enum ErrorCode {
     /// The socket is at its connection cap: close one of yours, connect
     /// again later.
     TooManyConnections,
+    /// `request_egress` for a host already on the agent's allow-list:
+    /// nothing to ask; use it.
+    AlreadyAllowed,
     /// No complete request came in time; the connection is closed.
     /// Reconnect and send the request at once.
     IdleClosed,
@@ -127,7 +130,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code the daemon sends (not [`ErrorCode::Unknown`]), in the
     /// order of the table in the README.
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 30] = [
         Self::BadRequest,
         Self::UnknownAgent,
         Self::AlreadyExists,
@@ -155,6 +158,7 @@ impl ErrorCode {
         Self::InvalidItem,
         Self::LimitReached,
         Self::TooManyConnections,
+        Self::AlreadyAllowed,
         Self::IdleClosed,
         Self::Internal,
     ];
@@ -189,6 +193,7 @@ impl ErrorCode {
             Self::InvalidItem => "invalid_item",
             Self::LimitReached => "limit_reached",
             Self::TooManyConnections => "too_many_connections",
+            Self::AlreadyAllowed => "already_allowed",
             Self::IdleClosed => "idle_closed",
             Self::Internal => "internal",
             Self::Unknown => "unknown",
@@ -215,7 +220,8 @@ impl ErrorCode {
             | Self::ApprovalResolved
             | Self::ApprovalBusy
             | Self::NotRunning
-            | Self::ItemClosed => 409,
+            | Self::ItemClosed
+            | Self::AlreadyAllowed => 409,
             Self::IdleClosed => 408,
             Self::BodyTooLarge => 413,
             Self::InboxFull | Self::LimitReached => 429,
@@ -262,7 +268,8 @@ impl ErrorCode {
             | Self::UnknownItem
             | Self::ItemClosed
             | Self::InvalidItem
-            | Self::LimitReached => Reaction::ChangeRequest,
+            | Self::LimitReached
+            | Self::AlreadyAllowed => Reaction::ChangeRequest,
         }
     }
 

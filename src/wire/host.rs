@@ -16,6 +16,7 @@ use super::agenda::{
 use super::agent::InboxRow;
 pub use super::approval::{Approval, ApprovalKind, ApprovalStatus};
 use super::codes::ErrorCode;
+use super::egress::EgressPattern;
 use super::ident::Ident;
 use super::journal::JournalEntry;
 pub use super::roster::{AgentStatusRow, BusError, SessionState, SwarmAgentRow};
@@ -121,21 +122,29 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<Ident>,
     },
-    /// Grant an agent one capability or one tool group (exactly one).
+    /// Grant an agent one capability, one tool group or one egress host
+    /// (exactly one); an egress host for `expires_in_secs` if given.
     Grant {
         name: Ident,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         capability: Option<Capability>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_group: Option<ToolGroup>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        egress: Option<EgressPattern>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires_in_secs: Option<u64>,
     },
-    /// Revoke one capability or one tool group (exactly one).
+    /// Revoke one capability, one tool group or one egress host (exactly
+    /// one).
     Revoke {
         name: Ident,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         capability: Option<Capability>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_group: Option<ToolGroup>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        egress: Option<EgressPattern>,
     },
     /// The operator's inbox: messages agents sent to `operator`, newest
     /// first (default [`DEFAULT_INBOX_LIMIT`]).

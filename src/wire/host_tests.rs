@@ -130,6 +130,8 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
                 name: id("alice"),
                 capability: Some(super::agenda::Capability::ReadHostJournal),
                 tool_group: None,
+                egress: None,
+                expires_in_secs: None,
             },
             r#"{"cmd":"grant","name":"alice","capability":"read_host_journal"}"#,
         ),
@@ -138,8 +140,28 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
                 name: id("alice"),
                 capability: None,
                 tool_group: Some(super::agenda::ToolGroup::Lifecycle),
+                egress: None,
             },
             r#"{"cmd":"revoke","name":"alice","tool_group":"lifecycle"}"#,
+        ),
+        (
+            HostRequest::Grant {
+                name: id("alice"),
+                capability: None,
+                tool_group: None,
+                egress: Some(super::egress::EgressPattern::new("pypi.org:443").unwrap()),
+                expires_in_secs: Some(3600),
+            },
+            r#"{"cmd":"grant","name":"alice","egress":"pypi.org:443","expires_in_secs":3600}"#,
+        ),
+        (
+            HostRequest::Revoke {
+                name: id("alice"),
+                capability: None,
+                tool_group: None,
+                egress: Some(super::egress::EgressPattern::new("*.pypi.org").unwrap()),
+            },
+            r#"{"cmd":"revoke","name":"alice","egress":"*.pypi.org"}"#,
         ),
         (
             HostRequest::Send {

@@ -96,3 +96,30 @@ _fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
     "egno: egress to 127\.0\.0\.2:$TB_EG_OTHER refused" \
     "$(in_c journalctl -u hive-c0re-egress AGENT=egno --no-pager -o cat)"
 }
+
+# The agent asks for a host with its own tool (as Claude would call request_egress), the
+# operator approves with hivectl, and the next request reaches it; a revoke closes it again.
+# shellcheck disable=SC2016
+after_request_egress_and_approve_the_host_is_reachable_until_revoked() {
+  _eg_hive egask
+  local out id
+  out=$(_iso_probe egask "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/
+/usr/local/bin/hive-agent call request_egress "{\"host\":\"127.0.0.2:'"$TB_EG_OTHER"'\",\"reason\":\"the tier test\"}" \
+  >/dev/null && echo "asked ok" || echo "asked FAILED"')
+  echo "$out" | sed 's/^/  /'
+  expect_match "before: the host off the list" "^proxy .* HTTP 403 " "$(grep '^proxy ' <<<"$out")"
+  expect_eq "request_egress from the agent's shell" "asked ok" "$(grep '^asked ' <<<"$out")"
+  expect_match "the operator's pending list" "egress.*egask|egask.*egress" "$(hivectl_root pending)"
+  id=$(hivectl_root pending -q | head -1)
+  hivectl_root approve "$id" >/dev/null
+  out=$(_iso_probe egask "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
+  echo "$out" | sed 's/^/  /'
+  expect_eq "after approval: the host through the proxy" \
+    "proxy http://127.0.0.2:$TB_EG_OTHER/ OK stand-in $TB_EG_OTHER" "$(grep '^proxy ' <<<"$out")"
+  hivectl_root revoke egask --egress "127.0.0.2:$TB_EG_OTHER" >/dev/null
+  out=$(_iso_probe egask "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
+  expect_match "after the revoke" "^proxy .* HTTP 403 " "$(grep '^proxy ' <<<"$out")"
+}
