@@ -175,15 +175,21 @@ struct StandIn {
 
 impl StandIn {
     fn start(dir: &Path, to: &str, body: &str) -> Self {
-        Self::launch(dir, to, body, "")
+        Self::launch(dir, to, body, "", "127.0.0.1")
+    }
+
+    /// One on 127.0.0.2: a harness's Claude reaches it only through its
+    /// proxy (NO_PROXY keeps 127.0.0.1 direct).
+    fn behind_the_proxy(dir: &Path, to: &str, body: &str) -> Self {
+        Self::launch(dir, to, body, "", "127.0.0.2")
     }
 
     /// A stand-in answering every message request 401 (no valid key).
     fn unauthorized(dir: &Path) -> Self {
-        Self::launch(dir, "operator", "-", "401")
+        Self::launch(dir, "operator", "-", "401", "127.0.0.1")
     }
 
-    fn launch(dir: &Path, to: &str, body: &str, status: &str) -> Self {
+    fn launch(dir: &Path, to: &str, body: &str, status: &str, host: &str) -> Self {
         let portfile = dir.join("api.port");
         let log = dir.join("api.log");
         let child = Command::new(tool("HIVE_TEST_PYTHON"))
@@ -191,6 +197,7 @@ impl StandIn {
             .args([&portfile, &log])
             .args([to, body])
             .env("STANDIN_STATUS", status)
+            .env("STANDIN_HOST", host)
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
@@ -443,4 +450,78 @@ fn the_real_claude_cli_with_a_streamed_reply_fires_stop_then_ends_the_session() 
     });
     assert!(kept_events(&d, "alice").contains(&"Stop".to_owned()));
     assert_eq!(watch.states(), ["working", "awaiting_review", "ended"]);
+}
+
+/// The path a container's Claude has to the Claude API (issue 27): the
+/// harness's forwarder (`HTTPS_PROXY`/`HTTP_PROXY` in Claude's environment),
+/// the agent's `egress.sock`, the egress service, the stand-in, which is on
+/// the daemon's `egress_allow`. The service's log proves the path: on this
+/// host the stand-in would be reachable directly too.
+#[test]
+#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
+fn the_real_claude_cli_completes_a_turn_through_the_hives_egress_proxy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let api = StandIn::behind_the_proxy(tmp.path(), "operator", "hello through the proxy");
+    let d = common::Daemon::start_with_config(&format!(
+        r#"{{"egress_allow": ["127.0.0.2:{}"]}}"#,
+        api.port
+    ));
+    for name in ["alice", "bob"] {
+        let spawned = d.request(&format!(r#"{{"cmd":"spawn","name":"{name}"}}"#));
+        assert_eq!(spawned, r#"{"version":1,"ok":true}"#);
+    }
+    let dialer = d.dir.path().join("run/egress-dialer.sock");
+    let service_log = tmp.path().join("egress.log");
+    let mut service = Command::new(common::BIN)
+        .args(["egress", "--socket"])
+        .arg(&dialer)
+        .env("RUST_LOG", "info")
+        .stderr(std::fs::File::create(&service_log).unwrap())
+        .spawn()
+        .unwrap();
+    eventually(
+        "the egress service's socket",
+        Duration::from_secs(10),
+        || dialer.exists(),
+    );
+    let claude = tool("HIVE_TEST_CLAUDE");
+    let env = [
+        (
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.2:{}", api.port),
+        ),
+        ("ANTHROPIC_API_KEY", "sk-stand-in".to_owned()),
+        ("CLAUDE_CODE_MAX_RETRIES", "0".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+        ("HOME", tmp.path().to_string_lossy().into_owned()),
+    ];
+    let _h = Harness::start(HarnessOptions {
+        socket: &d.agent_socket("alice"),
+        dir: &tmp.path().join("harness"),
+        turn_timeout: 120,
+        stop_grace: 5,
+        claude_program: Some(&claude),
+        env: &env,
+    });
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    assert_eq!(
+        bob.ask(r#"{"cmd":"send","to":"alice","body":"please greet the operator"}"#),
+        r#"{"kind":"ok","delivered":1}"#
+    );
+    eventually("the turn acked", Duration::from_secs(120), || {
+        message_states(&d.state_dir(), "alice") == [("handled".into(), false)]
+    });
+    let inbox = d.request(r#"{"cmd":"inbox","limit":5}"#);
+    assert!(
+        inbox.contains(r#""from":"alice","body":"hello through the proxy""#),
+        "{inbox}"
+    );
+    let _ = service.kill();
+    let _ = service.wait();
+    let log = std::fs::read_to_string(&service_log).unwrap();
+    let line = format!("alice: egress to 127.0.0.2:{}", api.port);
+    assert!(
+        log.contains(&line),
+        "no {line:?} in the egress service's log:\n{log}"
+    );
 }

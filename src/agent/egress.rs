@@ -16,8 +16,12 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use tokio::io::copy_bidirectional;
+use tokio::io::copy_bidirectional_with_sizes;
 use tokio::net::{TcpListener, TcpStream, UnixStream};
+
+/// Bytes each direction copies at once (as the hive's side does; the
+/// agent may not import its proxy module).
+const COPY_BUF: usize = 64 * 1024;
 
 /// The egress socket's file name, beside the agent socket.
 pub const EGRESS_SOCKET_NAME: &str = "egress.sock";
@@ -98,7 +102,7 @@ async fn relay(mut client: TcpStream, socket: PathBuf) {
         }
     };
     let _ = client.set_nodelay(true);
-    let _ = copy_bidirectional(&mut client, &mut hive).await;
+    let _ = copy_bidirectional_with_sizes(&mut client, &mut hive, COPY_BUF, COPY_BUF).await;
 }
 
 #[cfg(test)]

@@ -18,11 +18,11 @@
 //! target), so it takes two of the agent's `agent_max_connections` slots,
 //! shared with its `mcp.sock`; past them it is answered 503 and closed.
 
-use tokio::io::{AsyncWriteExt, copy_bidirectional};
+use tokio::io::{AsyncWriteExt, copy_bidirectional_with_sizes};
 use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::egress;
+use crate::egress::{self, COPY_BUF};
 use crate::service::Hive;
 use crate::wire::egress::DialRequest;
 use crate::wire::ident::Ident;
@@ -68,7 +68,7 @@ pub async fn serve(hive: Hive, name: Ident, mut stream: UnixStream, stop: Cancel
         return;
     }
     tokio::select! {
-        _ = copy_bidirectional(&mut stream, &mut dialer) => {}
+        _ = copy_bidirectional_with_sizes(&mut stream, &mut dialer, COPY_BUF, COPY_BUF) => {}
         () = stop.cancelled() => {
             tracing::info!(agent = %name, "{name}: egress connection cut (socket closed)");
         }

@@ -2,7 +2,8 @@
 Code CLI offline (ANTHROPIC_BASE_URL=http://127.0.0.1:PORT).
 
 Usage: messages_standin.py PORTFILE LOG TO BODY
-Listens on 127.0.0.1 (a free port, written to PORTFILE), appends one JSON
+Listens on 127.0.0.1, or STANDIN_HOST (e.g. 127.0.0.2, an address NO_PROXY
+does not keep direct), on a free port written to PORTFILE; appends one JSON
 line per request to LOG. POST /v1/messages:
 - when the request offers the tool `mcp__hyperhive__send` and carries no
   tool_result yet: a tool_use block calling it with {"to": TO, "body": BODY};
@@ -132,7 +133,7 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server = ThreadingHTTPServer((os.environ.get("STANDIN_HOST") or "127.0.0.1", 0), Handler)
 with open(PORTFILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os
