@@ -71,6 +71,7 @@ fn the_python_mcp_sdk_lists_the_agents_tools_and_a_refusal_comes_back_as_a_tool_
             "answer",
             "set_status",
             "get_agent_meta",
+            "request_egress",
             "get_loose_ends",
             "cancel_loose_end",
             "remind",

@@ -331,6 +331,19 @@ const TOOLS: &[ToolSpec] = &[
         schema: || object(json!({"name": {"type": "string"}}), &[]),
     },
     ToolSpec {
+        name: "request_egress",
+        description: "Ask the operator to let me reach a host on the network. My only way out is the hive's proxy (HTTPS_PROXY), which refuses hosts not on my allow-list with a 403 naming them; this queues an approval, and once the operator approves, requests to the host go through.",
+        schema: || {
+            object(
+                json!({
+                    "host": {"type": "string", "description": "host[:port] or *.domain[:port], e.g. pypi.org:443 (no port: any)"},
+                    "reason": {"type": "string", "description": "why I need it, for the operator (at most 500 bytes)"},
+                }),
+                &["host", "reason"],
+            )
+        },
+    },
+    ToolSpec {
         name: "get_loose_ends",
         description: "My open threads: unanswered questions, pending reminders and approvals.",
         schema: agent_filter,
@@ -437,19 +450,6 @@ const TOOLS: &[ToolSpec] = &[
                     "description": {"type": "string"},
                 }),
                 &[],
-            )
-        },
-    },
-    ToolSpec {
-        name: "request_egress",
-        description: "Ask the operator to let me reach a host on the network. My only way out is the hive's proxy (HTTPS_PROXY), which refuses hosts not on my allow-list with a 403 naming them; this queues an approval, and once the operator approves, requests to the host go through.",
-        schema: || {
-            object(
-                json!({
-                    "host": {"type": "string", "description": "host[:port] or *.domain[:port], e.g. pypi.org:443 (no port: any)"},
-                    "reason": {"type": "string", "description": "why I need it, for the operator (at most 500 bytes)"},
-                }),
-                &["host", "reason"],
             )
         },
     },
