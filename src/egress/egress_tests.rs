@@ -149,6 +149,10 @@ async fn a_host_not_on_the_list_is_refused_with_a_403_naming_it_and_how_to_ask()
         "{text}"
     );
     assert!(text.contains("Ask your operator to allow it"), "{text}");
+    assert!(
+        text.contains(&format!("request_egress tool (host \"localhost:{port}\"")),
+        "{text}"
+    );
     assert_eq!(
         proxy.await.unwrap(),
         Outcome::Refused {

@@ -192,8 +192,9 @@ pub async fn unavailable<S: AsyncWrite + Unpin>(mut s: S, body: &str) {
 pub fn refusal_body(agent: &Ident, host: &str, port: u16) -> String {
     format!(
         "hive-c0re egress: {host}:{port} is not on agent {agent}'s allow-list, so this \
-         connection was refused. Ask your operator to allow it, saying which host \
-         and port you need and why.\n"
+         connection was refused. Ask your operator to allow it: the hive's \
+         request_egress tool (host \"{host}:{port}\", and why you need it) queues the \
+         request for their approval.\n"
     )
 }
 
