@@ -478,27 +478,13 @@ pub struct GrantArgs {
     pub expires_in: Option<std::time::Duration>,
 }
 
-/// `--for`: a number of seconds, minutes, hours or days (`90s`, `30m`,
-/// `2h`, `1d`; a bare number is seconds), at least one second.
+/// `--for`: `90s`, `30m`, `2h`, `1d` ([`super::since::span_seconds`]), at
+/// least one second.
 fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
-    let (digits, unit) = match value.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => value.split_at(i),
-        None => (value, "s"),
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{value:?}: use a number and s, m, h or d, e.g. 2h"))?;
-    let secs = match unit {
-        "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        "d" => n.checked_mul(86_400),
-        _ => None,
-    };
-    match secs {
+    match super::since::span_seconds(value) {
         Some(s) if s > 0 => Ok(std::time::Duration::from_secs(s)),
         _ => Err(format!(
-            "{value:?}: use a positive number and s, m, h or d, e.g. 2h"
+            "{value:?}: give a positive span, e.g. 90s, 30m, 2h or 1d"
         )),
     }
 }

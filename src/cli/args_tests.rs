@@ -208,20 +208,14 @@ fn an_egress_grant_takes_a_valid_pattern_and_for_only_with_egress() {
         ])
         .is_err()
     );
-    for (text, secs) in [
-        ("90", 90),
-        ("90s", 90),
-        ("30m", 1800),
-        ("2h", 7200),
-        ("1d", 86_400),
-    ] {
+    for (text, secs) in [("90s", 90), ("30m", 1800), ("2h", 7200), ("1d", 86_400)] {
         let args = ["grant", "alice", "--egress", "x.org", "--for", text];
         assert!(
             line(&args).ends_with(&format!(r#""expires_in_secs":{secs}}}"#)),
             "{text}"
         );
     }
-    for bad in ["0", "0h", "2w", "h", "-1"] {
+    for bad in ["90", "0h", "2w", "h", "-1s"] {
         let args = ["grant", "alice", "--egress", "x.org", "--for", bad];
         assert!(parse(&args).is_err(), "{bad}");
     }

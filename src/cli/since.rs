@@ -32,16 +32,21 @@ pub fn parse_since(text: &str) -> Result<Since, String> {
             .map(Since::Date)
             .ok_or_else(wrong);
     }
+    span_seconds(text).map(Since::Ago).ok_or_else(wrong)
+}
+
+/// `30s`, `90m`, `24h`, `7d` in seconds (also `grant --for`); `None` for
+/// anything else.
+pub fn span_seconds(text: &str) -> Option<u64> {
     let (number, unit) = text.split_at(text.len().saturating_sub(1));
     let scale = match unit {
         "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" => 86_400,
-        _ => return Err(wrong()),
+        _ => return None,
     };
-    let n: u64 = number.parse().map_err(|_| wrong())?;
-    n.checked_mul(scale).map(Since::Ago).ok_or_else(wrong)
+    number.parse::<u64>().ok()?.checked_mul(scale)
 }
 
 #[cfg(test)]
