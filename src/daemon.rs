@@ -176,6 +176,9 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     hive.reconcile_registry().await?;
     notify::status("ending approvals a crash interrupted");
     hive.reconcile_interrupted().await?;
+    // Agents that predate config repos get theirs (tagged deployed/0).
+    notify::status("seeding config repos of agents that have none");
+    hive.seed_missing_configs().await?;
 
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));

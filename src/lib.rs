@@ -60,7 +60,8 @@
 //! config      wire containers
 //! store       wire hive clock
 //! systemd     wire hive containers config command clock errors
-//! service     wire hive store containers systemd config command clock errors
+//! repos       wire hive
+//! service     wire hive store containers systemd config command clock errors repos
 //! egress      wire
 //! server      wire service config clock errors egress systemd::activation systemd::notify
 //! web         wire service config clock errors
@@ -114,6 +115,9 @@
 //! - [`swarm`]: the swarm door — this hive on NATS JetStream beside its
 //!   peers: the outbox relay, the durable inbound consumer, the roster
 //!   bucket (design and guarantees: `src/swarm/README.md`).
+//! - [`repos`]: agents' config repositories — the proposed repo an agent
+//!   writes and the applied repo the hive owns; git run with no hooks, no
+//!   system config, and the upload side of a fetch sandboxed.
 //! - [`egress`]: the egress proxy — one agent's connection (CONNECT or plain
 //!   HTTP) checked against its `host[:port]` allow-list, dialled from the
 //!   host, logged with `AGENT=`; `server` serves it on each agent's
@@ -158,6 +162,7 @@ pub mod egress;
 pub mod errors;
 pub mod hive;
 pub mod logging;
+pub mod repos;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -312,31 +312,35 @@ fn a_request_on_agent_a_socket_can_never_read_or_act_as_agent_b() {
 }
 
 #[test]
-fn the_manager_receives_approval_resolved_after_an_operator_approve() {
+fn the_manager_receives_config_ready_and_approval_resolved_after_an_operator_approve() {
     let d = daemon_with(&["alice"]);
     let mut ruth = Conn::open(&d.manager_socket());
     ruth.recv(0, 100); // the spawn event
     assert_eq!(
-        ruth.ask(r#"{"cmd":"request_apply_commit","agent":"alice","commit_ref":"0123abcd","description":"bump"}"#),
+        ruth.ask(r#"{"cmd":"request_init_config","name":"carol","description":"a tester"}"#),
         OK
     );
     let pending = d.request(r#"{"cmd":"pending"}"#);
     assert!(
-        pending.contains(r#""id":1,"agent":"alice","kind":"apply_commit","commit_ref":"0123abcd""#),
+        pending.contains(r#""id":1,"agent":"carol","kind":"init_config","commit_ref":"""#),
         "{pending}"
     );
-    // The approve's own answer depends on whether the action is supported
-    // yet; the manager hears the outcome either way.
     d.request(r#"{"cmd":"approve","id":1}"#);
     let got = ruth.recv(10, 10);
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert_eq!(got[0]["from"], "system");
-    let event: Value = serde_json::from_str(got[0]["body"].as_str().unwrap()).unwrap();
-    assert_eq!(event["event"], "approval_resolved");
-    assert_eq!(event["id"], 1);
-    assert_eq!(event["agent"], "alice");
-    assert_eq!(event["commit_ref"], "0123abcd");
-    assert_ne!(event["status"], "pending");
+    assert_eq!(got.len(), 2, "{got:?}");
+    let events: Vec<Value> = got
+        .iter()
+        .map(|m| {
+            assert_eq!(m["from"], "system");
+            serde_json::from_str(m["body"].as_str().unwrap()).unwrap()
+        })
+        .collect();
+    assert_eq!(events[0]["event"], "config_ready");
+    assert_eq!(events[0]["agent"], "carol");
+    assert_eq!(events[1]["event"], "approval_resolved");
+    assert_eq!(events[1]["id"], 1);
+    assert_eq!(events[1]["agent"], "carol");
+    assert_eq!(events[1]["status"], "approved");
 }
 
 #[test]

@@ -46,6 +46,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Beside the store: the container seam and the daemon's config.
     ("containers", &["wire", "hive", "clock"]),
     ("config", &["wire", "containers"]),
+    // Agents' config repos: git, seeded, fetched and read.
+    ("repos", &["wire", "hive"]),
     // Persistence of hive's types.
     ("store", &["wire", "hive", "clock"]),
     // systemd: activation, notify, the D-Bus driver, the journal.
@@ -74,6 +76,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "command",
             "clock",
             "errors",
+            "repos",
         ],
     ),
     // The egress proxy: one agent's connection, its allow-list, the target.

@@ -418,7 +418,7 @@ const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "request_init_config",
-        description: "Seed a new agent's config and ask the operator to approve creating it.",
+        description: "Ask the operator to approve a new agent's config: once approved the hive seeds its config repo at /hive/proposed/<name> from a template (no container yet) and sends you config_ready.",
         schema: || {
             object(
                 json!({"name": {"type": "string"}, "description": {"type": "string"}}),
@@ -428,7 +428,7 @@ const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "request_apply_commit",
-        description: "Ask the operator to approve applying a config commit (7-40 hex) to an agent.",
+        description: "Propose a commit (7-40 hex) of an agent's config repo /hive/proposed/<agent>: the hive fetches it, tags it proposal/<id> and validates it (agent.json keys, no submodules, size caps, descends from main at /hive/applied/<agent>.git); a failure is answered at once and the row ends failed, else the operator reviews it.",
         schema: || {
             object(
                 json!({

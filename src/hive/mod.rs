@@ -12,6 +12,8 @@
 //! - [`arguments`]: the shapes of free-text values a request hands the
 //!   hive (argv-bound commit refs and flake inputs, a wake's sender, a
 //!   reported model).
+//! - [`proposal`]: what an agent's config is (`agent.json`) and what a
+//!   proposed config commit may contain; the tags of its story.
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
 //! - [`unit`](mod@unit): a container unit's state as the rules read it.
@@ -63,6 +65,7 @@ pub mod arguments;
 pub mod broker;
 pub mod hooks;
 pub mod names;
+pub mod proposal;
 pub mod roster;
 pub mod topology;
 pub mod unit;

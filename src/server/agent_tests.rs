@@ -239,7 +239,7 @@ async fn the_manager_withdraws_an_approval_and_an_agent_cannot() {
     assert_eq!(
         ask(
             &mut manager,
-            r#"{"cmd":"request_apply_commit","agent":"alice","commit_ref":"0123abc"}"#
+            r#"{"cmd":"request_init_config","name":"carol"}"#
         )
         .await,
         r#"{"kind":"ok"}"#

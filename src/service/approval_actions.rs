@@ -1,7 +1,8 @@
 //! What an approved row runs, and `approve` which claims a row, runs its
 //! action within the answer budget and ends it: a spawn (lifecycle), a
-//! schedule stored (schedules), a host granted (egress), or the site's `approval_command` for
-//! config changes; and, at start-up, the truthful end of rows a previous
+//! schedule stored (schedules), a host granted (egress), a config repo
+//! seeded (`init_config`, proposals), or the site's `approval_command` for
+//! a commit or meta inputs; and, at start-up, the truthful end of rows a previous
 //! daemon claimed and did not finish.
 //!
 //! Decision: apart from the queue (`approvals`), so the queue is a leaf the
@@ -173,9 +174,16 @@ impl Hive {
                     Err(format!("{PREFIX}; the host was not granted: request again"))
                 }
             }
-            ApprovalKind::ApplyCommit
-            | ApprovalKind::InitConfig
-            | ApprovalKind::UpdateMetaInputs => Err(format!(
+            ApprovalKind::InitConfig if self.repos().has_config(&row.agent) => {
+                Ok(Some(format!("{PREFIX}; the config repo was seeded")))
+            }
+            ApprovalKind::InitConfig => Err(format!(
+                "{PREFIX}; the config repo was not seeded: request again"
+            )),
+            ApprovalKind::ApplyCommit if row.fetched_sha.is_none() => Err(format!(
+                "{PREFIX}; it stopped while fetching the proposal: request again"
+            )),
+            ApprovalKind::ApplyCommit | ApprovalKind::UpdateMetaInputs => Err(format!(
                 "{PREFIX}; whether approval_command finished is unknown: check the agent's \
                      config and request again"
             )),
@@ -183,8 +191,9 @@ impl Hive {
     }
 
     /// What an approved row does: `Ok` with an optional note, or the error
-    /// text that becomes the row's note. Config changes (commit, init,
-    /// meta inputs) are the site's business: they run the configured
+    /// text that becomes the row's note. An `init_config` seeds the
+    /// agent's config repos; a commit or meta inputs are the site's
+    /// business: they run the configured
     /// `approval_command` with the kind, agent and `commit_ref` appended,
     /// without a shell.
     async fn run_action(&self, row: &Approval) -> Result<Option<String>, String> {
@@ -196,9 +205,8 @@ impl Hive {
                 .map_err(|e| e.to_string()),
             ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
             ApprovalKind::Egress => self.grant_approved_egress(row).await.map(|()| None),
-            ApprovalKind::ApplyCommit
-            | ApprovalKind::InitConfig
-            | ApprovalKind::UpdateMetaInputs => {
+            ApprovalKind::InitConfig => self.init_config(&row.agent).await,
+            ApprovalKind::ApplyCommit | ApprovalKind::UpdateMetaInputs => {
                 let argv = &self.config().approval_command;
                 let extra = [
                     row.kind.as_str(),

@@ -26,18 +26,18 @@ impl Hive {
 
     /// Add a pending row, checked by the rules whichever door asked: a
     /// request that names a new agent (`spawn`, `init_config`) is refused
-    /// for a reserved name or one already managed; an `apply_commit` needs
-    /// a managed agent and a commit ref, an `update_meta_inputs` flake input
-    /// names (both end up in `approval_command`'s argv).
+    /// for a reserved name or one already managed (`init_config` also for
+    /// a name with a config repo); an `apply_commit` is fetched and
+    /// validated first (`proposals`); an `update_meta_inputs` needs flake
+    /// input names (they end up in `approval_command`'s argv).
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
         match new.kind {
-            ApprovalKind::Spawn | ApprovalKind::InitConfig => {
-                self.check_new_name(&new.agent).await?
+            ApprovalKind::Spawn => self.check_new_name(&new.agent).await?,
+            ApprovalKind::InitConfig => {
+                self.check_new_name(&new.agent).await?;
+                self.check_no_config(&new.agent)?;
             }
-            ApprovalKind::ApplyCommit => {
-                arguments::check_commit_ref(&new.commit_ref)?;
-                self.require(&new.agent).await?;
-            }
+            ApprovalKind::ApplyCommit => return self.propose(new).await,
             ApprovalKind::UpdateMetaInputs => arguments::check_inputs(&new.commit_ref)?,
             // Its payload was checked as the schedule it will store.
             ApprovalKind::SchedulePrompt => {}

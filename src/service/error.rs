@@ -138,6 +138,16 @@ pub enum HiveError {
         "{host} is already on agent {agent}'s egress allow-list; reach it through the proxy (HTTPS_PROXY)"
     )]
     EgressAllowed { agent: Ident, host: String },
+    /// A config proposal, or a config repo, that the hive refuses or could
+    /// not make: refusals before anything was fetched (no such commit,
+    /// alternates, no config repo) are the manager's to fix; git or a
+    /// file of the hive's failing is the operator's to read.
+    #[error(transparent)]
+    Repo(#[from] crate::repos::RepoError),
+    /// `init_config` of a name that already has a config repo: pick
+    /// another name (or destroy with `--purge`).
+    #[error("agent \"{0}\" already has a config repo; choose another name")]
+    ConfigExists(Ident),
 }
 
 impl From<JournalError> for HiveError {
@@ -173,6 +183,17 @@ fn agenda_code(err: &AgendaError) -> ErrorCode {
     }
 }
 
+/// A repo error by who fixes it.
+fn repo_code(err: &crate::repos::RepoError) -> ErrorCode {
+    use crate::repos::RepoError;
+    match err {
+        RepoError::Refused { .. } | RepoError::NoSuchCommit { .. } | RepoError::State(_) => {
+            ErrorCode::ProposalRefused
+        }
+        RepoError::Git(_) | RepoError::Io { .. } => ErrorCode::Internal,
+    }
+}
+
 fn summary(failures: &[(Ident, DriverError)]) -> String {
     failures
         .iter()
@@ -197,6 +218,8 @@ impl HiveError {
             Self::ApprovalResolved { .. } => ErrorCode::ApprovalResolved,
             Self::ApprovalInProgress(_) => ErrorCode::ApprovalBusy,
             Self::ApprovalFailed { .. } => ErrorCode::ApprovalFailed,
+            Self::Repo(e) => repo_code(e),
+            Self::ConfigExists(_) => ErrorCode::AlreadyExists,
             Self::Driver { .. } => ErrorCode::DriverFailed,
             Self::Partial(_) => ErrorCode::PartlyFailed,
             Self::NotRunning(_) => ErrorCode::NotRunning,

@@ -86,6 +86,8 @@ fn one_of_each() -> Vec<HiveError> {
             agent: id("a"),
             host: "pypi.org:443".into(),
         },
+        HiveError::Repo(crate::repos::RepoError::State("no repo".into())),
+        HiveError::ConfigExists(id("kid")),
     ]
 }
 
@@ -121,6 +123,8 @@ fn variant(err: &HiveError) -> usize {
         HiveError::Internal(_) => 25,
         HiveError::Store(_) => 26,
         HiveError::EgressAllowed { .. } => 27,
+        HiveError::Repo(_) => 28,
+        HiveError::ConfigExists(_) => 29,
     }
 }
 
@@ -128,7 +132,7 @@ fn variant(err: &HiveError) -> usize {
 fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
     let all = one_of_each();
     let seen: Vec<usize> = all.iter().map(variant).collect();
-    assert_eq!(seen, (0..28).collect::<Vec<_>>(), "one example per variant");
+    assert_eq!(seen, (0..30).collect::<Vec<_>>(), "one example per variant");
     for err in &all {
         let code = err.code();
         assert_ne!(code, ErrorCode::Unknown, "{err}");

@@ -458,10 +458,12 @@ impl Hive {
         };
         let n = name.to_string();
         let rows = self.store().run(move |c| purge::agent(c, &n)).await?;
-        if !had_state && !had_container && rows == Purged::default() {
+        let had_repos = self.repos().has_any(name);
+        if !had_state && !had_container && !had_repos && rows == Purged::default() {
             return Err(HiveError::UnknownAgent(name.clone()));
         }
         remove_dir_if_present(&state).await?;
+        self.remove_config_repos(name).await?;
         tracing::info!(agent = %name, ?rows, "{name}: purged what its destroy had kept");
         Ok(())
     }
@@ -527,12 +529,21 @@ impl Hive {
         remove_dir_if_present(&runtime).await?;
         if purge {
             remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
+            self.remove_config_repos(name).await?;
         }
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });
         self.wake_inboxes(wakes);
         let agent = name.to_string();
         self.notify_manager(HelperEvent::Destroyed { agent }).await;
         Ok(())
+    }
+}
+
+impl Hive {
+    /// Delete both config repos of `name` (a purge).
+    async fn remove_config_repos(&self, name: &Ident) -> Result<(), HiveError> {
+        remove_dir_if_present(&self.repos().proposed(name)).await?;
+        remove_dir_if_present(&self.repos().applied(name)).await
     }
 }
 

@@ -35,6 +35,9 @@
 //! - [`approvals`]: the approval queue; `approval_actions`: what an
 //!   approved row runs (`approve`, and the end of rows a restart
 //!   interrupted).
+//! - [`proposals`]: agents' config repos: seeding them (`init_config`, and
+//!   on upgrade), and a proposed commit fetched, tagged and validated
+//!   before its row is shown.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
@@ -69,6 +72,7 @@ pub mod logs;
 #[cfg(test)]
 mod loose_end_tests;
 pub mod loose_ends;
+pub mod proposals;
 pub mod questions;
 #[cfg(test)]
 mod recovery_tests;
@@ -144,6 +148,8 @@ struct Inner {
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
     /// The relay's wake-up and the other hives' roster rows.
     swarm: swarm_state::SwarmState,
+    /// The agents' config repos (the proposed and the applied).
+    repos: crate::repos::Repos,
 }
 
 impl Hive {
@@ -160,8 +166,10 @@ impl Hive {
         let journal = Journal::new(JournalSource::from_config(
             config.journal_directory.as_deref(),
         ));
+        let repos = proposals::repos_for(&config);
         let hive = Self {
             inner: Arc::new(Inner {
+                repos,
                 config,
                 store,
                 driver,
@@ -199,6 +207,10 @@ impl Hive {
         F: FnOnce(&mut rusqlite::Connection) -> Result<R, HiveError> + Send + 'static,
     {
         self.store().run_as(f).await
+    }
+
+    pub(crate) fn repos(&self) -> &crate::repos::Repos {
+        &self.inner.repos
     }
 
     pub(crate) fn driver(&self) -> &Arc<dyn ContainerDriver> {

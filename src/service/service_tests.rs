@@ -231,11 +231,13 @@ async fn purge_after_a_plain_destroy_deletes_the_kept_state_and_then_nothing_is_
 async fn destroying_an_agent_cancels_its_pending_approvals_and_tells_the_manager() {
     let (hive, _driver, dir) = hive();
     hive.spawn(&id("alice")).await.unwrap();
+    hive.seed_missing_configs().await.unwrap();
+    let main = hive.repos().rev(&id("alice"), "main").await.unwrap();
     let row = hive
         .request_approval(crate::store::approvals::NewApproval {
             agent: id("alice"),
             kind: crate::wire::host::ApprovalKind::ApplyCommit,
-            commit_ref: "0123456".into(),
+            commit_ref: main,
             description: None,
         })
         .await
@@ -252,6 +254,7 @@ async fn destroying_an_agent_cancels_its_pending_approvals_and_tells_the_manager
         !dir.path().join("state/agents/alice").exists(),
         "purge keeps no state"
     );
+    assert!(!hive.repos().has_any(&id("alice")), "nor config repos");
     let bodies: Vec<String> = inbox(&hive, "ruth")
         .await
         .into_iter()
@@ -308,11 +311,11 @@ async fn the_managers_container_sees_the_manager_socket_directory_as_run_hive() 
     assert_eq!(spec.runtime_dir, dir.path().join("run/agents/alice"));
 }
 
-async fn apply_commit_request(hive: &Hive) -> i64 {
+async fn meta_inputs_request(hive: &Hive) -> i64 {
     hive.request_approval(crate::store::approvals::NewApproval {
         agent: id("ruth"),
-        kind: crate::wire::host::ApprovalKind::ApplyCommit,
-        commit_ref: "0123abc".into(),
+        kind: crate::wire::host::ApprovalKind::UpdateMetaInputs,
+        commit_ref: r#"["nixpkgs"]"#.into(),
         description: None,
     })
     .await
@@ -321,25 +324,25 @@ async fn apply_commit_request(hive: &Hive) -> i64 {
 }
 
 #[tokio::test]
-async fn an_approved_commit_runs_the_configured_command_with_kind_agent_and_ref() {
+async fn an_approved_meta_inputs_update_runs_the_configured_command_with_kind_agent_and_ref() {
     let (hive, _driver, _dir) = hive_with(vec!["/bin/echo".into(), "applied".into()]);
-    let id = apply_commit_request(&hive).await;
+    let id = meta_inputs_request(&hive).await;
     let row = hive.approve(id).await.unwrap();
     assert_eq!(row.status, ApprovalStatus::Approved);
     assert_eq!(
         row.note.as_deref(),
-        Some("applied apply_commit ruth 0123abc")
+        Some(r#"applied update_meta_inputs ruth ["nixpkgs"]"#)
     );
 }
 
 #[tokio::test]
 async fn a_failing_or_missing_approval_command_leaves_the_row_failed_with_the_reason() {
     let (hive, _driver, _dir) = hive_with(vec!["/bin/false".into()]);
-    let id = apply_commit_request(&hive).await;
+    let id = meta_inputs_request(&hive).await;
     let err = hive.approve(id).await.unwrap_err().to_string();
     assert!(err.contains("/bin/false failed (exit status: 1)"), "{err}");
     let (hive, _driver, _dir) = hive_with(Vec::new());
-    let id = apply_commit_request(&hive).await;
+    let id = meta_inputs_request(&hive).await;
     let err = hive.approve(id).await.unwrap_err().to_string();
     assert!(
         err.contains("set `approval_command` in the config"),

@@ -105,6 +105,25 @@ pub fn claim(conn: &Connection, id: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Record the commit a proposal was fetched as (`proposal/<id>`).
+pub fn set_fetched(conn: &Connection, id: i64, sha: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE approvals SET fetched_sha = ?2 WHERE id = ?1",
+        params![id, sha],
+    )?;
+    Ok(())
+}
+
+/// Let go of a pending row the hive held (claimed) while it fetched and
+/// validated its proposal: decisions may now be taken on it.
+pub fn unclaim(conn: &Connection, id: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE approvals SET claimed = 0 WHERE id = ?1 AND status = 'pending'",
+        [id],
+    )?;
+    Ok(())
+}
+
 /// End pending row `id` with `status` (and `note`, kept when `None`).
 pub fn end(
     conn: &Connection,

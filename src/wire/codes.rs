@@ -76,6 +76,11 @@ pub enum ErrorCode {
     /// The approval's action ran and failed; the row is `failed` and the
     /// message says why.
     ApprovalFailed,
+    /// A config proposal was refused before anything was fetched: the
+    /// commit is not in the proposed repo, the repo borrows objects from
+    /// elsewhere (alternates, a `.git` file), or the agent has no config
+    /// repo. Fix the repo (or the sha) and ask again; no row was queued.
+    ProposalRefused,
     /// systemd refused or failed a container's job; the message (and
     /// `journalctl -u <unit>`) says why.
     DriverFailed,
@@ -130,7 +135,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code the daemon sends (not [`ErrorCode::Unknown`]), in the
     /// order of the table in the README.
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         Self::BadRequest,
         Self::UnknownAgent,
         Self::AlreadyExists,
@@ -142,6 +147,7 @@ impl ErrorCode {
         Self::ApprovalResolved,
         Self::ApprovalBusy,
         Self::ApprovalFailed,
+        Self::ProposalRefused,
         Self::DriverFailed,
         Self::PartlyFailed,
         Self::NotRunning,
@@ -177,6 +183,7 @@ impl ErrorCode {
             Self::ApprovalResolved => "approval_resolved",
             Self::ApprovalBusy => "approval_busy",
             Self::ApprovalFailed => "approval_failed",
+            Self::ProposalRefused => "proposal_refused",
             Self::DriverFailed => "driver_failed",
             Self::PartlyFailed => "partly_failed",
             Self::NotRunning => "not_running",
@@ -208,6 +215,7 @@ impl ErrorCode {
             | Self::BadFilter
             | Self::BadHook
             | Self::InvalidItem => 400,
+            Self::ProposalRefused => 422,
             Self::Denied => 403,
             Self::UnknownAgent
             | Self::UnknownApproval
@@ -256,6 +264,7 @@ impl ErrorCode {
             | Self::UnknownApproval
             | Self::ApprovalResolved
             | Self::ApprovalFailed
+            | Self::ProposalRefused
             | Self::DriverFailed
             | Self::PartlyFailed
             | Self::NotRunning

@@ -1,0 +1,181 @@
+//! The applied repo, the hive's own: seeding both repos of an agent,
+//! tags, and reading a fetched proposal (its tree, a blob, whether it
+//! descends from `main`).
+//!
+//! Seeding is the one time the hive writes a proposed repo: it does not
+//! exist yet (refused otherwise), so nothing in it is an agent's. It is a
+//! `git clone --no-local` of the freshly made applied repo, whose `origin`
+//! is then set to the path the manager sees (`/hive/applied/N.git`).
+
+use std::path::Path;
+
+use super::{RepoError, Repos};
+use crate::hive::proposal::{TreeEntry, parse_ls_tree};
+use crate::wire::ident::Ident;
+
+/// Where the manager's container sees the applied repos.
+pub const MANAGER_APPLIED_DIR: &str = "/hive/applied";
+
+impl Repos {
+    /// Make `n`'s applied repo with one commit of `files` on `main`
+    /// (tagged `tag` if given) and clone it as its proposed repo. Refused
+    /// if either repo exists. Answers the commit's sha.
+    pub async fn seed(
+        &self,
+        n: &Ident,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+        tag: Option<&str>,
+    ) -> Result<String, RepoError> {
+        if self.has_any(n) {
+            return Err(RepoError::State(format!(
+                "agent {n} already has a config repo"
+            )));
+        }
+        let applied = self.applied(n);
+        let work = self.state_dir.join("build").join(format!("seed-{n}"));
+        let _ = std::fs::remove_dir_all(&work);
+        for (path, bytes) in files {
+            let file = work.join(path);
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir).map_err(Self::io(dir))?;
+            }
+            std::fs::write(&file, bytes).map_err(Self::io(&file))?;
+        }
+        let result = self.seed_from(n, &applied, &work, message, tag).await;
+        let _ = std::fs::remove_dir_all(&work);
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&applied);
+            let _ = std::fs::remove_dir_all(self.proposed(n));
+        }
+        result
+    }
+
+    async fn seed_from(
+        &self,
+        n: &Ident,
+        applied: &Path,
+        work: &Path,
+        message: &str,
+        tag: Option<&str>,
+    ) -> Result<String, RepoError> {
+        if let Some(parent) = applied.parent() {
+            std::fs::create_dir_all(parent).map_err(Self::io(parent))?;
+        }
+        self.ensure_home()?;
+        let applied_arg = self.arg(applied)?;
+        let init = super::git::safe_args(&["init", "--quiet", "--bare", "--", &applied_arg]);
+        self.env.run("init", &self.git, &init, None).await?;
+        let tree = format!("--work-tree={}", self.arg(work)?);
+        self.in_applied(n, "add", &[&tree, "add", "--all", "--", "."])
+            .await?;
+        self.in_applied(n, "commit", &[&tree, "commit", "--quiet", "-m", message])
+            .await?;
+        let _ = std::fs::remove_file(applied.join("index"));
+        let sha = self.rev(n, "refs/heads/main").await?;
+        if let Some(tag) = tag {
+            self.tag(n, tag, &sha, None).await?;
+        }
+        let proposed = self.proposed(n);
+        if let Some(parent) = proposed.parent() {
+            std::fs::create_dir_all(parent).map_err(Self::io(parent))?;
+        }
+        let clone = super::git::safe_args(&[
+            "clone",
+            "--quiet",
+            "--no-local",
+            "--no-hardlinks",
+            "--",
+            &applied_arg,
+            &self.arg(&proposed)?,
+        ]);
+        self.env.run("clone", &self.git, &clone, None).await?;
+        let origin = format!("{MANAGER_APPLIED_DIR}/{n}.git");
+        let dir = format!("--git-dir={}", self.arg(&proposed.join(".git"))?);
+        let set = super::git::safe_args(&[&dir, "config", "remote.origin.url", &origin]);
+        self.env.run("config", &self.git, &set, None).await?;
+        Ok(sha)
+    }
+
+    /// The full sha `rev` names in `n`'s applied repo.
+    pub async fn rev(&self, n: &Ident, rev: &str) -> Result<String, RepoError> {
+        let spec = format!("{rev}^{{commit}}");
+        let out = self
+            .in_applied(
+                n,
+                "rev-parse",
+                &["rev-parse", "--verify", "--end-of-options", &spec],
+            )
+            .await?;
+        Ok(String::from_utf8_lossy(&out).trim().to_owned())
+    }
+
+    /// Tag `sha` as `name` in `n`'s applied repo: annotated with `note` if
+    /// given, else lightweight. An existing tag of that name is replaced.
+    pub async fn tag(
+        &self,
+        n: &Ident,
+        name: &str,
+        sha: &str,
+        note: Option<&str>,
+    ) -> Result<(), RepoError> {
+        match note {
+            Some(note) => {
+                let msg = if note.trim().is_empty() { name } else { note };
+                self.in_applied(n, "tag", &["tag", "-f", "-a", "-m", msg, "--", name, sha])
+                    .await?
+            }
+            None => {
+                let r = format!("refs/tags/{name}");
+                self.in_applied(n, "update-ref", &["update-ref", &r, sha])
+                    .await?
+            }
+        };
+        Ok(())
+    }
+
+    /// Does tag `name` exist in `n`'s applied repo?
+    pub async fn has_tag(&self, n: &Ident, name: &str) -> Result<bool, RepoError> {
+        let r = format!("refs/tags/{name}");
+        let dir = format!("--git-dir={}", self.arg(&self.applied(n))?);
+        let args = super::git::safe_args(&[&dir, "show-ref", "--verify", "--quiet", &r]);
+        self.ensure_home()?;
+        Ok(self.env.run_yes_no("show-ref", &self.git, &args).await?)
+    }
+
+    /// Every entry of commit `sha`'s tree.
+    pub async fn tree(&self, n: &Ident, sha: &str) -> Result<Vec<TreeEntry>, RepoError> {
+        let out = self
+            .in_applied(
+                n,
+                "ls-tree",
+                &["ls-tree", "-r", "-z", "--long", "--full-tree", sha],
+            )
+            .await?;
+        parse_ls_tree(&out).map_err(|e| RepoError::State(e.to_string()))
+    }
+
+    /// The bytes of blob `object`.
+    pub async fn blob(&self, n: &Ident, object: &str) -> Result<Vec<u8>, RepoError> {
+        self.in_applied(n, "cat-file", &["cat-file", "blob", object])
+            .await
+    }
+
+    /// Does `sha` descend from (or equal) `main` of `n`'s applied repo?
+    pub async fn descends_from_main(&self, n: &Ident, sha: &str) -> Result<bool, RepoError> {
+        let dir = format!("--git-dir={}", self.arg(&self.applied(n))?);
+        let args =
+            super::git::safe_args(&[&dir, "merge-base", "--is-ancestor", "refs/heads/main", sha]);
+        self.ensure_home()?;
+        Ok(self.env.run_yes_no("merge-base", &self.git, &args).await?)
+    }
+
+    /// Does `n`'s applied repo hold object `sha` (any kind)?
+    pub async fn has_object(&self, n: &Ident, sha: &str) -> Result<bool, RepoError> {
+        let dir = format!("--git-dir={}", self.arg(&self.applied(n))?);
+        let args = super::git::safe_args(&[&dir, "cat-file", "-e", sha]);
+        self.ensure_home()?;
+        let out = self.env.run_yes_no("cat-file", &self.git, &args).await;
+        Ok(out.unwrap_or(false))
+    }
+}
