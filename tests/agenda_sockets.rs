@@ -88,7 +88,7 @@ fn a_reminder_arrives_from_reminder_when_due_and_loose_ends_follow_the_scoping_r
         bob.ask(r#"{"cmd":"remind","message":"much later","timing":{"timing_type":"in_seconds","seconds":3600}}"#),
         OK
     );
-    let status = d.request(r#"{"cmd":"agent_status"}"#);
+    let status = common::without_deployed_sha(&d.request(r#"{"cmd":"agent_status"}"#));
     assert!(status.contains(r#""name":"bob","running":true,"failed":false,"needs_update":false,"needs_login":false,"pending_reminders":1"#), "{status}");
     // Bob is not alice's child: refused until the operator grants.
     let refused = alice.ask(r#"{"cmd":"get_loose_ends","agent":"bob"}"#);

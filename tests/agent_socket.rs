@@ -300,13 +300,16 @@ fn a_request_on_agent_a_socket_can_never_read_or_act_as_agent_b() {
     );
     // set_status changed alice, not bob.
     let meta_bob = bob.ask(r#"{"cmd":"get_agent_meta"}"#);
-    assert_eq!(
-        meta_bob,
-        r#"{"kind":"agent_meta","name":"bob","running":true}"#
+    let (head, rev) = meta_bob.split_once(r#","hyperhive_rev":""#).unwrap();
+    assert_eq!(head, r#"{"kind":"agent_meta","name":"bob","running":true"#);
+    assert!(
+        rev.len() == 42 && rev.ends_with(r#""}"#),
+        "bob's deployed config commit: {meta_bob}"
     );
     let meta_alice = bob.ask(r#"{"cmd":"get_agent_meta","name":"alice"}"#);
     assert!(
-        meta_alice.contains(r#""name":"alice","running":true,"status_text":"busy""#),
+        meta_alice.contains(r#""name":"alice","running":true,"hyperhive_rev":""#)
+            && meta_alice.contains(r#"","status_text":"busy""#),
         "{meta_alice}"
     );
 }

@@ -16,6 +16,12 @@ fn an_operator_spawns_pauses_and_reparents_an_agent_with_hivectl() {
     assert_eq!(hivectl(&d, &["set-parent", "alice", "--root"]).0, 0);
     let (code, out, _) = hivectl(&d, &["--json", "status"]);
     assert_eq!(code, 0);
+    // A spawned agent runs its seeded config (deployed/0), recorded.
+    assert!(
+        out.contains(r#""needs_login":false,"deployed_sha":""#),
+        "{out}"
+    );
+    let out = common::without_deployed_sha(&out);
     assert!(
         out.contains(r#"{"name":"alice","running":true,"failed":false,"needs_update":false,"needs_login":false,"pending_reminders":0,"paused":true,"running_since":"20"#),
         "{out}"

@@ -408,7 +408,7 @@ const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "update",
-        description: "Rebuild a sub-agent's container from its current config.",
+        description: "Rebuild a sub-agent's container from its deployed config (its limits and Claude files) and restart it.",
         schema: name_only,
     },
     ToolSpec {
@@ -428,7 +428,7 @@ const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "request_apply_commit",
-        description: "Propose a commit (7-40 hex) of an agent's config repo /hive/proposed/<agent>: the hive fetches it, tags it proposal/<id> and validates it (agent.json keys, no submodules, size caps, descends from main at /hive/applied/<agent>.git); a failure is answered at once and the row ends failed, else the operator reviews it.",
+        description: "Propose a commit (7-40 hex) of an agent's config repo /hive/proposed/<agent>: the hive fetches it, tags it proposal/<id> and validates it (agent.json keys, no submodules, size caps, descends from main at /hive/applied/<agent>.git); a failure is answered at once and the row ends failed. Once the operator approves, the hive deploys it (the container's limits from agent.json, CLAUDE.md and .claude/ in its working directory, a restart; the first commit of an init_config agent creates its container) and sends you rebuilt (or spawned) and approval_resolved.",
         schema: || {
             object(
                 json!({

@@ -201,7 +201,7 @@ pub enum Command {
         #[arg(long)]
         purge: bool,
     },
-    /// Apply pending config to a container.
+    /// Rebuild a container from its deployed config and restart it.
     #[command(after_help = "Example:\n  hivectl rebuild alice")]
     Rebuild {
         /// The agent's name.

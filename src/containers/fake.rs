@@ -59,6 +59,9 @@ pub struct FakeDriver {
     clock: SharedClock,
     /// How long a start job takes (zero: at once).
     job_delay: Duration,
+    /// The spec each container was last created or rebuilt with (as the
+    /// real driver renders it into the settings file and the unit).
+    specs: Mutex<HashMap<Ident, ContainerSpec>>,
 }
 
 impl Default for FakeDriver {
@@ -76,6 +79,7 @@ impl FakeDriver {
             changes: broadcast::channel(1024).0,
             clock: std::sync::Arc::new(SystemClock),
             job_delay: Duration::ZERO,
+            specs: Mutex::new(HashMap::new()),
         }
     }
 
@@ -127,7 +131,14 @@ impl FakeDriver {
         );
     }
 
-    /// Make every later start job of `name` fail (unit tests only: the
+    /// The spec `name` was last created or rebuilt with (unit tests).
+    #[cfg(test)]
+    pub fn spec_of(&self, name: &Ident) -> Option<ContainerSpec> {
+        let specs = self.specs.lock().unwrap_or_else(PoisonError::into_inner);
+        specs.get(name).cloned()
+    }
+
+    /// Start jobs of `name` fail from now on (a test switch; the
     /// release binary cannot be told to fail).
     #[cfg(test)]
     pub fn fail_starts(&self, name: &Ident) {
@@ -135,6 +146,11 @@ impl FakeDriver {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(name.clone());
+    }
+
+    fn keep_spec(&self, name: &Ident, spec: &ContainerSpec) {
+        let mut specs = self.specs.lock().unwrap_or_else(PoisonError::into_inner);
+        specs.insert(name.clone(), spec.clone());
     }
 
     fn set(&self, name: &Ident, new: UnitState) {
@@ -176,7 +192,8 @@ impl ContainerDriver for FakeDriver {
         self.changes.subscribe()
     }
 
-    async fn create(&self, name: &Ident, _spec: &ContainerSpec) -> Result<(), DriverError> {
+    async fn create(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
+        self.keep_spec(name, spec);
         if !self.units().contains_key(name) {
             self.set(name, UnitState::inactive());
         }
@@ -187,8 +204,10 @@ impl ContainerDriver for FakeDriver {
         Ok(self.units().contains_key(name))
     }
 
-    async fn rebuild(&self, name: &Ident, _spec: &ContainerSpec) -> Result<Outcome, DriverError> {
-        self.current(name).map(|_| Outcome::Done)
+    async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError> {
+        let done = self.current(name).map(|_| Outcome::Done)?;
+        self.keep_spec(name, spec);
+        Ok(done)
     }
 
     async fn destroy(&self, name: &Ident, _purge: bool) -> Result<(), DriverError> {

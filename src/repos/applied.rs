@@ -134,6 +134,36 @@ impl Repos {
         Ok(())
     }
 
+    /// Move `main` of `n`'s applied repo to `sha`, only if it is at `old`
+    /// now (a fast-forward the caller checked).
+    pub async fn set_main(&self, n: &Ident, sha: &str, old: &str) -> Result<(), RepoError> {
+        self.in_applied(
+            n,
+            "update-ref",
+            &["update-ref", "refs/heads/main", sha, old],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A new commit on top of `main` whose tree is `rev`'s (a rollback).
+    pub async fn commit_tree_of(
+        &self,
+        n: &Ident,
+        rev: &str,
+        message: &str,
+    ) -> Result<String, RepoError> {
+        let tree = format!("{rev}^{{tree}}");
+        let out = self
+            .in_applied(
+                n,
+                "commit-tree",
+                &["commit-tree", "-p", "refs/heads/main", "-m", message, &tree],
+            )
+            .await?;
+        Ok(String::from_utf8_lossy(&out).trim().to_owned())
+    }
+
     /// Does tag `name` exist in `n`'s applied repo?
     pub async fn has_tag(&self, n: &Ident, name: &str) -> Result<bool, RepoError> {
         let r = format!("refs/tags/{name}");

@@ -33,12 +33,14 @@
 //! alternates; gix's file transport spawns `git` anyway).
 
 mod applied;
+mod export;
 mod fetch;
 pub mod git;
 mod layout;
 
 use std::path::{Path, PathBuf};
 
+pub use export::{CLAUDE_FILES, install_claude_files};
 pub use git::GitError;
 
 use crate::wire::ident::Ident;
@@ -156,11 +158,23 @@ impl Repos {
 
     /// `git -c ... --git-dir=<applied> <args>` in the applied repo of `n`.
     async fn in_applied(&self, n: &Ident, what: &str, args: &[&str]) -> Result<Vec<u8>, RepoError> {
+        self.in_applied_with(n, what, args, None).await
+    }
+
+    /// As [`Repos::in_applied`], with `input` on stdin.
+    async fn in_applied_with(
+        &self,
+        n: &Ident,
+        what: &str,
+        args: &[&str],
+        input: Option<String>,
+    ) -> Result<Vec<u8>, RepoError> {
         let dir = format!("--git-dir={}", self.arg(&self.applied(n))?);
         let mut all = git::safe_args(&[&dir]);
         all.extend(args.iter().map(|s| (*s).to_owned()));
         self.ensure_home()?;
-        Ok(self.env.run(what, &self.git, &all, None).await?)
+        let input = input.map(String::into_bytes);
+        Ok(self.env.run(what, &self.git, &all, input).await?)
     }
 
     fn ensure_home(&self) -> Result<(), RepoError> {

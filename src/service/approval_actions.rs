@@ -1,8 +1,9 @@
 //! What an approved row runs, and `approve` which claims a row, runs its
 //! action within the answer budget and ends it: a spawn (lifecycle), a
 //! schedule stored (schedules), a host granted (egress), a config repo
-//! seeded (`init_config`, proposals), or the site's `approval_command` for
-//! a commit or meta inputs; and, at start-up, the truthful end of rows a previous
+//! seeded (`init_config`, proposals), a commit deployed (`apply_commit`,
+//! deploy), or the site's `approval_command` for meta inputs; and, at
+//! start-up, the truthful end of rows a previous
 //! daemon claimed and did not finish.
 //!
 //! Decision: apart from the queue (`approvals`), so the queue is a leaf the
@@ -183,7 +184,16 @@ impl Hive {
             ApprovalKind::ApplyCommit if row.fetched_sha.is_none() => Err(format!(
                 "{PREFIX}; it stopped while fetching the proposal: request again"
             )),
-            ApprovalKind::ApplyCommit | ApprovalKind::UpdateMetaInputs => Err(format!(
+            ApprovalKind::ApplyCommit => match self.finish_interrupted_deploy(row).await {
+                Ok(true) => Ok(Some(format!("{PREFIX}; the commit was deployed"))),
+                Ok(false) => Err(format!(
+                    "{PREFIX}; the commit was not deployed: request it again"
+                )),
+                Err(e) => Err(format!(
+                    "{PREFIX}; cannot tell whether it was deployed: {e}"
+                )),
+            },
+            ApprovalKind::UpdateMetaInputs => Err(format!(
                 "{PREFIX}; whether approval_command finished is unknown: check the agent's \
                      config and request again"
             )),
@@ -192,8 +202,8 @@ impl Hive {
 
     /// What an approved row does: `Ok` with an optional note, or the error
     /// text that becomes the row's note. An `init_config` seeds the
-    /// agent's config repos; a commit or meta inputs are the site's
-    /// business: they run the configured
+    /// agent's config repos, an `apply_commit` is deployed; meta inputs
+    /// are the site's business: they run the configured
     /// `approval_command` with the kind, agent and `commit_ref` appended,
     /// without a shell.
     async fn run_action(&self, row: &Approval) -> Result<Option<String>, String> {
@@ -206,7 +216,8 @@ impl Hive {
             ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
             ApprovalKind::Egress => self.grant_approved_egress(row).await.map(|()| None),
             ApprovalKind::InitConfig => self.init_config(&row.agent).await,
-            ApprovalKind::ApplyCommit | ApprovalKind::UpdateMetaInputs => {
+            ApprovalKind::ApplyCommit => self.deploy_approved(row).await,
+            ApprovalKind::UpdateMetaInputs => {
                 let argv = &self.config().approval_command;
                 let extra = [
                     row.kind.as_str(),

@@ -176,6 +176,21 @@ pub(super) fn finish_row(
     Ok((row, wakes))
 }
 
+/// The tag that ends a fetched proposal's story in its applied repo.
+fn story_tag(row: &Approval) -> Option<String> {
+    use crate::hive::proposal::Tag;
+    if row.kind != ApprovalKind::ApplyCommit || row.fetched_sha.is_none() {
+        return None;
+    }
+    let tag = match row.status {
+        ApprovalStatus::Approved => Tag::Deployed,
+        ApprovalStatus::Failed => Tag::Failed,
+        ApprovalStatus::Denied => Tag::Denied,
+        ApprovalStatus::Pending | ApprovalStatus::Cancelled => return None,
+    };
+    Some(tag.name(row.id))
+}
+
 /// Store the manager's `approval_resolved` for `row`, which just reached a
 /// terminal status, in the caller's transaction: the transition and its
 /// event commit together, so a crash can neither lose the event nor send
@@ -193,7 +208,7 @@ pub(crate) fn record_resolved(
         status: row.status,
         note: row.note.clone(),
         sha: row.fetched_sha.clone(),
-        tag: None,
+        tag: story_tag(row),
     };
     let to = Recipient::Agent(manager.clone());
     Ok(inbox::insert(tx, SYSTEM_SENDER, &to, &event.to_body(), None, at)?.1)

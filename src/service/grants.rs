@@ -131,11 +131,12 @@ impl Hive {
             .map_err(HiveError::from)
     }
 
-    /// The container spec of an agent with its grants in the environment.
+    /// The container spec of an agent with its grants in the environment
+    /// and its deployed config (`agent.json`) over the hive's defaults.
     pub async fn container_spec(&self, name: &Ident) -> Result<ContainerSpec, HiveError> {
         let caps = self.capabilities(name).await?;
         let groups = self.tool_groups(name).await?;
-        Ok(self.spec(name, &caps, &groups))
+        Ok(self.with_deployed(name, self.spec(name, &caps, &groups)))
     }
 
     /// An agent was destroyed: forget its grants (a later agent of the same

@@ -253,17 +253,6 @@ impl Hive {
         for_each(self, "restart", names, true, Hive::restart_one).await
     }
 
-    /// Re-apply an agent's container settings.
-    pub async fn rebuild(&self, name: &Ident) -> Result<(), HiveError> {
-        self.require(name).await?;
-        let spec = self.container_spec(name).await?;
-        for_each(self, "rebuild", vec![name.clone()], false, move |h, n| {
-            let spec = spec.clone();
-            async move { h.driver().rebuild(&n, &spec).await }
-        })
-        .await
-    }
-
     /// Create and start a sub-agent of the manager, within the answer budget.
     pub async fn spawn(&self, name: &Ident) -> Result<(), HiveError> {
         let hive = self.clone();
@@ -317,6 +306,9 @@ impl Hive {
                 .await?;
         }
         tracing::info!(agent = %name, "{name}: spawned");
+        if !self.repos().has_any(name) {
+            self.seed_deployed_zero(name).await;
+        }
         self.start_spawned(name).await
     }
 
@@ -409,7 +401,7 @@ impl Hive {
             agent: name.to_string(),
             ok: failure.is_none(),
             note: failure,
-            sha: None,
+            sha: self.deployed_sha_of(name),
         };
         self.notify_manager(event).await;
     }

@@ -38,6 +38,9 @@
 //! - [`proposals`]: agents' config repos: seeding them (`init_config`, and
 //!   on upgrade), and a proposed commit fetched, tagged and validated
 //!   before its row is shown.
+//! - `deploy`: an approved proposal built and switched to (export, the
+//!   container's limits and Claude files, restart), recorded (tags,
+//!   `main`, `deployed_sha`), and the deployed config read back.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
@@ -61,6 +64,8 @@ mod approval_actions;
 pub mod approvals;
 pub mod broker;
 mod budget;
+mod deploy;
+mod deployed;
 pub mod egress;
 mod error;
 pub mod grants;
@@ -150,6 +155,8 @@ struct Inner {
     swarm: swarm_state::SwarmState,
     /// The agents' config repos (the proposed and the applied).
     repos: crate::repos::Repos,
+    /// The hive's one build queue: one deploy at a time.
+    deploys: tokio::sync::Mutex<()>,
 }
 
 impl Hive {
@@ -179,6 +186,7 @@ impl Hive {
                 inbox: inbox_state::InboxState::default(),
                 sockets: OnceLock::new(),
                 swarm: swarm_state::SwarmState::default(),
+                deploys: tokio::sync::Mutex::new(()),
             }),
         };
         let (records, reminders) = hive

@@ -97,19 +97,35 @@ impl Hive {
             if name == manager || self.repos().has_any(&name) {
                 continue;
             }
-            let files = proposal::template(&name, &self.current_agent_config());
-            let message = format!("Config of {name} as it was deployed before config repos");
-            let tag = Tag::Deployed.name(0);
-            match self.repos().seed(&name, &files, &message, Some(&tag)).await {
-                Ok(sha) => {
-                    tracing::info!(agent = %name, "{name}: config repos seeded from its settings ({}), tagged {tag}", short(&sha))
-                }
-                Err(e) => {
-                    tracing::error!(agent = %name, "{name}: cannot seed its config repos: {e}")
-                }
-            }
+            self.seed_deployed_zero(&name).await;
         }
         Ok(())
+    }
+
+    /// Seed `name`'s repos from the hive's current settings, tagged
+    /// `deployed/0` and recorded as deployed (an agent that runs with
+    /// them already: one that predates config repos, or one spawned
+    /// directly). A failure is logged.
+    pub(super) async fn seed_deployed_zero(&self, name: &Ident) {
+        let files = proposal::template(name, &self.current_agent_config());
+        let message = format!("Config of {name} as it was deployed without a proposal");
+        let tag = Tag::Deployed.name(0);
+        let seeded = match self.repos().seed(name, &files, &message, Some(&tag)).await {
+            Ok(sha) => sha,
+            Err(e) => {
+                tracing::error!(agent = %name, "{name}: cannot seed its config repos: {e}");
+                return;
+            }
+        };
+        tracing::info!(agent = %name, "{name}: config repos seeded from its settings ({}), tagged {tag}", short(&seeded));
+        let n = name.clone();
+        if let Err(e) = self
+            .store()
+            .run(move |c| agents::set_deployed(c, &n, &seeded))
+            .await
+        {
+            tracing::error!(agent = %name, "{name}: cannot record its deployed sha: {e}");
+        }
     }
 
     /// Take in an `apply_commit` request (see the module docs): the row,

@@ -259,6 +259,15 @@ pub fn set_parent(
     Ok(())
 }
 
+/// Record the config commit an agent now runs (the applied repo's `main`).
+pub fn set_deployed(conn: &Connection, name: &Ident, sha: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE agents SET deployed_sha = ?2 WHERE name = ?1",
+        params![name.as_str(), sha],
+    )?;
+    Ok(())
+}
+
 /// Set (or, with `None`, clear) an agent's free-text status.
 pub fn set_status(
     conn: &Connection,

@@ -349,3 +349,20 @@ impl Conn {
         v["messages"].as_array().unwrap().clone()
     }
 }
+
+/// `text` without its `"deployed_sha":"<hex>",` fields: a spawned agent's
+/// config repo is seeded with a first commit whose sha changes with the
+/// time, so golden lines compare what is around it.
+pub fn without_deployed_sha(text: &str) -> String {
+    const KEY: &str = "\"deployed_sha\":\"";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(KEY) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + KEY.len()..];
+        let end = after.find("\",").map_or(after.len(), |e| e + 2);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -1,0 +1,345 @@
+//! An approved `apply_commit` built, switched to and recorded, in the
+//! hive's one build queue (one deploy at a time):
+//! tag `approved/<id>` and `building/<id>`; export the fetched commit's
+//! tree into a hive-owned directory (never the proposed repo); switch the
+//! container to it — stop it, install `CLAUDE.md` and `.claude/` into the
+//! agent's working directory, re-render its settings and limits from
+//! `agent.json` (the driver's `rebuild`), start it; or, the first time (an
+//! agent made by `init_config`), create its container from it; then tag
+//! `deployed/<id>`, fast-forward `main`, record `deployed_sha`, and tell the
+//! manager (`rebuilt{ok, sha, tag}`, or the spawn's `spawned{ok, sha}`).
+//!
+//! `rebuild` (the manager's `update`, `hivectl rebuild`) switches the
+//! container to its deployed config again, against the hive's current
+//! base, in the same queue.
+//!
+//! On failure: tag `failed/<id>` annotated with the error, `main` and the
+//! deployed tree unchanged, the container put back on its old config,
+//! `rebuilt{ok: false, note}`.
+//!
+//! Decision: `deployed/<id>` is the commit point. A daemon killed before it
+//! ends the row `failed` at start (nothing was recorded; the container may
+//! run the new files until its next rebuild), after it `approved` (the
+//! record is finished then): [`Hive::finish_interrupted_deploy`].
+
+use std::path::Path;
+
+use super::budget::within_budget;
+use super::deployed::apply_config;
+use super::proposals::short;
+use super::{Hive, HiveError};
+use crate::containers::{ContainerSpec, StopMode};
+use crate::hive::proposal::{AGENT_JSON, AgentConfig, Tag, not_on_main};
+use crate::repos::install_claude_files;
+use crate::store::agents;
+use crate::wire::events::HelperEvent;
+use crate::wire::host::Approval;
+use crate::wire::ident::Ident;
+
+/// What a deploy did, for its note and events.
+struct Deployed {
+    /// The container was made now (the agent's first config).
+    first: bool,
+}
+
+impl Hive {
+    /// Run an approved `apply_commit` (see the module docs): `Ok` with the
+    /// row's note, or the error that becomes it.
+    pub(super) async fn deploy_approved(&self, row: &Approval) -> Result<Option<String>, String> {
+        let Some(sha) = row.fetched_sha.clone() else {
+            return Err("the proposal was never fetched: request again".into());
+        };
+        let (n, id) = (&row.agent, row.id);
+        let _queue = self.inner.deploys.lock().await;
+        match self.deploy(n, id, &sha).await {
+            Ok(done) => {
+                let tag = Tag::Deployed.name(id);
+                if !done.first {
+                    self.notify_manager(HelperEvent::Rebuilt {
+                        agent: n.to_string(),
+                        ok: true,
+                        note: None,
+                        sha: Some(sha.clone()),
+                        tag: Some(tag.clone()),
+                    })
+                    .await;
+                }
+                tracing::info!(agent = %n, id, "{n}: deployed {} ({tag})", short(&sha));
+                Ok(Some(format!("deployed {} ({tag})", short(&sha))))
+            }
+            Err((first, why)) => {
+                let tag = Tag::Failed.name(id);
+                if let Err(e) = self.repos().tag(n, &tag, &sha, Some(&why)).await {
+                    tracing::warn!(agent = %n, "{n}: cannot tag {tag}: {e}");
+                }
+                if !first {
+                    self.notify_manager(HelperEvent::Rebuilt {
+                        agent: n.to_string(),
+                        ok: false,
+                        note: Some(why.clone()),
+                        sha: Some(sha.clone()),
+                        tag: Some(tag),
+                    })
+                    .await;
+                }
+                tracing::warn!(agent = %n, id, "{n}: deploy of {} failed: {why}", short(&sha));
+                Err(why)
+            }
+        }
+    }
+
+    /// Build and switch; the error says whether it was a first deploy.
+    async fn deploy(&self, n: &Ident, id: i64, sha: &str) -> Result<Deployed, (bool, String)> {
+        let repos = self.repos();
+        let registered = self
+            .store()
+            .read({
+                let n = n.clone();
+                move |c| agents::get(c, &n)
+            })
+            .await
+            .map_err(|e| (false, e.to_string()))?
+            .is_some();
+        let first = !registered;
+        let fail = |e: String| (first, e);
+        for tag in [Tag::Approved, Tag::Building] {
+            repos
+                .tag(n, &tag.name(id), sha, None)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        let old_main = repos
+            .rev(n, "refs/heads/main")
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        if !repos
+            .descends_from_main(n, sha)
+            .await
+            .map_err(|e| fail(e.to_string()))?
+        {
+            return Err(fail(format!(
+                "main moved since the proposal: {}",
+                not_on_main(sha)
+            )));
+        }
+        let build = self
+            .config()
+            .state_dir
+            .join("build")
+            .join(format!("{n}-{id}"));
+        let _ = std::fs::remove_dir_all(&build);
+        let built = self.build(n, sha, &build).await;
+        let config = match built {
+            Ok(config) => config,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&build);
+                return Err(fail(e));
+            }
+        };
+        let switched = if first {
+            self.first_deploy(n, sha, &build).await
+        } else {
+            self.switch(n, sha, &build, &config).await
+        };
+        let _ = std::fs::remove_dir_all(&build);
+        switched.map_err(fail)?;
+        // The commit point: everything after it is redone at start if cut.
+        repos
+            .tag(n, &Tag::Deployed.name(id), sha, None)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        self.record_deployed(n, sha, Some(&old_main))
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(Deployed { first })
+    }
+
+    /// Export `sha` into `build` and read its `agent.json`.
+    async fn build(&self, n: &Ident, sha: &str, build: &Path) -> Result<AgentConfig, String> {
+        self.repos()
+            .export(n, sha, build)
+            .await
+            .map_err(|e| format!("exporting the tree failed: {e}"))?;
+        let bytes = std::fs::read(build.join(AGENT_JSON))
+            .map_err(|e| format!("cannot read {AGENT_JSON}: {e}"))?;
+        AgentConfig::parse(&bytes).map_err(|e| e.to_string())
+    }
+
+    /// Switch a running agent to the tree in `build`: stop, install, rebuild,
+    /// start, then make it the deployed tree. On failure the old tree is
+    /// installed and rebuilt again and the container started.
+    async fn switch(
+        &self,
+        n: &Ident,
+        sha: &str,
+        build: &Path,
+        config: &AgentConfig,
+    ) -> Result<(), String> {
+        let base = self.container_spec(n).await.map_err(|e| e.to_string())?;
+        let old_spec = base.clone();
+        let mut spec = self.spec_without_deployed(n).await?;
+        apply_config(&mut spec, config);
+        match self.switch_to(n, build, &spec).await {
+            Ok(()) => self.promote(n, sha, build),
+            Err(why) => {
+                let why = why.to_string();
+                let old_tree = self.deployed_tree(n);
+                if let Err(e) = self.switch_to(n, &old_tree, &old_spec).await {
+                    tracing::error!(agent = %n, "{n}: cannot put the old config back: {e}");
+                }
+                Err(why)
+            }
+        }
+    }
+
+    /// The spec `n` gets from the hive alone (its grants, the defaults).
+    async fn spec_without_deployed(&self, n: &Ident) -> Result<ContainerSpec, String> {
+        let caps = self.capabilities(n).await.map_err(|e| e.to_string())?;
+        let groups = self.tool_groups(n).await.map_err(|e| e.to_string())?;
+        Ok(self.spec(n, &caps, &groups))
+    }
+
+    /// Rebuild `name` from its deployed config against the hive's current
+    /// base (its grants, the hive's defaults under its `agent.json`) and
+    /// restart it: stopped, its Claude files installed again, its settings
+    /// and limits re-rendered, started (`update`, `hivectl rebuild`). In
+    /// the build queue, within the answer budget; the manager hears
+    /// `rebuilt{ok}`.
+    pub async fn rebuild(&self, name: &Ident) -> Result<(), HiveError> {
+        self.require(name).await?;
+        let (hive, n) = (self.clone(), name.clone());
+        within_budget("rebuild", vec![name.to_string()], async move {
+            hive.rebuild_now(&n).await
+        })
+        .await?
+    }
+
+    async fn rebuild_now(&self, n: &Ident) -> Result<(), HiveError> {
+        let _queue = self.inner.deploys.lock().await;
+        let spec = self.container_spec(n).await?;
+        let result = self.switch_to(n, &self.deployed_tree(n), &spec).await;
+        let sha = self.require(n).await.ok().and_then(|r| r.deployed_sha);
+        self.notify_manager(HelperEvent::Rebuilt {
+            agent: n.to_string(),
+            ok: result.is_ok(),
+            note: result.as_ref().err().map(ToString::to_string),
+            sha,
+            tag: None,
+        })
+        .await;
+        result
+    }
+
+    /// Stop `n`, install `tree`'s Claude files, rebuild with `spec`, start.
+    async fn switch_to(
+        &self,
+        n: &Ident,
+        tree: &Path,
+        spec: &ContainerSpec,
+    ) -> Result<(), HiveError> {
+        let driver_err = |e: crate::containers::DriverError| HiveError::Driver {
+            agent: n.clone(),
+            error: e,
+        };
+        self.mark_going_down(n);
+        let deadline = self.config().stop_deadline();
+        self.driver()
+            .stop(n, StopMode::Graceful { deadline })
+            .await
+            .map_err(driver_err)?;
+        if tree.exists() {
+            install_claude_files(tree, &spec.state_dir)?;
+        }
+        self.driver().rebuild(n, spec).await.map_err(driver_err)?;
+        self.driver().start(n).await.map_err(driver_err)?;
+        self.publish(n).await;
+        Ok(())
+    }
+
+    /// An agent made by `init_config` gets its container from its first
+    /// approved commit: the tree becomes the deployed one, its Claude files
+    /// are installed, then the spawn (which reads the deployed config).
+    async fn first_deploy(&self, n: &Ident, sha: &str, build: &Path) -> Result<(), String> {
+        self.promote(n, sha, build)?;
+        let state = self.config().agent_state_dir(n);
+        let installed = install_claude_files(&self.deployed_tree(n), &state);
+        let spawned = match installed {
+            Ok(()) => self.spawn_now(n).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if spawned.is_err() {
+            let _ = std::fs::remove_dir_all(self.deployed_dir(n));
+        }
+        spawned
+    }
+
+    /// Make `build` the deployed tree of `n` (replacing the old one) and
+    /// write its sha.
+    fn promote(&self, n: &Ident, sha: &str, build: &Path) -> Result<(), String> {
+        let dir = self.deployed_dir(n);
+        let tree = self.deployed_tree(n);
+        let old = dir.join("tree.old");
+        let io = |e: std::io::Error| format!("cannot install the deployed tree: {e}");
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let _ = std::fs::remove_dir_all(&old);
+        if tree.exists() {
+            std::fs::rename(&tree, &old).map_err(io)?;
+        }
+        std::fs::rename(build, &tree).map_err(io)?;
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::write(dir.join("sha"), format!("{sha}\n")).map_err(io)
+    }
+
+    /// Fast-forward `main` to `sha` (from `old`, when known) and record
+    /// `deployed_sha`, showing it on the roster.
+    async fn record_deployed(
+        &self,
+        n: &Ident,
+        sha: &str,
+        old: Option<&str>,
+    ) -> Result<(), HiveError> {
+        let main = self.repos().rev(n, "refs/heads/main").await?;
+        if main != sha {
+            let old = old.unwrap_or(&main);
+            self.repos().set_main(n, sha, old).await?;
+        }
+        let (name, sha2) = (n.clone(), sha.to_owned());
+        self.store()
+            .run(move |c| agents::set_deployed(c, &name, &sha2))
+            .await?;
+        self.publish(n).await;
+        Ok(())
+    }
+
+    /// An `apply_commit` a previous daemon was deploying when it died: was
+    /// `deployed/<id>` tagged? Then the record is finished now and the row
+    /// ends approved; else it ends failed (`failed/<id>` tagged).
+    pub(super) async fn finish_interrupted_deploy(&self, row: &Approval) -> Result<bool, String> {
+        let Some(sha) = row.fetched_sha.as_deref() else {
+            return Ok(false);
+        };
+        let n = &row.agent;
+        let deployed = Tag::Deployed.name(row.id);
+        let tagged = self
+            .repos()
+            .has_tag(n, &deployed)
+            .await
+            .map_err(|e| e.to_string())?;
+        if tagged {
+            self.record_deployed(n, sha, None)
+                .await
+                .map_err(|e| e.to_string())?;
+        } else {
+            let failed = Tag::Failed.name(row.id);
+            let note = "hive-c0re stopped while the commit was being deployed";
+            if let Err(e) = self.repos().tag(n, &failed, sha, Some(note)).await {
+                tracing::warn!(agent = %n, "{n}: cannot tag {failed}: {e}");
+            }
+        }
+        Ok(tagged)
+    }
+}
+
+#[cfg(test)]
+#[path = "deploy_tests.rs"]
+mod tests;

@@ -1,0 +1,232 @@
+//! The approve → build → switch → record flow on the fake driver.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::containers::ContainerDriver as _;
+use crate::containers::fake::FakeDriver;
+use crate::hive::approvals::NewApproval;
+use crate::testing::{config_in, hive_at, id, manager_events};
+use crate::wire::host::{ApprovalKind, ApprovalStatus};
+
+/// git as the manager runs it in its proposed repo.
+#[allow(clippy::disallowed_methods)] // the test plays the manager, who runs git itself
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=ruth", "-c", "user.email=ruth@hive"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The manager writes `files` into its proposed repo and commits; the sha.
+fn commit(repo: &Path, files: &[(&str, &str)]) -> String {
+    for (path, text) in files {
+        let file = repo.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "change"]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+async fn ask(hive: &Hive, kind: ApprovalKind, agent: &str, commit_ref: &str) -> Approval {
+    hive.request_approval(NewApproval {
+        agent: id(agent),
+        kind,
+        commit_ref: commit_ref.into(),
+        description: None,
+    })
+    .await
+    .unwrap()
+}
+
+/// A hive with agent `alice` spawned (so seeded, `deployed/0`), running.
+async fn running_alice() -> (Hive, Arc<FakeDriver>, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, driver) = hive_at(config_in(dir.path()), 1000);
+    hive.spawn(&id("alice")).await.unwrap();
+    let proposed = hive.repos().proposed(&id("alice"));
+    (hive, driver, dir, proposed)
+}
+
+const NEW_CONFIG: &str =
+    r#"{"memory_max":"2G","cpu_quota":"50%","model":"claude-x","environment":{"TZ":"UTC"}}"#;
+
+#[tokio::test]
+async fn an_approved_commit_is_deployed_tagged_recorded_and_announced() {
+    let (hive, driver, dir, proposed) = running_alice().await;
+    let alice = id("alice");
+    let zero = hive.repos().rev(&alice, "deployed/0").await.unwrap();
+    assert_eq!(
+        hive.require(&alice).await.unwrap().deployed_sha.as_deref(),
+        Some(zero.as_str())
+    );
+    let sha = commit(
+        &proposed,
+        &[
+            ("agent.json", NEW_CONFIG),
+            ("CLAUDE.md", "be brief\n"),
+            (".claude/commands/hi.md", "say hi\n"),
+        ],
+    );
+    let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
+    let done = hive.approve(row.id).await.unwrap();
+    assert_eq!(done.status, ApprovalStatus::Approved);
+    let repos = hive.repos();
+    for tag in [Tag::Proposal, Tag::Approved, Tag::Building, Tag::Deployed] {
+        assert_eq!(repos.rev(&alice, &tag.name(row.id)).await.unwrap(), sha);
+    }
+    assert_eq!(repos.rev(&alice, "main").await.unwrap(), sha);
+    // The container runs with the new limits and environment.
+    let spec = driver.spec_of(&alice).unwrap();
+    assert_eq!(
+        (spec.memory_max.as_deref(), spec.cpu_quota.as_deref()),
+        (Some("2G"), Some("50%"))
+    );
+    assert!(spec.env.contains(&("TZ".into(), "UTC".into())));
+    assert!(
+        spec.env
+            .contains(&("ANTHROPIC_MODEL".into(), "claude-x".into()))
+    );
+    assert!(driver.state(&alice).unwrap().is_running());
+    // Claude's files are in the agent's working directory.
+    let work = dir.path().join("state/agents/alice");
+    assert_eq!(
+        std::fs::read_to_string(work.join("CLAUDE.md")).unwrap(),
+        "be brief\n"
+    );
+    assert!(work.join(".claude/commands/hi.md").is_file());
+    // Recorded: the roster shows the first 12 hex digits.
+    let record = hive.require(&alice).await.unwrap();
+    assert_eq!(record.deployed_sha.as_deref(), Some(sha.as_str()));
+    let row_shown = hive.row(&alice).await.unwrap().unwrap();
+    assert_eq!(row_shown.deployed_sha.as_deref(), Some(&sha[..12]));
+    // The manager hears rebuilt, then approval_resolved, with sha and tag.
+    let events = manager_events(&hive, &["\"rebuilt\"", "approval_resolved"]).await;
+    let tag = Tag::Deployed.name(row.id);
+    assert_eq!(
+        events,
+        [
+            format!(
+                r#"{{"event":"rebuilt","agent":"alice","ok":true,"sha":"{sha}","tag":"{tag}"}}"#
+            ),
+            format!(
+                r#"{{"event":"approval_resolved","id":{},"agent":"alice","commit_ref":"{sha}","status":"approved","note":"deployed {} ({tag})","sha":"{sha}","tag":"{tag}"}}"#,
+                row.id,
+                &sha[..12]
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failed_switch_tags_failed_keeps_main_and_puts_the_old_config_back() {
+    let (hive, driver, _dir, proposed) = running_alice().await;
+    let alice = id("alice");
+    let main = hive.repos().rev(&alice, "main").await.unwrap();
+    let sha = commit(&proposed, &[("agent.json", NEW_CONFIG)]);
+    let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
+    driver.fail_starts(&alice);
+    let err = hive.approve(row.id).await.unwrap_err();
+    assert!(err.to_string().contains("start"), "{err}");
+    let repos = hive.repos();
+    assert_eq!(repos.rev(&alice, "main").await.unwrap(), main);
+    assert!(
+        repos
+            .has_tag(&alice, &Tag::Failed.name(row.id))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !repos
+            .has_tag(&alice, &Tag::Deployed.name(row.id))
+            .await
+            .unwrap()
+    );
+    let spec = driver.spec_of(&alice).unwrap();
+    assert_eq!(spec.memory_max.as_deref(), Some("4G"), "the old limits");
+    let record = hive.require(&alice).await.unwrap();
+    assert_eq!(record.deployed_sha.as_deref(), Some(main.as_str()));
+    let events = manager_events(&hive, &["\"rebuilt\""]).await;
+    assert_eq!(events.len(), 1);
+    assert!(events[0].contains(r#""ok":false"#), "{events:?}");
+    assert!(events[0].contains(r#""note":"#), "{events:?}");
+}
+
+#[tokio::test]
+async fn the_first_approved_commit_of_an_init_config_agent_creates_its_container() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, driver) = hive_at(config_in(dir.path()), 1000);
+    let kid = id("kid");
+    let init = ask(&hive, ApprovalKind::InitConfig, "kid", "").await;
+    hive.approve(init.id).await.unwrap();
+    assert!(driver.state(&kid).is_none(), "no container yet");
+    let proposed = hive.repos().proposed(&kid);
+    let sha = commit(&proposed, &[("agent.json", NEW_CONFIG)]);
+    let row = ask(&hive, ApprovalKind::ApplyCommit, "kid", &sha).await;
+    hive.approve(row.id).await.unwrap();
+    assert!(driver.state(&kid).unwrap().is_running());
+    assert_eq!(
+        driver.spec_of(&kid).unwrap().memory_max.as_deref(),
+        Some("2G")
+    );
+    let record = hive.require(&kid).await.unwrap();
+    assert_eq!(record.deployed_sha.as_deref(), Some(sha.as_str()));
+    let events = manager_events(&hive, &["\"spawned\"", "\"rebuilt\""]).await;
+    assert_eq!(
+        events,
+        [format!(
+            r#"{{"event":"spawned","agent":"kid","ok":true,"sha":"{sha}"}}"#
+        )]
+    );
+}
+
+/// A row an approve claimed, its daemon gone before the end.
+async fn claim(hive: &Hive, row: &Approval) {
+    let id = row.id;
+    hive.store()
+        .run(move |c| crate::store::approvals::claim(c, id))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_deploy_cut_before_deployed_ends_failed_and_after_it_approved_once_each() {
+    let (hive, _driver, _dir, proposed) = running_alice().await;
+    let alice = id("alice");
+    let one = commit(&proposed, &[("CLAUDE.md", "one\n")]);
+    let cut_early = ask(&hive, ApprovalKind::ApplyCommit, "alice", &one).await;
+    claim(&hive, &cut_early).await;
+    let ended = hive.reconcile_interrupted().await.unwrap();
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0].status, ApprovalStatus::Failed);
+    assert!(
+        hive.repos()
+            .has_tag(&alice, &Tag::Failed.name(cut_early.id))
+            .await
+            .unwrap()
+    );
+
+    let cut_late = ask(&hive, ApprovalKind::ApplyCommit, "alice", &one).await;
+    claim(&hive, &cut_late).await;
+    let tag = Tag::Deployed.name(cut_late.id);
+    hive.repos().tag(&alice, &tag, &one, None).await.unwrap();
+    let ended = hive.reconcile_interrupted().await.unwrap();
+    assert_eq!(ended[0].status, ApprovalStatus::Approved);
+    assert_eq!(hive.repos().rev(&alice, "main").await.unwrap(), one);
+    let record = hive.require(&alice).await.unwrap();
+    assert_eq!(record.deployed_sha.as_deref(), Some(one.as_str()));
+    for row in [cut_early.id, cut_late.id] {
+        let events = manager_events(&hive, &[&format!(r#""id":{row},"#)]).await;
+        assert_eq!(events.len(), 1, "{events:?}");
+    }
+    assert!(hive.reconcile_interrupted().await.unwrap().is_empty());
+}
