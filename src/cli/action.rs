@@ -171,7 +171,15 @@ impl Command {
             Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
             Self::Pending { .. } => call(HostRequest::Pending),
             Self::Approve { id } => call(HostRequest::Approve { id: *id }),
-            Self::Deny { id } => call(HostRequest::Deny { id: *id }),
+            Self::Deny { id, note } => call(HostRequest::Deny {
+                id: *id,
+                note: note.clone(),
+            }),
+            Self::Show { id } => call(HostRequest::Show { id: *id }),
+            Self::Rollback { name, id } => call(HostRequest::Rollback {
+                name: name.clone(),
+                id: *id,
+            }),
             // clap's group guarantees exactly one of `parent` and `--root`;
             // `--root` (no parent) is null on the wire.
             Self::SetParent { child, parent, .. } => call(HostRequest::SetParent {

@@ -227,9 +227,32 @@ pub enum Command {
         id: i64,
     },
     /// Deny a pending approval.
-    #[command(after_help = "Example:\n  hivectl deny 3")]
+    #[command(after_help = "Examples:\n  hivectl deny 3\n  \
+                            hivectl deny 3 --note 'keep the 4G limit'")]
     Deny {
         /// The approval's id, as `hivectl pending` shows it.
+        id: i64,
+        /// Why: kept on the row and, for a config commit, on its
+        /// `denied/<id>` tag.
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Show an approval and, for a config commit, what it changes against
+    /// the deployed config (`main..proposal/<id>`: stat, then the patch).
+    #[command(after_help = "Example:\n  hivectl show 3")]
+    Show {
+        /// The approval's id, as `hivectl pending` shows it.
+        id: i64,
+    },
+    /// Deploy an agent's config as it was at `deployed/<ID>` again, as a
+    /// new commit and an approval row of its own.
+    #[command(after_help = "Example:\n  hivectl rollback alice 3")]
+    Rollback {
+        /// The agent's name.
+        #[arg(add = agent_names())]
+        name: Ident,
+        /// The id of the approval whose deployed config to return to
+        /// (`deployed/<ID>` in the agent's applied repo; 0: as seeded).
         id: i64,
     },
     /// Move an agent in the topology: under PARENT, or to the root.

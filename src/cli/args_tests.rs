@@ -112,6 +112,15 @@ fn each_single_name_verb_sends_its_cmd_and_name() {
         (&["urls"], r#"{"cmd":"urls"}"#),
         (&["approve", "7"], r#"{"cmd":"approve","id":7}"#),
         (&["deny", "8"], r#"{"cmd":"deny","id":8}"#),
+        (
+            &["deny", "8", "--note", "keep 4G"],
+            r#"{"cmd":"deny","id":8,"note":"keep 4G"}"#,
+        ),
+        (&["show", "8"], r#"{"cmd":"show","id":8}"#),
+        (
+            &["rollback", "alice", "3"],
+            r#"{"cmd":"rollback","name":"alice","id":3}"#,
+        ),
         (&["inbox"], r#"{"cmd":"inbox","limit":50}"#),
         (&["inbox", "-n", "3"], r#"{"cmd":"inbox","limit":3}"#),
         (

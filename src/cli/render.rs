@@ -20,7 +20,7 @@ use crate::wire::journal::JournalEntry;
 use super::usage::{turns_table, usage_table};
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
-use crate::wire::host::{Approval, HiveUrls, HostRequest, HostResponse};
+use crate::wire::host::{Approval, HiveUrls, HostRequest, HostResponse, Review};
 use crate::wire::ident::Ident;
 use crate::wire::turns::UsageBy;
 
@@ -53,6 +53,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             by.as_str(),
             *by == UsageBy::Subtree,
         ),
+        HostRequest::Show { .. } => response.review.as_ref().map(review).unwrap_or_default(),
         HostRequest::SubscribeAgentStatus
         | HostRequest::Start { .. }
         | HostRequest::Stop { .. }
@@ -66,6 +67,7 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         | HostRequest::Rebuild { .. }
         | HostRequest::Approve { .. }
         | HostRequest::Deny { .. }
+        | HostRequest::Rollback { .. }
         | HostRequest::SetParent { .. }
         | HostRequest::Answer { .. }
         | HostRequest::CancelSchedule { .. }
@@ -95,7 +97,8 @@ pub fn done(request: &HostRequest) -> String {
         HostRequest::Destroy { name, purge: true } => format!("{name}: destroyed and purged"),
         HostRequest::Rebuild { name } => format!("{name}: rebuilt"),
         HostRequest::Approve { id } => format!("approval {id}: approved"),
-        HostRequest::Deny { id } => format!("approval {id}: denied"),
+        HostRequest::Deny { id, .. } => format!("approval {id}: denied"),
+        HostRequest::Rollback { name, id } => format!("{name}: rolled back to deployed/{id}"),
         HostRequest::SetParent {
             child,
             new_parent: Some(parent),
@@ -116,6 +119,41 @@ pub fn done(request: &HostRequest) -> String {
         _ => return String::new(),
     };
     line + "\n"
+}
+
+/// An approval and its proposal's diff (`show`), every field cleaned of
+/// control characters.
+pub fn review(r: &Review) -> String {
+    let a = &r.approval;
+    let mut out = format!(
+        "approval {}  {}  {}  {}",
+        a.id,
+        a.agent,
+        a.kind.as_str(),
+        a.status.as_str()
+    );
+    if let Some(sha) = &a.fetched_sha {
+        let _ = write!(out, "  {}", clean(sha));
+    }
+    out.push('\n');
+    for (label, value) in [("description", &a.description), ("note", &a.note)] {
+        if let Some(v) = value {
+            let _ = writeln!(out, "{label}: {}", clean(v));
+        }
+    }
+    for flag in &r.flagged {
+        let _ = writeln!(out, "flagged: {}", clean(flag));
+    }
+    if !r.stat.is_empty() || !r.patch.is_empty() {
+        let _ = write!(out, "\n{}\n{}", r.stat, r.patch);
+        if !r.patch.ends_with('\n') && !r.patch.is_empty() {
+            out.push('\n');
+        }
+    }
+    if r.truncated {
+        out.push_str("(the patch is cut here: it is longer than the hive shows)\n");
+    }
+    out
 }
 
 /// Journal entries in the `-o` format (control characters neutralised).

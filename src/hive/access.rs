@@ -178,6 +178,8 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("pending", Rule::Allow),
     ("approve", Rule::Allow),
     ("deny", Rule::Allow),
+    ("show", Rule::Allow),
+    ("rollback", Rule::Allow),
     ("set_parent", Rule::Allow),
     ("logs", Rule::Allow),
     ("journal", Rule::Allow),

@@ -60,6 +60,21 @@ pub fn check_inputs(payload: &str) -> Result<(), BadArgument> {
     inputs.iter().try_for_each(|i| check_input(i))
 }
 
+/// The longest note an operator may leave on a denied approval.
+pub const MAX_NOTE: usize = 1000;
+
+/// Is `note` a note an operator may leave on a row (1-[`MAX_NOTE`] bytes,
+/// no control characters but newlines and tabs)?
+pub fn check_note(note: &str) -> Result<(), BadArgument> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if note.trim().is_empty() || note.len() > MAX_NOTE || note.chars().any(bad) {
+        return Err(BadArgument(format!(
+            "note: must be 1-{MAX_NOTE} bytes without control characters but newlines and tabs"
+        )));
+    }
+    Ok(())
+}
+
 /// The longest `from` a `wake` may claim.
 pub const MAX_WAKE_FROM: usize = 64;
 

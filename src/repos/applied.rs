@@ -208,4 +208,65 @@ impl Repos {
         let out = self.env.run_yes_no("cat-file", &self.git, &args).await;
         Ok(out.unwrap_or(false))
     }
+
+    /// What `to` changes against `from` in `n`'s applied repo: the stat and
+    /// summary, the patch (at most `cap` bytes, then cut), and the entries
+    /// to flag (binary files, symlinks). No external diff, no textconv, no
+    /// attributes.
+    pub async fn diff(
+        &self,
+        n: &Ident,
+        from: &str,
+        to: &str,
+        cap: usize,
+    ) -> Result<(String, String, bool, Vec<String>), RepoError> {
+        const PLAIN: &[&str] = &[
+            "-c",
+            "core.attributesFile=/dev/null",
+            "-c",
+            "attr.tree=",
+            "-c",
+            "diff.external=",
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+        ];
+        let with = |extra: &[&'static str]| {
+            let mut args: Vec<&str> = PLAIN.to_vec();
+            args.extend_from_slice(extra);
+            args.extend_from_slice(&[from, to, "--"]);
+            args
+        };
+        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        let stat = text(
+            self.in_applied(n, "diff", &with(&["--stat", "--summary"]))
+                .await?,
+        );
+        let mut patch = self.in_applied(n, "diff", &with(&["-M"])).await?;
+        let truncated = patch.len() > cap;
+        patch.truncate(cap);
+        let raw = self.in_applied(n, "diff", &with(&["--raw", "-z"])).await?;
+        let numstat = self
+            .in_applied(n, "diff", &with(&["--numstat", "-z"]))
+            .await?;
+        let mut flagged = Vec::new();
+        let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
+        while let Some(head) = fields.next() {
+            let head = String::from_utf8_lossy(head);
+            let Some(path) = fields.next() else { break };
+            if head.starts_with(':') && head.split(' ').take(2).any(|m| m.ends_with("120000")) {
+                flagged.push(format!("symlink {}", String::from_utf8_lossy(path)));
+            }
+            if head.ends_with('R') || head.contains(" R") || head.contains(" C") {
+                let _ = fields.next();
+            }
+        }
+        for record in numstat.split(|b| *b == 0) {
+            if let Some(path) = record.strip_prefix(b"-\t-\t") {
+                flagged.push(format!("binary {}", String::from_utf8_lossy(path)));
+            }
+        }
+        Ok((stat, text(patch), truncated, flagged))
+    }
 }

@@ -60,7 +60,12 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Rebuild { name } => done(hive.rebuild(&name).await),
         HostRequest::Pending => answer(hive.approvals().await, HostResponse::approvals),
         HostRequest::Approve { id } => done(hive.approve(id).await),
-        HostRequest::Deny { id } => done(hive.deny(id).await),
+        HostRequest::Deny { id, note } => done(hive.deny(id, note).await),
+        HostRequest::Show { id } => answer(hive.review(id).await, |review| HostResponse {
+            review: Some(review),
+            ..HostResponse::success()
+        }),
+        HostRequest::Rollback { name, id } => done(hive.rollback(&name, id).await),
         HostRequest::SetParent { child, new_parent } => {
             done(hive.set_parent(&child, new_parent.as_ref()).await)
         }

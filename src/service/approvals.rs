@@ -84,10 +84,20 @@ impl Hive {
     }
 
     pub(super) async fn decide(&self, id: i64, decision: Decision) -> Result<Approval, HiveError> {
+        self.decide_with(id, decision, None).await
+    }
+
+    /// [`Hive::decide`] with the note a deny or cancel leaves on the row.
+    async fn decide_with(
+        &self,
+        id: i64,
+        decision: Decision,
+        note: Option<String>,
+    ) -> Result<Approval, HiveError> {
         let (now, manager) = (self.now(), self.config().manager());
         match self
             .store()
-            .run(move |c| decide_row(c, id, decision, &manager, now))
+            .run(move |c| decide_row(c, id, decision, note.as_deref(), &manager, now))
             .await?
         {
             Decided::Taken(row, wakes) => {
@@ -99,9 +109,15 @@ impl Hive {
         }
     }
 
-    /// Deny a pending row.
-    pub async fn deny(&self, id: i64) -> Result<Approval, HiveError> {
-        let row = self.decide(id, Decision::Deny).await?;
+    /// Deny a pending row, with the operator's `note` (1-1000 bytes, kept
+    /// on the row; a config proposal's `denied/<id>` tag is annotated with
+    /// it).
+    pub async fn deny(&self, id: i64, note: Option<String>) -> Result<Approval, HiveError> {
+        if let Some(note) = &note {
+            arguments::check_note(note)?;
+        }
+        let row = self.decide_with(id, Decision::Deny, note).await?;
+        self.tag_denied(&row).await;
         tracing::info!(id, "approval denied");
         Ok(row)
     }
@@ -130,6 +146,7 @@ fn decide_row(
     conn: &mut Connection,
     id: i64,
     decision: Decision,
+    note: Option<&str>,
     manager: &Ident,
     at: i64,
 ) -> Result<Decided, StoreError> {
@@ -143,8 +160,8 @@ fn decide_row(
     if decision == Decision::Approve {
         approvals::claim(&tx, id)?;
     } else {
-        let (status, note) = rules::outcome(decision, Ok(None));
-        approvals::end(&tx, id, status, note.as_deref(), at)?;
+        let (status, _) = rules::outcome(decision, Ok(None));
+        approvals::end(&tx, id, status, note, at)?;
     }
     let row = approvals::get(&tx, id)?
         .ok_or_else(|| StoreError::Corrupt(format!("approval {id} vanished")))?;

@@ -10,15 +10,15 @@ fn a_claimed_row_refuses_a_second_approve_and_a_deny() {
         .blocking(|c| {
             let a = approvals::insert(c, &new_approval("x"), 10)?;
             assert!(matches!(
-                decide_row(c, a.id, Decision::Approve, &id("ruth"), 11)?,
+                decide_row(c, a.id, Decision::Approve, None, &id("ruth"), 11)?,
                 Decided::Taken(..)
             ));
             assert_eq!(
-                decide_row(c, a.id, Decision::Approve, &id("ruth"), 12)?,
+                decide_row(c, a.id, Decision::Approve, None, &id("ruth"), 12)?,
                 Decided::Refused(Refusal::InProgress)
             );
             assert_eq!(
-                decide_row(c, a.id, Decision::Deny, &id("ruth"), 12)?,
+                decide_row(c, a.id, Decision::Deny, None, &id("ruth"), 12)?,
                 Decided::Refused(Refusal::InProgress)
             );
             let (done, _) = finish_row(c, a.id, Ok(None), &id("ruth"), 13)?;
@@ -27,7 +27,7 @@ fn a_claimed_row_refuses_a_second_approve_and_a_deny() {
                 (ApprovalStatus::Approved, Some(13))
             );
             assert_eq!(
-                decide_row(c, a.id, Decision::Deny, &id("ruth"), 14)?,
+                decide_row(c, a.id, Decision::Deny, None, &id("ruth"), 14)?,
                 Decided::Refused(Refusal::AlreadyResolved(ApprovalStatus::Approved))
             );
             Ok(())

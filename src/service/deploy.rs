@@ -311,6 +311,71 @@ impl Hive {
         Ok(())
     }
 
+    /// Roll `name` back to its config at `deployed/<id>` (operator only, no
+    /// approval): a new commit on `main` with that tree, deployed as an
+    /// `apply_commit` row of its own, approved by the operator, noted
+    /// `rollback to deployed/<id>`, so it has its own tags and stays in the
+    /// audit trail. Within the answer budget; the row as it ended.
+    pub async fn rollback(&self, name: &Ident, id: i64) -> Result<Approval, HiveError> {
+        self.require(name).await?;
+        let target = Tag::Deployed.name(id);
+        if !self.repos().has_config(name) || !self.repos().has_tag(name, &target).await? {
+            return Err(crate::repos::RepoError::State(format!(
+                "agent {name} has no {target} to roll back to (see its applied repo's tags)"
+            ))
+            .into());
+        }
+        let message = format!("Rollback to {target}");
+        let sha = self.repos().commit_tree_of(name, &target, &message).await?;
+        let note = format!("rollback to {target}");
+        let (n, now, sha2, note2) = (name.clone(), self.now(), sha.clone(), note.clone());
+        let row = self
+            .store()
+            .run(move |c| {
+                let new = crate::hive::approvals::NewApproval {
+                    agent: n,
+                    kind: crate::wire::host::ApprovalKind::ApplyCommit,
+                    commit_ref: sha2.clone(),
+                    description: Some(note2),
+                };
+                let row = crate::store::approvals::insert(c, &new, now)?;
+                crate::store::approvals::claim(c, row.id)?;
+                crate::store::approvals::set_fetched(c, row.id, &sha2)?;
+                crate::store::approvals::get(c, row.id)?.ok_or_else(|| {
+                    crate::store::StoreError::Corrupt(format!("approval {} vanished", row.id))
+                })
+            })
+            .await?;
+        self.repos()
+            .tag(name, &Tag::Proposal.name(row.id), &sha, None)
+            .await?;
+        let hive = self.clone();
+        let row_id = row.id;
+        let ended = within_budget("rollback", vec![name.to_string()], async move {
+            let action = hive
+                .deploy_approved(&row)
+                .await
+                .map(|done| Some(format!("{note}; {}", done.unwrap_or_default())));
+            let (now, manager) = (hive.now(), hive.config().manager());
+            let (row, wakes) = hive
+                .store()
+                .run(move |c| super::approvals::finish_row(c, row_id, action, &manager, now))
+                .await?;
+            hive.wake_inboxes(wakes);
+            Ok::<_, HiveError>(row)
+        })
+        .await??;
+        match (&ended.status, &ended.note) {
+            (crate::wire::host::ApprovalStatus::Failed, Some(note)) => {
+                Err(HiveError::ApprovalFailed {
+                    id: ended.id,
+                    note: note.clone(),
+                })
+            }
+            _ => Ok(ended),
+        }
+    }
+
     /// An `apply_commit` a previous daemon was deploying when it died: was
     /// `deployed/<id>` tagged? Then the record is finished now and the row
     /// ends approved; else it ends failed (`failed/<id>` tagged).

@@ -230,3 +230,57 @@ async fn a_deploy_cut_before_deployed_ends_failed_and_after_it_approved_once_eac
     }
     assert!(hive.reconcile_interrupted().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn show_flags_and_cleans_the_diff_deny_tags_with_the_note_and_rollback_deploys_a_new_row() {
+    let (hive, driver, _dir, proposed) = running_alice().await;
+    let alice = id("alice");
+    // A proposal with a symlink, a binary file and an escape sequence.
+    std::os::unix::fs::symlink("CLAUDE.md", proposed.join("link")).unwrap();
+    std::fs::write(proposed.join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
+    let sha = commit(&proposed, &[("CLAUDE.md", "be \u{1b}[31mred\u{1b}[0m\n")]);
+    let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
+    let review = hive.review(row.id).await.unwrap();
+    assert!(review.stat.contains("CLAUDE.md"), "{}", review.stat);
+    assert!(
+        review.patch.contains("+be ?[31mred?[0m"),
+        "{}",
+        review.patch
+    );
+    assert!(!review.patch.contains('\u{1b}'));
+    assert_eq!(review.flagged, ["symlink link", "binary blob.bin"]);
+    assert!(!review.truncated);
+    // Denied with a note: on the row, on the tag, in the event.
+    let denied = hive.deny(row.id, Some("no red".into())).await.unwrap();
+    assert_eq!(denied.note.as_deref(), Some("no red"));
+    let tag = Tag::Denied.name(row.id);
+    assert_eq!(hive.repos().rev(&alice, &tag).await.unwrap(), sha);
+    let events = manager_events(&hive, &[&format!(r#""id":{},"#, row.id)]).await;
+    assert!(events[0].contains(&format!(r#""note":"no red","sha":"{sha}","tag":"{tag}""#)));
+    // Deploy one, then roll back to deployed/0.
+    let two = commit(&proposed, &[("agent.json", NEW_CONFIG)]);
+    let second = ask(&hive, ApprovalKind::ApplyCommit, "alice", &two).await;
+    hive.approve(second.id).await.unwrap();
+    assert_eq!(
+        driver.spec_of(&alice).unwrap().memory_max.as_deref(),
+        Some("2G")
+    );
+    let back = hive.rollback(&alice, 0).await.unwrap();
+    assert_eq!(back.status, ApprovalStatus::Approved);
+    assert_eq!(back.description.as_deref(), Some("rollback to deployed/0"));
+    let main = hive.repos().rev(&alice, "main").await.unwrap();
+    assert_eq!(back.fetched_sha.as_deref(), Some(main.as_str()));
+    assert_eq!(
+        hive.repos()
+            .rev(&alice, &Tag::Deployed.name(back.id))
+            .await
+            .unwrap(),
+        main
+    );
+    assert_eq!(
+        driver.spec_of(&alice).unwrap().memory_max.as_deref(),
+        Some("4G")
+    );
+    let err = hive.rollback(&alice, 99).await.unwrap_err();
+    assert!(err.to_string().contains("no deployed/99"), "{err}");
+}

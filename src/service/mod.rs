@@ -41,6 +41,7 @@
 //! - `deploy`: an approved proposal built and switched to (export, the
 //!   container's limits and Claude files, restart), recorded (tags,
 //!   `main`, `deployed_sha`), and the deployed config read back.
+//! - [`review`]: `show`, an approval with its proposal's diff.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
@@ -82,6 +83,7 @@ pub mod questions;
 #[cfg(test)]
 mod recovery_tests;
 pub mod reminders;
+pub mod review;
 pub mod roster;
 mod roster_state;
 #[cfg(test)]

@@ -25,7 +25,7 @@ use crate::hive::proposal::{self, AgentConfig, EntryKind, Tag};
 use crate::repos::{Repos, Sandbox};
 use crate::store::{agents, approvals};
 use crate::wire::events::HelperEvent;
-use crate::wire::host::Approval;
+use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
 
 /// The repos of a hive with `config`: the upload side sandboxed in a
@@ -201,6 +201,19 @@ impl Hive {
                     note: why,
                 })
             }
+        }
+    }
+
+    /// A denied config proposal: tag `denied/<id>`, annotated with the
+    /// operator's note (logged if it cannot be).
+    pub(super) async fn tag_denied(&self, row: &Approval) {
+        let (Some(sha), ApprovalKind::ApplyCommit) = (&row.fetched_sha, row.kind) else {
+            return;
+        };
+        let tag = Tag::Denied.name(row.id);
+        let note = row.note.as_deref().unwrap_or("denied by the operator");
+        if let Err(e) = self.repos().tag(&row.agent, &tag, sha, Some(note)).await {
+            tracing::warn!(agent = %row.agent, "cannot tag {tag}: {e}");
         }
     }
 

@@ -160,7 +160,7 @@ async fn a_commit_is_fetched_tagged_and_pending_and_a_later_amend_changes_nothin
     assert_eq!(same.fetched_sha.as_deref(), Some(sha.as_str()));
     assert_eq!(repos.rev(&id("kid"), &tag).await.unwrap(), sha);
     // Decisions may be taken on it (it is not held).
-    hive.deny(row.id).await.unwrap();
+    hive.deny(row.id, None).await.unwrap();
 }
 
 #[tokio::test]

@@ -504,8 +504,8 @@ async fn deny_and_approve_each_leave_exactly_one_event_for_the_manager() {
     let a = hive.request_spawn(&id("bob")).await.unwrap();
     let b = hive.request_spawn(&id("carl")).await.unwrap();
     hive.approve(a.id).await.unwrap();
-    hive.deny(b.id).await.unwrap();
-    assert!(hive.deny(b.id).await.is_err());
+    hive.deny(b.id, None).await.unwrap();
+    assert!(hive.deny(b.id, None).await.is_err());
     let events = inbox(&hive, "ruth").await;
     let resolved = events
         .iter()

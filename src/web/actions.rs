@@ -127,7 +127,7 @@ pub async fn decide(
             outcome(done.await, back, "/approvals")
         }
         "deny" => {
-            let done = async { web.operator("deny", None).await?.deny(id).await };
+            let done = async { web.operator("deny", None).await?.deny(id, None).await };
             outcome(done.await, back, "/approvals")
         }
         _ => bad("use approve or deny"),

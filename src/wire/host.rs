@@ -77,8 +77,13 @@ pub enum HostRequest {
     Pending,
     /// Approve a pending row: its action runs now.
     Approve { id: i64 },
-    /// Deny a pending row.
-    Deny { id: i64 },
+    /// Deny a pending row; `note` (additive) is kept on the row and, for a
+    /// config proposal, annotates its `denied/<id>` tag.
+    Deny {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// Move an agent in the topology; `null` makes it a root.
     SetParent {
         child: Ident,
@@ -146,6 +151,13 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         egress: Option<EgressPattern>,
     },
+    /// An approval row and, for a config proposal, what it changes against
+    /// what is deployed (`main..proposal/<id>`): `review` in the answer.
+    Show { id: i64 },
+    /// Deploy agent `name`'s config as it was at `deployed/<id>`: a new
+    /// commit on `main` with that tree, deployed as an `apply_commit` row
+    /// of its own, approved by the operator.
+    Rollback { name: Ident, id: i64 },
     /// The operator's inbox: messages agents sent to `operator`, newest
     /// first (default [`DEFAULT_INBOX_LIMIT`]).
     Inbox {
@@ -305,6 +317,8 @@ impl HostRequest {
         "signal",
         "turns",
         "usage",
+        "show",
+        "rollback",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -344,6 +358,8 @@ impl HostRequest {
             Self::Signal { name, .. } => ("signal", Some(name)),
             Self::Turns { name, .. } => ("turns", Some(name)),
             Self::Usage { .. } => ("usage", None),
+            Self::Show { .. } => ("show", None),
+            Self::Rollback { name, .. } => ("rollback", Some(name)),
         }
     }
 }
@@ -435,6 +451,29 @@ pub struct HostResponse {
     /// Usage sums by key (`usage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Vec<UsageRow>>,
+    /// One approval and what it changes (`show`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
+}
+
+/// An approval as `show` answers it: the row and, for a fetched config
+/// proposal, its diff against the deployed `main`. Text only: control
+/// characters but newline and tab are replaced by `?`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    pub approval: Approval,
+    /// `git diff --stat --summary main proposal/<id>` (empty: not a
+    /// proposal).
+    #[serde(default)]
+    pub stat: String,
+    /// The patch, cut at the hive's cap (then `truncated`).
+    #[serde(default)]
+    pub patch: String,
+    #[serde(default)]
+    pub truncated: bool,
+    /// Entries worth a second look: `binary <path>`, `symlink <path>`.
+    #[serde(default)]
+    pub flagged: Vec<String>,
 }
 
 fn default_version() -> u32 {
@@ -462,6 +501,7 @@ impl HostResponse {
             bus_error: None,
             turns: None,
             usage: None,
+            review: None,
         }
     }
 

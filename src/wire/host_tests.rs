@@ -80,7 +80,25 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             HostRequest::Approve { id: 7 },
             r#"{"cmd":"approve","id":7}"#,
         ),
-        (HostRequest::Deny { id: 7 }, r#"{"cmd":"deny","id":7}"#),
+        (
+            HostRequest::Deny { id: 7, note: None },
+            r#"{"cmd":"deny","id":7}"#,
+        ),
+        (
+            HostRequest::Deny {
+                id: 7,
+                note: Some("keep 4G".into()),
+            },
+            r#"{"cmd":"deny","id":7,"note":"keep 4G"}"#,
+        ),
+        (HostRequest::Show { id: 7 }, r#"{"cmd":"show","id":7}"#),
+        (
+            HostRequest::Rollback {
+                name: id("alice"),
+                id: 3,
+            },
+            r#"{"cmd":"rollback","name":"alice","id":3}"#,
+        ),
         (
             HostRequest::SetParent {
                 child: id("alice"),
