@@ -16,6 +16,25 @@ use crate::wire::ident::Ident;
 /// Where the manager's container sees the applied repos.
 pub const MANAGER_APPLIED_DIR: &str = "/hive/applied";
 
+/// Make the tree at `dir` (just made by the hive: no symlink is followed
+/// anyway) readable by everyone: directories `a+rx`, files `a+r`.
+fn readable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.is_symlink() {
+        return Ok(());
+    }
+    let mode = meta.permissions().mode();
+    let add = if meta.is_dir() { 0o555 } else { 0o444 };
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | add))?;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(dir)? {
+            readable(&entry?.path())?;
+        }
+    }
+    Ok(())
+}
+
 impl Repos {
     /// Make `n`'s applied repo with one commit of `files` on `main`
     /// (tagged `tag` if given) and clone it as its proposed repo. Refused
@@ -64,6 +83,8 @@ impl Repos {
         }
         self.ensure_home()?;
         let applied_arg = self.arg(applied)?;
+        // Not `--shared`: git would set the setgid bit on its directories,
+        // which the daemon's unit refuses (RestrictSUIDSGID=yes).
         let init = super::git::safe_args(&["init", "--quiet", "--bare", "--", &applied_arg]);
         self.env.run("init", &self.git, &init, None).await?;
         let tree = format!("--work-tree={}", self.arg(work)?);
@@ -92,8 +113,17 @@ impl Repos {
         self.env.run("clone", &self.git, &clone, None).await?;
         let origin = format!("{MANAGER_APPLIED_DIR}/{n}.git");
         let dir = format!("--git-dir={}", self.arg(&proposed.join(".git"))?);
-        let set = super::git::safe_args(&[&dir, "config", "remote.origin.url", &origin]);
-        self.env.run("config", &self.git, &set, None).await?;
+        for (key, value) in [
+            ("remote.origin.url", origin.as_str()),
+            // What the manager writes (in its container, as its user)
+            // stays readable by the sandboxed upload side, a dynamic user.
+            ("core.sharedRepository", "world"),
+        ] {
+            let set = super::git::safe_args(&[&dir, "config", key, value]);
+            self.env.run("config", &self.git, &set, None).await?;
+        }
+        readable(&proposed.join(".git")).map_err(Self::io(&proposed))?;
+        readable(applied).map_err(Self::io(applied))?;
         Ok(sha)
     }
 

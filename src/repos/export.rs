@@ -14,7 +14,7 @@
 //!   symlink the agent planted as `.claude` is removed, not written through.
 
 use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 
 use super::{RepoError, Repos};
@@ -109,6 +109,10 @@ fn copy(src: &Path, dst: &Path) -> Result<(), RepoError> {
         std::os::unix::fs::symlink(target, dst).map_err(Repos::io(dst))
     } else if meta.is_dir() {
         std::fs::create_dir(dst).map_err(Repos::io(dst))?;
+        // Explicit modes: the daemon's umask (0077) must not hide the files
+        // from the agent (its user reads them as `nobody`'s).
+        std::fs::set_permissions(dst, std::fs::Permissions::from_mode(0o755))
+            .map_err(Repos::io(dst))?;
         for entry in std::fs::read_dir(src).map_err(Repos::io(src))? {
             let entry = entry.map_err(Repos::io(src))?;
             copy(&entry.path(), &dst.join(entry.file_name()))?;
@@ -116,14 +120,19 @@ fn copy(src: &Path, dst: &Path) -> Result<(), RepoError> {
         Ok(())
     } else {
         let bytes = std::fs::read(src).map_err(Repos::io(src))?;
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = meta.permissions().mode() & 0o755;
+        let mode = if meta.permissions().mode() & 0o100 != 0 {
+            0o755
+        } else {
+            0o644
+        };
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(mode)
             .open(dst)
             .map_err(Repos::io(dst))?;
-        file.write_all(&bytes).map_err(Repos::io(dst))
+        file.write_all(&bytes).map_err(Repos::io(dst))?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(Repos::io(dst))
     }
 }
