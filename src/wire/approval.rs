@@ -1,5 +1,6 @@
 //! The approval queue's rows as host.sock carries them (`pending`), with
-//! their kind and status words. Re-exported by [`super::host`].
+//! their kind and status words, and one row as `show` reviews it.
+//! Re-exported by [`super::host`].
 
 use serde::{Deserialize, Serialize};
 
@@ -108,4 +109,24 @@ impl ApprovalStatus {
     pub fn is_terminal(self) -> bool {
         self != Self::Pending
     }
+}
+
+/// An approval as `show` answers it: the row and, for a fetched config
+/// proposal, its diff against the deployed `main`. Text only: control
+/// characters but newline and tab are replaced by `?`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    pub approval: Approval,
+    /// `git diff --stat --summary main proposal/<id>` (empty: not a
+    /// proposal).
+    #[serde(default)]
+    pub stat: String,
+    /// The patch, cut at the hive's cap (then `truncated`).
+    #[serde(default)]
+    pub patch: String,
+    #[serde(default)]
+    pub truncated: bool,
+    /// Entries worth a second look: `binary <path>`, `symlink <path>`.
+    #[serde(default)]
+    pub flagged: Vec<String>,
 }

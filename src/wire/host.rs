@@ -14,7 +14,7 @@ use super::agenda::{
     AgentGrants, Capability, HostJournalFilters, ToolGroup, WireQuestion, WireSchedule,
 };
 use super::agent::InboxRow;
-pub use super::approval::{Approval, ApprovalKind, ApprovalStatus};
+pub use super::approval::{Approval, ApprovalKind, ApprovalStatus, Review};
 use super::codes::ErrorCode;
 use super::egress::EgressPattern;
 use super::ident::Ident;
@@ -454,26 +454,6 @@ pub struct HostResponse {
     /// One approval and what it changes (`show`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
-}
-
-/// An approval as `show` answers it: the row and, for a fetched config
-/// proposal, its diff against the deployed `main`. Text only: control
-/// characters but newline and tab are replaced by `?`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Review {
-    pub approval: Approval,
-    /// `git diff --stat --summary main proposal/<id>` (empty: not a
-    /// proposal).
-    #[serde(default)]
-    pub stat: String,
-    /// The patch, cut at the hive's cap (then `truncated`).
-    #[serde(default)]
-    pub patch: String,
-    #[serde(default)]
-    pub truncated: bool,
-    /// Entries worth a second look: `binary <path>`, `symlink <path>`.
-    #[serde(default)]
-    pub flagged: Vec<String>,
 }
 
 fn default_version() -> u32 {
