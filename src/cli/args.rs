@@ -23,6 +23,11 @@ use crate::wire::host::{
 use crate::wire::ident::{AgentAt, Ident};
 use crate::wire::turns::UsageBy;
 
+use super::value_parsers::{
+    parse_capability, parse_duration, parse_signal, parse_tool_group, parse_usage_by,
+    priority_parser,
+};
+
 /// The default `--socket`: `/run/hyperhive/host.sock`.
 pub fn default_socket() -> PathBuf {
     PathBuf::from(DEFAULT_RUNTIME_DIR).join(HOST_SOCKET_NAME)
@@ -443,34 +448,6 @@ pub enum Command {
     },
 }
 
-/// `--signal`: a name with or without `SIG`, in any case, or its number.
-fn parse_usage_by(text: &str) -> Result<UsageBy, String> {
-    UsageBy::ALL
-        .into_iter()
-        .find(|by| by.as_str() == text)
-        .ok_or_else(|| format!("{text:?} is not a grouping: give agent, subtree, model or day"))
-}
-
-fn parse_signal(text: &str) -> Result<Signal, String> {
-    Signal::parse(text).ok_or_else(|| {
-        let names: Vec<&str> = Signal::ALL.iter().map(|s| s.name()).collect();
-        format!(
-            "unknown signal {text:?}: use one of {} (SIGTERM, term and 15 work too)",
-            names.join(", ")
-        )
-    })
-}
-
-/// `--priority`: journalctl's names, offered to completion, parsed into the
-/// wire type.
-fn priority_parser() -> impl clap::builder::TypedValueParser<Value = JournalPriority> {
-    use clap::builder::TypedValueParser;
-    let names: Vec<&'static str> = JournalPriority::ALL.iter().map(|p| p.as_str()).collect();
-    clap::builder::PossibleValuesParser::new(names).try_map(|name: String| {
-        JournalPriority::parse(&name).ok_or_else(|| format!("unknown priority {name:?}"))
-    })
-}
-
 /// What `grant`/`revoke` change: exactly one capability, tool group or
 /// egress host.
 #[derive(Debug, Clone, Args)]
@@ -499,31 +476,6 @@ pub struct GrantArgs {
         value_parser = parse_duration
     )]
     pub expires_in: Option<std::time::Duration>,
-}
-
-/// `--for`: `90s`, `30m`, `2h`, `1d` ([`super::since::span_seconds`]), at
-/// least one second.
-fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
-    match super::since::span_seconds(value) {
-        Some(s) if s > 0 => Ok(std::time::Duration::from_secs(s)),
-        _ => Err(format!(
-            "{value:?}: give a positive span, e.g. 90s, 30m, 2h or 1d"
-        )),
-    }
-}
-
-fn parse_capability(value: &str) -> Result<Capability, String> {
-    Capability::parse(value).ok_or_else(|| {
-        let known: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
-        format!("unknown capability; known: {}", known.join(", "))
-    })
-}
-
-fn parse_tool_group(value: &str) -> Result<ToolGroup, String> {
-    ToolGroup::parse(value).ok_or_else(|| {
-        let known: Vec<&str> = ToolGroup::ALL.iter().map(|g| g.as_str()).collect();
-        format!("unknown tool group; known: {}", known.join(", "))
-    })
 }
 
 /// Which agents `start`/`stop` act on: names, or `--all`; one is required.

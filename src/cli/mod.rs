@@ -32,6 +32,7 @@ pub mod roster;
 pub mod since;
 pub mod table;
 pub mod usage;
+mod value_parsers;
 pub mod watch;
 
 use std::io::{self, IsTerminal, Write};

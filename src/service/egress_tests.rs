@@ -119,7 +119,7 @@ async fn a_denied_request_grants_nothing() {
         .request_egress(&id("alice"), pattern("evil.example:443"), "trust me")
         .await
         .unwrap();
-    hive.deny(row.id).await.unwrap();
+    hive.deny(row.id, None).await.unwrap();
     assert_eq!(list(&hive, "alice").await, ["api.anthropic.com:443"]);
 }
 

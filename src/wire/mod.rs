@@ -22,6 +22,7 @@ pub mod host;
 pub mod ident;
 pub mod journal;
 pub mod roster;
+pub mod signal;
 pub mod swarm;
 pub mod turns;
 
