@@ -116,7 +116,14 @@ async fn a_spawn_cut_short_after_its_container_was_made_is_started_at_start_up()
         unfinished(&hive).await.is_empty()
     })
     .await;
-    let spawned = manager_events(&hive, &[r#""event":"spawned","agent":"sam","ok":true"#]).await;
+    // The event follows the record of the spawn's end (it is sent once
+    // the container runs): wait for it rather than race it.
+    let ok = r#""event":"spawned","agent":"sam","ok":true"#;
+    eventually("the manager hears spawned{ok}", async || {
+        !manager_events(&hive, &[ok]).await.is_empty()
+    })
+    .await;
+    let spawned = manager_events(&hive, &[ok]).await;
     assert_eq!(spawned.len(), 1, "{spawned:?}");
     let again = hive.spawn(&id("sam")).await.unwrap_err();
     assert!(matches!(again, HiveError::AlreadyManaged(_)), "{again}");
