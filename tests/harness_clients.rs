@@ -229,26 +229,21 @@ impl Drop for StandIn {
     }
 }
 
-#[test]
-#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
-fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
-    let d = daemon_with(&["alice", "bob"]);
-    let tmp = tempfile::tempdir().unwrap();
-    let api = StandIn::start(tmp.path(), "operator", "hello from claude");
+/// The real Claude Code CLI in alice's turn loop, its API at `api_url`,
+/// given one message from bob: waits until the turn is acked. Answers the
+/// harness (the caller keeps it alive) and the operator's inbox.
+fn real_cli_turn(d: &common::Daemon, dir: &Path, api_url: &str) -> (Harness, String) {
     let claude = tool("HIVE_TEST_CLAUDE");
     let env = [
-        (
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", api.port),
-        ),
+        ("ANTHROPIC_BASE_URL", api_url.to_owned()),
         ("ANTHROPIC_API_KEY", "sk-stand-in".to_owned()),
         ("CLAUDE_CODE_MAX_RETRIES", "0".to_owned()),
         ("DISABLE_AUTOUPDATER", "1".to_owned()),
-        ("HOME", tmp.path().to_string_lossy().into_owned()),
+        ("HOME", dir.to_string_lossy().into_owned()),
     ];
-    let _h = Harness::start(HarnessOptions {
+    let harness = Harness::start(HarnessOptions {
         socket: &d.agent_socket("alice"),
-        dir: &tmp.path().join("harness"),
+        dir: &dir.join("harness"),
         turn_timeout: 120,
         stop_grace: 5,
         claude_program: Some(&claude),
@@ -262,7 +257,16 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
     eventually("the turn acked", Duration::from_secs(120), || {
         message_states(&d.state_dir(), "alice") == [("handled".into(), false)]
     });
-    let inbox = d.request(r#"{"cmd":"inbox","limit":5}"#);
+    (harness, d.request(r#"{"cmd":"inbox","limit":5}"#))
+}
+
+#[test]
+#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
+fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let api = StandIn::start(tmp.path(), "operator", "hello from claude");
+    let (_h, inbox) = real_cli_turn(&d, tmp.path(), &format!("http://127.0.0.1:{}", api.port));
     assert!(
         inbox.contains(r#""from":"alice","body":"hello from claude""#),
         "{inbox}"
@@ -485,34 +489,7 @@ fn the_real_claude_cli_completes_a_turn_through_the_hives_egress_proxy() {
         Duration::from_secs(10),
         || dialer.exists(),
     );
-    let claude = tool("HIVE_TEST_CLAUDE");
-    let env = [
-        (
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.2:{}", api.port),
-        ),
-        ("ANTHROPIC_API_KEY", "sk-stand-in".to_owned()),
-        ("CLAUDE_CODE_MAX_RETRIES", "0".to_owned()),
-        ("DISABLE_AUTOUPDATER", "1".to_owned()),
-        ("HOME", tmp.path().to_string_lossy().into_owned()),
-    ];
-    let _h = Harness::start(HarnessOptions {
-        socket: &d.agent_socket("alice"),
-        dir: &tmp.path().join("harness"),
-        turn_timeout: 120,
-        stop_grace: 5,
-        claude_program: Some(&claude),
-        env: &env,
-    });
-    let mut bob = Conn::open(&d.agent_socket("bob"));
-    assert_eq!(
-        bob.ask(r#"{"cmd":"send","to":"alice","body":"please greet the operator"}"#),
-        r#"{"kind":"ok","delivered":1}"#
-    );
-    eventually("the turn acked", Duration::from_secs(120), || {
-        message_states(&d.state_dir(), "alice") == [("handled".into(), false)]
-    });
-    let inbox = d.request(r#"{"cmd":"inbox","limit":5}"#);
+    let (_h, inbox) = real_cli_turn(&d, tmp.path(), &format!("http://127.0.0.2:{}", api.port));
     assert!(
         inbox.contains(r#""from":"alice","body":"hello through the proxy""#),
         "{inbox}"

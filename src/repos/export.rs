@@ -59,18 +59,8 @@ impl Repos {
                     std::os::unix::fs::symlink(target, &path).map_err(Self::io(&path))?;
                 }
                 EntryKind::File | EntryKind::Executable => {
-                    let mode = if entry.kind == EntryKind::Executable {
-                        0o755
-                    } else {
-                        0o644
-                    };
-                    let mut file = std::fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(mode)
-                        .open(&path)
-                        .map_err(Self::io(&path))?;
-                    file.write_all(body).map_err(Self::io(&path))?;
+                    let executable = entry.kind == EntryKind::Executable;
+                    create_file(&path, executable, body).map_err(Self::io(&path))?;
                 }
                 EntryKind::Gitlink | EntryKind::Other(_) => return Err(bad()),
             }
@@ -120,19 +110,20 @@ fn copy(src: &Path, dst: &Path) -> Result<(), RepoError> {
         Ok(())
     } else {
         let bytes = std::fs::read(src).map_err(Repos::io(src))?;
-        let mode = if meta.permissions().mode() & 0o100 != 0 {
-            0o755
-        } else {
-            0o644
-        };
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(dst)
-            .map_err(Repos::io(dst))?;
-        file.write_all(&bytes).map_err(Repos::io(dst))?;
-        file.set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(Repos::io(dst))
+        let executable = meta.permissions().mode() & 0o100 != 0;
+        create_file(dst, executable, &bytes).map_err(Repos::io(dst))
     }
+}
+
+/// Create `path`, which must not exist yet, holding `body`, with mode 0755
+/// or 0644 whatever the daemon's umask (its unit's is 0077).
+fn create_file(path: &Path, executable: bool, body: &[u8]) -> std::io::Result<()> {
+    let mode = if executable { 0o755 } else { 0o644 };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    file.write_all(body)?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
 }
