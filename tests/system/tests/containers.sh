@@ -194,12 +194,12 @@ each_agent_sees_only_its_own_run_hive() {
   in_c sh -c 'echo for-own-a > /run/hyperhive/agents/own-a/tb-marker'
   expect_eq "/run/hive/tb-marker in h-own-a" for-own-a \
     "$(in_c timeout 20 systemd-run -q -M h-own-a --wait -P cat /run/hive/tb-marker 2>&1)"
-  # h-own-b sees its own directory: its socket, and not a's marker
-  expect_eq "/run/hive in h-own-b" "mcp.sock" \
-    "$(in_c timeout 20 systemd-run -q -M h-own-b --wait -P ls -A /run/hive 2>&1)"
+  # h-own-b sees its own directory: its sockets, and not a's marker
+  expect_eq "/run/hive in h-own-b" "egress.sock mcp.sock" \
+    "$(in_c timeout 20 systemd-run -q -M h-own-b --wait -P ls -A /run/hive 2>&1 | xargs)"
   # and the other way round, from inside: h-own-b's write lands in its own directory only
   in_c timeout 20 systemd-run -q -M h-own-b --wait sh -c 'echo from-own-b > /run/hive/tb-back'
-  expect_eq "host side of each agent's /run/hive" "own-a: mcp.sock tb-marker own-b: mcp.sock tb-back" \
+  expect_eq "host side of each agent's /run/hive" "own-a: egress.sock mcp.sock tb-marker own-b: egress.sock mcp.sock tb-back" \
     "own-a: $(in_c ls -A /run/hyperhive/agents/own-a | xargs) own-b: $(in_c ls -A /run/hyperhive/agents/own-b | xargs)"
 }
 
