@@ -486,6 +486,12 @@ impl Hive {
                 });
             }
         }
+        if purge {
+            // Before the row and the intent go: a daemon killed from here
+            // on finishes the purge at start, never leaves the state.
+            remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
+            self.remove_config_repos(name).await?;
+        }
         let (n, now, manager) = (name.clone(), self.now(), self.config().manager());
         let (cancelled, wakes, purged) = self
             .store()
@@ -519,10 +525,6 @@ impl Hive {
         self.inner.inbox.drop_transient(name);
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
-        if purge {
-            remove_dir_if_present(&self.config().agent_state_dir(name)).await?;
-            self.remove_config_repos(name).await?;
-        }
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });
         self.wake_inboxes(wakes);
         let agent = name.to_string();
