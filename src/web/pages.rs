@@ -30,10 +30,21 @@ pub async fn roster(State(web): State<Web>) -> Response {
     }
 }
 
-/// `GET /approvals`.
+/// `GET /approvals`: each pending config proposal with its diff (as
+/// `hivectl show` prints it) for review before the decision.
 pub async fn approvals(State(web): State<Web>) -> Response {
-    match async { web.operator("pending", None).await?.approvals().await }.await {
-        Ok(rows) => views::approvals_page(&rows, web.token.as_str()).into_response(),
+    let read = async {
+        let rows = web.operator("pending", None).await?.approvals().await?;
+        let mut reviews = Vec::new();
+        for row in rows.iter().filter(|a| views::reviewable(a)) {
+            reviews.push(web.operator("show", None).await?.review(row.id).await?);
+        }
+        Ok::<_, HiveError>((rows, reviews))
+    };
+    match read.await {
+        Ok((rows, reviews)) => {
+            views::approvals_page(&rows, &reviews, web.token.as_str()).into_response()
+        }
         Err(err) => failed(&err),
     }
 }

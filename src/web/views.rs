@@ -14,7 +14,7 @@ use maud::{DOCTYPE, Markup, html};
 
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
-use crate::wire::host::{AgentStatusRow, Approval, ApprovalStatus};
+use crate::wire::host::{AgentStatusRow, Approval, ApprovalKind, ApprovalStatus, Review};
 use crate::wire::journal::utc_timestamp;
 
 /// The row keys rendered in their own columns; any other key with a value
@@ -299,6 +299,31 @@ pub fn roster_page(rows: &[AgentStatusRow], csrf: &str) -> Markup {
     )
 }
 
+/// A pending config proposal whose diff the approvals page shows.
+pub fn reviewable(a: &Approval) -> bool {
+    a.status == ApprovalStatus::Pending
+        && a.kind == ApprovalKind::ApplyCommit
+        && a.fetched_sha.is_some()
+}
+
+/// What a proposal changes, under its row: git's stat, the flagged
+/// entries and the patch, as text (escaped like every value here).
+fn review_row(r: &Review) -> Markup {
+    html! {
+        tr.review id={ "review-" (r.approval.id) } {
+            td colspan="8" {
+                details open {
+                    summary { "what proposal " (r.approval.id) " changes against what is deployed" }
+                    @for f in &r.flagged { p.flagged { (f) } }
+                    pre.mono { (r.stat) }
+                    pre.mono.patch { (r.patch) }
+                    @if r.truncated { p { small { "(cut at the hive's cap; `hivectl show " (r.approval.id) "` says the same)" } } }
+                }
+            }
+        }
+    }
+}
+
 fn approval_row(a: &Approval, csrf: &str) -> Markup {
     html! {
         tr id={ "approval-" (a.id) } {
@@ -323,8 +348,9 @@ fn approval_row(a: &Approval, csrf: &str) -> Markup {
     }
 }
 
-/// Approvals: pending first (the service orders them so), then history.
-pub fn approvals_page(rows: &[Approval], csrf: &str) -> Markup {
+/// Approvals: pending first (the service orders them so), then history;
+/// `reviews` are the pending proposals' diffs.
+pub fn approvals_page(rows: &[Approval], reviews: &[Review], csrf: &str) -> Markup {
     let (pending, done): (Vec<_>, Vec<_>) = rows
         .iter()
         .partition(|a| a.status == ApprovalStatus::Pending);
@@ -332,7 +358,10 @@ pub fn approvals_page(rows: &[Approval], csrf: &str) -> Markup {
         html! {
             table.rows {
                 thead { tr { th { "id" } th { "agent" } th { "kind" } th { "ref" } th { "description" } th { "requested" } th { "status" } th { "actions" } } }
-                tbody { @for a in rows { (approval_row(a, csrf)) } }
+                tbody { @for a in rows {
+                    (approval_row(a, csrf))
+                    @if let Some(r) = reviews.iter().find(|r| r.approval.id == a.id) { (review_row(r)) }
+                } }
             }
         }
     };

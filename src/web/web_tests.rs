@@ -1,7 +1,7 @@
 //! The templates' promises: user text stays text, unknown row fields show.
 
 use super::views;
-use crate::wire::host::AgentStatusRow;
+use crate::wire::host::{AgentStatusRow, Approval, ApprovalKind, ApprovalStatus, Review};
 use crate::wire::ident::Ident;
 
 /// A running agent's row as the wire carries it (only the required keys).
@@ -85,4 +85,50 @@ fn an_agent_waiting_on_a_person_gets_a_needs_you_tag_with_its_message() {
     let html = views::roster_row(&r, 0).into_string();
     assert!(html.contains(r#"class="tag session""#), "{html}");
     assert!(!html.contains("needs"), "{html}");
+}
+
+/// A config proposal of alice's as `pending` lists it, fetched.
+fn proposal(id: i64, status: ApprovalStatus) -> Approval {
+    Approval {
+        id,
+        agent: Ident::new("alice").unwrap(),
+        kind: ApprovalKind::ApplyCommit,
+        commit_ref: "0123456".into(),
+        fetched_sha: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        requested_at: 1_796_040_000,
+        status,
+        resolved_at: None,
+        note: None,
+        description: None,
+    }
+}
+
+#[test]
+fn a_pending_proposal_shows_its_diff_under_its_row_as_text() {
+    let pending = proposal(7, ApprovalStatus::Pending);
+    let review = Review {
+        approval: pending.clone(),
+        stat: " CLAUDE.md | 1 +\n".into(),
+        patch: "+<script>alert(1)</script>\n".into(),
+        truncated: true,
+        flagged: vec!["symlink link".into()],
+    };
+    assert!(views::reviewable(&pending));
+    let done = proposal(6, ApprovalStatus::Approved);
+    assert!(!views::reviewable(&done));
+    let html = views::approvals_page(&[pending, done], &[review], "tok").into_string();
+    let row = html.find(r#"id="approval-7""#).unwrap();
+    let diff = html
+        .find(r#"id="review-7""#)
+        .expect("the diff has a row of its own");
+    assert!(row < diff && diff < html.find(r#"id="approval-6""#).unwrap());
+    assert!(!html.contains("id=\"review-6\""), "{html}");
+    assert!(html.contains("CLAUDE.md | 1 +"), "{html}");
+    assert!(html.contains("symlink link"), "{html}");
+    assert!(
+        html.contains("+&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("<script>"), "{html}");
+    assert!(html.contains("hivectl show 7"), "{html}");
 }
