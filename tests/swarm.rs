@@ -385,7 +385,7 @@ fn read_events_until(
 #[test]
 #[ignore = "needs nats-server: tests/run runs it"]
 fn the_dashboards_swarm_page_shows_other_hives_agents_and_follows_them_live() {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::os::unix::net::UnixStream;
     let cluster = Cluster::start(&HIVES[..2]);
     let base = tempfile::tempdir().unwrap();
@@ -398,11 +398,7 @@ fn the_dashboards_swarm_page_shows_other_hives_agents_and_follows_them_live() {
     });
 
     // The page on hive-b: both hives' agents, only its own linked.
-    let mut page = UnixStream::connect(b.web_socket()).unwrap();
-    page.write_all(b"GET /swarm HTTP/1.1\r\nHost: dash\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut html = String::new();
-    page.read_to_string(&mut html).unwrap();
+    let html = b.web_page("/swarm");
     assert!(html.starts_with("HTTP/1.1 200"), "{html}");
     assert!(html.contains(r#"id="row-alice@hive-a""#), "{html}");
     assert!(html.contains(r#"id="row-bob@hive-b""#), "{html}");
@@ -505,4 +501,8 @@ fn a_permission_the_bus_refuses_is_shown_in_the_swarm_status_not_retried_in_sile
     let error = answer["bus_error"]["error"].as_str().unwrap();
     assert!(error.contains("CONSUMER.CREATE.KV_hive-"), "{seen}");
     assert!(answer["bus_error"]["at"].as_i64().unwrap() > 0, "{seen}");
+    // The swarm page says it too.
+    let html = a.web_page("/swarm");
+    assert!(html.contains(r#"role="alert""#), "{html}");
+    assert!(html.contains("Permissions Violation"), "{html}");
 }

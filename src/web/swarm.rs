@@ -24,7 +24,7 @@ use super::live::{Events, failed_event, sse};
 use super::pages::failed;
 use super::views::{self, Nav, attention_cell, counts, layout, state_cell, status_cell};
 use crate::service::{RosterChange, SwarmChange};
-use crate::wire::host::{AgentStatusRow, SwarmAgentRow};
+use crate::wire::host::{AgentStatusRow, BusError, SwarmAgentRow};
 use crate::wire::ident::Ident;
 
 /// The element id of an agent's row: `row-<agent>@<hive>`.
@@ -50,8 +50,9 @@ pub fn swarm_row(row: &SwarmAgentRow, own: &Ident) -> Markup {
     }
 }
 
-/// The swarm page.
-pub fn swarm_page(rows: &[SwarmAgentRow], own: &Ident) -> Markup {
+/// The swarm page; `bus_error` is the bus's last refusal or error (when,
+/// what), shown above the table as `hivectl status --swarm` prints it.
+pub fn swarm_page(rows: &[SwarmAgentRow], own: &Ident, bus_error: Option<&BusError>) -> Markup {
     let hives: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.hive.as_str()).collect();
     let agents: Vec<&AgentStatusRow> = rows.iter().map(|r| &r.row).collect();
     layout(
@@ -62,6 +63,12 @@ pub fn swarm_page(rows: &[SwarmAgentRow], own: &Ident) -> Markup {
                 "This hive: " strong { (own) } ". " (hives.len()) " hives, "
                 (counts(&agents))
                 span #live role="status" { "not live (needs JavaScript)" }
+            }
+            @if let Some(e) = bus_error {
+                p.error role="alert" {
+                    "The bus's last error, at " (views::at(e.at)) ": " (e.error)
+                    ". Other hives' rows may be stale; the daemon's log says more."
+                }
             }
             table #swarm.rows data-live="/events/swarm" data-append {
                 thead { tr {
@@ -85,7 +92,13 @@ pub async fn page(State(web): State<Web>) -> Response {
     }
     .await
     {
-        Ok(rows) => swarm_page(&rows, &web.hive.own_hive()).into_response(),
+        Ok(rows) => {
+            let bus_error = web
+                .hive
+                .swarm_last_bus_error()
+                .map(|(at, error)| BusError { at, error });
+            swarm_page(&rows, &web.hive.own_hive(), bus_error.as_ref()).into_response()
+        }
         Err(err) => failed(&err),
     }
 }

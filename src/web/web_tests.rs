@@ -1,7 +1,7 @@
 //! The templates' promises: user text stays text, unknown row fields show.
 
 use super::views;
-use crate::wire::host::{AgentStatusRow, Approval, ApprovalKind, ApprovalStatus, Review};
+use crate::wire::host::{AgentStatusRow, Approval, ApprovalKind, ApprovalStatus, BusError, Review};
 use crate::wire::ident::Ident;
 
 /// A running agent's row as the wire carries it (only the required keys).
@@ -131,4 +131,21 @@ fn a_pending_proposal_shows_its_diff_under_its_row_as_text() {
     );
     assert!(!html.contains("<script>"), "{html}");
     assert!(html.contains("hivectl show 7"), "{html}");
+}
+
+#[test]
+fn the_swarm_page_shows_the_buss_last_error_as_text_and_nothing_without_one() {
+    let own = Ident::new("hive-a").unwrap();
+    let quiet = crate::web::swarm::swarm_page(&[], &own, None).into_string();
+    assert!(!quiet.contains("role=\"alert\""), "{quiet}");
+    let error = BusError {
+        at: 1_796_040_000,
+        error: "Permissions Violation for <Publish>".into(),
+    };
+    let html = crate::web::swarm::swarm_page(&[], &own, Some(&error)).into_string();
+    assert!(html.contains("role=\"alert\""), "{html}");
+    assert!(
+        html.contains("Permissions Violation for &lt;Publish&gt;"),
+        "{html}"
+    );
 }

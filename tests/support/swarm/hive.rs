@@ -114,6 +114,20 @@ impl Hive {
         self.dir.join("run/web.sock")
     }
 
+    /// The dashboard's answer to `GET path`, status line and all.
+    pub fn web_page(&self, path: &str) -> String {
+        use std::io::{Read, Write};
+        let mut page = std::os::unix::net::UnixStream::connect(self.web_socket()).unwrap();
+        write!(
+            page,
+            "GET {path} HTTP/1.1\r\nHost: dash\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut html = String::new();
+        page.read_to_string(&mut html).unwrap();
+        html
+    }
+
     pub fn agent_socket(&self, agent: &str) -> PathBuf {
         self.dir.join("run/agents").join(agent).join("mcp.sock")
     }
