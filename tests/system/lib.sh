@@ -482,6 +482,15 @@ for r in json.load(sys.stdin).get("agent_statuses") or []:
         print("running" if r["running"] else "failed" if r["failed"] else "stopped")' "$1"
 }
 tb_row_is() { [ "$(tb_row "$1")" = "$2" ]; }
+# tb_approval_field ID FIELD: FIELD of approval ID from `hivectl --json pending --all` (empty
+# when the row has none or there is no such row); tb_approval_is ID STATUS: its status is STATUS.
+tb_approval_field() {
+  hivectl_root --json pending --all | "$TB_PYTHON" -c 'import json, sys
+for a in json.load(sys.stdin).get("approvals") or []:
+    if a["id"] == int(sys.argv[1]):
+        print(a.get(sys.argv[2]) or "")' "$1" "$2"
+}
+tb_approval_is() { [ "$(tb_approval_field "$1" status)" = "$2" ]; }
 # tb_agent_unit NAME: "ActiveState SubState" of systemd-nspawn@h-NAME.service.
 tb_agent_unit() {
   in_c systemctl show -P ActiveState -P SubState "systemd-nspawn@h-$1.service" | paste -sd ' ' -

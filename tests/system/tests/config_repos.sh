@@ -25,13 +25,6 @@ _cr_last_approval() {
   hivectl_root --json pending --all | "$TB_PYTHON" -c 'import json, sys
 print(max(a["id"] for a in json.load(sys.stdin).get("approvals") or []))'
 }
-_cr_status() {
-  hivectl_root --json pending --all | "$TB_PYTHON" -c 'import json, sys
-for a in json.load(sys.stdin).get("approvals") or []:
-    if a["id"] == int(sys.argv[1]):
-        print(a["status"])' "$1"
-}
-_cr_is() { [ "$(_cr_status "$1")" = "$2" ]; }
 _cr_memory() { unit_prop "systemd-nspawn@h-$1.service" MemoryMax; }
 _cr_memory_is() { [ "$(_cr_memory "$1")" = "$2" ]; }
 
@@ -54,7 +47,7 @@ an_approved_commit_restarts_the_container_with_its_memory_limit_and_claude_md_an
   id=$(_cr_last_approval)
   expect_match "hivectl show $id" "CLAUDE.md" "$(hivectl_root show "$id")"
   hivectl_root approve "$id" >/dev/null 2>&1 || true
-  wait_for 60 "approval $id to end approved" _cr_is "$id" approved
+  wait_for 60 "approval $id to end approved" tb_approval_is "$id" approved
   wait_for 30 "h-cfg's MemoryMax to be 1G" _cr_memory_is cfg 1073741824
   tb_wait_machine 30 h-cfg
   expect_eq "CLAUDE.md in h-cfg's working directory" "You are cfg. Be brief." \

@@ -125,33 +125,24 @@ _cm_approved_retry() {
   # A row the killed daemon had claimed is ended at its restart, or (its agent registered)
   # finished in the background; a row still pending with no agent was never claimed.
   wait_for 60 "approval $CM_ID to settle" _cm_approval_settled "$CM_ID" "$1"
-  status=$(_cm_approval_status "$CM_ID")
+  status=$(tb_approval_field "$CM_ID" status)
   case "$status" in
     pending) hivectl_root approve "$CM_ID" >/dev/null 2>&1 || true ;;
     approved) ;;
     failed)
       # Claimed, and killed before it registered the agent: the note says to ask again.
-      expect_match "approval $CM_ID's note" "not spawned: request again" "$(_cm_approval_note "$CM_ID")"
+      expect_match "approval $CM_ID's note" "not spawned: request again" "$(tb_approval_field "$CM_ID" note)"
       _cm_approved_setup "$1"
       hivectl_root approve "$CM_ID" >/dev/null 2>&1 || true ;;
-    *) echo "approval $CM_ID ended $status: $(_cm_approval_note "$CM_ID")"; return 1 ;;
+    *) echo "approval $CM_ID ended $status: $(tb_approval_field "$CM_ID" note)"; return 1 ;;
   esac
-  wait_for 60 "approval $CM_ID to end approved" _cm_approval_is "$CM_ID" approved
+  wait_for 60 "approval $CM_ID to end approved" tb_approval_is "$CM_ID" approved
   wait_for 30 "$1 to run" tb_row_is "$1" running
   _cm_expect "$1" running
 }
-_cm_approval_field() {
-  hivectl_root --json pending --all | "$TB_PYTHON" -c 'import json, sys
-for a in json.load(sys.stdin).get("approvals") or []:
-    if a["id"] == int(sys.argv[1]):
-        print(a.get(sys.argv[2]) or "")' "$1" "$2"
-}
-_cm_approval_status() { _cm_approval_field "$1" status; }
-_cm_approval_note() { _cm_approval_field "$1" note; }
-_cm_approval_is() { [ "$(_cm_approval_status "$1")" = "$2" ]; }
 # _cm_approval_settled ID NAME: the row ended, or is pending with no agent NAME registered.
 _cm_approval_settled() {
-  [ "$(_cm_approval_status "$1")" != pending ] || [ -z "$(tb_row "$2")" ]
+  [ "$(tb_approval_field "$1" status)" != pending ] || [ -z "$(tb_row "$2")" ]
 }
 
 _cm_destroy_setup() { tb_spawn "$1"; _cm_mark "$1"; CM_ARGS=(destroy "$1"); }

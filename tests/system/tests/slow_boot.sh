@@ -17,14 +17,6 @@ _drop_slow() {
   rm -rf "$TB_DIR/units/systemd-nspawn@h-$1.service.d"
   in_c systemctl daemon-reload
 }
-# _approval_status ID: the status of approval ID from `hivectl --json pending --all`.
-_approval_status() {
-  hivectl_root --json pending --all | "$TB_PYTHON" -c 'import json, sys
-for a in json.load(sys.stdin).get("approvals") or []:
-    if a["id"] == int(sys.argv[1]):
-        print(a["status"])' "$1"
-}
-_approval_is() { [ "$(_approval_status "$1")" = "$2" ]; }
 
 an_approved_spawn_of_a_container_slower_than_the_answer_budget_ends_approved_once_it_runs() {
   tb_hive; tb_agents slowspawn
@@ -40,7 +32,7 @@ an_approved_spawn_of_a_container_slower_than_the_answer_budget_ends_approved_onc
   expect_match "approve's answer (exit $rc)" "still in progress" "$out"
   expect_eq "approve's exit status: in progress" 4 "$rc"
   expect_eq "the unit while its start job runs" "activating start-post" "$(tb_agent_unit slowspawn)"
-  wait_for 20 "approval $id to end approved" _approval_is "$id" approved
+  wait_for 20 "approval $id to end approved" tb_approval_is "$id" approved
   expect_eq "roster row" running "$(tb_row slowspawn)"
   expect_eq "the daemon's log of the approval" "" \
     "$(in_c journalctl -u "$TB_UNIT" AGENT=slowspawn -o cat --no-pager | grep -i 'failed' || true)"
