@@ -17,57 +17,20 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 #![allow(clippy::disallowed_methods)] // a benchmark runs the binaries it measures
 
+#[path = "support/daemon.rs"]
+mod daemon;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use daemon::{Killed, bin, daemon_with, wait_for};
 
 /// MiB per download (the first argument overrides it).
 const MIB: usize = 512;
 /// Downloads each way.
 const REPS: usize = 5;
-
-fn bin(name: &str) -> PathBuf {
-    // target/release/examples/bench_egress -> target/release/<name>
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --release --bins` first",
-        path.display()
-    );
-    path
-}
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn request(socket: &Path, line: &str) -> String {
-    let mut s = UnixStream::connect(socket).unwrap();
-    s.write_all(format!("{line}\n").as_bytes()).unwrap();
-    let mut answer = String::new();
-    BufReader::new(s).read_line(&mut answer).unwrap();
-    answer
-}
 
 /// A target writing `bytes` to every connection; its port.
 fn target(bytes: usize) -> u16 {
@@ -149,32 +112,13 @@ fn main() {
     let bytes = mib << 20;
     let port = target(bytes);
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    std::fs::create_dir_all(&run).unwrap();
     let config = dir.path().join("config.json");
     std::fs::write(
         &config,
         format!(r#"{{"egress_allow": ["127.0.0.1:{port}"]}}"#),
     )
     .unwrap();
-    let daemon = Killed(
-        Command::new(bin("hive-c0re"))
-            .args(["serve", "--driver", "fake", "--config"])
-            .arg(&config)
-            .arg("--state-dir")
-            .arg(dir.path().join("state"))
-            .arg("--runtime-dir")
-            .arg(&run)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let host = run.join("host.sock");
-    wait_for(&host);
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(request(&host, r#"{"cmd":"spawn","name":"bench"}"#).contains("\"ok\":true"));
+    let (hive, run) = daemon_with(dir.path(), Some(&config), "bench");
     let dialer = run.join("egress-dialer.sock");
     let service = Killed(
         Command::new(bin("hive-c0re"))
@@ -221,5 +165,5 @@ fn main() {
     println!("direct:             {d:8.0} MiB/s (runs: {straight:.0?})");
     println!("through the proxy:  {p:8.0} MiB/s (runs: {through:.0?})");
     println!("ratio proxy/direct: {:.2}", p / d);
-    drop((service, daemon));
+    drop((service, hive));
 }

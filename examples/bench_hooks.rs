@@ -12,49 +12,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 #![allow(clippy::disallowed_methods)] // it runs the binaries it measures
 
+#[path = "support/daemon.rs"]
+mod daemon;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use daemon::{bin, daemon_with};
 
 const SAMPLES: usize = 300;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn bin(name: &str) -> PathBuf {
-    // target/release/examples/bench_hooks -> target/release/<name>
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --release --bins` first",
-        path.display()
-    );
-    path
-}
-
-fn request(socket: &Path, line: &str) -> String {
-    let mut s = UnixStream::connect(socket).unwrap();
-    s.write_all(format!("{line}\n").as_bytes()).unwrap();
-    let mut answer = String::new();
-    BufReader::new(s).read_line(&mut answer).unwrap();
-    answer
-}
-
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn report(what: &str, mut samples: Vec<Duration>, floor: Duration) {
@@ -72,27 +44,9 @@ fn report(what: &str, mut samples: Vec<Duration>, floor: Duration) {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    std::fs::create_dir_all(&run).unwrap();
-    let mut daemon = Command::new(bin("hive-c0re"))
-        .args(["serve", "--driver", "fake", "--state-dir"])
-        .arg(dir.path().join("state"))
-        .arg("--runtime-dir")
-        .arg(&run)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (daemon, run) = daemon_with(dir.path(), None, "alice");
     let host = run.join("host.sock");
-    wait_for(&host);
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(
-        request(&host, r#"{"cmd":"spawn","name":"alice"}"#).trim(),
-        r#"{"version":1,"ok":true}"#
-    );
     let agent_socket = run.join("agents/alice/mcp.sock");
-    wait_for(&agent_socket);
 
     let (tx, rx) = mpsc::channel::<(Instant, String)>();
     let mut sub = UnixStream::connect(&host).unwrap();
@@ -167,6 +121,5 @@ fn main() {
         samples,
         floor_p50,
     );
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
 }
