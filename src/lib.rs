@@ -98,7 +98,7 @@
 //!   the actions approved rows run), roster (served from memory) and crash
 //!   watcher, the one delivery path into inboxes, broker, questions,
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
-//!   start-up. `Hive` is a façade: its memory lives in state parts that
+//!   metrics, start-up. `Hive` is a façade: its memory lives in state parts that
 //!   own their fields (roster, inbox, swarm), and its files call each
 //!   other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
@@ -107,7 +107,8 @@
 //!   listeners (per-agent connection and idle budgets, systemd's fd store).
 //! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
 //!   over the same service calls, live roster, swarm and logs over Server-Sent
-//!   Events, CSRF checks (origin + token) and a strict CSP.
+//!   Events, CSRF checks (origin + token) and a strict CSP; `/metrics` in
+//!   Prometheus's text format.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output

@@ -14,7 +14,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Daemon, Launch, daemon_with};
+use common::{Daemon, Launch, daemon_with, request_raw};
 
 /// One HTTP/1.1 request with `Connection: close`; the whole answer.
 fn http(socket: &Path, request: &str) -> String {
@@ -188,4 +188,97 @@ fn an_open_live_stream_does_not_hold_up_the_daemons_exit() {
     // And the browser's stream was ended, not left hanging.
     let mut rest = Vec::new();
     let _ = stream.read_to_end(&mut rest);
+}
+
+/// The Python script that parses `/metrics` (stdin) with
+/// `prometheus_client`'s own parser and prints every sample as a JSON line:
+/// `[family, type, sample name, labels, value]`.
+const PARSE_METRICS: &str = r#"
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+for family in text_string_to_metric_families(sys.stdin.read()):
+    for s in family.samples:
+        print(json.dumps([family.name, family.type, s.name, s.labels, s.value]))
+"#;
+
+/// `/metrics` read by a parser no one here wrote: the Python
+/// `prometheus_client` (`HIVE_TEST_PYTHON`, from `tests/clients/install`).
+#[test]
+#[ignore = "needs the Python prometheus_client: eval \"$(tests/clients/install)\""]
+#[allow(clippy::disallowed_methods)] // it runs the real parser, a Python program
+fn metrics_parse_with_the_prometheus_clients_own_parser_and_count_a_reported_turn() {
+    let python = std::env::var("HIVE_TEST_PYTHON")
+        .expect("HIVE_TEST_PYTHON (eval \"$(tests/clients/install)\")");
+    let d = daemon_with(&["alice", "bob"]);
+    let turn = r#"{"cmd":"report_turn","turn":{"started_at_ms":1796040000000,"ended_at_ms":1796040002000,"outcome":"ok","usage":{"input_tokens":120,"output_tokens":30},"cost_micro_usd":42000}}"#;
+    let answer = request_raw(&d.agent_socket("alice"), format!("{turn}\n").as_bytes());
+    assert!(answer.contains(r#""kind":"ok""#), "{answer}");
+
+    let answer = get(&d.web_socket(), "/metrics");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.contains("content-type: text/plain; version=0.0.4; charset=utf-8"),
+        "{head}"
+    );
+    let mut parser = std::process::Command::new(python)
+        .args(["-c", PARSE_METRICS])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    parser
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = parser.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let samples: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let value = |family: &str, kind: &str, name: &str, labels: serde_json::Value| {
+        samples
+            .iter()
+            .find(|s| s[0] == family && s[2] == name && s[3] == labels)
+            .map(|s| {
+                assert_eq!(s[1], kind, "{s}");
+                s[4].as_f64().unwrap()
+            })
+            .unwrap_or_else(|| panic!("no {name} {labels} in {samples:?}"))
+    };
+    use serde_json::json;
+    let alice = json!({"agent": "alice", "outcome": "ok"});
+    assert_eq!(
+        value("hive_turns", "counter", "hive_turns_total", alice),
+        1.0
+    );
+    let input = json!({"agent": "alice", "kind": "input"});
+    assert_eq!(
+        value("hive_tokens", "counter", "hive_tokens_total", input),
+        120.0
+    );
+    let cost = json!({"agent": "alice"});
+    assert_eq!(
+        value("hive_cost_usd", "counter", "hive_cost_usd_total", cost),
+        0.042
+    );
+    let up = json!({"agent": "bob"});
+    assert_eq!(value("hive_agent_up", "gauge", "hive_agent_up", up), 1.0);
+    // alice and bob run; the manager is registered, never started here.
+    let running = json!({"state": "running"});
+    assert_eq!(value("hive_agents", "gauge", "hive_agents", running), 2.0);
+    let stopped = json!({"state": "stopped"});
+    assert_eq!(value("hive_agents", "gauge", "hive_agents", stopped), 1.0);
+    let inf = json!({"le": "+Inf"});
+    let name = "hive_hook_to_roster_seconds";
+    value(name, "histogram", &format!("{name}_bucket"), inf);
 }

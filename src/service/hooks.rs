@@ -23,6 +23,7 @@ impl Hive {
         agent: &Ident,
         payload: String,
     ) -> Result<Option<SessionState>, HiveError> {
+        let received = std::time::Instant::now();
         let event = HookEvent::parse(payload.as_bytes())?;
         let now = self.now();
         let n = agent.clone();
@@ -48,6 +49,7 @@ impl Hive {
             return Ok(None);
         };
         self.publish(agent).await;
+        self.inner.metrics.hook_reached_roster(received.elapsed());
         if next.state.needs_person() {
             self.arm_attention(agent.clone(), next.clone());
         }

@@ -78,6 +78,7 @@ pub mod logs;
 #[cfg(test)]
 mod loose_end_tests;
 pub mod loose_ends;
+pub mod metrics;
 pub mod proposals;
 pub mod questions;
 #[cfg(test)]
@@ -159,6 +160,8 @@ struct Inner {
     repos: crate::repos::Repos,
     /// The hive's one build queue: one deploy at a time.
     deploys: tokio::sync::Mutex<()>,
+    /// The counters `/metrics` shows.
+    metrics: metrics::MetricsState,
 }
 
 impl Hive {
@@ -189,6 +192,7 @@ impl Hive {
                 sockets: OnceLock::new(),
                 swarm: swarm_state::SwarmState::default(),
                 deploys: tokio::sync::Mutex::new(()),
+                metrics: metrics::MetricsState::default(),
             }),
         };
         let (records, reminders) = hive

@@ -25,6 +25,7 @@ impl Hive {
     pub async fn report_turn(&self, agent: &Ident, report: TurnReport) -> Result<i64, HiveError> {
         arguments::check_turn_report(&report)?;
         let n = agent.clone();
+        let counted = report.clone();
         let id = self
             .transact(move |c| {
                 if agents::get(c, &n)?.is_none() {
@@ -33,6 +34,7 @@ impl Hive {
                 Ok(turns::insert(c, &n, &report)?)
             })
             .await?;
+        self.inner.metrics.turn(agent, &counted);
         tracing::debug!(agent = %agent, turn = id, "turn reported");
         Ok(id)
     }

@@ -99,6 +99,14 @@ pub fn pending(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
         .collect())
 }
 
+/// How many rows are pending.
+pub fn pending_count(conn: &Connection) -> Result<u64, StoreError> {
+    let n: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = 'pending'")?
+        .query_row([], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// Mark a pending row as claimed by an approve running its action.
 pub fn claim(conn: &Connection, id: i64) -> Result<(), StoreError> {
     conn.execute("UPDATE approvals SET claimed = 1 WHERE id = ?1", [id])?;

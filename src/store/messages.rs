@@ -137,6 +137,21 @@ pub fn pending_count(conn: &Connection, recipient: &Recipient) -> Result<u64, St
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
+/// How many messages wait, by recipient (those with none left out).
+pub fn pending_by_recipient(
+    conn: &Connection,
+) -> Result<std::collections::HashMap<String, u64>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT recipient, COUNT(*) FROM messages WHERE state = 'pending' GROUP BY recipient",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    rows.map(|r| {
+        let (recipient, n) = r?;
+        Ok((recipient, u64::try_from(n).unwrap_or(0)))
+    })
+    .collect()
+}
+
 /// Rows from `rows` while their sizes fit in `max_bytes` (the first always
 /// goes, so a reader always makes progress); whether some were left.
 fn within_bytes<T>(

@@ -33,6 +33,7 @@ pub mod actions;
 pub mod guard;
 pub mod lists;
 pub mod live;
+pub mod metrics;
 pub mod pages;
 pub mod swarm;
 pub mod views;
@@ -68,6 +69,7 @@ pub fn router(web: Web) -> Router {
         .route("/inbox", get(pages::inbox))
         .route("/questions", get(pages::questions))
         .route("/swarm", get(swarm::page))
+        .route("/metrics", get(metrics::page))
         .route("/events/swarm", get(swarm::events))
         .route("/agent/{name}", get(pages::agent))
         .route("/events/roster", get(live::roster))
