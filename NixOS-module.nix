@@ -125,6 +125,14 @@ let
       appended; its last output line becomes the approval's note. Empty:
       approvals of those kinds are recorded only.
     '';
+    notify_command = opt (types.listOf types.str) [ ] ''
+      Command (argv, no shell) the hive runs to tell the operator that an
+      agent needs a person, an approval waits or a container crashed: one
+      JSON event on its stdin, one run at a time, each killed after 30 s,
+      failures logged. Empty: none.
+    '';
+    notify_interval_secs = opt types.ints.unsigned 60
+      "Least seconds between two runs of `notify_command` for the same event and agent.";
     agent_cpu_quota = opt (types.nullOr (types.strMatching "[0-9]+(\\.[0-9]+)?%")) "200%"
       "`CPUQuota=` of every agent container (200% = two CPUs); null for no limit.";
     agent_memory_max = opt (types.nullOr (types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity")) "4G"

@@ -2,8 +2,8 @@
 //! config plus arguments the hive appends, never a shell, killed if its
 //! caller gives up, stdout captured, failures reported with stderr's tail.
 //!
-//! Used by the approval actions ([`crate::service::approvals`]) and the
-//! nixos profile's system builder. Rejected: `sh -c "<configured string>"`,
+//! Used by the approval actions ([`crate::service::approvals`]), the
+//! nixos profile's system builder and the operator's `notify_command`. Rejected: `sh -c "<configured string>"`,
 //! which would make every appended value (an agent name, a commit ref) a
 //! piece of shell syntax.
 
@@ -38,21 +38,44 @@ pub async fn run(
     argv: &[String],
     extra: &[&str],
 ) -> Result<String, CommandError> {
+    run_fed(setting, argv, extra, None).await
+}
+
+/// [`run`], with `input` written to its stdin (then closed) when given.
+pub async fn run_fed(
+    setting: &'static str,
+    argv: &[String],
+    extra: &[&str],
+    input: Option<&[u8]>,
+) -> Result<String, CommandError> {
     let (program, args) = argv
         .split_first()
         .ok_or(CommandError::NotConfigured { setting })?;
+    let spawn_error = |error| CommandError::Spawn {
+        program: program.clone(),
+        error,
+    };
     #[allow(clippy::disallowed_methods)] // this module is the seam for configured commands
-    let out = tokio::process::Command::new(program)
+    let mut child = tokio::process::Command::new(program)
         .args(args)
         .args(extra)
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|error| CommandError::Spawn {
-            program: program.clone(),
-            error,
-        })?;
+        .spawn()
+        .map_err(spawn_error)?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        use tokio::io::AsyncWriteExt as _;
+        // A command that exits without reading its input is judged by its
+        // exit status, not by the broken pipe.
+        let _ = stdin.write_all(input).await;
+    }
+    let out = child.wait_with_output().await.map_err(spawn_error)?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(5).collect();

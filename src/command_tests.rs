@@ -41,3 +41,15 @@ fn the_last_line_skips_trailing_blank_lines() {
         "/nix/store/x-system"
     );
 }
+
+#[tokio::test]
+async fn input_reaches_the_commands_stdin_and_one_that_ignores_it_still_succeeds() {
+    let out = run_fed("x", &argv(&["/bin/cat"]), &[], Some(b"{\"event\":1}\n"))
+        .await
+        .unwrap();
+    assert_eq!(out, "{\"event\":1}\n");
+    let big = vec![b'x'; 1 << 20];
+    run_fed("x", &argv(&["/bin/true"]), &[], Some(&big))
+        .await
+        .unwrap();
+}

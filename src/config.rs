@@ -81,6 +81,13 @@ pub struct Config {
     /// approval's `commit_ref` appended. Its last stdout line becomes the
     /// approval's note.
     pub approval_command: Vec<String>,
+    /// The command the hive runs to tell the operator (an agent needs a
+    /// person, an approval waits, a container crashed): argv, no shell,
+    /// one JSON event (`wire::notify`) on its stdin. Empty: none.
+    pub notify_command: Vec<String>,
+    /// Least seconds between two runs of `notify_command` for the same
+    /// event and agent; events inside it are dropped (logged at debug).
+    pub notify_interval_secs: u64,
     /// `CPUQuota=` for every agent container.
     pub agent_cpu_quota: Option<String>,
     /// `MemoryMax=` for every agent container.
@@ -184,6 +191,8 @@ impl Default for Config {
             nixos_containers_dir: "/etc/nixos-containers".into(),
             nixos_build_command: Vec::new(),
             approval_command: Vec::new(),
+            notify_command: Vec::new(),
+            notify_interval_secs: 60,
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
             max_agents: 1000,

@@ -290,7 +290,7 @@ proptest! {
                 (prop::sample::select(vec![
                     "state_dir", "runtime_dir", "driver", "profile", "manager", "max_agents",
                     "agent_max_connections", "inbox_max_bytes", "swarm", "hive_name",
-                    "stop_deadline_secs", "approval_command", "journal_directory",
+                    "stop_deadline_secs", "approval_command", "journal_directory", "notify_command",
                 ]), json()),
                 0..5,
             ).prop_map(|kv| {

@@ -17,6 +17,7 @@ use crate::store::{StoreError, agents, immediate};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
 use crate::wire::ident::Ident;
+use crate::wire::notify::NotifyEvent;
 
 impl Hive {
     /// Every pending row, then recent resolved ones.
@@ -31,6 +32,20 @@ impl Hive {
     /// validated first (`proposals`); an `update_meta_inputs` needs flake
     /// input names (they end up in `approval_command`'s argv).
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
+        let row = self.queue_approval(new).await?;
+        // A proposal that failed validation is already over.
+        if row.status == ApprovalStatus::Pending {
+            self.notify_operator(NotifyEvent::ApprovalWaiting {
+                id: row.id,
+                agent: row.agent.clone(),
+                kind: row.kind,
+                description: row.description.clone(),
+            });
+        }
+        Ok(row)
+    }
+
+    async fn queue_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
         match new.kind {
             ApprovalKind::Spawn => self.check_new_name(&new.agent).await?,
             ApprovalKind::InitConfig => {

@@ -14,6 +14,7 @@ use crate::store::hooks;
 use crate::wire::events::HelperEvent;
 use crate::wire::host::SessionState;
 use crate::wire::ident::Ident;
+use crate::wire::notify::NotifyEvent;
 
 impl Hive {
     /// Take in one hook payload from `agent`; the state it moved to, if any.
@@ -51,6 +52,11 @@ impl Hive {
         self.publish(agent).await;
         self.inner.metrics.hook_reached_roster(received.elapsed());
         if next.state.needs_person() {
+            self.notify_operator(NotifyEvent::NeedsPerson {
+                agent: agent.clone(),
+                state: next.state,
+                message: next.message.clone(),
+            });
             self.arm_attention(agent.clone(), next.clone());
         }
         Ok(Some(next.state))

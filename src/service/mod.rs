@@ -79,6 +79,7 @@ pub mod logs;
 mod loose_end_tests;
 pub mod loose_ends;
 pub mod metrics;
+pub mod notify;
 pub mod proposals;
 pub mod questions;
 #[cfg(test)]
@@ -162,6 +163,8 @@ struct Inner {
     deploys: tokio::sync::Mutex<()>,
     /// The counters `/metrics` shows.
     metrics: metrics::MetricsState,
+    /// Events queued for the operator's `notify_command`.
+    notify: notify::NotifyState,
 }
 
 impl Hive {
@@ -193,6 +196,7 @@ impl Hive {
                 swarm: swarm_state::SwarmState::default(),
                 deploys: tokio::sync::Mutex::new(()),
                 metrics: metrics::MetricsState::default(),
+                notify: notify::NotifyState::default(),
             }),
         };
         let (records, reminders) = hive

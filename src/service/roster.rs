@@ -267,6 +267,10 @@ impl Hive {
                 }
                 Err(err) => tracing::error!(agent = %name, "{name}: cannot record crash: {err:#}"),
             }
+            self.notify_operator(crate::wire::notify::NotifyEvent::Crashed {
+                agent: name.clone(),
+                result: result.clone(),
+            });
             let event = HelperEvent::ContainerCrash {
                 agent: name.to_string(),
                 note: Some(format!("unit result: {result}")),

@@ -8,6 +8,7 @@
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
 //! - [`journal`]: a journal entry and its short text rendering (pure).
 //! - [`events`]: `HelperEvent`s pushed to the manager.
+//! - [`notify`]: the event the operator's `notify_command` reads.
 //! - [`turns`]: the turn journal's report, rows and usage sums.
 //! - [`swarm`]: what hives say to each other over the swarm's bus, and the
 //!   swarm roster row.
@@ -21,6 +22,7 @@ pub mod events;
 pub mod host;
 pub mod ident;
 pub mod journal;
+pub mod notify;
 pub mod roster;
 pub mod signal;
 pub mod swarm;
