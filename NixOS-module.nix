@@ -241,9 +241,12 @@ let
 
   # socketActivation = false: the package's service unit without its
   # dependencies on hive-c0re.socket and hive-c0re-web.socket (the daemon
-  # then binds host.sock and web.sock itself).
+  # then binds host.sock and web.sock itself). The egress proxy's units come
+  # as they are: its socket is how it starts, whoever binds host.sock.
   unactivatedUnits = pkgs.runCommand "hive-c0re-units-without-socket" { } ''
     mkdir -p "$out/lib/systemd/system"
+    cp ${cfg.package}/lib/systemd/system/hive-c0re-egress.socket \
+      ${cfg.package}/lib/systemd/system/hive-c0re-egress.service "$out/lib/systemd/system/"
     sed -e '/^Requires=hive-c0re\.socket$/d' -e 's/^After=hive-c0re\.socket /After=/' \
       -e '/^Wants=hive-c0re-web\.socket$/d' -e '/^After=hive-c0re-web\.socket$/d' \
       ${cfg.package}/lib/systemd/system/hive-c0re.service >"$out/lib/systemd/system/hive-c0re.service"
@@ -480,6 +483,10 @@ in
       };
 
       environment.etc.${configPath}.source = configFile;
+
+      # The agents' egress proxy (hive-c0re-egress.service, started by its
+      # socket): without it every agent request through the hive is a 502.
+      systemd.sockets.hive-c0re-egress.wantedBy = [ "sockets.target" ];
 
       # Members may use host.sock (hivectl) and `machinectl shell h-<agent>`:
       # users.users.<name>.extraGroups = [ "hive-admin" ].

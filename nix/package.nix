@@ -45,6 +45,11 @@ rustPlatform.buildRustPackage {
     install -Dm644 systemd/hive-c0re.service "$out/lib/systemd/system/hive-c0re.service"
     substituteInPlace "$out/lib/systemd/system/hive-c0re.service" \
       --replace-fail "ExecStart=/usr/local/bin/hive-c0re " "ExecStart=$out/bin/hive-c0re "
+    # The agents' egress proxy: the one unit of the hive with a network.
+    install -Dm644 systemd/hive-c0re-egress.socket "$out/lib/systemd/system/hive-c0re-egress.socket"
+    install -Dm644 systemd/hive-c0re-egress.service "$out/lib/systemd/system/hive-c0re-egress.service"
+    substituteInPlace "$out/lib/systemd/system/hive-c0re-egress.service" \
+      --replace-fail "ExecStart=/usr/local/bin/hive-c0re " "ExecStart=$out/bin/hive-c0re "
     install -Dm644 systemd/hive-c0re.sysusers "$out/lib/sysusers.d/hive-c0re.conf"
     moveToOutput bin/hivectl "$client"
   '' + lib.optionalString (stdenv.buildPlatform.canExecute stdenv.hostPlatform) ''
