@@ -16,6 +16,31 @@ use crate::wire::ident::Ident;
 /// Where the manager's container sees the applied repos.
 pub const MANAGER_APPLIED_DIR: &str = "/hive/applied";
 
+/// The mode git gives every file it writes in an applied repo
+/// (`core.sharedRepository`; directories get `0705`): readable through the
+/// manager's read-only bind by its user, whatever the daemon's umask
+/// (`UMask=0077` would make them `0600`). No group bit, so git sets no
+/// setgid bit on the directories, which the daemon's unit refuses
+/// (`RestrictSUIDSGID=yes`; plain `--shared` would).
+const APPLIED_MODE: &str = "0604";
+
+impl Repos {
+    /// Give an applied repo made before [`APPLIED_MODE`] that mode for
+    /// what git writes from now on, and make what it holds readable
+    /// (start-up, once per agent with repos).
+    pub async fn share_applied(&self, n: &Ident) -> Result<(), RepoError> {
+        let key = "core.sharedRepository";
+        let now = self.in_applied(n, "config", &["config", "--get", key]).await;
+        if now.is_ok_and(|v| String::from_utf8_lossy(&v).trim() == APPLIED_MODE) {
+            return Ok(());
+        }
+        self.in_applied(n, "config", &["config", key, APPLIED_MODE])
+            .await?;
+        let applied = self.applied(n);
+        readable(&applied).map_err(Self::io(&applied))
+    }
+}
+
 /// Make the tree at `dir` (just made by the hive: no symlink is followed
 /// anyway) readable by everyone: directories `a+rx`, files `a+r`.
 fn readable(dir: &Path) -> std::io::Result<()> {
@@ -83,9 +108,8 @@ impl Repos {
         }
         self.ensure_home()?;
         let applied_arg = self.arg(applied)?;
-        // Not `--shared`: git would set the setgid bit on its directories,
-        // which the daemon's unit refuses (RestrictSUIDSGID=yes).
-        let init = super::git::safe_args(&["init", "--quiet", "--bare", "--", &applied_arg]);
+        let shared = format!("--shared={APPLIED_MODE}");
+        let init = super::git::safe_args(&["init", "--quiet", "--bare", &shared, "--", &applied_arg]);
         self.env.run("init", &self.git, &init, None).await?;
         let tree = format!("--work-tree={}", self.arg(work)?);
         self.in_applied(n, "add", &[&tree, "add", "--all", "--", "."])

@@ -94,7 +94,16 @@ impl Hive {
         let records = self.store().read(agents::all).await?;
         for record in records {
             let name = record.name;
-            if name == manager || self.repos().has_any(&name) {
+            if name == manager {
+                continue;
+            }
+            if self.repos().has_config(&name) {
+                if let Err(e) = self.repos().share_applied(&name).await {
+                    tracing::warn!(agent = %name, "{name}: cannot make its applied repo readable to the manager: {e}");
+                }
+                continue;
+            }
+            if self.repos().has_any(&name) {
                 continue;
             }
             self.seed_deployed_zero(&name).await;

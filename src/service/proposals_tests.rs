@@ -407,3 +407,44 @@ fn naive_status(repo: &Path) {
         .arg("status")
         .output();
 }
+
+/// Files and directories under `dir` that others cannot read (or enter).
+fn unreadable_by_others(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        let need = if meta.is_dir() { 0o005 } else { 0o004 };
+        if meta.permissions().mode() & need != need {
+            out.push(p.clone());
+        }
+        if meta.is_dir() {
+            stack.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_applied_repo_stays_readable_to_the_manager_and_one_from_before_is_made_so_at_start() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (hive, _dir, proposed) = seeded().await;
+    let kid = id("kid");
+    let applied = hive.repos().applied(&kid);
+    // What git writes later gets the repo's shared mode, whatever the umask.
+    assert_eq!(git(&applied, &["config", "core.sharedRepository"]), "0604");
+    std::fs::write(proposed.join("CLAUDE.md"), "be brief\n").unwrap();
+    git(&proposed, &["commit", "-q", "-am", "brief"]);
+    let sha = git(&proposed, &["rev-parse", "HEAD"]);
+    let row = apply(&hive, &sha).await.unwrap();
+    hive.approve(row.id).await.unwrap();
+    assert_eq!(unreadable_by_others(&applied), Vec::<PathBuf>::new());
+    // A repo made before the shared mode: a private file, no setting.
+    git(&applied, &["config", "--unset", "core.sharedRepository"]);
+    let head = applied.join("HEAD");
+    std::fs::set_permissions(&head, std::fs::Permissions::from_mode(0o600)).unwrap();
+    hive.seed_missing_configs().await.unwrap();
+    assert_eq!(git(&applied, &["config", "core.sharedRepository"]), "0604");
+    assert_eq!(unreadable_by_others(&applied), Vec::<PathBuf>::new());
+}

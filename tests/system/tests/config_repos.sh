@@ -53,6 +53,10 @@ an_approved_commit_restarts_the_container_with_its_memory_limit_and_claude_md_an
   expect_eq "CLAUDE.md in h-cfg's working directory" "You are cfg. Be brief." \
     "$(in_c cat /var/lib/hyperhive/agents/cfg/CLAUDE.md)"
   expect_match "deployed_sha in hivectl status" "${sha:0:12}" "$(hivectl_root --json status)"
+  # What the daemon wrote in the applied repo (UMask=0077) stays readable to
+  # the manager's user through a read-only bind: nothing others cannot read.
+  expect_eq "files of applied/cfg.git others cannot read" "" \
+    "$(in_c find /var/lib/hyperhive/applied/cfg.git \( -type f ! -perm -o=r \) -o \( -type d ! -perm -o=rx \))"
   hivectl_root rollback cfg 0 >/dev/null 2>&1 || true
   wait_for 60 "h-cfg's MemoryMax back to 4G" _cr_memory_is cfg 4294967296
   tb_wait_machine 30 h-cfg
