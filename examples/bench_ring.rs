@@ -29,14 +29,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 #![allow(clippy::disallowed_methods)] // a benchmark runs the daemon it measures
 
+#[path = "support/daemon.rs"]
+mod daemon;
 #[path = "support/redis.rs"]
 mod redis;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream as StdStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use daemon::{Killed, serve_fake};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
@@ -47,7 +50,6 @@ const ROUNDS: usize = 20;
 const SMALL_RING: usize = 100;
 const SMALL_ROUNDS: usize = 100;
 const REPS: usize = 3;
-const BIN: &str = "target/release/hive-c0re";
 
 fn host(socket: &Path, line: &str) -> String {
     let mut s = StdStream::connect(socket).unwrap();
@@ -71,33 +73,13 @@ fn threads_and_rss(pid: u32) -> (u64, u64) {
     (field("Threads:"), field("VmRSS:"))
 }
 
-fn start(dir: &Path) -> (Child, PathBuf) {
+/// The daemon, started under `prlimit --nofile=1024:` (a soft open-files
+/// limit of 1,024), with room for the ring's agents; its host.sock.
+fn start(dir: &Path) -> (Killed, PathBuf) {
     let config = dir.join("config.json");
     std::fs::write(&config, format!("{{\"max_agents\": {}}}", AGENTS + 1)).unwrap();
-    let run = dir.join("run");
-    let child = Command::new("prlimit")
-        .arg("--nofile=1024:")
-        .arg("--")
-        .arg(BIN)
-        .args(["serve", "--driver", "fake", "--config"])
-        .arg(&config)
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .arg("--runtime-dir")
-        .arg(&run)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .expect(
-            "run prlimit (util-linux) and target/release/hive-c0re: cargo build --release --bins",
-        );
-    let socket = run.join("host.sock");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while StdStream::connect(&socket).is_err() {
-        assert!(Instant::now() < deadline, "the daemon did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (child, socket)
+    let (daemon, run) = serve_fake(dir, Some(&config), &["prlimit", "--nofile=1024:", "--"]);
+    (daemon, run.join("host.sock"))
 }
 
 /// One agent's side of the ring, whatever the server: send to the next,
@@ -342,8 +324,8 @@ async fn redis_streams(socket: &Path, names: &[String]) {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut daemon, socket) = start(dir.path());
-    let (_, rss_idle) = threads_and_rss(daemon.id());
+    let (daemon, socket) = start(dir.path());
+    let (_, rss_idle) = threads_and_rss(daemon.0.id());
     let names: Vec<String> = (0..AGENTS).map(|i| format!("a{i:04}")).collect();
     let started = Instant::now();
     for n in &names {
@@ -353,7 +335,7 @@ fn main() {
             "{n}: {answer}"
         );
     }
-    let (_, rss_spawned) = threads_and_rss(daemon.id());
+    let (_, rss_spawned) = threads_and_rss(daemon.0.id());
     println!("spawned {AGENTS} agents in {:.1?}", started.elapsed());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -362,7 +344,7 @@ fn main() {
         .unwrap();
     let agents_dir = dir.path().join("run/agents");
     let broker = Server::Broker(&agents_dir);
-    let pid = daemon.id();
+    let pid = daemon.0.id();
     let ring_1000 = ring(&runtime, broker, &names, ROUNDS);
     // While every agent holds its connection: host.sock still answers.
     let sampler = std::thread::spawn(move || {
@@ -377,7 +359,7 @@ fn main() {
     let ((threads, rss), ring_1000) = sampler.join().unwrap();
     let (received, answered, wall) = runtime.block_on(ring_1000).unwrap();
     let broker_1000 = received as f64 / wall.as_secs_f64();
-    let (threads_end, rss_end) = threads_and_rss(daemon.id());
+    let (threads_end, rss_end) = threads_and_rss(daemon.0.id());
     println!(
         "broker ring over real sockets: {AGENTS} agents x {ROUNDS} rounds: {received} messages in {wall:.2?} = {broker_1000:.0} messages/s, {answered} agent requests answered",
     );
@@ -400,8 +382,7 @@ fn main() {
         println!(
             "redis-server not installed: skipped (apt-get install --no-install-recommends redis-server)"
         );
-        let _ = daemon.kill();
-        let _ = daemon.wait();
+        drop(daemon);
         return;
     };
     let peer = Server::Redis(&server.socket);
@@ -424,7 +405,7 @@ fn main() {
     let (mut b_cpu, mut r_cpu) = (Vec::new(), Vec::new());
     for rep in 0..REPS {
         for (server, pid, rates, cpus, label) in [
-            (broker, daemon.id(), &mut b, &mut b_cpu, "broker"),
+            (broker, daemon.0.id(), &mut b, &mut b_cpu, "broker"),
             (peer, server.pid(), &mut r, &mut r_cpu, "redis"),
         ] {
             let (cpu, bytes) = (cpu_time(pid), written(pid));
@@ -453,6 +434,5 @@ fn main() {
         b_cpu / r_cpu
     );
     drop(server);
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
 }

@@ -3,9 +3,11 @@
 //! caller gives up, stdout captured, failures reported with stderr's tail.
 //!
 //! Used by the approval actions ([`crate::service::approvals`]), the
-//! nixos profile's system builder and the operator's `notify_command`. Rejected: `sh -c "<configured string>"`,
-//! which would make every appended value (an agent name, a commit ref) a
-//! piece of shell syntax.
+//! nixos profile's system builder and the operator's `notify_command`;
+//! [`output`] (a child fed its input, its output collected) also by the
+//! config repos' git runs. Rejected: `sh -c
+//! "<configured string>"`, which would make every appended value (an agent
+//! name, a commit ref) a piece of shell syntax.
 
 use std::process::Stdio;
 
@@ -56,26 +58,11 @@ pub async fn run_fed(
         error,
     };
     #[allow(clippy::disallowed_methods)] // this module is the seam for configured commands
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .args(extra)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(spawn_error)?;
-    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-        use tokio::io::AsyncWriteExt as _;
-        // A command that exits without reading its input is judged by its
-        // exit status, not by the broken pipe.
-        let _ = stdin.write_all(input).await;
-    }
-    let out = child.wait_with_output().await.map_err(spawn_error)?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).args(extra);
+    // A command that exits without reading its input is judged by its exit
+    // status, not by the broken pipe.
+    let out = output(cmd, input, |_| Ok(())).await.map_err(spawn_error)?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
@@ -86,6 +73,33 @@ pub async fn run_fed(
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Run `cmd` with stdout and stderr captured, `input` on its stdin (then
+/// closed; else stdin is `/dev/null`), killed if the future is dropped; its
+/// output once it exits. A failed write of the input goes to `on_write`,
+/// whose error ends the run.
+pub async fn output(
+    mut cmd: tokio::process::Command,
+    input: Option<&[u8]>,
+    on_write: impl FnOnce(std::io::Error) -> std::io::Result<()>,
+) -> std::io::Result<std::process::Output> {
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        use tokio::io::AsyncWriteExt as _;
+        if let Err(e) = stdin.write_all(input).await {
+            on_write(e)?;
+        }
+    }
+    child.wait_with_output().await
 }
 
 /// The last non-empty line of a command's output, trimmed.

@@ -60,7 +60,7 @@
 //! config      wire containers
 //! store       wire hive clock
 //! systemd     wire hive containers config command clock errors
-//! repos       wire hive
+//! repos       wire hive command
 //! service     wire hive store containers systemd config command clock errors repos
 //! egress      wire
 //! server      wire service config clock errors egress systemd::activation systemd::notify

@@ -47,7 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("containers", &["wire", "hive", "clock"]),
     ("config", &["wire", "containers"]),
     // Agents' config repos: git, seeded, fetched and read.
-    ("repos", &["wire", "hive"]),
+    ("repos", &["wire", "hive", "command"]),
     // Persistence of hive's types.
     ("store", &["wire", "hive", "clock"]),
     // systemd: activation, notify, the D-Bus driver, the journal.

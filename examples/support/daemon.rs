@@ -55,11 +55,20 @@ pub fn request(socket: &Path, line: &str) -> String {
 }
 
 /// `hive-c0re serve --driver fake` on `dir` (`dir/state`, `dir/run`, and
-/// `--config config` if given), with `agent` spawned; its runtime directory.
-pub fn daemon_with(dir: &Path, config: Option<&Path>, agent: &str) -> (Killed, PathBuf) {
+/// `--config config` if given), started through `prefix` if any (e.g.
+/// `prlimit --nofile=1024: --`); once host.sock accepts, the process and
+/// its runtime directory.
+pub fn serve_fake(dir: &Path, config: Option<&Path>, prefix: &[&str]) -> (Killed, PathBuf) {
     let run = dir.join("run");
     std::fs::create_dir_all(&run).unwrap();
-    let mut cmd = Command::new(bin("hive-c0re"));
+    let mut cmd = match prefix.split_first() {
+        Some((program, args)) => {
+            let mut cmd = Command::new(program);
+            cmd.args(args).arg(bin("hive-c0re"));
+            cmd
+        }
+        None => Command::new(bin("hive-c0re")),
+    };
     cmd.args(["serve", "--driver", "fake"]);
     if let Some(config) = config {
         cmd.arg("--config").arg(config);
@@ -73,13 +82,23 @@ pub fn daemon_with(dir: &Path, config: Option<&Path>, agent: &str) -> (Killed, P
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("run {prefix:?} hive-c0re: {e}"));
     let daemon = Killed(child);
     let host = run.join("host.sock");
-    wait_for(&host);
-    std::thread::sleep(Duration::from_millis(200));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while UnixStream::connect(&host).is_err() {
+        assert!(Instant::now() < deadline, "the daemon did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (daemon, run)
+}
+
+/// [`serve_fake`] with `agent` spawned, once its socket is there.
+pub fn daemon_with(dir: &Path, config: Option<&Path>, agent: &str) -> (Killed, PathBuf) {
+    let (daemon, run) = serve_fake(dir, config, &[]);
     let spawn = format!(r#"{{"cmd":"spawn","name":"{agent}"}}"#);
-    assert_eq!(request(&host, &spawn).trim(), r#"{"version":1,"ok":true}"#);
+    let answer = request(&run.join("host.sock"), &spawn);
+    assert_eq!(answer.trim(), r#"{"version":1,"ok":true}"#);
     wait_for(&run.join("agents").join(agent).join("mcp.sock"));
     (daemon, run)
 }

@@ -30,7 +30,9 @@ impl Repos {
     /// (start-up, once per agent with repos).
     pub async fn share_applied(&self, n: &Ident) -> Result<(), RepoError> {
         let key = "core.sharedRepository";
-        let now = self.in_applied(n, "config", &["config", "--get", key]).await;
+        let now = self
+            .in_applied(n, "config", &["config", "--get", key])
+            .await;
         if now.is_ok_and(|v| String::from_utf8_lossy(&v).trim() == APPLIED_MODE) {
             return Ok(());
         }
@@ -109,7 +111,8 @@ impl Repos {
         self.ensure_home()?;
         let applied_arg = self.arg(applied)?;
         let shared = format!("--shared={APPLIED_MODE}");
-        let init = super::git::safe_args(&["init", "--quiet", "--bare", &shared, "--", &applied_arg]);
+        let init =
+            super::git::safe_args(&["init", "--quiet", "--bare", &shared, "--", &applied_arg]);
         self.env.run("init", &self.git, &init, None).await?;
         let tree = format!("--work-tree={}", self.arg(work)?);
         self.in_applied(n, "add", &[&tree, "add", "--all", "--", "."])

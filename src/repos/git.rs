@@ -11,7 +11,6 @@
 //! git does, and whose file transport (gix) spawns `git` anyway.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 /// Config every git run of the hive gets on its command line (which wins
@@ -120,15 +119,7 @@ impl GitEnv {
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_NO_REPLACE_OBJECTS", "1")
-            .env("LC_ALL", "C")
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .env("LC_ALL", "C");
         if let Some(path) = &self.path {
             cmd.env("PATH", path);
         }
@@ -136,12 +127,8 @@ impl GitEnv {
             program: program.display().to_string(),
             error,
         };
-        let mut child = cmd.spawn().map_err(spawn_err)?;
-        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-            use tokio::io::AsyncWriteExt as _;
-            stdin.write_all(&bytes).await.map_err(spawn_err)?;
-        }
-        tokio::time::timeout(GIT_TIMEOUT, child.wait_with_output())
+        let run = crate::command::output(cmd, input.as_deref(), Err);
+        tokio::time::timeout(GIT_TIMEOUT, run)
             .await
             .map_err(|_| GitError::TimedOut {
                 what: what.to_owned(),

@@ -41,74 +41,88 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
+/// One sample line: `name{k="v",...} value` (no braces without labels).
+fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+    out.push_str(name);
+    if !labels.is_empty() {
+        let pairs: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", label(v)))
+            .collect();
+        let _ = write!(out, "{{{}}}", pairs.join(","));
+    }
+    let _ = writeln!(out, " {value}");
+}
+
 /// The snapshot as exposition text.
 pub fn render(m: &MetricsSnapshot) -> String {
     let mut out = String::new();
-    family(&mut out, "hive_agents", "gauge", "Managed agents by state.");
+    let o = &mut out;
+    family(o, "hive_agents", "gauge", "Managed agents by state.");
     for state in [AgentState::Running, AgentState::Failed, AgentState::Stopped] {
         let n = m.agents.iter().filter(|(_, s, _)| *s == state).count();
-        let _ = writeln!(out, "hive_agents{{state=\"{}\"}} {n}", state.as_str());
+        sample(o, "hive_agents", &[("state", state.as_str())], n);
     }
     family(
-        &mut out,
+        o,
         "hive_agent_up",
         "gauge",
         "1 if the agent's container runs, else 0.",
     );
     for (agent, state, _) in &m.agents {
         let up = u8::from(*state == AgentState::Running);
-        let _ = writeln!(
-            out,
-            "hive_agent_up{{agent=\"{}\"}} {up}",
-            label(agent.as_str())
-        );
+        sample(o, "hive_agent_up", &[("agent", agent.as_str())], up);
     }
     family(
-        &mut out,
+        o,
         "hive_inbox_messages",
         "gauge",
         "Messages waiting in the agent's inbox.",
     );
     for (agent, _, depth) in &m.agents {
-        let _ = writeln!(
-            out,
-            "hive_inbox_messages{{agent=\"{}\"}} {depth}",
-            label(agent.as_str())
+        sample(
+            o,
+            "hive_inbox_messages",
+            &[("agent", agent.as_str())],
+            depth,
         );
     }
     family(
-        &mut out,
+        o,
         "hive_operator_inbox_messages",
         "gauge",
         "Messages waiting for the operator.",
     );
-    let _ = writeln!(out, "hive_operator_inbox_messages {}", m.operator_inbox);
+    sample(o, "hive_operator_inbox_messages", &[], m.operator_inbox);
     family(
-        &mut out,
+        o,
         "hive_approvals_pending",
         "gauge",
         "Approvals waiting for the operator.",
     );
-    let _ = writeln!(out, "hive_approvals_pending {}", m.approvals_pending);
+    sample(o, "hive_approvals_pending", &[], m.approvals_pending);
 
+    let name = "hive_turns_total";
     family(
-        &mut out,
-        "hive_turns_total",
+        o,
+        name,
         "counter",
         "Turns reported by the agents' harnesses, by outcome.",
     );
     for (agent, t) in &m.turns {
         for (outcome, n) in &t.outcomes {
-            let _ = writeln!(
-                out,
-                "hive_turns_total{{agent=\"{}\",outcome=\"{outcome}\"}} {n}",
-                label(agent.as_str())
+            sample(
+                o,
+                name,
+                &[("agent", agent.as_str()), ("outcome", outcome)],
+                n,
             );
         }
     }
+    let name = "hive_tokens_total";
     family(
-        &mut out,
-        "hive_tokens_total",
+        o,
+        name,
         "counter",
         "Tokens of reported turns (Claude Code's result usage), by kind.",
     );
@@ -119,42 +133,37 @@ pub fn render(m: &MetricsSnapshot) -> String {
             ("cache_read", t.cache_read_tokens),
             ("cache_creation", t.cache_creation_tokens),
         ] {
-            let _ = writeln!(
-                out,
-                "hive_tokens_total{{agent=\"{}\",kind=\"{kind}\"}} {n}",
-                label(agent.as_str())
-            );
+            sample(o, name, &[("agent", agent.as_str()), ("kind", kind)], n);
         }
     }
+    let name = "hive_cost_usd_total";
     family(
-        &mut out,
-        "hive_cost_usd_total",
+        o,
+        name,
         "counter",
         "Cost of reported turns in US dollars (Claude Code's total_cost_usd).",
     );
     for (agent, t) in &m.turns {
         #[allow(clippy::cast_precision_loss)] // micro-dollars far below 2^52
         let usd = t.cost_micro_usd as f64 / 1e6;
-        let _ = writeln!(
-            out,
-            "hive_cost_usd_total{{agent=\"{}\"}} {usd}",
-            label(agent.as_str())
-        );
+        sample(o, name, &[("agent", agent.as_str())], usd);
     }
 
     let name = "hive_hook_to_roster_seconds";
     family(
-        &mut out,
+        o,
         name,
         "histogram",
         "From a hook payload's arrival to its roster row's publication.",
     );
+    let bucket = format!("{name}_bucket");
     for (bound, n) in m.hook_latency.cumulative() {
-        let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {n}");
+        sample(o, &bucket, &[("le", &bound.to_string())], n);
     }
     let h = &m.hook_latency;
-    let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {}", h.count);
-    let _ = writeln!(out, "{name}_sum {}\n{name}_count {}", h.sum, h.count);
+    sample(o, &bucket, &[("le", "+Inf")], h.count);
+    sample(o, &format!("{name}_sum"), &[], h.sum);
+    sample(o, &format!("{name}_count"), &[], h.count);
     out
 }
 
