@@ -36,18 +36,8 @@ pub fn parse_since(text: &str) -> Result<Since, String> {
 }
 
 /// `30s`, `90m`, `24h`, `7d` in seconds (also `grant --for`); `None` for
-/// anything else.
-pub fn span_seconds(text: &str) -> Option<u64> {
-    let (number, unit) = text.split_at(text.len().saturating_sub(1));
-    let scale = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return None,
-    };
-    number.parse::<u64>().ok()?.checked_mul(scale)
-}
+/// anything else. The one span parser, shared with budgets' windows.
+pub use crate::wire::spend::span_seconds;
 
 #[cfg(test)]
 #[path = "since_tests.rs"]

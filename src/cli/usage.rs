@@ -5,15 +5,7 @@ use crate::wire::turns::{TurnRow, UsageRow};
 
 use super::table::{clean, or_dash, table};
 
-/// Micro-dollars as `$1.234567`, trimmed to cents when exact.
-pub fn dollars(micro: u64) -> String {
-    let (whole, frac) = (micro / 1_000_000, micro % 1_000_000);
-    if frac % 10_000 == 0 {
-        format!("${whole}.{:02}", frac / 10_000)
-    } else {
-        format!("${whole}.{frac:06}")
-    }
-}
+pub use crate::wire::spend::dollars;
 
 /// An agent's turns, newest first.
 pub fn turns_table(rows: &[TurnRow]) -> String {

@@ -17,6 +17,8 @@
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
 //! - [`unit`](mod@unit): a container unit's state as the rules read it.
+//! - [`spend`]: spend caps (budgets): which are in force, what each
+//!   covers and holds, which agents start no new turn.
 //! - [`names`]: the names no agent may take (`system`, `operator`, the
 //!   manager's).
 
@@ -67,5 +69,6 @@ pub mod hooks;
 pub mod names;
 pub mod proposal;
 pub mod roster;
+pub mod spend;
 pub mod topology;
 pub mod unit;

@@ -63,6 +63,15 @@ impl Topology {
         Self { parents }
     }
 
+    /// How many agents the tree holds.
+    pub fn len(&self) -> usize {
+        self.parents.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parents.is_empty()
+    }
+
     pub fn contains(&self, name: &Ident) -> bool {
         self.parents.contains_key(name)
     }

@@ -10,6 +10,8 @@
 //! - [`events`]: `HelperEvent`s pushed to the manager.
 //! - [`notify`]: the event the operator's `notify_command` reads.
 //! - [`turns`]: the turn journal's report, rows and usage sums.
+//! - [`spend`]: spend caps (the operator's budgets): the amount, its
+//!   window, its scope.
 //! - [`swarm`]: what hives say to each other over the swarm's bus, and the
 //!   swarm roster row.
 
@@ -25,6 +27,7 @@ pub mod journal;
 pub mod notify;
 pub mod roster;
 pub mod signal;
+pub mod spend;
 pub mod swarm;
 pub mod turns;
 
