@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::containers::Profile;
 use crate::wire::egress::EgressPattern;
 use crate::wire::ident::Ident;
+use crate::wire::spend::SpendCap;
 
 /// The config file `serve` reads when `--config` is not given (if it exists).
 pub const DEFAULT_CONFIG: &str = "/etc/hive-c0re/config.json";
@@ -140,6 +141,15 @@ pub struct Config {
     /// through the hive's egress proxy (its `egress.sock`); the operator's
     /// grants (`hivectl grant N --egress HOST`) add to them per agent.
     pub egress_allow: Vec<EgressPattern>,
+    /// Default spend caps on the whole hive (`["100usd/day"]`; AMOUNT as
+    /// `hivectl budget` takes it). A cap the operator sets on the hive
+    /// replaces the default of its unit (usd or tokens); unsetting it
+    /// brings the default back. None by default.
+    pub budget_hive: Vec<SpendCap>,
+    /// Default spend caps on each agent's own turns (`["10usd/day"]`),
+    /// unless the operator set a cap of that unit on the agent. None by
+    /// default.
+    pub budget_each_agent: Vec<SpendCap>,
 }
 
 /// How the hive reaches its swarm's NATS servers.
@@ -213,6 +223,8 @@ impl Default for Config {
                 .iter()
                 .map(|p| EgressPattern::from_static(p))
                 .collect(),
+            budget_hive: Vec::new(),
+            budget_each_agent: Vec::new(),
         }
     }
 }

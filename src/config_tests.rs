@@ -94,3 +94,29 @@ fn every_agent_may_reach_the_claude_api_by_default_and_a_bad_pattern_is_refused_
     );
     assert!(err.contains(r#"egress pattern "*""#), "{err}");
 }
+
+#[test]
+fn budget_defaults_are_none_and_a_bad_amount_in_the_file_is_refused_naming_it() {
+    let config = Config::default();
+    assert!(config.budget_hive.is_empty() && config.budget_each_agent.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(
+        &path,
+        r#"{"budget_hive": ["100usd/day", "5000000tokens/day"], "budget_each_agent": ["2usd/5h"]}"#,
+    )
+    .unwrap();
+    let c = Config::load(&path).unwrap();
+    let hive: Vec<String> = c.budget_hive.iter().map(ToString::to_string).collect();
+    assert_eq!(hive, ["100usd/day", "5000000tokens/day"]);
+    assert_eq!(c.budget_each_agent[0].to_string(), "2usd/5h");
+    std::fs::write(&path, r#"{"budget_hive": ["100 dollars"]}"#).unwrap();
+    let err = format!(
+        "{:#}",
+        anyhow::Error::from(Config::load(&path).unwrap_err())
+    );
+    assert!(
+        err.contains(r#""100 dollars" is not a budget amount"#),
+        "{err}"
+    );
+}

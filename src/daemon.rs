@@ -122,6 +122,12 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
         tracing::warn!("first container view incomplete: {err}");
     }
     let hive = Hive::new(config.clone(), store, driver, Arc::new(SystemClock))?;
+    // Before any agent socket serves: a budget reached before the restart
+    // still holds its agents' next turns.
+    notify::status("checking budgets");
+    hive.check_spend(false)
+        .await
+        .context("evaluate the budgets (spend caps)")?;
     // Catch up: what fell due while the daemon was down goes out now, once.
     notify::status("delivering what fell due while stopped");
     match hive.tick().await {
@@ -184,6 +190,7 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
     tokio::spawn(hive.clone().run_notifier(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
+    tokio::spawn(hive.clone().watch_spend(shutdown.clone()));
     if crate::swarm::start(hive.clone(), shutdown.clone())
         .await
         .context("join the swarm")?

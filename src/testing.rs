@@ -75,6 +75,7 @@ pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
         session_since: None,
         crashed: false,
         running_since: None,
+        budget: None,
     }
 }
 

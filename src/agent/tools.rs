@@ -454,6 +454,20 @@ const TOOLS: &[ToolSpec] = &[
         },
     },
     ToolSpec {
+        name: "request_budget",
+        description: "Ask the operator for a budget on an agent and every agent under it: at most amount (20usd/day, 2000000tokens/day, or a rolling 5usd/5h) of Claude Code's reported cost or tokens. This queues an approval; once the operator approves, that budget replaces the agent's budget of the same unit. While a budget is reached the hive starts no new turn for the agents it covers (their messages wait), and you get a budget_reached event.",
+        schema: || {
+            object(
+                json!({
+                    "agent": {"type": "string", "description": "whose subtree it covers"},
+                    "amount": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]{1,6})?(usd|tokens)/(day|[0-9]+[mhd])$", "description": "e.g. 20usd/day, 2000000tokens/day, 5usd/5h (tokens: whole numbers)"},
+                    "reason": {"type": "string", "description": "why, for the operator (at most 500 bytes)"},
+                }),
+                &["agent", "amount", "reason"],
+            )
+        },
+    },
+    ToolSpec {
         name: "request_schedule_prompt",
         description: "Ask the operator to approve a prompt delivered to targets at a time, once or every interval.",
         schema: || {

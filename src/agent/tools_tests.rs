@@ -93,6 +93,11 @@ fn table() -> Vec<(&'static str, Value, Value)> {
             json!({"cmd": "request_apply_commit", "agent": "kid", "commit_ref": "0123abc"}),
         ),
         (
+            "request_budget",
+            json!({"agent": "kid", "amount": "5usd/5h", "reason": "a long run"}),
+            json!({"cmd": "request_budget", "agent": "kid", "amount": "5usd/5h", "reason": "a long run"}),
+        ),
+        (
             "request_update_meta_inputs",
             json!({"inputs": ["nixpkgs"]}),
             json!({"cmd": "request_update_meta_inputs", "inputs": ["nixpkgs"]}),

@@ -259,6 +259,7 @@ impl Command {
                 name: name.clone(),
                 limit: Some(*limit),
             }),
+            Self::Budget { action } => call(super::budget::request(action.as_ref())),
             Self::Usage { since, by } => call(HostRequest::Usage {
                 since_secs: since.map(|s| s.seconds_before(SystemClock.now_unix())),
                 by: *by,

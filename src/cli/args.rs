@@ -355,6 +355,17 @@ pub enum Command {
         #[arg(long, value_name = "KEY", default_value = "agent", value_parser = parse_usage_by)]
         by: UsageBy,
     },
+    /// List the budgets (spend caps) the host enforces, with what each
+    /// window holds; set or unset one. A reached budget starts no new turn
+    /// for the agents it covers: their messages wait in their inboxes.
+    #[command(
+        after_help = "Examples:\n  hivectl budget\n  hivectl budget set alice 20usd/day\n  \
+                            hivectl budget set --hive 5usd/5h\n  hivectl budget unset alice"
+    )]
+    Budget {
+        #[command(subcommand)]
+        action: Option<super::budget::BudgetAction>,
+    },
     /// Send a message to an agent, as `operator`.
     #[command(after_help = "Examples:\n  hivectl send alice 'please report'\n  \
                       hivectl send bob@hive-b 'hello from hive-a'   an agent of another hive")]
@@ -540,7 +551,7 @@ pub fn resolve_machine_name(given: &Ident, managed: &[Ident]) -> Ident {
 
 /// Completion of agent names: asked of hive-c0re when the shell completes
 /// (a short budget, nothing offered when it cannot be reached).
-fn agent_names() -> clap_complete::engine::ArgValueCandidates {
+pub(super) fn agent_names() -> clap_complete::engine::ArgValueCandidates {
     clap_complete::engine::ArgValueCandidates::new(|| {
         let socket = std::env::var_os("HIVE_SOCKET")
             .map(PathBuf::from)

@@ -25,6 +25,7 @@
 
 pub mod action;
 pub mod args;
+pub mod budget;
 pub mod lifecycle;
 pub mod man;
 pub mod render;
@@ -42,9 +43,7 @@ use clap::CommandFactory;
 use crate::client::{Client, ClientError, Reply};
 use crate::errors::chain;
 use crate::wire::codes::ErrorCode;
-use crate::wire::host::{
-    ApprovalKind, ApprovalStatus, HostRequest, HostResponse, SessionState, VERSION,
-};
+use crate::wire::host::{ApprovalKind, ApprovalStatus, HostRequest, HostResponse, VERSION};
 use crate::wire::ident::Ident;
 use action::Action;
 use args::{Cli, Command};
@@ -148,7 +147,7 @@ fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &table:
     if let Command::Status { needs_me: true, .. } = command
         && let Some(rows) = reply.response.agent_statuses.as_mut()
     {
-        rows.retain(|r| r.session_state.is_some_and(SessionState::needs_person));
+        rows.retain(crate::wire::host::AgentStatusRow::needs_person);
         reply.line = reply.response.to_line();
     }
     if io.json {

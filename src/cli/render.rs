@@ -17,6 +17,7 @@ use super::table::{Style, clean, or_dash, table};
 use crate::wire::host::ApprovalStatus;
 use crate::wire::journal::JournalEntry;
 
+use super::budget;
 use super::usage::{turns_table, usage_table};
 use crate::wire::agenda::{AgentGrants, WireQuestion, WireSchedule};
 use crate::wire::agent::InboxRow;
@@ -54,6 +55,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             *by == UsageBy::Subtree,
         ),
         HostRequest::Show { .. } => response.review.as_ref().map(review).unwrap_or_default(),
+        HostRequest::Budgets => budget::budgets_table(response.budgets.as_deref().unwrap_or(&[])),
+        HostRequest::SetBudget { .. } | HostRequest::UnsetBudget { .. } => budget::done(request),
         HostRequest::SubscribeAgentStatus
         | HostRequest::Start { .. }
         | HostRequest::Stop { .. }

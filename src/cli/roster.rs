@@ -19,11 +19,14 @@ use crate::wire::ident::Ident;
 /// `failed`. One column instead of three flags; room for more states (a
 /// crash, an agent waiting for attention) as the roster learns them.
 pub fn state(row: &AgentStatusRow) -> String {
-    let unit = unit_state(row);
-    match session(row) {
-        Some(session) => format!("{unit}, {session}"),
-        None => unit,
+    let mut state = unit_state(row);
+    if let Some(session) = session(row) {
+        state = format!("{state}, {session}");
     }
+    if let Some(budget) = &row.budget {
+        state = format!("{state}, needs you: budget: {}", clean(budget));
+    }
+    state
 }
 
 /// What the agent's Claude session is doing, from its hooks: `needs you:

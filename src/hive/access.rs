@@ -148,6 +148,7 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     ),
     managers("update", Rule::SparesManager("rebuilt from its own socket")),
     managers("request_apply_commit", Rule::Allow),
+    managers("request_budget", Rule::Allow),
     managers("get_logs", Rule::Allow),
     managers("request_update_meta_inputs", Rule::Allow),
     managers("request_schedule_prompt", Rule::Allow),
@@ -195,6 +196,9 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("signal", Rule::Allow),
     ("turns", Rule::Allow),
     ("usage", Rule::Allow),
+    ("budgets", Rule::Allow),
+    ("set_budget", Rule::Allow),
+    ("unset_budget", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

@@ -83,6 +83,7 @@ fn each_verb_is_allowed_or_refused_per_kind_of_caller_as_the_table_says() {
                     | "restart"
                     | "update"
                     | "request_apply_commit"
+                    | "request_budget"
                     | "get_logs"
                     | "request_update_meta_inputs"
                     | "request_schedule_prompt"

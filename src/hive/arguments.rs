@@ -153,20 +153,28 @@ pub fn check_egress_host(host: &str) -> Result<crate::wire::egress::EgressPatter
     crate::wire::egress::EgressPattern::new(host).map_err(|e| BadArgument(e.to_string()))
 }
 
-/// The longest reason a `request_egress` may give.
-pub const MAX_EGRESS_REASON: usize = 500;
+/// The longest reason a `request_egress` or `request_budget` may give.
+pub const MAX_REASON: usize = 500;
 
-/// Is `reason` one a `request_egress` may give (1-[`MAX_EGRESS_REASON`]
-/// bytes, no control characters but newlines)? The operator reads it in
-/// `hivectl pending`.
-pub fn check_egress_reason(reason: &str) -> Result<(), BadArgument> {
+/// Is `reason` one a `request_egress` or `request_budget` (`verb`) may
+/// give (1-[`MAX_REASON`] bytes, no control characters but newlines)? The
+/// operator reads it in `hivectl pending`.
+pub fn check_reason(verb: &str, reason: &str) -> Result<(), BadArgument> {
     let bad = |c: char| c.is_control() && c != '\n';
-    if reason.trim().is_empty() || reason.len() > MAX_EGRESS_REASON || reason.chars().any(bad) {
+    if reason.trim().is_empty() || reason.len() > MAX_REASON || reason.chars().any(bad) {
         return Err(BadArgument(format!(
-            "request_egress: \"reason\" must be 1-{MAX_EGRESS_REASON} bytes without control characters"
+            "{verb}: \"reason\" must be 1-{MAX_REASON} bytes without control characters"
         )));
     }
     Ok(())
+}
+
+/// Is `amount` a spend cap (`20usd/day`, ...)? An approval's `commit_ref`
+/// is a string; a `budget` row's must be one.
+pub fn check_spend_cap(amount: &str) -> Result<crate::wire::spend::SpendCap, BadArgument> {
+    amount
+        .parse()
+        .map_err(|e: crate::wire::spend::BadSpendCap| BadArgument(e.to_string()))
 }
 
 #[cfg(test)]

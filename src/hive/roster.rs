@@ -24,7 +24,7 @@ pub struct AgentRecord {
 }
 
 /// Everything a row is built from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RowInputs<'a> {
     pub record: &'a AgentRecord,
     /// The container unit's state; `None` when systemd does not know it.
@@ -34,6 +34,8 @@ pub struct RowInputs<'a> {
     pub domain: Option<&'a str>,
     /// The crash watcher saw the unit crash, and it has not run since.
     pub crashed: bool,
+    /// A reached spend cap holds the agent: why, in words.
+    pub budget: Option<String>,
 }
 
 /// One row of `agent_status`.
@@ -71,6 +73,7 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         session_message: i.record.session.as_ref().and_then(|s| s.message.clone()),
         session_since: i.record.session.as_ref().map(|s| rfc3339(s.since)),
         crashed: i.crashed && !running,
+        budget: i.budget,
         running_since: i
             .unit
             .filter(|u| u.is_running())

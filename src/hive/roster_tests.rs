@@ -27,6 +27,7 @@ fn a_running_agent_shows_its_status_text_url_and_short_sha() {
         pending_reminders: 2,
         domain: Some("hive.example"),
         crashed: false,
+        budget: None,
     });
     let line = serde_json::to_string(&r).unwrap();
     assert_eq!(
@@ -50,6 +51,7 @@ fn a_session_state_appends_its_three_keys_after_the_spec_ones() {
         pending_reminders: 0,
         domain: None,
         crashed: false,
+        budget: None,
     });
     let line = serde_json::to_string(&r).unwrap();
     assert!(
@@ -69,6 +71,7 @@ fn a_stopped_agent_hides_its_status_text_and_time_together() {
         pending_reminders: 0,
         domain: None,
         crashed: false,
+        budget: None,
     });
     assert_eq!((r.status_text, r.status_set_at, r.url), (None, None, None));
     assert!(r.paused && !r.running && !r.failed);
@@ -90,6 +93,7 @@ fn a_failed_unit_carries_its_result_and_only_a_failed_one() {
         pending_reminders: 0,
         domain: None,
         crashed,
+        budget: None,
     };
     let r = row(inputs(Some(&failed), false));
     assert_eq!((r.failed, r.failure.as_deref()), (true, Some("core-dump")));
@@ -119,6 +123,7 @@ fn a_running_unit_says_since_when_and_a_stopped_one_does_not() {
         pending_reminders: 0,
         domain: None,
         crashed: false,
+        budget: None,
     };
     let up = UnitState {
         since: Some(1_796_040_000),

@@ -146,7 +146,9 @@ pub fn evaluate(
             SpendScope::Agent(n) => vec![n.clone()],
         };
         let amount = match &c.scope {
-            SpendScope::Hive => sums.values().fold(0u64, |t, a| t.saturating_add(a.of(c.cap.unit))),
+            SpendScope::Hive => sums
+                .values()
+                .fold(0u64, |t, a| t.saturating_add(a.of(c.cap.unit))),
             _ => covered.iter().fold(0u64, |t, n| {
                 t.saturating_add(sums.get(n.as_str()).map_or(0, |a| a.of(c.cap.unit)))
             }),
@@ -165,7 +167,8 @@ pub fn evaluate(
         }
         for agent in covered {
             let distance = distance(topology, &agent, &c.scope);
-            let own = matches!(&c.scope, SpendScope::Subtree(n) | SpendScope::Agent(n) if *n == agent);
+            let own =
+                matches!(&c.scope, SpendScope::Subtree(n) | SpendScope::Agent(n) if *n == agent);
             let words = if own {
                 c.cap.words(amount)
             } else {

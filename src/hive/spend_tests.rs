@@ -130,10 +130,7 @@ fn the_hive_cap_counts_every_turn_kept_and_the_nearest_reached_cap_is_shown() {
     );
     // "gone" was destroyed: not in the topology, its turns still count
     // for the hive.
-    let today = Spent::from([
-        ("gone".into(), usd(9_000)),
-        ("bob".into(), usd(1_000_000)),
-    ]);
+    let today = Spent::from([("gone".into(), usd(9_000)), ("bob".into(), usd(1_000_000))]);
     let e = evaluate(
         &caps,
         &topology,
@@ -151,7 +148,10 @@ fn the_hive_cap_counts_every_turn_kept_and_the_nearest_reached_cap_is_shown() {
         "an ancestor's before the hive's"
     );
     assert_eq!(e.held[&id("ruth")].scope, SpendScope::Subtree(id("ruth")));
-    assert_eq!(e.held[&id("cid")].words, "$1.00 of $1.00 today for ruth and under");
+    assert_eq!(
+        e.held[&id("cid")].words,
+        "$1.00 of $1.00 today for ruth and under"
+    );
 }
 
 #[test]

@@ -96,6 +96,11 @@ pub async fn dispatch(
             commit_ref,
             description,
         } => manager::request_apply_commit(hive, agent, commit_ref, description).await,
+        Request::RequestBudget {
+            agent,
+            amount,
+            reason,
+        } => done(hive.request_budget(&agent, amount, &reason).await),
         Request::RequestUpdateMetaInputs {
             inputs,
             description,

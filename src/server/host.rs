@@ -25,6 +25,7 @@ use crate::wire::egress::EgressPattern;
 use crate::wire::host::{
     BusError, DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse,
 };
+use crate::wire::ident::Ident;
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -126,11 +127,34 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Usage { since_secs, by } => {
             answer(hive.usage(since_secs, by).await, HostResponse::usage)
         }
+        HostRequest::Budgets => answer(hive.budgets().await, HostResponse::budgets),
+        HostRequest::SetBudget {
+            name,
+            hive: all,
+            amount,
+        } => match budget_scope(name, all) {
+            Ok(name) => done(hive.set_budget(name.as_ref(), amount).await),
+            Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
+        },
+        HostRequest::UnsetBudget { name, hive: all } => match budget_scope(name, all) {
+            Ok(name) => done(hive.unset_budget(name.as_ref()).await),
+            Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
+        },
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => HostResponse::error(
             ErrorCode::BadRequest,
             "subscribe_agent_status is a stream; connect to host.sock for it",
         ),
+    }
+}
+
+/// `set_budget`/`unset_budget` name an agent or the hive, not both: the
+/// agent (`None`: the hive).
+fn budget_scope(name: Option<Ident>, hive: bool) -> Result<Option<Ident>, &'static str> {
+    match (name, hive) {
+        (Some(name), false) => Ok(Some(name)),
+        (None, true) => Ok(None),
+        _ => Err("give exactly one of \"name\" (an agent's subtree) and \"hive\": true"),
     }
 }
 

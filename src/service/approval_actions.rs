@@ -169,11 +169,15 @@ impl Hive {
                     .store()
                     .read(move |c| crate::store::grants::egress_from_approval(c, id))
                     .await?;
-                if granted {
-                    Ok(Some(format!("{PREFIX}; the host was granted")))
-                } else {
-                    Err(format!("{PREFIX}; the host was not granted: request again"))
-                }
+                stored_or_not(granted, "the host was granted", "the host was not granted")
+            }
+            ApprovalKind::Budget => {
+                let id = row.id;
+                let set = self
+                    .store()
+                    .read(move |c| crate::store::spend_caps::from_approval(c, id))
+                    .await?;
+                stored_or_not(set, "the budget was set", "the budget was not set")
             }
             ApprovalKind::InitConfig if self.repos().has_config(&row.agent) => {
                 Ok(Some(format!("{PREFIX}; the config repo was seeded")))
@@ -215,6 +219,7 @@ impl Hive {
                 .map_err(|e| e.to_string()),
             ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
             ApprovalKind::Egress => self.grant_approved_egress(row).await.map(|()| None),
+            ApprovalKind::Budget => self.set_approved_budget(row).await.map(|()| None),
             ApprovalKind::InitConfig => self.init_config(&row.agent).await,
             ApprovalKind::ApplyCommit => self.deploy_approved(row).await,
             ApprovalKind::UpdateMetaInputs => {
@@ -244,4 +249,14 @@ enum Found {
     Ended(Result<Option<String>, String>),
     /// A registered agent whose spawn did not finish: finish it.
     SpawnToFinish,
+}
+
+/// An interrupted row whose action stores one row: ended by whether it
+/// was stored.
+fn stored_or_not(stored: bool, yes: &str, no: &str) -> Result<Option<String>, String> {
+    if stored {
+        Ok(Some(format!("{INTERRUPTED}; {yes}")))
+    } else {
+        Err(format!("{INTERRUPTED}; {no}: request again"))
+    }
 }

@@ -61,6 +61,11 @@ impl Hive {
                 arguments::check_egress_host(&new.commit_ref)?;
                 self.require(&new.agent).await?;
             }
+            // The amount is a spend cap, on a managed agent's subtree.
+            ApprovalKind::Budget => {
+                arguments::check_spend_cap(&new.commit_ref)?;
+                self.require(&new.agent).await?;
+            }
         }
         let now = self.now();
         let row = self

@@ -169,7 +169,9 @@ impl Hive {
     /// Pop up to `max` (default [`DEFAULT_RECV_MAX`]) messages of `agent`,
     /// oldest first, transient ones first. With `wait`, wait up to it
     /// (capped at [`LONG_POLL_CAP`]) for at least one; an empty answer
-    /// when it runs out or `cancel` fires.
+    /// when it runs out or `cancel` fires. While a reached budget holds
+    /// the agent ([`super::spend`]) nothing is popped: the call waits as
+    /// for an empty inbox.
     pub async fn recv(
         &self,
         agent: &Ident,
@@ -187,7 +189,13 @@ impl Hive {
             // the read still wakes this waiter.
             let mut notified = std::pin::pin!(waker.notified());
             notified.as_mut().enable();
-            let popped = self.pop(agent, max).await?;
+            // A reached budget holds the agent: nothing is popped, the
+            // poll waits as for an empty inbox; letting it go wakes it.
+            let popped = if self.budget_holds(agent) {
+                Vec::new()
+            } else {
+                self.pop(agent, max).await?
+            };
             if !popped.is_empty() || wait.is_zero() {
                 return Ok(popped);
             }

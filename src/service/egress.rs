@@ -39,7 +39,7 @@ impl Hive {
         host: EgressPattern,
         reason: &str,
     ) -> Result<Approval, HiveError> {
-        arguments::check_egress_reason(reason)?;
+        arguments::check_reason("request_egress", reason)?;
         let allowed = self.egress_allow(name).await?;
         let concrete = match (host.host().starts_with("*."), host.port()) {
             (false, Some(port)) => Some((host.host(), port)),

@@ -139,15 +139,17 @@ impl Hive {
         Ok(self.with_deployed(name, self.spec(name, &caps, &groups)))
     }
 
-    /// An agent was destroyed: forget its grants (a later agent of the same
-    /// name starts from the defaults) and cancel its pending reminders.
+    /// An agent was destroyed: forget its grants and the budget on its
+    /// subtree (a later agent of the same name starts from the defaults)
+    /// and cancel its pending reminders.
     pub(crate) async fn forget_agenda_of(&self, name: &Ident) -> Result<(), HiveError> {
-        let (n, now) = (name.to_string(), self.now());
+        let (n, id, now) = (name.to_string(), name.clone(), self.now());
         Ok(self
             .store()
             .run(move |c| {
                 let tx = crate::store::immediate(c)?;
                 grants::forget(&tx, &n)?;
+                crate::store::spend_caps::forget(&tx, &id)?;
                 crate::store::reminders::cancel_pending_of(&tx, &n, now)?;
                 tx.commit()?;
                 Ok(())

@@ -13,6 +13,8 @@
 //! - `inbox_state`: the inboxes' wake-ups, the transient wakes and the
 //!   operator's view version.
 //! - `swarm_state`: the relay's wake-up and the other hives' rows.
+//! - `spend_state`: the agents a reached spend cap holds, and the caps
+//!   reached.
 //!
 //! The rest of [`Hive`]'s fields are the shared means (config, store,
 //! driver, clock, journal, and the socket registry `sockets` installs);
@@ -55,6 +57,9 @@
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
 //! - [`startup`]: what the daemon does once before serving.
+//! - [`spend`]: spend caps (budgets) the host enforces: set, unset,
+//!   `request_budget`, evaluated after every turn report, and the hold
+//!   `recv` honours.
 //! - [`swarm`]: the outbox of cross-hive sends, the idempotent insert of
 //!   what other hives sent, the swarm roster.
 
@@ -96,6 +101,8 @@ mod service_tests;
 pub mod session;
 pub mod snapshot;
 pub mod sockets;
+pub mod spend;
+mod spend_state;
 pub mod startup;
 pub mod swarm;
 mod swarm_state;
@@ -157,6 +164,8 @@ struct Inner {
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
     /// The relay's wake-up and the other hives' roster rows.
     swarm: swarm_state::SwarmState,
+    /// The agents a reached spend cap holds.
+    spend: spend_state::SpendState,
     /// The agents' config repos (the proposed and the applied).
     repos: crate::repos::Repos,
     /// The hive's one build queue: one deploy at a time.
@@ -194,6 +203,7 @@ impl Hive {
                 inbox: inbox_state::InboxState::default(),
                 sockets: OnceLock::new(),
                 swarm: swarm_state::SwarmState::default(),
+                spend: spend_state::SpendState::default(),
                 deploys: tokio::sync::Mutex::new(()),
                 metrics: metrics::MetricsState::default(),
                 notify: notify::NotifyState::default(),
@@ -313,6 +323,7 @@ impl Hive {
                     pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
                     domain: self.config().domain.as_deref(),
                     crashed: self.inner.roster.is_crashed(&record.name),
+                    budget: self.budget_words(&record.name),
                 })
             })
             .collect()

@@ -20,8 +20,9 @@ use crate::wire::ident::Ident;
 use crate::wire::turns::{TurnReport, TurnRow, UsageBy, UsageRow};
 
 impl Hive {
-    /// Keep a turn `agent`'s harness reported; committed before the answer,
-    /// so whatever asks next already sees it. Answers the turn's id.
+    /// Keep a turn `agent`'s harness reported; committed, and the spend
+    /// caps evaluated, before the answer, so whatever asks next already
+    /// sees it. Answers the turn's id.
     pub async fn report_turn(&self, agent: &Ident, report: TurnReport) -> Result<i64, HiveError> {
         arguments::check_turn_report(&report)?;
         let n = agent.clone();
@@ -36,6 +37,11 @@ impl Hive {
             .await?;
         self.inner.metrics.turn(agent, &counted);
         tracing::debug!(agent = %agent, turn = id, "turn reported");
+        // Before the answer (and so before the turn's ack): the next
+        // `recv` already meets a budget this turn reached.
+        if let Err(err) = self.check_spend(true).await {
+            tracing::error!(agent = %agent, "budgets not checked after turn {id}: {err}");
+        }
         Ok(id)
     }
 

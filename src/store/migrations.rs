@@ -203,6 +203,18 @@ const STEPS: &[&str] = &[
         approval_id INTEGER,
         PRIMARY KEY (agent, pattern)
     );",
+    // 11: spend caps the operator set (store::spend_caps): one per scope
+    // ('' the hive, else the agent whose subtree it covers) and unit; the
+    // amount as written (`20usd/day`); `approval_id` when an approved
+    // `request_budget` set it.
+    "CREATE TABLE spend_caps (
+        scope TEXT NOT NULL,
+        unit TEXT NOT NULL CHECK (unit IN ('usd', 'tokens')),
+        amount TEXT NOT NULL,
+        set_at INTEGER NOT NULL,
+        approval_id INTEGER,
+        PRIMARY KEY (scope, unit)
+    );",
 ];
 
 /// The schema version this build writes.

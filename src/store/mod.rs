@@ -39,6 +39,7 @@ mod readers;
 pub mod reminders;
 mod savepoint;
 pub mod schedules;
+pub mod spend_caps;
 pub mod swarm;
 pub mod turns;
 mod writer;

@@ -35,6 +35,7 @@ const KNOWN_ROW_KEYS: &[&str] = &[
     "session_state",
     "session_message",
     "session_since",
+    "budget",
 ];
 
 /// Which page a layout highlights in its navigation.
@@ -160,7 +161,8 @@ pub fn state_cell(row: &AgentStatusRow) -> Markup {
 }
 
 /// A row's attention cell: the session state its hooks report (`needs
-/// you: …` highlighted), then flags and fields without a column.
+/// you: …` highlighted), a budget that holds it, then flags and fields
+/// without a column.
 pub fn attention_cell(row: &AgentStatusRow) -> Markup {
     html! {
         td.attention {
@@ -171,6 +173,9 @@ pub fn attention_cell(row: &AgentStatusRow) -> Markup {
                     @if let Some(m) = row.session_message.as_deref().filter(|m| !m.trim().is_empty()) { ": " (m.trim()) }
                 }
                 " "
+            }
+            @if let Some(budget) = &row.budget {
+                span.tag.session.needs { "needs you: budget: " (budget) } " "
             }
             @for tag in attention(row) { span.tag { (tag) } " " }
         }
@@ -190,10 +195,7 @@ pub fn status_cell(row: &AgentStatusRow) -> Markup {
 /// The summary's live counts over `rows` (kept current by dashboard.js).
 pub fn counts(rows: &[&AgentStatusRow]) -> Markup {
     let running = rows.iter().filter(|r| r.running).count();
-    let waiting = rows
-        .iter()
-        .filter(|r| r.session_state.is_some_and(|s| s.needs_person()))
-        .count();
+    let waiting = rows.iter().filter(|r| r.needs_person()).count();
     html! {
         span #count-agents { (rows.len()) } " agents, "
         span #count-running { (running) } " running, "

@@ -239,6 +239,7 @@ impl ToolGroup {
                 "request_init_config",
                 "request_apply_commit",
                 "request_update_meta_inputs",
+                "request_budget",
             ],
             Self::Scheduling => &[
                 "request_schedule_prompt",

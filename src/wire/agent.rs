@@ -151,6 +151,15 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
+    /// *(privileged)* Ask the operator for a budget (spend cap) of
+    /// `amount` (`20usd/day`, `2000000tokens/day`, `5usd/5h`) on `agent`
+    /// and every agent under it: queues a `budget` approval with `reason`;
+    /// approving it sets that budget.
+    RequestBudget {
+        agent: Ident,
+        amount: crate::wire::spend::SpendCap,
+        reason: String,
+    },
     /// *(privileged)* Recent journal lines of a sub-agent's container.
     GetLogs {
         agent: Ident,
@@ -217,6 +226,7 @@ impl Request {
         "restart",
         "update",
         "request_apply_commit",
+        "request_budget",
         "get_logs",
         "request_update_meta_inputs",
         "request_schedule_prompt",
@@ -260,6 +270,7 @@ impl Request {
             Self::Restart { name, .. } => ("restart", Some(name)),
             Self::Update { name, .. } => ("update", Some(name)),
             Self::RequestApplyCommit { agent, .. } => ("request_apply_commit", Some(agent)),
+            Self::RequestBudget { agent, .. } => ("request_budget", Some(agent)),
             Self::GetLogs { agent, .. } => ("get_logs", Some(agent)),
             Self::RequestUpdateMetaInputs { .. } => ("request_update_meta_inputs", None),
             Self::RequestSchedulePrompt(_) => ("request_schedule_prompt", None),

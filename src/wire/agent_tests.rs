@@ -29,6 +29,7 @@ pub(crate) fn minimal_json(cmd: &str) -> String {
         "cancel_loose_end" => r#","kind":"reminder","id":1"#,
         "request_init_config" | "kill" | "start" | "restart" | "update" => r#","name":"a""#,
         "request_apply_commit" => r#","agent":"a","commit_ref":"0123456""#,
+        "request_budget" => r#","agent":"a","amount":"1usd/day","reason":"r""#,
         "get_logs" => r#","agent":"a""#,
         "request_schedule_prompt" => r#","targets":["a"],"body":"b","first_fire_at_unix":1"#,
         "cancel_schedule" | "fire_schedule_now" | "edit_schedule" => r#","id":1"#,

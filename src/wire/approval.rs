@@ -41,6 +41,10 @@ pub enum ApprovalKind {
     /// An agent's `request_egress`: `commit_ref` is the `host[:port]`
     /// pattern, `description` the agent's reason.
     Egress,
+    /// The manager's `request_budget`: `commit_ref` is the amount
+    /// (`20usd/day`), `agent` whose subtree it covers, `description` the
+    /// reason.
+    Budget,
 }
 
 impl ApprovalKind {
@@ -51,6 +55,7 @@ impl ApprovalKind {
         Self::UpdateMetaInputs,
         Self::SchedulePrompt,
         Self::Egress,
+        Self::Budget,
     ];
 
     /// The snake_case wire (and database) name.
@@ -62,6 +67,7 @@ impl ApprovalKind {
             Self::UpdateMetaInputs => "update_meta_inputs",
             Self::SchedulePrompt => "schedule_prompt",
             Self::Egress => "egress",
+            Self::Budget => "budget",
         }
     }
 

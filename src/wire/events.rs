@@ -82,6 +82,18 @@ pub enum HelperEvent {
         message: Option<String>,
         since: String,
     },
+    /// A spend cap (`hivectl budget`) was reached: the hive starts no new
+    /// turn for the agents it covers (their messages wait in their
+    /// inboxes) until the operator raises it or its window moves on.
+    /// `agent` is whose subtree (or own turns) it covers, omitted for the
+    /// hive's; `spent` in words (`$20.00 of $20.00 today`). (Not in the
+    /// seed: hive-c0re's extension.)
+    BudgetReached {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        amount: String,
+        spent: String,
+    },
     /// Somebody asked this agent a question.
     QuestionAsked {
         id: i64,

@@ -21,6 +21,7 @@ use super::ident::Ident;
 use super::journal::JournalEntry;
 pub use super::roster::{AgentStatusRow, BusError, SessionState, SwarmAgentRow};
 pub use super::signal::Signal;
+use super::spend::{BudgetRow, SpendCap};
 use super::turns::{TurnRow, UsageBy, UsageRow};
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
@@ -193,6 +194,25 @@ pub enum HostRequest {
         #[serde(default)]
         by: UsageBy,
     },
+    /// Spend caps in force, each with what its window holds now.
+    Budgets,
+    /// Put the cap `amount` on `name`'s subtree, or with `hive` on the
+    /// whole hive (exactly one of them); it replaces the cap of its unit
+    /// there.
+    SetBudget {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<Ident>,
+        #[serde(default, skip_serializing_if = "super::is_false")]
+        hive: bool,
+        amount: SpendCap,
+    },
+    /// Remove the operator's caps on `name`'s subtree or (`hive`) the hive.
+    UnsetBudget {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<Ident>,
+        #[serde(default, skip_serializing_if = "super::is_false")]
+        hive: bool,
+    },
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -243,6 +263,9 @@ impl HostRequest {
         "usage",
         "show",
         "rollback",
+        "budgets",
+        "set_budget",
+        "unset_budget",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -284,6 +307,9 @@ impl HostRequest {
             Self::Usage { .. } => ("usage", None),
             Self::Show { .. } => ("show", None),
             Self::Rollback { name, .. } => ("rollback", Some(name)),
+            Self::Budgets => ("budgets", None),
+            Self::SetBudget { name, .. } => ("set_budget", name.as_ref()),
+            Self::UnsetBudget { name, .. } => ("unset_budget", name.as_ref()),
         }
     }
 }
@@ -378,6 +404,9 @@ pub struct HostResponse {
     /// One approval and what it changes (`show`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
+    /// Spend caps in force and their windows' spend (`budgets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<Vec<BudgetRow>>,
 }
 
 fn default_version() -> u32 {
@@ -406,6 +435,7 @@ impl HostResponse {
             turns: None,
             usage: None,
             review: None,
+            budgets: None,
         }
     }
 
@@ -507,6 +537,13 @@ impl HostResponse {
     pub fn usage(rows: Vec<UsageRow>) -> Self {
         Self {
             usage: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn budgets(rows: Vec<BudgetRow>) -> Self {
+        Self {
+            budgets: Some(rows),
             ..Self::success()
         }
     }

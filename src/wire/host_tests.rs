@@ -244,6 +244,22 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             },
             r#"{"cmd":"usage","since_secs":86400,"by":"subtree"}"#,
         ),
+        (HostRequest::Budgets, r#"{"cmd":"budgets"}"#),
+        (
+            HostRequest::SetBudget {
+                name: Some(id("alice")),
+                hive: false,
+                amount: "20usd/day".parse().unwrap(),
+            },
+            r#"{"cmd":"set_budget","name":"alice","amount":"20usd/day"}"#,
+        ),
+        (
+            HostRequest::UnsetBudget {
+                name: None,
+                hive: true,
+            },
+            r#"{"cmd":"unset_budget","hive":true}"#,
+        ),
     ]
 }
 
@@ -341,6 +357,7 @@ fn row() -> AgentStatusRow {
         session_since: None,
         crashed: false,
         running_since: None,
+        budget: None,
     }
 }
 
@@ -396,6 +413,17 @@ fn every_response_shape_has_its_golden_line() {
                 ..Default::default()
             }]),
             r#"{"version":1,"ok":true,"entries":[{"time_us":1796040000000000,"priority":"info","unit":"hello.service","message":"hi"}]}"#,
+        ),
+        (
+            HostResponse::budgets(vec![super::spend::BudgetRow {
+                scope: super::spend::SpendScope::Hive,
+                amount: "5usd/5h".parse().unwrap(),
+                source: super::spend::SpendSource::Config,
+                spent: 5_000_000,
+                since: 1_796_022_000,
+                reached: true,
+            }]),
+            r#"{"version":1,"ok":true,"budgets":[{"scope":"hive","amount":"5usd/5h","source":"config","spent":5000000,"since":1796022000,"reached":true}]}"#,
         ),
         (
             HostResponse::approvals(vec![approval]),

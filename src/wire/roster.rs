@@ -59,6 +59,21 @@ pub struct AgentStatusRow {
     /// known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running_since: Option<String>,
+    /// Additive to v1: a reached spend cap (`hivectl budget`) holds the
+    /// agent — no new turn starts, its messages wait — and how far
+    /// (`$20.00 of $20.00 today`, `... for ruth and under` when the cap
+    /// is an ancestor's or the hive's). Omitted when none holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+}
+
+impl AgentStatusRow {
+    /// The agent waits on a person: its session (a permission, a
+    /// question, idleness) or a reached budget (`hivectl status
+    /// --needs-me`, the dashboard's highlight).
+    pub fn needs_person(&self) -> bool {
+        self.budget.is_some() || self.session_state.is_some_and(SessionState::needs_person)
+    }
 }
 
 /// An agent's Claude session as its hooks report it (the roster's

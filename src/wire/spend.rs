@@ -36,7 +36,9 @@ impl SpendUnit {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Usd, Self::Tokens].into_iter().find(|u| u.as_str() == s)
+        [Self::Usd, Self::Tokens]
+            .into_iter()
+            .find(|u| u.as_str() == s)
     }
 }
 

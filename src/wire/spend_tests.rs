@@ -17,23 +17,55 @@ fn the_three_forms_parse_and_print_back_the_same() {
     assert_eq!(rolling.window, SpendWindow::Rolling(5 * 3600));
     assert_eq!(cap("0.5usd/90m").limit, 500_000);
     assert_eq!(cap("2.50usd/7d").to_string(), "2.5usd/7d");
-    for text in ["20usd/day", "2000000tokens/day", "5usd/5h", "0.000001usd/30m", "1usd/1d"] {
+    for text in [
+        "20usd/day",
+        "2000000tokens/day",
+        "5usd/5h",
+        "0.000001usd/30m",
+        "1usd/1d",
+    ] {
         assert_eq!(cap(text).to_string(), text);
     }
-    assert_eq!(cap("1usd/120m").to_string(), "1usd/2h", "largest exact unit");
+    assert_eq!(
+        cap("1usd/120m").to_string(),
+        "1usd/2h",
+        "largest exact unit"
+    );
 }
 
 #[test]
 fn anything_else_is_refused_naming_what_was_passed_and_the_forms() {
     for text in [
-        "", "20", "20usd", "usd/day", "20 usd/day", "20usd/week", "20USD/day", "$20/day",
-        "-1usd/day", "+1usd/day", "1.usd/day", "0.0000001usd/day", "1.5tokens/day",
-        "20usd/0h", "20usd/59s", "20usd/90s", "20usd/400d", "20eur/day", "20usd/day/day",
+        "",
+        "20",
+        "20usd",
+        "usd/day",
+        "20 usd/day",
+        "20usd/week",
+        "20USD/day",
+        "$20/day",
+        "-1usd/day",
+        "+1usd/day",
+        "1.usd/day",
+        "0.0000001usd/day",
+        "1.5tokens/day",
+        "20usd/0h",
+        "20usd/59s",
+        "20usd/90s",
+        "20usd/400d",
+        "20eur/day",
+        "20usd/day/day",
         "99999999999999999999usd/day",
     ] {
         let err = text.parse::<SpendCap>().unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{text:?} is not a budget amount")), "{err}");
-        assert!(err.contains("20usd/day, 2000000tokens/day, 5usd/5h"), "{err}");
+        assert!(
+            err.starts_with(&format!("{text:?} is not a budget amount")),
+            "{err}"
+        );
+        assert!(
+            err.contains("20usd/day, 2000000tokens/day, 5usd/5h"),
+            "{err}"
+        );
     }
 }
 
@@ -41,7 +73,10 @@ fn anything_else_is_refused_naming_what_was_passed_and_the_forms() {
 fn a_cap_travels_as_its_text_and_a_bad_one_is_refused_on_the_way_in() {
     let json = serde_json::to_string(&cap("5usd/5h")).unwrap();
     assert_eq!(json, r#""5usd/5h""#);
-    assert_eq!(serde_json::from_str::<SpendCap>(&json).unwrap(), cap("5usd/5h"));
+    assert_eq!(
+        serde_json::from_str::<SpendCap>(&json).unwrap(),
+        cap("5usd/5h")
+    );
     let err = serde_json::from_str::<SpendCap>(r#""5usd""#).unwrap_err();
     assert!(err.to_string().contains("not a budget amount"), "{err}");
 }

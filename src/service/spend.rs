@@ -1,0 +1,238 @@
+//! Spend caps the host enforces (`hivectl budget`; the rules are
+//! [`crate::hive::spend`]): the operator's caps kept in the store, the
+//! config's defaults beside them, and the agents a reached cap holds.
+//!
+//! How a cap holds: `recv` pops nothing for a held agent — it waits as a
+//! long poll does, and answers empty at its deadline — so the turn loop
+//! starts no turn, and the messages stay pending in the inbox (nothing is
+//! popped, so nothing can be lost). A turn in progress finishes; its report
+//! is committed and the caps evaluated before `report_turn` answers, so
+//! the very next `recv` is held. The roster row says why (`budget`), the
+//! manager gets `budget_reached` once per cap reached. Raising or unsetting
+//! the cap, or its window moving on (checked every [`RECHECK`]), lets the
+//! agents go and wakes their `recv`s. The holds are evaluated at start-up
+//! before any agent socket serves, so they survive restarts.
+//!
+//! Decision: hold at `recv`, not refuse it. A refusal would need every
+//! harness to back off on a new code; a held long poll already waits
+//! without spinning, in every harness, and pops nothing. Rejected too:
+//! ending the running turn (a hard cap) — not built.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::inbox::Wakes;
+use super::{Hive, HiveError};
+use crate::hive::arguments;
+use crate::hive::spend::{self, Amounts, Defaults, Evaluation, Spent};
+use crate::hive::topology::Topology;
+use crate::hive::{Outcome, Recipient};
+use crate::store::approvals::NewApproval;
+use crate::store::{agents, spend_caps, turns};
+use crate::wire::events::HelperEvent;
+use crate::wire::host::{Approval, ApprovalKind};
+use crate::wire::ident::Ident;
+use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
+use crate::wire::turns::UsageBy;
+
+/// How often the caps are evaluated again without a turn or a change: a
+/// window moving on lets held agents go within this.
+pub const RECHECK: Duration = Duration::from_secs(30);
+
+/// The scope an operator names: an agent's subtree, or the hive (`None`).
+fn scope_of(agent: Option<&Ident>) -> SpendScope {
+    agent.map_or(SpendScope::Hive, |n| SpendScope::Subtree(n.clone()))
+}
+
+impl Hive {
+    /// Every cap in force with what its window holds now (`budgets`).
+    pub async fn budgets(&self) -> Result<Vec<BudgetRow>, HiveError> {
+        self.check_spend(true).await
+    }
+
+    /// Set `cap` on `agent`'s subtree (the hive: `None`), replacing the
+    /// cap of its unit there. Spend already in the window counts: a cap
+    /// below it holds at once.
+    pub async fn set_budget(
+        &self,
+        agent: Option<&Ident>,
+        cap: SpendCap,
+    ) -> Result<Outcome, HiveError> {
+        self.store_budget(agent, cap, None).await
+    }
+
+    async fn store_budget(
+        &self,
+        agent: Option<&Ident>,
+        cap: SpendCap,
+        approval: Option<i64>,
+    ) -> Result<Outcome, HiveError> {
+        if let Some(n) = agent {
+            self.require(n).await?;
+        }
+        let (scope, now) = (scope_of(agent), self.now());
+        let s = scope.clone();
+        let changed = self
+            .store()
+            .run(move |c| spend_caps::set(c, &s, &cap, approval, now))
+            .await?;
+        tracing::info!(budget = %cap, "budget on {} set to {cap}", scope.words());
+        self.check_spend(true).await?;
+        Ok(if changed {
+            Outcome::Done
+        } else {
+            Outcome::AlreadyInState
+        })
+    }
+
+    /// Remove the operator's caps on `agent`'s subtree (the hive: `None`);
+    /// the config's defaults apply again.
+    pub async fn unset_budget(&self, agent: Option<&Ident>) -> Result<Outcome, HiveError> {
+        let scope = scope_of(agent);
+        let s = scope.clone();
+        let removed = self.store().run(move |c| spend_caps::unset(c, &s)).await?;
+        if removed == 0 {
+            if let Some(n) = agent {
+                self.require(n).await?;
+            }
+            return Ok(Outcome::AlreadyInState);
+        }
+        tracing::info!("budget on {} unset", scope.words());
+        self.check_spend(true).await?;
+        Ok(Outcome::Done)
+    }
+
+    /// The manager's `request_budget`: queue a `budget` approval of `cap`
+    /// on `agent`'s subtree, with the manager's reason. Approving it sets
+    /// that cap, as `hivectl budget set` would.
+    pub async fn request_budget(
+        &self,
+        agent: &Ident,
+        cap: SpendCap,
+        reason: &str,
+    ) -> Result<Approval, HiveError> {
+        arguments::check_reason("request_budget", reason)?;
+        self.request_approval(NewApproval {
+            agent: agent.clone(),
+            kind: ApprovalKind::Budget,
+            commit_ref: cap.to_string(),
+            description: Some(reason.to_owned()),
+        })
+        .await
+    }
+
+    /// The action of an approved `budget` row: set its amount on its
+    /// agent's subtree.
+    pub(crate) async fn set_approved_budget(&self, row: &Approval) -> Result<(), String> {
+        let cap = arguments::check_spend_cap(&row.commit_ref).map_err(|e| e.to_string())?;
+        self.store_budget(Some(&row.agent), cap, Some(row.id))
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Is `agent` held by a reached cap (no new turn: `recv` pops nothing)?
+    pub(crate) fn budget_holds(&self, agent: &Ident) -> bool {
+        self.inner.spend.is_held(agent)
+    }
+
+    /// Why `agent` is held, for its roster row.
+    pub(crate) fn budget_words(&self, agent: &Ident) -> Option<String> {
+        self.inner.spend.words(agent)
+    }
+
+    /// Evaluate every cap now and act on what changed: rows of agents held
+    /// or let go are republished, let-go agents' `recv`s woken, and (with
+    /// `announce`) the manager told of each cap newly reached. The caps'
+    /// rows.
+    pub async fn check_spend(&self, announce: bool) -> Result<Vec<BudgetRow>, HiveError> {
+        let _one = self.inner.spend.evaluating.lock().await;
+        let evaluation = self.evaluate_spend().await?;
+        let change = self.inner.spend.replace(&evaluation);
+        for name in &change.changed {
+            self.publish(name).await;
+        }
+        for name in change.released {
+            tracing::info!(agent = %name, "{name}: no budget holds it now; its turns resume");
+            self.wake_inboxes(Wakes::of(Recipient::Agent(name)));
+        }
+        for row in change.newly_reached {
+            let spent = row.amount.words(row.spent);
+            tracing::warn!(budget = %row.amount, "budget on {} reached: {spent}; no new turn starts for it", row.scope.words());
+            if announce {
+                let agent = match &row.scope {
+                    SpendScope::Hive => None,
+                    SpendScope::Subtree(n) | SpendScope::Agent(n) => Some(n.to_string()),
+                };
+                self.notify_manager(HelperEvent::BudgetReached {
+                    agent,
+                    amount: row.amount.to_string(),
+                    spent,
+                })
+                .await;
+            }
+        }
+        Ok(evaluation.rows)
+    }
+
+    async fn evaluate_spend(&self) -> Result<Evaluation, HiveError> {
+        let now = self.now();
+        let (hive, each) = (
+            self.config().budget_hive.clone(),
+            self.config().budget_each_agent.clone(),
+        );
+        Ok(self
+            .store()
+            .read(move |c| {
+                let operator = spend_caps::all(c)?;
+                let parents = agents::parents(c)?;
+                let names: Vec<Ident> = parents.keys().cloned().collect();
+                let defaults = Defaults {
+                    hive: &hive,
+                    each_agent: &each,
+                };
+                let caps = spend::in_force(&operator, defaults, &names);
+                let mut spent = BTreeMap::new();
+                for start in spend::window_starts(&caps, now) {
+                    let rows = turns::usage(c, start.saturating_mul(1000), UsageBy::Agent)?;
+                    let sums: Spent = rows
+                        .into_iter()
+                        .map(|r| {
+                            let amounts = Amounts {
+                                micro_usd: r.cost_micro_usd,
+                                tokens: r.usage.total(),
+                            };
+                            (r.key, amounts)
+                        })
+                        .collect();
+                    spent.insert(start, sums);
+                }
+                let topology = Topology::new(parents);
+                Ok(spend::evaluate(&caps, &topology, &names, &spent, now))
+            })
+            .await?)
+    }
+
+    /// Evaluate the caps every [`RECHECK`] until `shutdown`, so a window
+    /// moving on lets held agents go.
+    pub async fn watch_spend(self, shutdown: CancellationToken) {
+        let mut tick = tokio::time::interval(RECHECK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = tick.tick() => {
+                    if let Err(err) = self.check_spend(true).await {
+                        tracing::warn!("budget check failed: {err}; retrying in {RECHECK:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "spend_tests.rs"]
+mod tests;

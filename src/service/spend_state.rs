@@ -1,0 +1,88 @@
+//! Spend caps' state in memory, owned here and reached only through these
+//! methods: the agents a reached cap holds (what `recv` and the roster
+//! read, without a query) and the caps reached at the last evaluation (so
+//! the manager hears of each once). Rebuilt from the store and the turn
+//! journal at start-up, before any agent socket serves.
+//!
+//! Decision: one owner, as the roster's and the inboxes' state; it knows
+//! nothing of the store or of [`Hive`](super::Hive). Evaluations are
+//! serialized (`evaluating`), so an older one never overwrites a newer.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::hive::spend::{Evaluation, Hold};
+use crate::wire::ident::Ident;
+use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
+
+#[derive(Debug, Default)]
+pub(super) struct SpendState {
+    /// Agents no new turn starts for, and why.
+    held: Mutex<BTreeMap<Ident, Hold>>,
+    /// The caps reached at the last evaluation.
+    reached: Mutex<HashSet<(SpendScope, SpendCap)>>,
+    /// Held across an evaluation's read and its [`SpendState::replace`].
+    pub(super) evaluating: tokio::sync::Mutex<()>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What an evaluation changed.
+#[derive(Debug, Default)]
+pub(super) struct SpendChange {
+    /// Agents held or let go, or held for another reason: their rows change.
+    pub changed: Vec<Ident>,
+    /// Agents let go: their waiting `recv`s are woken.
+    pub released: Vec<Ident>,
+    /// Caps reached now that were not before.
+    pub newly_reached: Vec<BudgetRow>,
+}
+
+impl SpendState {
+    /// Is `name` held by a reached cap?
+    pub(super) fn is_held(&self, name: &Ident) -> bool {
+        lock(&self.held).contains_key(name)
+    }
+
+    /// Why `name` is held, in the roster's words.
+    pub(super) fn words(&self, name: &Ident) -> Option<String> {
+        lock(&self.held).get(name).map(|h| h.words.clone())
+    }
+
+    /// Take `e` as the state now; what changed.
+    pub(super) fn replace(&self, e: &Evaluation) -> SpendChange {
+        let mut change = SpendChange::default();
+        {
+            let mut held = lock(&self.held);
+            for (name, hold) in &e.held {
+                if held.get(name) != Some(hold) {
+                    change.changed.push(name.clone());
+                }
+            }
+            for name in held.keys() {
+                if !e.held.contains_key(name) {
+                    change.changed.push(name.clone());
+                    change.released.push(name.clone());
+                }
+            }
+            held.clone_from(&e.held);
+        }
+        let now: HashSet<(SpendScope, SpendCap)> = e
+            .rows
+            .iter()
+            .filter(|r| r.reached)
+            .map(|r| (r.scope.clone(), r.amount))
+            .collect();
+        let mut reached = lock(&self.reached);
+        change.newly_reached = e
+            .rows
+            .iter()
+            .filter(|r| r.reached && !reached.contains(&(r.scope.clone(), r.amount)))
+            .cloned()
+            .collect();
+        *reached = now;
+        change
+    }
+}

@@ -1,0 +1,337 @@
+//! Budgets through the service: a turn that reaches one holds the next
+//! message in the inbox (nothing popped, the row says why, the manager
+//! told), raising it or the window moving on lets the turn run, nothing is
+//! lost — also across a restart of the hive on the same database.
+
+use std::future::pending;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clock::ManualClock;
+use crate::store::Store;
+use crate::testing::{config_in, hive_on, id, manager_events};
+use crate::wire::spend::{SpendCap, SpendScope, SpendSource};
+use crate::wire::turns::{TurnOutcome, TurnReport, TurnUsage};
+
+use super::{Hive, HiveError};
+
+/// 01:00 UTC on day 20,000.
+const NOW: i64 = 20_000 * 86_400 + 3600;
+
+fn cap(text: &str) -> SpendCap {
+    text.parse().unwrap()
+}
+
+fn report(at: i64, micro_usd: u64, tokens: u64) -> TurnReport {
+    TurnReport {
+        started_at_ms: at * 1000 - 500,
+        ended_at_ms: at * 1000,
+        message_ids: vec![],
+        session_id: None,
+        model: None,
+        outcome: TurnOutcome::Ok,
+        error: None,
+        tools: vec![],
+        usage: Some(TurnUsage {
+            output_tokens: tokens,
+            ..TurnUsage::default()
+        }),
+        cost_micro_usd: Some(micro_usd),
+        num_turns: Some(1),
+        duration_ms: None,
+        duration_api_ms: None,
+    }
+}
+
+/// A hive on the database file in `dir`, its clock at `now`.
+fn hive_in(dir: &std::path::Path, now: i64) -> (Hive, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(now));
+    let store = Store::open(&dir.join("hive.db")).unwrap();
+    let (hive, _driver) = hive_on(config_in(dir), store, clock.clone());
+    (hive, clock)
+}
+
+/// One turn of `agent`: pop what waits, report `micro_usd`, ack. The
+/// bodies it took.
+async fn turn(hive: &Hive, agent: &str, at: i64, micro_usd: u64) -> Vec<String> {
+    let popped = hive.recv(&id(agent), None, None, pending()).await.unwrap();
+    hive.report_turn(&id(agent), report(at, micro_usd, 10))
+        .await
+        .unwrap();
+    hive.ack_turn(&id(agent)).await.unwrap();
+    popped.into_iter().map(|m| m.body).collect()
+}
+
+/// What a short long poll of `agent` pops now.
+async fn poll(hive: &Hive, agent: &str) -> Vec<String> {
+    let wait = Some(Duration::from_millis(50));
+    let popped = hive.recv(&id(agent), wait, None, pending()).await.unwrap();
+    popped.into_iter().map(|m| m.body).collect()
+}
+
+async fn budget_words(hive: &Hive, agent: &str) -> Option<String> {
+    hive.row(&id(agent)).await.unwrap().unwrap().budget
+}
+
+#[tokio::test]
+async fn a_budget_reached_by_one_turn_holds_the_next_message_until_it_is_raised() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, _clock) = hive_in(dir.path(), NOW);
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.set_budget(Some(&id("alice")), cap("1usd/day"))
+        .await
+        .unwrap();
+    hive.send_from_operator(&id("alice"), None, "first".into())
+        .await
+        .unwrap();
+    assert_eq!(turn(&hive, "alice", NOW, 1_000_000).await, ["first"]);
+
+    // The turn's report reached the budget before it was acked.
+    assert_eq!(
+        budget_words(&hive, "alice").await.as_deref(),
+        Some("$1.00 of $1.00 today")
+    );
+    let events = manager_events(&hive, &["budget_reached"]).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(
+        events[0].contains(r#""agent":"alice""#) && events[0].contains("$1.00 of $1.00 today"),
+        "{events:?}"
+    );
+    hive.send_from_operator(&id("alice"), None, "second".into())
+        .await
+        .unwrap();
+    assert!(poll(&hive, "alice").await.is_empty(), "no turn starts");
+    assert_eq!(hive.unread(&id("alice")).await.unwrap(), 1, "still pending");
+
+    // A long poll waiting now is woken by the raise, and gets the message.
+    let waiting = {
+        let hive = hive.clone();
+        tokio::spawn(async move {
+            hive.recv(&id("alice"), Some(Duration::from_secs(20)), None, pending())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiting.is_finished(), "held, not answered");
+    hive.set_budget(Some(&id("alice")), cap("2usd/day"))
+        .await
+        .unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the raise woke the poll")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        got.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(),
+        ["second"]
+    );
+    assert_eq!(budget_words(&hive, "alice").await, None);
+    assert_eq!(
+        manager_events(&hive, &["budget_reached"]).await.len(),
+        1,
+        "told once"
+    );
+}
+
+#[tokio::test]
+async fn a_held_message_survives_a_restart_still_held_and_runs_once_raised() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (hive, _clock) = hive_in(dir.path(), NOW);
+        hive.spawn(&id("alice")).await.unwrap();
+        hive.set_budget(Some(&id("alice")), cap("1usd/day"))
+            .await
+            .unwrap();
+        hive.send_from_operator(&id("alice"), None, "first".into())
+            .await
+            .unwrap();
+        turn(&hive, "alice", NOW, 1_500_000).await;
+        hive.send_from_operator(&id("alice"), None, "second".into())
+            .await
+            .unwrap();
+        assert!(poll(&hive, "alice").await.is_empty());
+    }
+    // The daemon evaluates the budgets at start, before any socket serves.
+    let (hive, _clock) = hive_in(dir.path(), NOW + 60);
+    hive.check_spend(false).await.unwrap();
+    assert_eq!(
+        budget_words(&hive, "alice").await.as_deref(),
+        Some("$1.50 of $1.00 today")
+    );
+    assert!(poll(&hive, "alice").await.is_empty(), "still held");
+    assert_eq!(hive.unread(&id("alice")).await.unwrap(), 1);
+    let rows = hive.budgets().await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (
+            &rows[0].scope,
+            rows[0].source,
+            rows[0].spent,
+            rows[0].reached
+        ),
+        (
+            &SpendScope::Subtree(id("alice")),
+            SpendSource::Operator,
+            1_500_000,
+            true
+        )
+    );
+    hive.set_budget(Some(&id("alice")), cap("5usd/day"))
+        .await
+        .unwrap();
+    assert_eq!(poll(&hive, "alice").await, ["second"]);
+}
+
+#[tokio::test]
+async fn the_next_utc_day_or_a_rolling_window_moving_on_lets_the_turns_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, clock) = hive_in(dir.path(), NOW);
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.set_budget(Some(&id("alice")), cap("1usd/day"))
+        .await
+        .unwrap();
+    hive.set_budget(None, cap("30tokens/2h")).await.unwrap();
+    turn(&hive, "alice", NOW, 1_000_000).await;
+    hive.send_from_operator(&id("alice"), None, "tomorrow".into())
+        .await
+        .unwrap();
+    assert!(poll(&hive, "alice").await.is_empty());
+    // Next day, 00:30: the day's cap is fresh, but the hive's rolling 2h
+    // window (10 tokens of 30) is not reached either way.
+    clock.set(NOW + 23 * 3600 + 1800);
+    hive.check_spend(true).await.unwrap();
+    assert_eq!(poll(&hive, "alice").await, ["tomorrow"]);
+
+    // Three turns of 10 tokens reach the hive's 30 tokens in 2h: everyone
+    // is held, the manager too, until they fall out of the window.
+    let at = NOW + 24 * 3600;
+    clock.set(at);
+    for _ in 0..3 {
+        turn(&hive, "alice", at, 0).await;
+    }
+    let words = budget_words(&hive, "ruth").await.unwrap();
+    assert_eq!(words, "30 of 30 tokens in 2h for the hive");
+    clock.set(at + 2 * 3600 + 1);
+    hive.check_spend(true).await.unwrap();
+    assert_eq!(budget_words(&hive, "ruth").await, None);
+}
+
+#[tokio::test]
+async fn a_parents_budget_holds_its_children_and_a_budget_set_below_the_spend_holds_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, _clock) = hive_in(dir.path(), NOW);
+    for name in ["lead", "dev", "other"] {
+        hive.spawn(&id(name)).await.unwrap();
+    }
+    hive.set_parent(&id("dev"), Some(&id("lead")))
+        .await
+        .unwrap();
+    // Spent before any budget: it counts.
+    turn(&hive, "dev", NOW, 700_000).await;
+    hive.set_budget(Some(&id("lead")), cap("0.5usd/day"))
+        .await
+        .unwrap();
+    assert_eq!(
+        budget_words(&hive, "dev").await.as_deref(),
+        Some("$0.70 of $0.50 today for lead and under")
+    );
+    assert!(budget_words(&hive, "lead").await.is_some());
+    assert_eq!(budget_words(&hive, "other").await, None);
+    // Unset: nothing holds them (no config default).
+    hive.unset_budget(Some(&id("lead"))).await.unwrap();
+    assert_eq!(budget_words(&hive, "dev").await, None);
+    assert!(hive.budgets().await.unwrap().is_empty());
+    let err = hive
+        .set_budget(Some(&id("nobody")), cap("1usd/day"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HiveError::UnknownAgent(_)), "{err}");
+}
+
+#[tokio::test]
+async fn request_budget_queues_an_approval_and_approving_it_sets_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, _clock) = hive_in(dir.path(), NOW);
+    hive.spawn(&id("alice")).await.unwrap();
+    let row = hive
+        .request_budget(
+            &id("alice"),
+            cap("3usd/day"),
+            "the migration needs a long run",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.kind.as_str(), row.commit_ref.as_str()),
+        ("budget", "3usd/day")
+    );
+    assert!(
+        hive.budgets().await.unwrap().is_empty(),
+        "not before approval"
+    );
+    hive.approve(row.id).await.unwrap();
+    let rows = hive.budgets().await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (&rows[0].scope, rows[0].amount, rows[0].source),
+        (
+            &SpendScope::Subtree(id("alice")),
+            cap("3usd/day"),
+            SpendSource::Operator
+        )
+    );
+    let err = hive
+        .request_budget(&id("alice"), cap("3usd/day"), " ")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HiveError::BadArgument(_)), "{err}");
+    let err = hive
+        .request_budget(&id("nobody"), cap("3usd/day"), "why")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HiveError::UnknownAgent(_)), "{err}");
+}
+
+#[tokio::test]
+async fn the_configs_defaults_apply_where_the_operator_set_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config_in(dir.path());
+    config.budget_hive = vec![cap("100usd/day")];
+    config.budget_each_agent = vec![cap("1usd/day")];
+    let clock = Arc::new(ManualClock::new(NOW));
+    let (hive, _driver) = hive_on(config, Store::open_in_memory().unwrap(), clock);
+    hive.spawn(&id("alice")).await.unwrap();
+    turn(&hive, "alice", NOW, 1_000_000).await;
+    assert_eq!(
+        budget_words(&hive, "alice").await.as_deref(),
+        Some("$1.00 of $1.00 today")
+    );
+    assert_eq!(
+        budget_words(&hive, "ruth").await,
+        None,
+        "its own spend only"
+    );
+    hive.set_budget(Some(&id("alice")), cap("2usd/day"))
+        .await
+        .unwrap();
+    assert_eq!(
+        budget_words(&hive, "alice").await,
+        None,
+        "the operator's replaces it"
+    );
+    let sources: Vec<(String, SpendSource)> = hive
+        .budgets()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (format!("{} {}", r.scope.words(), r.amount), r.source))
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("the hive 100usd/day".into(), SpendSource::Config),
+            ("alice and under 2usd/day".into(), SpendSource::Operator),
+            ("ruth 1usd/day".into(), SpendSource::Config),
+        ]
+    );
+}
