@@ -14,7 +14,7 @@ mod common;
 use std::time::Duration;
 
 use agent_rig::{Harness, HarnessOptions, agent_field, eventually, manager_events, message_states};
-use common::{Conn, daemon_with};
+use common::{Conn, Daemon, Launch, daemon_with, hivectl};
 use nix::sys::signal::Signal;
 
 const LONG: Duration = Duration::from_secs(20);
@@ -259,4 +259,66 @@ fn an_unknown_tool_group_stops_hive_agent_at_start_with_an_error_naming_it() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown tool group \"telepathy\""), "{err}");
+}
+
+#[test]
+fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it_is_raised() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 30);
+    h.set_mode("costly"); // each turn reports $1.00
+    let (code, out, err) = hivectl(&d, &["budget", "set", "alice", "1usd/day"]);
+    assert_eq!((code, out.as_str()), (0, "budget on alice and under: 1usd/day\n"), "{err}");
+    send_to_alice(&d, "first");
+    eventually("the first message handled", LONG, || {
+        states(&d) == [("handled".into(), false)]
+    });
+    // The report came before the ack: the row already says why.
+    let status = hivectl(&d, &["status"]).1;
+    assert!(
+        status.contains("needs you: budget: $1.00 of $1.00 today"),
+        "{status}"
+    );
+    assert_eq!(hivectl(&d, &["status", "--needs-me", "-q"]).1, "alice\n");
+    send_to_alice(&d, "second");
+    // The harness polls every second (recv_wait_seconds 1): it is held.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(h.turns(), 1, "no turn started");
+    assert_eq!(
+        states(&d),
+        [("handled".into(), false), ("pending".into(), false)]
+    );
+    let events = manager_events(&d.state_dir());
+    assert!(
+        events.iter().any(|e| e.contains("budget_reached")),
+        "{events:?}"
+    );
+
+    // A daemon killed and started again: still held, nothing lost.
+    let dir = d.kill_hard();
+    let d = Daemon::start_in(dir, Launch::Standalone);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(h.turns(), 1, "no turn started after the restart");
+    assert_eq!(
+        states(&d),
+        [("handled".into(), false), ("pending".into(), false)]
+    );
+    let (code, list, _) = hivectl(&d, &["budget"]);
+    assert_eq!(code, 0);
+    assert!(
+        list.contains("alice and under")
+            && list.contains("$1.00 of $1.00 today")
+            && list.contains("reached"),
+        "{list}"
+    );
+
+    // Raised: the held message's turn runs, without restarting anything.
+    assert_eq!(hivectl(&d, &["budget", "set", "alice", "5usd/day"]).0, 0);
+    eventually("the second message handled", LONG, || {
+        states(&d) == [("handled".into(), false), ("handled".into(), false)]
+    });
+    assert_eq!(h.turns(), 2);
+    assert!(h.prompt(2).contains("second"));
+    let status = hivectl(&d, &["status"]).1;
+    assert!(!status.contains("budget"), "{status}");
 }

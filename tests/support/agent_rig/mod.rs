@@ -17,7 +17,8 @@ pub const AGENT_BIN: &str = env!("CARGO_BIN_EXE_hive-agent");
 /// turn N in `argv.N` / `prompt.N`, prints a stream-json init line, then
 /// acts on `mode`: ok (exit 0), fail (exit 1), hang (write `hang.pid`,
 /// sleep), reply (send "got it: <first body line>" to the operator with
-/// `hive-agent call send`, exit 0).
+/// `hive-agent call send`, exit 0), costly (a `result` event reporting
+/// $1.00 and 15 tokens, exit 0).
 const STAND_IN: &str = r#"#!/bin/bash
 dir="$STAND_IN_DIR"
 n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
@@ -32,6 +33,7 @@ case "$(cat "$dir/mode")" in
   fail) echo "stand-in failing on purpose" >&2; exit 1 ;;
   hang) echo $$ > "$dir/hang.pid"; exec sleep 600 ;;
   reply) exec "$HIVE_AGENT_BIN" call send '{"to":"operator","body":"got it"}' ;;
+  costly) echo '{"type":"result","subtype":"success","total_cost_usd":1.0,"num_turns":1,"usage":{"input_tokens":10,"output_tokens":5}}' ;;
 esac
 "#;
 
