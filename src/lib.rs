@@ -88,7 +88,8 @@
 //!   (who may run which verb on whom, with which grants), approvals, topology,
 //!   roster (the agent record, unit states), broker recipients (the one
 //!   `OPERATOR`) and inbox caps, reserved names, the agenda's due times and
-//!   caps, the shapes of argv-bound and free-text request values.
+//!   caps, the shapes of argv-bound and free-text request values, spend
+//!   caps (budgets: in force, covered, reached, held).
 //! - [`store`]: SQLite — open, migrations, the one writer (group commit) and
 //!   the readers, one file per table family, the state directory's lock;
 //!   reads and writes hive's types, decides nothing.
@@ -98,7 +99,8 @@
 //!   the actions approved rows run), roster (served from memory) and crash
 //!   watcher, the one delivery path into inboxes, broker, questions,
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
-//!   metrics, start-up. `Hive` is a façade: its memory lives in state parts that
+//!   metrics, the turn journal and the budgets it feeds (a reached one
+//!   holds `recv`), start-up. `Hive` is a façade: its memory lives in state parts that
 //!   own their fields (roster, inbox, swarm), and its files call each
 //!   other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error

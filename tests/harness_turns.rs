@@ -268,7 +268,11 @@ fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it
     let h = start(&d, tmp.path(), 30);
     h.set_mode("costly"); // each turn reports $1.00
     let (code, out, err) = hivectl(&d, &["budget", "set", "alice", "1usd/day"]);
-    assert_eq!((code, out.as_str()), (0, "budget on alice and under: 1usd/day\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "budget on alice and under: 1usd/day\n"),
+        "{err}"
+    );
     send_to_alice(&d, "first");
     eventually("the first message handled", LONG, || {
         states(&d) == [("handled".into(), false)]

@@ -13,13 +13,10 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
-use crate::config::{DEFAULT_RUNTIME_DIR, HOST_SOCKET_NAME};
 use crate::wire::agenda::JournalPriority;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::egress::EgressPattern;
-use crate::wire::host::{
-    DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, MAX_STOP_DEADLINE_SECS, Signal,
-};
+use crate::wire::host::{DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, MAX_STOP_DEADLINE_SECS, Signal};
 use crate::wire::ident::{AgentAt, Ident};
 use crate::wire::turns::UsageBy;
 
@@ -28,10 +25,8 @@ use super::value_parsers::{
     priority_parser,
 };
 
-/// The default `--socket`: `/run/hyperhive/host.sock`.
-pub fn default_socket() -> PathBuf {
-    PathBuf::from(DEFAULT_RUNTIME_DIR).join(HOST_SOCKET_NAME)
-}
+use super::complete::agent_names;
+pub use super::complete::default_socket;
 
 /// The help heading of the flags every subcommand accepts, so a
 /// subcommand's own options stand apart from them.
@@ -547,28 +542,6 @@ pub fn resolve_machine_name(given: &Ident, managed: &[Ident]) -> Ident {
         .and_then(|rest| Ident::new(rest).ok())
         .filter(|agent| managed.contains(agent))
         .unwrap_or_else(|| given.clone())
-}
-
-/// Completion of agent names: asked of hive-c0re when the shell completes
-/// (a short budget, nothing offered when it cannot be reached).
-pub(super) fn agent_names() -> clap_complete::engine::ArgValueCandidates {
-    clap_complete::engine::ArgValueCandidates::new(|| {
-        let socket = std::env::var_os("HIVE_SOCKET")
-            .map(PathBuf::from)
-            .unwrap_or_else(default_socket);
-        let client =
-            crate::client::Client::new(socket).with_budget(std::time::Duration::from_millis(500));
-        match client.call(&HostRequest::List) {
-            Ok(reply) => reply
-                .response
-                .agents
-                .unwrap_or_default()
-                .iter()
-                .map(|n| clap_complete::engine::CompletionCandidate::new(n.as_str()))
-                .collect(),
-            Err(_) => Vec::new(),
-        }
-    })
 }
 
 #[cfg(test)]

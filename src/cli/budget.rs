@@ -1,15 +1,15 @@
 //! `hivectl budget`: the spend caps the host enforces — listed with what
-//! each window holds, set on an agent's subtree or on the hive, unset.
+//! each window holds (the table is `usage`'s), set on an agent's subtree
+//! or on the hive, unset.
 //! AMOUNT is `20usd/day`, `2000000tokens/day` or a rolling `5usd/5h`
 //! (parsed by [`SpendCap`], the one parser the daemon uses too).
 
 use clap::{Args, Subcommand};
 
-use super::args::agent_names;
-use super::table::table;
+use super::complete::agent_names;
 use crate::wire::host::HostRequest;
 use crate::wire::ident::Ident;
-use crate::wire::spend::{BudgetRow, SpendCap, SpendScope, SpendSource};
+use crate::wire::spend::{SpendCap, SpendScope};
 
 /// `budget set` / `budget unset`; none lists.
 #[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
@@ -94,30 +94,6 @@ pub fn done(request: &HostRequest) -> String {
         }
         _ => String::new(),
     }
-}
-
-/// The caps in force, with what their windows hold.
-pub fn budgets_table(rows: &[BudgetRow]) -> String {
-    if rows.is_empty() {
-        return "no budgets (hivectl budget set NAME AMOUNT, or budget_hive in the config)\n"
-            .into();
-    }
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.scope.words(),
-                r.amount.to_string(),
-                r.amount.words(r.spent),
-                match r.source {
-                    SpendSource::Operator => "operator".into(),
-                    SpendSource::Config => "config".into(),
-                },
-                if r.reached { "reached" } else { "ok" }.into(),
-            ]
-        })
-        .collect();
-    table(&["COVERS", "AMOUNT", "SPENT", "FROM", "STATE"], &body)
 }
 
 #[cfg(test)]

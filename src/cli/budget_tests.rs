@@ -62,60 +62,16 @@ fn a_bad_amount_or_a_missing_or_double_target_is_a_usage_error_naming_it() {
 }
 
 #[test]
-fn the_table_shows_each_budget_with_its_window_and_whether_it_holds() {
-    let rows = [
-        BudgetRow {
-            scope: SpendScope::Hive,
-            amount: "100usd/day".parse().unwrap(),
-            source: SpendSource::Config,
-            spent: 3_200_000,
-            since: 0,
-            reached: false,
-        },
-        BudgetRow {
-            scope: SpendScope::Subtree(Ident::new("ann").unwrap()),
-            amount: "1usd/5h".parse().unwrap(),
-            source: SpendSource::Operator,
-            spent: 1_000_000,
-            since: 0,
-            reached: true,
-        },
-    ];
-    let text = budgets_table(&rows);
-    let lines: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .collect()
-        })
-        .collect();
-    assert_eq!(
-        lines,
-        [
-            vec!["COVERS", "AMOUNT", "SPENT", "FROM", "STATE"],
-            vec![
-                "the hive",
-                "100usd/day",
-                "$3.20 of $100.00 today",
-                "config",
-                "ok"
-            ],
-            vec![
-                "ann and under",
-                "1usd/5h",
-                "$1.00 of $1.00 in 5h",
-                "operator",
-                "reached"
-            ],
-        ]
-    );
-    assert!(budgets_table(&[]).starts_with("no budgets"));
+fn set_and_unset_say_what_they_did() {
     let set = HostRequest::SetBudget {
         name: None,
         hive: true,
         amount: "5usd/5h".parse().unwrap(),
     };
     assert_eq!(done(&set), "budget on the hive: 5usd/5h\n");
+    let unset = HostRequest::UnsetBudget {
+        name: Some(Ident::new("ann").unwrap()),
+        hive: false,
+    };
+    assert_eq!(done(&unset), "budgets on ann and under unset\n");
 }

@@ -26,6 +26,7 @@
 pub mod action;
 pub mod args;
 pub mod budget;
+mod complete;
 pub mod lifecycle;
 pub mod man;
 pub mod render;

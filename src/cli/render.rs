@@ -55,7 +55,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             *by == UsageBy::Subtree,
         ),
         HostRequest::Show { .. } => response.review.as_ref().map(review).unwrap_or_default(),
-        HostRequest::Budgets => budget::budgets_table(response.budgets.as_deref().unwrap_or(&[])),
+        HostRequest::Budgets => {
+            super::usage::budgets_table(response.budgets.as_deref().unwrap_or(&[]))
+        }
         HostRequest::SetBudget { .. } | HostRequest::UnsetBudget { .. } => budget::done(request),
         HostRequest::SubscribeAgentStatus
         | HostRequest::Start { .. }

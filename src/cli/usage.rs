@@ -1,6 +1,8 @@
-//! `hivectl turns` and `hivectl usage`: the turn journal as tables.
+//! `hivectl turns`, `hivectl usage` and `hivectl budget`: the turn
+//! journal and the spend caps over it as tables.
 
 use crate::clock::rfc3339;
+use crate::wire::spend::{BudgetRow, SpendSource};
 use crate::wire::turns::{TurnRow, UsageRow};
 
 use super::table::{clean, or_dash, table};
@@ -82,6 +84,30 @@ pub fn usage_table(rows: &[UsageRow], by: &str, subtree: bool) -> String {
         ],
         &body,
     )
+}
+
+/// The caps in force, with what their windows hold.
+pub fn budgets_table(rows: &[BudgetRow]) -> String {
+    if rows.is_empty() {
+        return "no budgets (hivectl budget set NAME AMOUNT, or budget_hive in the config)\n"
+            .into();
+    }
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.scope.words(),
+                r.amount.to_string(),
+                r.amount.words(r.spent),
+                match r.source {
+                    SpendSource::Operator => "operator".into(),
+                    SpendSource::Config => "config".into(),
+                },
+                if r.reached { "reached" } else { "ok" }.into(),
+            ]
+        })
+        .collect();
+    table(&["COVERS", "AMOUNT", "SPENT", "FROM", "STATE"], &body)
 }
 
 #[cfg(test)]

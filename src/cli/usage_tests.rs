@@ -26,3 +26,58 @@ fn the_usage_table_ends_with_the_total_except_by_subtree() {
     assert!(last.contains("$1.50") && last.contains(" 3 "), "{text}");
     assert!(!usage_table(&rows, "subtree", true).contains("total"));
 }
+
+#[test]
+fn the_table_shows_each_budget_with_its_window_and_whether_it_holds() {
+    let rows = [
+        BudgetRow {
+            scope: crate::wire::spend::SpendScope::Hive,
+            amount: "100usd/day".parse().unwrap(),
+            source: SpendSource::Config,
+            spent: 3_200_000,
+            since: 0,
+            reached: false,
+        },
+        BudgetRow {
+            scope: crate::wire::spend::SpendScope::Subtree(
+                crate::wire::ident::Ident::new("ann").unwrap(),
+            ),
+            amount: "1usd/5h".parse().unwrap(),
+            source: SpendSource::Operator,
+            spent: 1_000_000,
+            since: 0,
+            reached: true,
+        },
+    ];
+    let text = budgets_table(&rows);
+    let lines: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            vec!["COVERS", "AMOUNT", "SPENT", "FROM", "STATE"],
+            vec![
+                "the hive",
+                "100usd/day",
+                "$3.20 of $100.00 today",
+                "config",
+                "ok"
+            ],
+            vec![
+                "ann and under",
+                "1usd/5h",
+                "$1.00 of $1.00 in 5h",
+                "operator",
+                "reached"
+            ],
+        ]
+    );
+    assert!(budgets_table(&[]).starts_with("no budgets"));
+}

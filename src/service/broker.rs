@@ -191,7 +191,7 @@ impl Hive {
             notified.as_mut().enable();
             // A reached budget holds the agent: nothing is popped, the
             // poll waits as for an empty inbox; letting it go wakes it.
-            let popped = if self.budget_holds(agent) {
+            let popped = if self.inner.spend.is_held(agent) {
                 Vec::new()
             } else {
                 self.pop(agent, max).await?

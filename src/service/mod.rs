@@ -323,7 +323,7 @@ impl Hive {
                     pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
                     domain: self.config().domain.as_deref(),
                     crashed: self.inner.roster.is_crashed(&record.name),
-                    budget: self.budget_words(&record.name),
+                    budget: self.inner.spend.words(&record.name),
                 })
             })
             .collect()

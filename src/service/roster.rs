@@ -75,7 +75,7 @@ impl Hive {
             pending_reminders,
             domain: self.config().domain.as_deref(),
             crashed: self.inner.roster.is_crashed(name),
-            budget: self.budget_words(name),
+            budget: self.inner.spend.words(name),
         })))
     }
 

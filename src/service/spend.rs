@@ -133,16 +133,6 @@ impl Hive {
             .map_err(|e| e.to_string())
     }
 
-    /// Is `agent` held by a reached cap (no new turn: `recv` pops nothing)?
-    pub(crate) fn budget_holds(&self, agent: &Ident) -> bool {
-        self.inner.spend.is_held(agent)
-    }
-
-    /// Why `agent` is held, for its roster row.
-    pub(crate) fn budget_words(&self, agent: &Ident) -> Option<String> {
-        self.inner.spend.words(agent)
-    }
-
     /// Evaluate every cap now and act on what changed: rows of agents held
     /// or let go are republished, let-go agents' `recv`s woken, and (with
     /// `announce`) the manager told of each cap newly reached. The caps'
