@@ -24,6 +24,11 @@ fn usd(micro: u64) -> Amounts {
     }
 }
 
+/// The caps in force when only the operator set `caps`.
+fn operator_caps(caps: &[(SpendScope, SpendCap)], agents: &[Ident]) -> Vec<InForce> {
+    in_force(caps, Defaults::default(), agents)
+}
+
 const NOON: i64 = 86_400 * 10 + 12 * 3600;
 const MIDNIGHT: i64 = 86_400 * 10;
 
@@ -65,9 +70,8 @@ fn the_operators_cap_replaces_the_configs_of_its_scope_and_unit_only() {
 #[test]
 fn a_subtree_cap_sums_its_agent_and_everything_under_it_and_holds_them_all() {
     let (topology, agents) = tree();
-    let caps = in_force(
+    let caps = operator_caps(
         &[(SpendScope::Subtree(id("ann")), cap("1usd/day"))],
-        Defaults::default(),
         &agents,
     );
     let today = Spent::from([
@@ -98,12 +102,11 @@ fn a_subtree_cap_sums_its_agent_and_everything_under_it_and_holds_them_all() {
 #[test]
 fn below_the_limit_nothing_is_held_and_a_window_without_sums_spent_nothing() {
     let (topology, agents) = tree();
-    let caps = in_force(
+    let caps = operator_caps(
         &[
             (SpendScope::Hive, cap("2usd/day")),
             (SpendScope::Subtree(id("bob")), cap("1usd/5h")),
         ],
-        Defaults::default(),
         &agents,
     );
     let spent = BTreeMap::from([(MIDNIGHT, Spent::from([("bob".into(), usd(1_999_999))]))]);
@@ -157,11 +160,7 @@ fn the_hive_cap_counts_every_turn_kept_and_the_nearest_reached_cap_is_shown() {
 #[test]
 fn a_rolling_window_lets_go_once_the_spend_falls_out_of_it() {
     let (topology, agents) = tree();
-    let caps = in_force(
-        &[(SpendScope::Subtree(id("cid")), cap("1usd/1h"))],
-        Defaults::default(),
-        &agents,
-    );
+    let caps = operator_caps(&[(SpendScope::Subtree(id("cid")), cap("1usd/1h"))], &agents);
     let starts = window_starts(&caps, NOON);
     assert_eq!(starts, BTreeSet::from([NOON - 3600]));
     // The service sums per start; an hour later the same turn is before it.

@@ -69,6 +69,19 @@ async fn poll(hive: &Hive, agent: &str) -> Vec<String> {
     popped.into_iter().map(|m| m.body).collect()
 }
 
+/// alice, under a budget of 1usd/day, takes "first" in a turn that costs
+/// `micro_usd`; the bodies it took.
+async fn alices_costly_turn(hive: &Hive, micro_usd: u64) -> Vec<String> {
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.set_budget(Some(&id("alice")), cap("1usd/day"))
+        .await
+        .unwrap();
+    hive.send_from_operator(&id("alice"), None, "first".into())
+        .await
+        .unwrap();
+    turn(hive, "alice", NOW, micro_usd).await
+}
+
 async fn budget_words(hive: &Hive, agent: &str) -> Option<String> {
     hive.row(&id(agent)).await.unwrap().unwrap().budget
 }
@@ -77,14 +90,7 @@ async fn budget_words(hive: &Hive, agent: &str) -> Option<String> {
 async fn a_budget_reached_by_one_turn_holds_the_next_message_until_it_is_raised() {
     let dir = tempfile::tempdir().unwrap();
     let (hive, _clock) = hive_in(dir.path(), NOW);
-    hive.spawn(&id("alice")).await.unwrap();
-    hive.set_budget(Some(&id("alice")), cap("1usd/day"))
-        .await
-        .unwrap();
-    hive.send_from_operator(&id("alice"), None, "first".into())
-        .await
-        .unwrap();
-    assert_eq!(turn(&hive, "alice", NOW, 1_000_000).await, ["first"]);
+    assert_eq!(alices_costly_turn(&hive, 1_000_000).await, ["first"]);
 
     // The turn's report reached the budget before it was acked.
     assert_eq!(
@@ -138,14 +144,7 @@ async fn a_held_message_survives_a_restart_still_held_and_runs_once_raised() {
     let dir = tempfile::tempdir().unwrap();
     {
         let (hive, _clock) = hive_in(dir.path(), NOW);
-        hive.spawn(&id("alice")).await.unwrap();
-        hive.set_budget(Some(&id("alice")), cap("1usd/day"))
-            .await
-            .unwrap();
-        hive.send_from_operator(&id("alice"), None, "first".into())
-            .await
-            .unwrap();
-        turn(&hive, "alice", NOW, 1_500_000).await;
+        alices_costly_turn(&hive, 1_500_000).await;
         hive.send_from_operator(&id("alice"), None, "second".into())
             .await
             .unwrap();

@@ -215,6 +215,22 @@ pub fn interrupted(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
     Ok(out)
 }
 
+/// Whether approval `id` stored a row in `table` (one with an
+/// `approval_id` column: `egress_grants`, `spend_caps`): an interrupted
+/// approval's action took effect.
+pub(crate) fn stored_by(
+    conn: &Connection,
+    table: &'static str,
+    id: i64,
+) -> Result<bool, StoreError> {
+    let n: i64 = conn.query_row(
+        &format!("SELECT COUNT(*) FROM {table} WHERE approval_id = ?1"),
+        [id],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
 #[cfg(test)]
 #[path = "approvals_tests.rs"]
 mod tests;

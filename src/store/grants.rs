@@ -182,12 +182,7 @@ pub fn revoke_egress(
 
 /// Whether approval `id` granted egress (an interrupted approval's check).
 pub fn egress_from_approval(conn: &Connection, id: i64) -> Result<bool, StoreError> {
-    let n: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM egress_grants WHERE approval_id = ?1",
-        [id],
-        |r| r.get(0),
-    )?;
-    Ok(n > 0)
+    super::approvals::stored_by(conn, "egress_grants", id)
 }
 
 /// Drop every grant of an agent (it was destroyed: a later agent of the

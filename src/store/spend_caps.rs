@@ -78,12 +78,7 @@ pub fn forget(conn: &Connection, agent: &Ident) -> Result<(), StoreError> {
 
 /// Whether approval `id` set a cap (an interrupted approval's check).
 pub fn from_approval(conn: &Connection, id: i64) -> Result<bool, StoreError> {
-    let n: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM spend_caps WHERE approval_id = ?1",
-        [id],
-        |r| r.get(0),
-    )?;
-    Ok(n > 0)
+    super::approvals::stored_by(conn, "spend_caps", id)
 }
 
 #[cfg(test)]
