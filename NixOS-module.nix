@@ -157,6 +157,16 @@ let
       through the hive's egress proxy (the only way out of its container);
       `hivectl grant N --egress HOST` adds to them for one agent.
     '';
+    budget_hive = opt (types.listOf (types.strMatching "[0-9]+(\\.[0-9]{1,6})?(usd|tokens)/(day|[0-9]+[mhd])")) [ ] ''
+      Default budgets (spend caps) on the whole hive, e.g. `[ "100usd/day" ]`
+      (AMOUNT as `hivectl budget set` takes it: usd or tokens, per UTC day
+      or a rolling window like `5usd/5h`). A budget the operator sets on
+      the hive replaces the default of its unit.
+    '';
+    budget_each_agent = opt (types.listOf (types.strMatching "[0-9]+(\\.[0-9]{1,6})?(usd|tokens)/(day|[0-9]+[mhd])")) [ ] ''
+      Default budgets on each agent's own turns, e.g. `[ "10usd/day" ]`,
+      unless the operator set a budget of that unit on the agent.
+    '';
     message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
     journal_directory = opt (types.nullOr absolutePath) null ''
       Read logs from journal files in this directory instead of the host
