@@ -327,6 +327,52 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
     );
 }
 
+#[test]
+#[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
+fn a_budget_reached_by_the_real_clis_turn_holds_the_next_message_until_it_is_raised() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let api = StandIn::start(tmp.path(), "operator", "hello from claude");
+    let (_h, _) = real_cli_turn(&d, tmp.path(), &format!("http://127.0.0.1:{}", api.port));
+    // The turn spent the stand-in's tokens (10 in, 5 out per API call): a
+    // budget below them, set now, holds alice at once.
+    let ok = r#"{"version":1,"ok":true}"#;
+    let set = |amount: &str| {
+        d.request(&format!(
+            r#"{{"cmd":"set_budget","name":"alice","amount":"{amount}"}}"#
+        ))
+    };
+    assert_eq!(set("10tokens/day"), ok);
+    let budgets: Value = serde_json::from_str(&d.request(r#"{"cmd":"budgets"}"#)).unwrap();
+    let row = &budgets["budgets"][0];
+    assert_eq!(
+        (&row["agent"], &row["reached"]),
+        (&Value::from("alice"), &Value::from(true)),
+        "{budgets}"
+    );
+    assert!(row["spent"].as_u64().unwrap() >= 15, "{budgets}");
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    assert_eq!(
+        bob.ask(r#"{"cmd":"send","to":"alice","body":"greet again"}"#),
+        r#"{"kind":"ok","delivered":1}"#
+    );
+    // The harness polls every second: no turn starts, the message waits.
+    std::thread::sleep(Duration::from_secs(3));
+    let held = [("handled".into(), false), ("pending".into(), false)];
+    assert_eq!(message_states(&d.state_dir(), "alice"), held);
+    let roster = d.request(r#"{"cmd":"agent_status"}"#);
+    assert!(
+        roster.contains(r#""budget":""#) && roster.contains(" of 10 tokens today"),
+        "{roster}"
+    );
+    // Raised: the held message's turn runs.
+    assert_eq!(set("1000000tokens/day"), ok);
+    eventually("the second turn acked", Duration::from_secs(120), || {
+        message_states(&d.state_dir(), "alice")
+            == [("handled".into(), false), ("handled".into(), false)]
+    });
+}
+
 /// The session states of `agent` pushed on a `subscribe_agent_status`
 /// stream of `d`, in order (a state repeated by other row changes once).
 struct Watch {
