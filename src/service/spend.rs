@@ -8,7 +8,8 @@
 //! popped, so nothing can be lost). A turn in progress finishes; its report
 //! is committed and the caps evaluated before `report_turn` answers, so
 //! the very next `recv` is held. The roster row says why (`budget`), the
-//! manager gets `budget_reached` once per cap reached. Raising or unsetting
+//! manager gets `budget_reached` once per cap reached, and so does the
+//! operator's `notify_command`. Raising or unsetting
 //! the cap, or its window moving on (checked every [`RECHECK`]), lets the
 //! agents go and wakes their `recv`s. The holds are evaluated at start-up
 //! before any agent socket serves, so they survive restarts.
@@ -34,6 +35,7 @@ use crate::store::{agents, spend_caps, turns};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
+use crate::wire::notify::NotifyEvent;
 use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
 use crate::wire::turns::UsageBy;
 
@@ -154,10 +156,16 @@ impl Hive {
             if announce {
                 let agent = match &row.scope {
                     SpendScope::Hive => None,
-                    SpendScope::Subtree(n) | SpendScope::Agent(n) => Some(n.to_string()),
+                    SpendScope::Subtree(n) | SpendScope::Agent(n) => Some(n.clone()),
                 };
+                self.notify_operator(NotifyEvent::BudgetReached {
+                    hive: agent.is_none(),
+                    agent: agent.clone().unwrap_or_else(|| self.config().manager()),
+                    amount: row.amount.to_string(),
+                    spent: spent.clone(),
+                });
                 self.notify_manager(HelperEvent::BudgetReached {
-                    agent,
+                    agent: agent.map(|n| n.to_string()),
                     amount: row.amount.to_string(),
                     spent,
                 })

@@ -334,3 +334,39 @@ async fn the_configs_defaults_apply_where_the_operator_set_nothing() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_reached_budget_runs_the_operators_notify_command_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("events");
+    let mut config = config_in(dir.path());
+    config.notify_command = vec!["tee".into(), "-a".into(), out.to_string_lossy().into()];
+    let clock = Arc::new(ManualClock::new(NOW));
+    let (hive, _driver) = hive_on(config, Store::open_in_memory().unwrap(), clock);
+    tokio::spawn(
+        hive.clone()
+            .run_notifier(tokio_util::sync::CancellationToken::new()),
+    );
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.set_budget(None, cap("1usd/day")).await.unwrap();
+    turn(&hive, "alice", NOW, 1_000_000).await;
+    turn(&hive, "alice", NOW, 1_000_000).await; // still reached: no second run
+    for _ in 0..300 {
+        if std::fs::read_to_string(&out).is_ok_and(|t| !t.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Time for a second run, were there one.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let lines: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains(r#""event":"budget_reached","agent":"ruth","hive":true,"amount":"1usd/day","spent":"$1.00 of $1.00 today""#),
+        "{lines:?}"
+    );
+}

@@ -30,6 +30,17 @@ pub enum NotifyEvent {
     },
     /// An agent's container exited without an operator stop.
     Crashed { agent: Ident, result: String },
+    /// A budget (spend cap) was reached: no new turn starts for the agents
+    /// it covers. `agent` is whose subtree (or own turns) it covers; for
+    /// the hive's budget, the manager, with `hive`. `spent` in words
+    /// (`$20.00 of $20.00 today`).
+    BudgetReached {
+        agent: Ident,
+        #[serde(default, skip_serializing_if = "super::is_false")]
+        hive: bool,
+        amount: String,
+        spent: String,
+    },
 }
 
 impl NotifyEvent {
@@ -39,6 +50,7 @@ impl NotifyEvent {
             Self::NeedsPerson { .. } => "needs_person",
             Self::ApprovalWaiting { .. } => "approval_waiting",
             Self::Crashed { .. } => "crashed",
+            Self::BudgetReached { .. } => "budget_reached",
         }
     }
 
@@ -47,7 +59,8 @@ impl NotifyEvent {
         match self {
             Self::NeedsPerson { agent, .. }
             | Self::ApprovalWaiting { agent, .. }
-            | Self::Crashed { agent, .. } => agent,
+            | Self::Crashed { agent, .. }
+            | Self::BudgetReached { agent, .. } => agent,
         }
     }
 }
