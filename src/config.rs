@@ -83,7 +83,8 @@ pub struct Config {
     /// approval's note.
     pub approval_command: Vec<String>,
     /// The command the hive runs to tell the operator (an agent needs a
-    /// person, an approval waits, a container crashed): argv, no shell,
+    /// person, an approval waits, a container crashed, a budget was
+    /// reached): argv, no shell,
     /// one JSON event (`wire::notify`) on its stdin. Empty: none.
     pub notify_command: Vec<String>,
     /// Least seconds between two runs of `notify_command` for the same
