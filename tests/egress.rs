@@ -168,6 +168,22 @@ fn without_the_egress_service_an_agent_is_told_503_and_who_must_start_it() {
 }
 
 #[test]
+fn a_client_still_writing_its_request_after_the_503_reads_it_instead_of_a_broken_pipe() {
+    let d = Daemon::start_with_config("{}");
+    spawn(&d, "alice");
+    let alice = d.agent_socket("alice").with_file_name("egress.sock");
+    let mut s = std::os::unix::net::UnixStream::connect(&alice).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // With no egress service the daemon answers at once, before reading.
+    std::thread::sleep(Duration::from_millis(300));
+    s.write_all(b"CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\n")
+        .expect("the daemon still takes the request it answered");
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 503 "), "{out}");
+}
+
+#[test]
 fn destroy_removes_the_agents_egress_socket_with_its_agent_socket() {
     let d = Daemon::start_with_config("{}");
     spawn(&d, "alice");

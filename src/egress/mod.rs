@@ -184,8 +184,27 @@ async fn answer<S: AsyncWrite + Unpin>(s: &mut S, status: &str, body: &str) -> s
 /// Answer `503 Service Unavailable` with `body` and close: the hive
 /// cannot serve this connection now (the agent is at its connection
 /// budget, or its allow-list cannot be read).
-pub async fn unavailable<S: AsyncWrite + Unpin>(mut s: S, body: &str) {
+pub async fn unavailable<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, body: &str) {
     let _ = answer(&mut s, "503 Service Unavailable", body).await;
+    linger(&mut s).await;
+}
+
+/// After an answer sent before the request was read: take what the client
+/// still sends (at most 64 KiB, for at most a second) before the socket
+/// closes, so a client still writing its request reads the answer instead
+/// of failing on a broken pipe (a lingering close, as HTTP servers do).
+async fn linger<S: AsyncRead + Unpin>(s: &mut S) {
+    let mut buf = [0u8; 4096];
+    let mut left = 64usize << 10;
+    let drain = async {
+        while left > 0 {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), drain).await;
 }
 
 /// The 403 body: the host refused and how to ask for it.
