@@ -95,6 +95,13 @@ let
       machined image that `spawn` clones (nspawn profile). It must exist in
       /var/lib/machines; this module does not build it.
     '';
+    bind_host_usr = opt types.bool true ''
+      nspawn profile: bind the host's `/usr` read-only into each agent
+      container created from now on (a template with an empty `usr/`).
+      `false` for a self-contained agent image (`systemd/image/build`),
+      whose own `/usr` then runs. An agent keeps the choice it was created
+      with across restarts and rebuilds.
+    '';
     nspawn_dir = opt absolutePath "/etc/systemd/nspawn" ''
       Where `h-<agent>.nspawn` files are written (nspawn profile).
       systemd-nspawn@.service reads them only from /etc/systemd/nspawn and

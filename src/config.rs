@@ -72,6 +72,14 @@ pub struct Config {
     pub template_image: String,
     /// Where `.nspawn` settings files are written (nspawn profile).
     pub nspawn_dir: PathBuf,
+    /// nspawn profile: bind the host's `/usr` read-only into each agent
+    /// container created from now on (true: `template_image` has an empty
+    /// `usr/`, as every template before `systemd/image/build` made its own
+    /// did). false for a self-contained image (`systemd/image/build`):
+    /// the agent runs the image's own `/usr`. An agent keeps the choice it
+    /// was created with (its `.nspawn` file says it) across restarts and
+    /// rebuilds.
+    pub bind_host_usr: bool,
     /// Where NixOS container configs are written (nixos profile).
     pub nixos_containers_dir: PathBuf,
     /// The command that builds an agent's NixOS system closure (nixos
@@ -199,6 +207,7 @@ impl Default for Config {
             stop_deadline_secs: 30,
             template_image: "hive-template".into(),
             nspawn_dir: "/etc/systemd/nspawn".into(),
+            bind_host_usr: true,
             nixos_containers_dir: "/etc/nixos-containers".into(),
             nixos_build_command: Vec::new(),
             approval_command: Vec::new(),

@@ -46,6 +46,45 @@ async fn create_clones_the_template_writes_the_nspawn_file_and_sets_limits() {
     .await;
 }
 
+/// A hive switched to a self-contained image (`bind_host_usr: false`)
+/// binds nothing of the host's `/usr` into a new agent, while an agent
+/// created before the switch (its image cloned from an empty-`usr/`
+/// template) keeps its bind through a rebuild and a start.
+#[tokio::test]
+async fn an_agent_keeps_the_host_usr_bind_it_was_created_with_after_a_switch_to_an_image() {
+    bounded(async {
+        let mut st = host(&[]);
+        for n in ["old", "new"] {
+            st.units
+                .insert(nspawn(n), Unit::new(false, "inactive", "dead"));
+        }
+        let rig = Rig::new(st).await;
+        let before = rig.driver(&[]).await;
+        before.create(&id("old"), &rig.spec("old")).await.unwrap();
+        let mut settings = rig.settings(&["old"]);
+        settings.bind_host_usr = false;
+        let driver = SystemdDriver::connect(Profile::Nspawn, settings)
+            .await
+            .unwrap();
+        driver.create(&id("new"), &rig.spec("new")).await.unwrap();
+        driver.rebuild(&id("old"), &rig.spec("old")).await.unwrap();
+        for n in ["old", "new"] {
+            assert_eq!(driver.start(&id(n)).await, Ok(Outcome::Done), "{n}");
+        }
+        let file = |n: &str| {
+            std::fs::read_to_string(rig.dir.path().join(format!("nspawn/h-{n}.nspawn"))).unwrap()
+        };
+        assert!(
+            file("old").contains("\nBindReadOnly=/usr\n"),
+            "{}",
+            file("old")
+        );
+        assert!(!file("new").contains("/usr"), "{}", file("new"));
+        assert!(file("new").contains(":/var/lib/hive\n"), "{}", file("new"));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_missing_template_image_is_a_setup_error_naming_it() {
     bounded(async {

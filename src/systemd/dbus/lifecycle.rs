@@ -212,13 +212,13 @@ impl Shared {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 return Ok(());
             };
-            let Some((spec, written)) = settings_files::parse_nspawn(&text) else {
+            let Some(file) = settings_files::parse_nspawn(&text) else {
                 return Ok(());
             };
-            let base = userns::ensure(&n, &spec.state_dir, &spec.runtime_dir)?;
-            if written != Some(base) || !text.contains("Private=yes") {
+            let base = userns::ensure(&n, &file.spec.state_dir, &file.spec.runtime_dir)?;
+            if file.base != Some(base) || !text.contains("Private=yes") {
                 tracing::info!(agent = %n, base, "{n}: settings file moved to its own user range");
-                let text = settings_files::render_nspawn(&n, &spec, base)?;
+                let text = settings_files::render_nspawn(&n, &file.spec, base, file.host_usr)?;
                 settings_files::write_atomically(&path, &text)?;
             }
             Ok(())
@@ -348,19 +348,29 @@ impl Shared {
     }
 
     /// Write the container's settings file (nixos: build its system first;
-    /// nspawn: its user range first, [`userns::ensure`]).
+    /// nspawn: its user range first, [`userns::ensure`]). The host's `/usr`
+    /// is bound as the file already there says (the agent's image was
+    /// cloned from the template of its time), else as `bind_host_usr`.
     async fn write_settings(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
         let (path, text) = match self.profile {
             Profile::Nspawn => {
                 // Check the spec before a directory is made or chowned.
-                settings_files::render_nspawn(name, spec, 0).map_err(setup)?;
-                let (n, s) = (name.clone(), spec.clone());
-                let base =
-                    blocking(move || userns::ensure(&n, &s.state_dir, &s.runtime_dir)).await?;
-                (
-                    settings_files::nspawn_path(&self.settings.nspawn_dir, name),
-                    settings_files::render_nspawn(name, spec, base).map_err(setup)?,
-                )
+                settings_files::render_nspawn(name, spec, 0, false).map_err(setup)?;
+                let path = settings_files::nspawn_path(&self.settings.nspawn_dir, name);
+                let (n, s, p) = (name.clone(), spec.clone(), path.clone());
+                let configured = self.settings.bind_host_usr;
+                let (base, host_usr) = blocking(move || {
+                    let written = std::fs::read_to_string(&p).ok();
+                    let host_usr = written
+                        .as_deref()
+                        .and_then(settings_files::parse_nspawn)
+                        .map_or(configured, |file| file.host_usr);
+                    Ok((userns::ensure(&n, &s.state_dir, &s.runtime_dir)?, host_usr))
+                })
+                .await?;
+                let text =
+                    settings_files::render_nspawn(name, spec, base, host_usr).map_err(setup)?;
+                (path, text)
             }
             Profile::Nixos => {
                 // Check the spec before spending a build on it.

@@ -91,6 +91,9 @@ pub struct Settings {
     pub template_image: String,
     /// Where `h-<n>.nspawn` files go (nspawn profile).
     pub nspawn_dir: PathBuf,
+    /// Bind the host's `/usr` into containers created from now on (nspawn
+    /// profile; [`Config::bind_host_usr`]).
+    pub bind_host_usr: bool,
     /// Where `h-<n>.conf` files go (nixos profile).
     pub nixos_containers_dir: PathBuf,
     /// Agents that exist (from the store): shown as inactive while systemd
@@ -111,6 +114,7 @@ impl Settings {
             stop_deadline: config.stop_deadline(),
             template_image: config.template_image.clone(),
             nspawn_dir: config.nspawn_dir.clone(),
+            bind_host_usr: config.bind_host_usr,
             nixos_containers_dir: config.nixos_containers_dir.clone(),
             agents,
             builder: Arc::new(CommandBuilder::new(config.nixos_build_command.clone())),

@@ -126,16 +126,23 @@ CAP_SYS_TTY_CONFIG CAP_AUDIT_CONTROL CAP_AUDIT_WRITE";
 /// - `PrivateUsers=<base>:65536` and `PrivateUsersOwnership=chown`: its own
 ///   user namespace; nspawn shifts the image's ownership into the range on
 ///   the first start (the daemon did the bound directories);
-/// - the host's `/usr` bound read-only (the template image has an empty
-///   `usr/`); inside it shows as owned by `nobody` (the host's root is not
-///   in the range), so its setuid programs give nothing. Rejected: the
-///   `idmap` bind option, which systemd 252 applies to an attached mount:
-///   Linux refuses that ("Failed to map ids for bind mount ...: Device or
-///   resource busy", seen in the test-bed on Linux 6.18);
+/// - with `host_usr`, the host's `/usr` bound read-only (a template with
+///   an empty `usr/`); inside it shows as owned by `nobody` (the host's
+///   root is not in the range), so its setuid programs give nothing.
+///   Rejected: the `idmap` bind option, which systemd 252 applies to an
+///   attached mount: Linux refuses that ("Failed to map ids for bind mount
+///   ...: Device or resource busy", seen in the test-bed on Linux 6.18).
+///   Without it the container runs its image's own `/usr`
+///   (`systemd/image/build`), and nothing of the host's is bound;
 /// - `Private=yes` without a veth: a network namespace with only its
 ///   loopback; the agent reaches the hive through its sockets;
 /// - [`DROPPED_CAPABILITIES`].
-pub fn render_nspawn(name: &Ident, spec: &ContainerSpec, base: u32) -> Result<String, FileError> {
+pub fn render_nspawn(
+    name: &Ident,
+    spec: &ContainerSpec,
+    base: u32,
+    host_usr: bool,
+) -> Result<String, FileError> {
     let runtime = check_path("runtime directory", &spec.runtime_dir)?;
     let state = check_path("state directory", &spec.state_dir)?;
     let mut out = format!("{HEADER}{name}; rewritten on rebuild.\n");
@@ -147,18 +154,35 @@ pub fn render_nspawn(name: &Ident, spec: &ContainerSpec, base: u32) -> Result<St
         check_env(k, v, false)?;
         let _ = writeln!(out, "Environment=\"{k}={v}\"");
     }
-    out.push_str("\n[Files]\nPrivateUsersOwnership=chown\nBindReadOnly=/usr\n");
+    out.push_str("\n[Files]\nPrivateUsersOwnership=chown\n");
+    if host_usr {
+        out.push_str(HOST_USR_BIND);
+    }
     let _ = writeln!(out, "Bind={runtime}:{CONTAINER_RUNTIME_DIR}");
     let _ = writeln!(out, "Bind={state}:{CONTAINER_STATE_DIR}");
     out.push_str("\n[Network]\nPrivate=yes\nVirtualEthernet=no\n");
     Ok(out)
 }
 
-/// What a `.nspawn` file this daemon wrote (this version or an earlier one,
-/// e.g. one still saying `PrivateUsers=no`) binds and sets: its spec
-/// without limits, and the user range it names (`None`: none). `None` for a
-/// file that is not ours.
-pub fn parse_nspawn(text: &str) -> Option<(ContainerSpec, Option<u32>)> {
+/// The line that binds the host's `/usr` into a container.
+const HOST_USR_BIND: &str = "BindReadOnly=/usr\n";
+
+/// What a `.nspawn` file this daemon wrote says (this version or an
+/// earlier one, e.g. one still saying `PrivateUsers=no`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NspawnFile {
+    /// Its binds and environment (no limits: those are not in the file).
+    pub spec: ContainerSpec,
+    /// The user range it names; `None`: none.
+    pub base: Option<u32>,
+    /// It binds the host's `/usr` (every file before self-contained images
+    /// did): the agent's image was cloned from a template without one.
+    pub host_usr: bool,
+}
+
+/// Read back a `.nspawn` file this daemon wrote; `None` for a file that is
+/// not ours.
+pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
     if !text.starts_with(HEADER) {
         return None;
     }
@@ -170,6 +194,7 @@ pub fn parse_nspawn(text: &str) -> Option<(ContainerSpec, Option<u32>)> {
         env: Vec::new(),
     };
     let mut base = None;
+    let mut host_usr = false;
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("PrivateUsers=") {
             base = v.split(':').next().and_then(|b| b.parse().ok());
@@ -182,10 +207,16 @@ pub fn parse_nspawn(text: &str) -> Option<(ContainerSpec, Option<u32>)> {
                 Some((src, CONTAINER_STATE_DIR)) => spec.state_dir = src.into(),
                 _ => {}
             }
+        } else if HOST_USR_BIND.strip_suffix('\n') == Some(line) {
+            host_usr = true;
         }
     }
     let found = |p: &Path| !p.as_os_str().is_empty();
-    (found(&spec.runtime_dir) && found(&spec.state_dir)).then_some((spec, base))
+    (found(&spec.runtime_dir) && found(&spec.state_dir)).then_some(NspawnFile {
+        spec,
+        base,
+        host_usr,
+    })
 }
 
 /// The NixOS container config of agent `name` (read by NixOS's

@@ -14,7 +14,7 @@ fn spec() -> ContainerSpec {
 
 #[test]
 fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
-    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000).unwrap();
+    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, true).unwrap();
     let expected = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
             [Exec]\nPrivateUsers=1179648:65536\n\
             DropCapability=CAP_NET_RAW CAP_MKNOD CAP_LINUX_IMMUTABLE CAP_SYS_TTY_CONFIG \
@@ -25,7 +25,24 @@ fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
             Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
             [Network]\nPrivate=yes\nVirtualEthernet=no\n";
     assert_eq!(text, expected);
-    assert_eq!(parse_nspawn(&text), Some((spec(), Some(0x0012_0000))));
+    let file = NspawnFile {
+        spec: spec(),
+        base: Some(0x0012_0000),
+        host_usr: true,
+    };
+    assert_eq!(parse_nspawn(&text), Some(file));
+}
+
+/// A container of a self-contained image (`bind_host_usr: false`) gets
+/// nothing of the host's `/usr`, and reads back as such.
+#[test]
+fn the_nspawn_file_of_an_image_agent_binds_no_host_usr() {
+    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, false).unwrap();
+    assert!(!text.contains("/usr"), "{text}");
+    assert!(text.contains("Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n"));
+    let file = parse_nspawn(&text).unwrap();
+    assert!(!file.host_usr);
+    assert_eq!(file.spec, spec());
 }
 
 /// The file an earlier version wrote (no user namespace, host network)
@@ -39,7 +56,12 @@ fn a_file_of_the_version_before_user_ranges_is_read_back_and_others_are_not_ours
             Bind=/run/hyperhive/agents/alice:/run/hive\n\
             Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\n\
             [Network]\nVirtualEthernet=no\n";
-    assert_eq!(parse_nspawn(old), Some((spec(), None)));
+    let file = NspawnFile {
+        spec: spec(),
+        base: None,
+        host_usr: true,
+    };
+    assert_eq!(parse_nspawn(old), Some(file));
     assert_eq!(parse_nspawn("[Exec]\nPrivateUsers=no\n"), None);
     let no_binds = "# Written by hive-c0re for agent a; rewritten on rebuild.\n[Exec]\n";
     assert_eq!(parse_nspawn(no_binds), None);
@@ -50,7 +72,7 @@ fn a_bind_path_with_a_colon_or_dotdot_is_refused_by_name() {
     for bad in ["/run/a:b", "/run/../etc", "relative/dir", "/run/a b"] {
         let mut s = spec();
         s.runtime_dir = bad.into();
-        let err = render_nspawn(&id("a"), &s, 0x8_0000)
+        let err = render_nspawn(&id("a"), &s, 0x8_0000, true)
             .unwrap_err()
             .to_string();
         assert!(err.contains(bad), "{err}");
@@ -67,7 +89,10 @@ fn an_environment_value_that_would_break_the_file_is_refused() {
     ] {
         let mut s = spec();
         s.env = vec![(k.into(), v.into())];
-        assert!(render_nspawn(&id("a"), &s, 0x8_0000).is_err(), "{k}={v:?}");
+        assert!(
+            render_nspawn(&id("a"), &s, 0x8_0000, true).is_err(),
+            "{k}={v:?}"
+        );
     }
 }
 

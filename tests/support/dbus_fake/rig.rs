@@ -57,6 +57,7 @@ pub fn settings_at(dir: &Path, address: String) -> Settings {
         stop_deadline: Duration::from_secs(3),
         template_image: "hive-template".into(),
         nspawn_dir: dir.join("nspawn"),
+        bind_host_usr: true,
         nixos_containers_dir: dir.join("nixos"),
         agents: Vec::new(),
         builder: Arc::new(RecordingBuilder::new("/nix/store")),
