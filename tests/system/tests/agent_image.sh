@@ -12,14 +12,17 @@
 source "$HERE/agent_image.sh"
 
 # _img_as_agent NAME SCRIPT: SCRIPT run by bash inside h-NAME as the harness's user `agent`
-# (a transient service of the container's own systemd, in its clean environment).
+# (a transient service of the container's own systemd, in its clean environment). Its '$'
+# doubled: systemd expands $VAR in a unit's command line (systemd-run 252 has no
+# --expand-environment=no), and "$$" is its literal dollar.
 _img_as_agent() {
-  in_c systemd-run -M "h-$1" --wait --pipe --quiet -p User=agent /bin/bash -c "$2" 2>&1
+  in_c systemd-run -M "h-$1" --wait --pipe --quiet -p User=agent /bin/bash -c "${2//\$/\$\$}" 2>&1
 }
 
-# What is mounted on /usr or under it, as the container's mountinfo says (a bind of the
-# host's /usr shows up as a mount point /usr).
-_IMG_USR_MOUNTS='awk '\''$5 == "/usr" || index($5, "/usr/") == 1 { print $5 }'\'' /proc/self/mountinfo'
+# The mount points on /usr or under it, as the container's mountinfo says (a bind of the
+# host's /usr shows up as /usr). No awk: the bed's /etc (a tmpfs) has no /etc/alternatives, so
+# a host-/usr container has none.
+_IMG_USR_MOUNTS='cut -d " " -f 5 /proc/self/mountinfo | grep -E "^/usr(/|$)" || true'
 
 # _img_spawn NAME: `hivectl spawn NAME`; prints the milliseconds until multi-user.target is
 # active in h-NAME.
@@ -40,11 +43,12 @@ an_agent_of_the_built_image_runs_its_own_node_and_claude_and_nothing_of_the_host
   tar=$(tb_image_tar)
   tb_image_template hive-image "$tar" 2>&1
   tb_agents img-usr img-a
-  # First an agent of the host-/usr template (the default config: bind_host_usr true).
-  tb_hive '{"stop_deadline_secs": 2}'
+  # First an agent of a host-/usr template with the harness (the default bind_host_usr: true).
+  tb_agent_template hive-agent-usr
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-usr"}'
   usr_ms=$(_img_spawn img-usr)
-  expect_eq "what is mounted on /usr in the host-/usr agent" /usr \
-    "$(_img_as_agent img-usr "$_IMG_USR_MOUNTS")"
+  out=$(_img_as_agent img-usr "$_IMG_USR_MOUNTS")
+  expect_match "the mount points under /usr in the host-/usr agent" "^/usr$" "$out"
   # The hive switches to the image (the daemon reads its config when it starts).
   in_c systemctl stop "$TB_UNIT"
   tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-image", "bind_host_usr": false}'
@@ -60,8 +64,8 @@ an_agent_of_the_built_image_runs_its_own_node_and_claude_and_nothing_of_the_host
 
   # Inside, as the harness's user: no mount on /usr, node is the image's Debian package's,
   # claude is the pinned CLI, a Node script run by that node.
-  expect_eq "what is mounted on /usr in the image agent" "" \
-    "$(_img_as_agent img-a "$_IMG_USR_MOUNTS")"
+  out=$(_img_as_agent img-a "$_IMG_USR_MOUNTS")
+  expect_eq "the mount points under /usr in the image agent" "" "$out"
   out=$(_img_as_agent img-a 'id -un
 command -v node
 node -e "console.log(process.execPath, process.version)"
