@@ -29,16 +29,19 @@ impl Repos {
     /// what git writes from now on, and make what it holds readable
     /// (start-up, once per agent with repos).
     pub async fn share_applied(&self, n: &Ident) -> Result<(), RepoError> {
-        let key = "core.sharedRepository";
-        let now = self
-            .in_applied(n, "config", &["config", "--get", key])
-            .await;
-        if now.is_ok_and(|v| String::from_utf8_lossy(&v).trim() == APPLIED_MODE) {
+        let applied = self.applied(n);
+        // Every start asks this of every agent: the hive's own config file
+        // answers without a git process (git writes the key as below, in
+        // either case; any other spelling only costs one `git config` that
+        // changes nothing).
+        let written = format!("\tsharedrepository = {APPLIED_MODE}\n");
+        let config = std::fs::read_to_string(applied.join("config")).unwrap_or_default();
+        if config.to_ascii_lowercase().contains(&written) {
             return Ok(());
         }
+        let key = "core.sharedRepository";
         self.in_applied(n, "config", &["config", key, APPLIED_MODE])
             .await?;
-        let applied = self.applied(n);
         readable(&applied).map_err(Self::io(&applied))
     }
 }
