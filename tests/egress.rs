@@ -257,9 +257,14 @@ fn request_egress_then_approve_opens_the_host_to_the_agent_that_asked() {
         "{pending}"
     );
     let (_, ids, _) = hivectl(&d, &["pending", "-q"]);
-    let (code, out, err) = hivectl(&d, &["approve", ids.trim()]);
+    let (code, out, err) = hivectl(&d, &["approve", ids.trim(), "--for", "2h"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(through(alice, &connect).ends_with("\r\n\r\npong"));
+    let (_, grants, _) = hivectl(&d, &["grants", "alice"]);
+    assert!(
+        grants.contains(&format!("127.0.0.1:{port} (until ")),
+        "{grants}"
+    );
 
     // Asking again is refused with its code: the host is there already.
     let (code, out) = call(&d, "alice", "request_egress", &args);

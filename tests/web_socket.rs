@@ -151,6 +151,56 @@ fn a_refused_action_shows_host_socks_own_words() {
 }
 
 #[test]
+fn an_egress_request_approved_on_the_dashboard_for_an_hour_is_granted_for_an_hour() {
+    let d = daemon_with(&["alice"]);
+    let asked = request_raw(
+        &d.agent_socket("alice"),
+        b"{\"cmd\":\"request_egress\",\"host\":\"pypi.org:443\",\"reason\":\"pip\"}\n",
+    );
+    assert!(asked.contains(r#""kind":"ok""#), "{asked}");
+    let web = d.web_socket();
+    let page = get(&web, "/approvals");
+    assert!(
+        page.contains(r#"<option value="3600">for 1 hour</option>"#),
+        "{page}"
+    );
+    let pending = d.request(r#"{"cmd":"pending"}"#);
+    let at = pending.find(r#""id":"#).unwrap() + 5;
+    let id: String = pending[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let body = format!("csrf={}&for_secs=3600", token(&web));
+    let a = post(
+        &web,
+        &format!("/approvals/{id}/approve"),
+        "Origin: http://dash\r\n",
+        &body,
+    );
+    assert!(a.starts_with("HTTP/1.1 303"), "{a}");
+    let grants = d.request(r#"{"cmd":"grants","name":"alice"}"#);
+    let at = grants.find(r#""expires_at":"#).expect(grants.as_str()) + 13;
+    let until: i64 = grants[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap();
+    // The daemon's own clock: the row's request time, a moment before.
+    let at = pending.find(r#""requested_at":"#).unwrap() + 15;
+    let asked: i64 = pending[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap();
+    assert!(
+        (asked + 3600..=asked + 3610).contains(&until),
+        "{until} vs {asked}"
+    );
+}
+
+#[test]
 fn a_garbage_client_does_not_stop_the_dashboard() {
     let d = Daemon::start(Launch::Standalone);
     let web = d.web_socket();

@@ -170,7 +170,10 @@ impl Command {
             }),
             Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
             Self::Pending { .. } => call(HostRequest::Pending),
-            Self::Approve { id } => call(HostRequest::Approve { id: *id }),
+            Self::Approve { id, expires_in } => call(HostRequest::Approve {
+                id: *id,
+                expires_in_secs: expires_in.map(|d| d.as_secs()),
+            }),
             Self::Deny { id, note } => call(HostRequest::Deny {
                 id: *id,
                 note: note.clone(),

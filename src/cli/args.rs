@@ -221,10 +221,15 @@ pub enum Command {
         view: TableView,
     },
     /// Approve a pending approval: its action runs now.
-    #[command(after_help = "Example:\n  hivectl approve 3")]
+    #[command(after_help = "Examples:\n  hivectl approve 3\n  \
+                            hivectl approve 4 --for 2h    an egress request, granted for two hours")]
     Approve {
         /// The approval's id, as `hivectl pending` shows it.
         id: i64,
+        /// An egress request only: grant its host for this long (e.g. 90s,
+        /// 30m, 2h, 1d); without it the grant lasts until revoked.
+        #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
+        expires_in: Option<std::time::Duration>,
     },
     /// Deny a pending approval.
     #[command(after_help = "Examples:\n  hivectl deny 3\n  \

@@ -101,7 +101,7 @@ pub fn done(request: &HostRequest) -> String {
         }
         HostRequest::Destroy { name, purge: true } => format!("{name}: destroyed and purged"),
         HostRequest::Rebuild { name } => format!("{name}: rebuilt"),
-        HostRequest::Approve { id } => format!("approval {id}: approved"),
+        HostRequest::Approve { id, .. } => format!("approval {id}: approved"),
         HostRequest::Deny { id, .. } => format!("approval {id}: denied"),
         HostRequest::Rollback { name, id } => format!("{name}: rolled back to deployed/{id}"),
         HostRequest::SetParent {

@@ -98,7 +98,10 @@ fn write_verbs_say_what_they_did() {
     let ok = HostResponse::success();
     let said = |req: HostRequest| answer(&req, &ok, &plain());
     assert_eq!(
-        said(HostRequest::Approve { id: 3 }),
+        said(HostRequest::Approve {
+            id: 3,
+            expires_in_secs: None
+        }),
         "approval 3: approved\n"
     );
     assert_eq!(

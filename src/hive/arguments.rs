@@ -75,6 +75,28 @@ pub fn check_note(note: &str) -> Result<(), BadArgument> {
     Ok(())
 }
 
+/// May approval `id`, of `kind`, be approved `for` a time? Only an
+/// `egress` grant lasts (every other action is done once), and not for 0s.
+pub fn check_approve_for(
+    id: i64,
+    kind: crate::wire::host::ApprovalKind,
+    lasting: std::time::Duration,
+) -> Result<(), BadArgument> {
+    if kind != crate::wire::host::ApprovalKind::Egress {
+        return Err(BadArgument(format!(
+            "approve: approval {id} is a {} request; a duration applies to an egress \
+             request only: approve it without one",
+            kind.as_str()
+        )));
+    }
+    if lasting.is_zero() {
+        return Err(BadArgument(
+            "approve: the grant must last at least 1 second".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The longest `from` a `wake` may claim.
 pub const MAX_WAKE_FROM: usize = 64;
 

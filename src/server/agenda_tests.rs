@@ -85,7 +85,7 @@ async fn schedule_variants_are_refused_on_an_agent_socket_and_served_on_the_mana
         call(&hive, &manager(), request).await,
         Some(r#"{"kind":"ok"}"#.into())
     );
-    hive.approve(1).await.unwrap();
+    hive.approve(1, None).await.unwrap();
     let listed = call(&hive, &manager(), r#"{"cmd":"list_schedules"}"#)
         .await
         .unwrap();

@@ -60,7 +60,13 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::Destroy { name, purge } => done(hive.destroy(&name, purge).await),
         HostRequest::Rebuild { name } => done(hive.rebuild(&name).await),
         HostRequest::Pending => answer(hive.approvals().await, HostResponse::approvals),
-        HostRequest::Approve { id } => done(hive.approve(id).await),
+        HostRequest::Approve {
+            id,
+            expires_in_secs,
+        } => done(
+            hive.approve(id, expires_in_secs.map(Duration::from_secs))
+                .await,
+        ),
         HostRequest::Deny { id, note } => done(hive.deny(id, note).await),
         HostRequest::Show { id } => answer(hive.review(id).await, |review| HostResponse {
             review: Some(review),

@@ -16,18 +16,26 @@ use super::inbox::Wakes;
 use super::{Hive, HiveError};
 use crate::command;
 use crate::hive::approvals::Decision;
+use crate::hive::arguments;
 use crate::store::{StoreError, agents, approvals};
 use crate::wire::host::{Approval, ApprovalKind};
+use std::time::Duration;
 
 impl Hive {
     /// Approve a pending row: claim it, run its action once, end it
-    /// `approved` or `failed`.
-    pub async fn approve(&self, id: i64) -> Result<Approval, HiveError> {
+    /// `approved` or `failed`. An `egress` row's host may be granted for
+    /// `lasting` only (refused for any other kind, before the claim).
+    pub async fn approve(&self, id: i64, lasting: Option<Duration>) -> Result<Approval, HiveError> {
+        if let Some(lasting) = lasting {
+            let row = self.store().read(move |c| approvals::get(c, id)).await?;
+            let row = row.ok_or(HiveError::UnknownApproval(id))?;
+            arguments::check_approve_for(id, row.kind, lasting)?;
+        }
         let claimed = self.decide(id, Decision::Approve).await?;
         let hive = self.clone();
         let agent = claimed.agent.to_string();
         let row = within_budget("approve", vec![agent], async move {
-            let action = hive.run_action(&claimed).await;
+            let action = hive.run_action(&claimed, lasting).await;
             let (now, manager) = (hive.now(), hive.config().manager());
             let (row, wakes) = hive
                 .store()
@@ -210,7 +218,11 @@ impl Hive {
     /// are the site's business: they run the configured
     /// `approval_command` with the kind, agent and `commit_ref` appended,
     /// without a shell.
-    async fn run_action(&self, row: &Approval) -> Result<Option<String>, String> {
+    async fn run_action(
+        &self,
+        row: &Approval,
+        lasting: Option<Duration>,
+    ) -> Result<Option<String>, String> {
         match row.kind {
             ApprovalKind::Spawn => self
                 .spawn_now(&row.agent)
@@ -218,7 +230,10 @@ impl Hive {
                 .map(|()| None)
                 .map_err(|e| e.to_string()),
             ApprovalKind::SchedulePrompt => self.store_approved_schedule(row).await.map(|_| None),
-            ApprovalKind::Egress => self.grant_approved_egress(row).await.map(|()| None),
+            ApprovalKind::Egress => self
+                .grant_approved_egress(row, lasting)
+                .await
+                .map(|()| None),
             ApprovalKind::Budget => self.set_approved_budget(row).await.map(|()| None),
             ApprovalKind::InitConfig => self.init_config(&row.agent).await,
             ApprovalKind::ApplyCommit => self.deploy_approved(row).await,

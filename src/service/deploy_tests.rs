@@ -78,7 +78,7 @@ async fn an_approved_commit_is_deployed_tagged_recorded_and_announced() {
         ],
     );
     let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
-    let done = hive.approve(row.id).await.unwrap();
+    let done = hive.approve(row.id, None).await.unwrap();
     assert_eq!(done.status, ApprovalStatus::Approved);
     let repos = hive.repos();
     for tag in [Tag::Proposal, Tag::Approved, Tag::Building, Tag::Deployed] {
@@ -135,7 +135,7 @@ async fn a_failed_switch_tags_failed_keeps_main_and_puts_the_old_config_back() {
     let sha = commit(&proposed, &[("agent.json", NEW_CONFIG)]);
     let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
     driver.fail_starts(&alice);
-    let err = hive.approve(row.id).await.unwrap_err();
+    let err = hive.approve(row.id, None).await.unwrap_err();
     assert!(err.to_string().contains("start"), "{err}");
     let repos = hive.repos();
     assert_eq!(repos.rev(&alice, "main").await.unwrap(), main);
@@ -167,12 +167,12 @@ async fn the_first_approved_commit_of_an_init_config_agent_creates_its_container
     let (hive, driver) = hive_at(config_in(dir.path()), 1000);
     let kid = id("kid");
     let init = ask(&hive, ApprovalKind::InitConfig, "kid", "").await;
-    hive.approve(init.id).await.unwrap();
+    hive.approve(init.id, None).await.unwrap();
     assert!(driver.state(&kid).is_none(), "no container yet");
     let proposed = hive.repos().proposed(&kid);
     let sha = commit(&proposed, &[("agent.json", NEW_CONFIG)]);
     let row = ask(&hive, ApprovalKind::ApplyCommit, "kid", &sha).await;
-    hive.approve(row.id).await.unwrap();
+    hive.approve(row.id, None).await.unwrap();
     assert!(driver.state(&kid).unwrap().is_running());
     assert_eq!(
         driver.spec_of(&kid).unwrap().memory_max.as_deref(),
@@ -260,7 +260,7 @@ async fn show_flags_and_cleans_the_diff_deny_tags_with_the_note_and_rollback_dep
     // Deploy one, then roll back to deployed/0.
     let two = commit(&proposed, &[("agent.json", NEW_CONFIG)]);
     let second = ask(&hive, ApprovalKind::ApplyCommit, "alice", &two).await;
-    hive.approve(second.id).await.unwrap();
+    hive.approve(second.id, None).await.unwrap();
     assert_eq!(
         driver.spec_of(&alice).unwrap().memory_max.as_deref(),
         Some("2G")

@@ -7,6 +7,7 @@
 //! an expiry applies to the agent's next connection, with no restart of
 //! its container.
 
+use super::grants::expiry;
 use super::{Hive, HiveError};
 use crate::hive::arguments;
 use crate::store::approvals::NewApproval;
@@ -15,6 +16,7 @@ use crate::wire::agenda::EgressGrant;
 use crate::wire::egress::EgressPattern;
 use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
+use std::time::Duration;
 
 impl Hive {
     /// The patterns agent `name` may reach now: the config's, then its
@@ -64,13 +66,17 @@ impl Hive {
     }
 
     /// The action of an approved `egress` row: grant its host to its agent
-    /// (no expiry: the operator revokes it, or grants it again time-boxed).
-    pub(crate) async fn grant_approved_egress(&self, row: &Approval) -> Result<(), String> {
+    /// for `lasting`, or with no expiry (the operator revokes it).
+    pub(crate) async fn grant_approved_egress(
+        &self,
+        row: &Approval,
+        lasting: Option<Duration>,
+    ) -> Result<(), String> {
         let pattern = EgressPattern::new(&row.commit_ref).map_err(|e| e.to_string())?;
         let (n, id, now) = (row.agent.to_string(), row.id, self.now());
         let grant = EgressGrant {
             pattern,
-            expires_at: None,
+            expires_at: lasting.map(|d| expiry(now, d)),
         };
         self.store()
             .run(move |c| grants::grant_egress(c, &n, &grant, Some(id), now))

@@ -102,7 +102,7 @@ async fn request_egress_queues_an_approval_whose_approval_grants_the_host_to_the
         ["api.anthropic.com:443"],
         "not before approval"
     );
-    let done = hive.approve(row.id).await.unwrap();
+    let done = hive.approve(row.id, None).await.unwrap();
     assert_eq!(done.status, ApprovalStatus::Approved);
     assert!(
         list(&hive, "alice")
@@ -110,6 +110,78 @@ async fn request_egress_queues_an_approval_whose_approval_grants_the_host_to_the
             .contains(&"pypi.org:443".to_owned())
     );
     assert_eq!(list(&hive, "bob").await, ["api.anthropic.com:443"]);
+}
+
+#[tokio::test]
+async fn an_egress_request_approved_for_a_time_is_granted_until_then_only() {
+    let (hive, clock, _dir) = hive_with(&["alice"]).await;
+    let row = hive
+        .request_egress(&id("alice"), pattern("pypi.org:443"), "pip install")
+        .await
+        .unwrap();
+    let done = hive
+        .approve(row.id, Some(Duration::from_secs(7_200)))
+        .await
+        .unwrap();
+    assert_eq!(done.status, ApprovalStatus::Approved);
+    let rows = hive.grants(Some(&id("alice"))).await.unwrap();
+    assert_eq!(rows[0].egress[0].expires_at, Some(1_000 + 7_200));
+    clock.advance(7_199);
+    assert!(
+        list(&hive, "alice")
+            .await
+            .contains(&"pypi.org:443".to_owned())
+    );
+    clock.advance(1);
+    assert_eq!(list(&hive, "alice").await, ["api.anthropic.com:443"]);
+}
+
+#[tokio::test]
+async fn a_grant_for_longer_than_the_clock_can_count_never_ends_in_the_past() {
+    let (hive, _, _dir) = hive_with(&["alice"]).await;
+    let grant = Grant::Egress(pattern("pypi.org:443"), Some(Duration::from_secs(u64::MAX)));
+    hive.set_grant(&id("alice"), grant, true).await.unwrap();
+    let rows = hive.grants(Some(&id("alice"))).await.unwrap();
+    assert_eq!(rows[0].egress[0].expires_at, Some(i64::MAX));
+    assert!(
+        list(&hive, "alice")
+            .await
+            .contains(&"pypi.org:443".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_duration_on_any_other_approval_is_refused_and_leaves_it_pending() {
+    let (hive, _, _dir) = hive_with(&["alice"]).await;
+    let row = hive.request_spawn(&id("bob")).await.unwrap();
+    let err = hive
+        .approve(row.id, Some(Duration::from_secs(60)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadRequest);
+    let text = err.to_string();
+    assert!(
+        text.contains("is a spawn request") && text.contains("egress request only"),
+        "{text}"
+    );
+    let egress = hive
+        .request_egress(&id("alice"), pattern("pypi.org:443"), "pip install")
+        .await
+        .unwrap();
+    let zero = hive
+        .approve(egress.id, Some(Duration::ZERO))
+        .await
+        .unwrap_err();
+    assert!(zero.to_string().contains("at least 1 second"), "{zero}");
+    let pending = hive.approvals().await.unwrap();
+    assert!(
+        pending
+            .iter()
+            .filter(|r| r.status == ApprovalStatus::Pending)
+            .count()
+            == 2
+    );
+    assert_eq!(list(&hive, "alice").await, ["api.anthropic.com:443"]);
 }
 
 #[tokio::test]

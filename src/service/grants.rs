@@ -49,6 +49,12 @@ pub fn grant_env(capabilities: &[Capability], groups: &[ToolGroup]) -> Vec<(Stri
     ]
 }
 
+/// When a grant made at `now` for `lasting` ends (unix seconds; a duration
+/// past the clock's range ends at its end, never wraps into the past).
+pub(super) fn expiry(now: i64, lasting: std::time::Duration) -> i64 {
+    now.saturating_add(i64::try_from(lasting.as_secs()).unwrap_or(i64::MAX))
+}
+
 impl Hive {
     /// An agent's capabilities.
     pub async fn capabilities(&self, name: &Ident) -> Result<Vec<Capability>, HiveError> {
@@ -86,7 +92,7 @@ impl Hive {
                 Grant::ToolGroup(group) => grants::set_tool_group(c, &n, group, on),
                 Grant::Egress(pattern, _) if !on => grants::revoke_egress(c, &n, &pattern),
                 Grant::Egress(pattern, lasting) => {
-                    let expires_at = lasting.map(|d| now.saturating_add(d.as_secs() as i64));
+                    let expires_at = lasting.map(|d| expiry(now, d));
                     let grant = EgressGrant {
                         pattern,
                         expires_at,

@@ -91,7 +91,7 @@ async fn seeded() -> (Hive, tempfile::TempDir, PathBuf) {
         })
         .await
         .unwrap();
-    hive.approve(row.id).await.unwrap();
+    hive.approve(row.id, None).await.unwrap();
     let proposed = hive.repos().proposed(&id("kid"));
     (hive, dir, proposed)
 }
@@ -438,7 +438,7 @@ async fn an_applied_repo_stays_readable_to_the_manager_and_one_from_before_is_ma
     git(&proposed, &["commit", "-q", "-am", "brief"]);
     let sha = git(&proposed, &["rev-parse", "HEAD"]);
     let row = apply(&hive, &sha).await.unwrap();
-    hive.approve(row.id).await.unwrap();
+    hive.approve(row.id, None).await.unwrap();
     assert_eq!(unreadable_by_others(&applied), Vec::<PathBuf>::new());
     // A repo made before the shared mode: a private file, no setting.
     git(&applied, &["config", "--unset", "core.sharedRepository"]);

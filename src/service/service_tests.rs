@@ -327,7 +327,7 @@ async fn meta_inputs_request(hive: &Hive) -> i64 {
 async fn an_approved_meta_inputs_update_runs_the_configured_command_with_kind_agent_and_ref() {
     let (hive, _driver, _dir) = hive_with(vec!["/bin/echo".into(), "applied".into()]);
     let id = meta_inputs_request(&hive).await;
-    let row = hive.approve(id).await.unwrap();
+    let row = hive.approve(id, None).await.unwrap();
     assert_eq!(row.status, ApprovalStatus::Approved);
     assert_eq!(
         row.note.as_deref(),
@@ -339,11 +339,11 @@ async fn an_approved_meta_inputs_update_runs_the_configured_command_with_kind_ag
 async fn a_failing_or_missing_approval_command_leaves_the_row_failed_with_the_reason() {
     let (hive, _driver, _dir) = hive_with(vec!["/bin/false".into()]);
     let id = meta_inputs_request(&hive).await;
-    let err = hive.approve(id).await.unwrap_err().to_string();
+    let err = hive.approve(id, None).await.unwrap_err().to_string();
     assert!(err.contains("/bin/false failed (exit status: 1)"), "{err}");
     let (hive, _driver, _dir) = hive_with(Vec::new());
     let id = meta_inputs_request(&hive).await;
-    let err = hive.approve(id).await.unwrap_err().to_string();
+    let err = hive.approve(id, None).await.unwrap_err().to_string();
     assert!(
         err.contains("set `approval_command` in the config"),
         "{err}"
@@ -503,7 +503,7 @@ async fn deny_and_approve_each_leave_exactly_one_event_for_the_manager() {
     let (hive, _driver, _dir) = hive();
     let a = hive.request_spawn(&id("bob")).await.unwrap();
     let b = hive.request_spawn(&id("carl")).await.unwrap();
-    hive.approve(a.id).await.unwrap();
+    hive.approve(a.id, None).await.unwrap();
     hive.deny(b.id, None).await.unwrap();
     assert!(hive.deny(b.id, None).await.is_err());
     let events = inbox(&hive, "ruth").await;

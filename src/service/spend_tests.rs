@@ -268,7 +268,7 @@ async fn request_budget_queues_an_approval_and_approving_it_sets_the_budget() {
         hive.budgets().await.unwrap().is_empty(),
         "not before approval"
     );
-    hive.approve(row.id).await.unwrap();
+    hive.approve(row.id, None).await.unwrap();
     let rows = hive.budgets().await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(

@@ -114,16 +114,36 @@ pub async fn spawn(State(web): State<Web>, Form(form): Form<SpawnForm>) -> Respo
     }
 }
 
+/// An approval's form: [`Common`], and for an egress request how long its
+/// grant lasts (`for_secs`; empty or absent: until revoked).
+#[derive(Debug, Deserialize)]
+pub struct DecideForm {
+    #[serde(default)]
+    pub back: Option<String>,
+    #[serde(default)]
+    pub for_secs: Option<String>,
+}
+
 /// `POST /approvals/{id}/{approve|deny}`.
 pub async fn decide(
     State(web): State<Web>,
     Path((id, decision)): Path<(i64, String)>,
-    Form(form): Form<Common>,
+    Form(form): Form<DecideForm>,
 ) -> Response {
     let back = form.back.as_deref();
+    let lasting = match form.for_secs.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(secs) => match secs.parse::<u64>() {
+            Ok(secs) => Some(std::time::Duration::from_secs(secs)),
+            Err(_) => return bad(format!("for_secs {secs:?}: give whole seconds")),
+        },
+    };
     match decision.as_str() {
         "approve" => {
-            let done = async { web.operator("approve", None).await?.approve(id).await };
+            let done = async {
+                let hive = web.operator("approve", None).await?;
+                hive.approve(id, lasting).await
+            };
             outcome(done.await, back, "/approvals")
         }
         "deny" => {

@@ -17,6 +17,16 @@ use crate::wire::agent::InboxRow;
 use crate::wire::host::{AgentStatusRow, Approval, ApprovalKind, ApprovalStatus, Review};
 use crate::wire::journal::utc_timestamp;
 
+/// The lengths an egress request's grant may be given on the approvals
+/// page (seconds, label); the empty value grants until revoked.
+const GRANT_FOR: &[(&str, &str)] = &[
+    ("", "until revoked"),
+    ("3600", "for 1 hour"),
+    ("28800", "for 8 hours"),
+    ("86400", "for 1 day"),
+    ("604800", "for 7 days"),
+];
+
 /// The row keys rendered in their own columns; any other key with a value
 /// goes to the attention column.
 const KNOWN_ROW_KEYS: &[&str] = &[
@@ -341,6 +351,14 @@ fn approval_row(a: &Approval, csrf: &str) -> Markup {
                 @if a.status == ApprovalStatus::Pending {
                     form method="post" action={ "/approvals/" (a.id) "/approve" } {
                         (token(csrf))
+                        @if a.kind == ApprovalKind::Egress {
+                            select name="for_secs" title="how long the grant lasts" {
+                                @for (secs, label) in GRANT_FOR {
+                                    option value=(secs) { (label) }
+                                }
+                            }
+                            " "
+                        }
                         button type="submit" data-confirm={ "Approve " (a.kind.as_str()) " for " (a.agent) "?" } { "approve" }
                         button type="submit" formaction={ "/approvals/" (a.id) "/deny" } data-confirm={ "Deny " (a.kind.as_str()) " for " (a.agent) "?" } { "deny" }
                     }

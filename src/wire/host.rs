@@ -77,8 +77,13 @@ pub enum HostRequest {
     Rebuild { name: Ident },
     /// Approval rows (every pending one, then the recent resolved ones).
     Pending,
-    /// Approve a pending row: its action runs now.
-    Approve { id: i64 },
+    /// Approve a pending row: its action runs now. An `egress` row's host
+    /// may be granted for `expires_in_secs` (additive; no expiry without).
+    Approve {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires_in_secs: Option<u64>,
+    },
     /// Deny a pending row; `note` (additive) is kept on the row and, for a
     /// config proposal, annotates its `denied/<id>` tag.
     Deny {

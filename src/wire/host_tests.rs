@@ -77,7 +77,10 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
         ),
         (HostRequest::Pending, r#"{"cmd":"pending"}"#),
         (
-            HostRequest::Approve { id: 7 },
+            HostRequest::Approve {
+                id: 7,
+                expires_in_secs: None,
+            },
             r#"{"cmd":"approve","id":7}"#,
         ),
         (
