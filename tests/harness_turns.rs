@@ -179,6 +179,45 @@ fn sigterm_lets_the_turn_run_out_its_grace_then_requeues_and_exits() {
 }
 
 #[test]
+fn an_interrupted_turn_is_recorded_its_message_handled_and_the_note_is_the_next_prompt() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    // No turn yet: nothing to interrupt, and no note is sent.
+    let (code, _, err) = hivectl(&d, &["interrupt", "alice", "--note", "too early"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("alice has no turn in progress"), "{err}");
+    h.set_mode("hang");
+    send_to_alice(&d, "go down the wrong path");
+    eventually("the turn hanging", LONG, || {
+        tmp.path().join("hang.pid").exists()
+    });
+    h.set_mode("ok");
+    // The harness waits on await_interrupt from just after its turn began.
+    eventually("the interrupt taken", LONG, || {
+        let (code, out, _) = hivectl(&d, &["interrupt", "alice", "--note", "stop; use staging"]);
+        code == 0 && out.contains("alice: turn interrupted; the note is its next message")
+    });
+    eventually("the note's turn", LONG, || h.turns() >= 2);
+    let prompt = h.prompt(2);
+    assert!(
+        prompt.contains("from operator\nstop; use staging") && !prompt.contains("wrong path"),
+        "{prompt}"
+    );
+    eventually("both handled", LONG, || {
+        states(&d) == [("handled".into(), false), ("handled".into(), false)]
+    });
+    let outcomes = journal_outcomes(&d);
+    assert_eq!(
+        outcomes.last().map(|(o, _)| o.as_str()),
+        Some("interrupted"),
+        "{outcomes:?}"
+    );
+    let (_, turns, _) = hivectl(&d, &["turns", "alice"]);
+    assert!(turns.contains("interrupted"), "{turns}");
+}
+
+#[test]
 fn a_turn_past_its_deadline_is_killed_and_its_message_requeued() {
     let d = daemon_with(&["alice", "bob"]);
     let tmp = tempfile::tempdir().unwrap();

@@ -201,6 +201,40 @@ fn an_egress_request_approved_on_the_dashboard_for_an_hour_is_granted_for_an_hou
 }
 
 #[test]
+fn the_agent_pages_interrupt_answers_the_harness_wait_and_without_one_says_no_turn() {
+    let d = daemon_with(&["alice"]);
+    let web = d.web_socket();
+    let origin = "Origin: http://dash\r\n";
+    let body = format!("csrf={}&note=", token(&web));
+    let refused = post(&web, "/agent/alice/interrupt", origin, &body);
+    assert!(refused.starts_with("HTTP/1.1 409"), "{refused}");
+    assert!(
+        refused.contains("alice has no turn in progress"),
+        "{refused}"
+    );
+    assert!(get(&web, "/agent/alice").contains("interrupt the turn"));
+
+    // A harness's wait, as hive-agent holds it for the length of a turn.
+    let socket = d.agent_socket("alice");
+    let harness =
+        std::thread::spawn(move || common::Conn::open(&socket).ask(r#"{"cmd":"await_interrupt"}"#));
+    let body = format!("csrf={}&note=stop", token(&web));
+    let mut taken = String::new();
+    for _ in 0..100 {
+        taken = post(&web, "/agent/alice/interrupt", origin, &body);
+        if taken.starts_with("HTTP/1.1 303") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(taken.starts_with("HTTP/1.1 303"), "{taken}");
+    assert_eq!(harness.join().unwrap(), r#"{"kind":"interrupted"}"#);
+    // The note waits in alice's inbox as her next message.
+    let status = common::Conn::open(&d.agent_socket("alice")).ask(r#"{"cmd":"status"}"#);
+    assert_eq!(status, r#"{"kind":"status","unread":1}"#);
+}
+
+#[test]
 fn a_garbage_client_does_not_stop_the_dashboard() {
     let d = Daemon::start(Launch::Standalone);
     let web = d.web_socket();

@@ -265,19 +265,51 @@ pub enum TurnEnd {
     Failed { why: String, facts: StreamFacts },
     /// Stopped by the harness (deadline or stop).
     Killed { why: String, facts: StreamFacts },
+    /// Stopped because the operator interrupted it.
+    Interrupted { facts: StreamFacts },
+}
+
+impl TurnEnd {
+    /// What the stream said, however the turn ended.
+    pub fn facts(&self) -> &StreamFacts {
+        match self {
+            Self::Done(f)
+            | Self::Failed { facts: f, .. }
+            | Self::Killed { facts: f, .. }
+            | Self::Interrupted { facts: f } => f,
+        }
+    }
+}
+
+/// What ends a turn besides its command's own exit.
+#[derive(Debug)]
+pub struct Ends<I> {
+    /// The turn's longest run.
+    pub deadline: Duration,
+    /// The harness is stopping: the turn gets `grace` more, then ends.
+    pub stop: watch::Receiver<bool>,
+    pub grace: Duration,
+    /// Resolves when the operator interrupts the turn.
+    pub interrupted: I,
 }
 
 /// Run one turn: spawn `argv` with `prompt` on stdin; stop its process
-/// group at `deadline`, or `grace` after `stop` turns true.
-pub async fn run_turn(
+/// group at the deadline, `grace` after `stop` turns true, or at once when
+/// `interrupted` resolves.
+pub async fn run_turn<I: std::future::Future<Output = ()>>(
     argv: &[String],
     env: &[(String, String)],
     workdir: &Path,
     prompt: &str,
-    deadline: Duration,
-    mut stop: watch::Receiver<bool>,
-    grace: Duration,
+    ends: Ends<I>,
 ) -> TurnEnd {
+    let Ends {
+        deadline,
+        mut stop,
+        grace,
+        interrupted,
+    } = ends;
+    let mut interrupted = std::pin::pin!(interrupted);
     let mut facts = StreamFacts::default();
     let Some((program, args)) = argv.split_first() else {
         return TurnEnd::Failed {
@@ -323,6 +355,10 @@ pub async fn run_turn(
                 None => lines = None,
             },
             status = child.wait(), if lines.is_none() => break status,
+            () = &mut interrupted => {
+                process::stop_group(&mut child, Duration::from_secs(5)).await;
+                return TurnEnd::Interrupted { facts };
+            }
             () = &mut timer => {
                 process::stop_group(&mut child, Duration::from_secs(5)).await;
                 return TurnEnd::Killed { why: format!("the turn passed its deadline of {} s", deadline.as_secs()), facts };

@@ -93,9 +93,12 @@ async fn turn(argv: Vec<String>, deadline: u64) -> TurnEnd {
         &[],
         dir.path(),
         "the prompt",
-        Duration::from_secs(deadline),
-        rx,
-        Duration::from_secs(1),
+        Ends {
+            deadline: Duration::from_secs(deadline),
+            stop: rx,
+            grace: Duration::from_secs(1),
+            interrupted: std::future::pending(),
+        },
     )
     .await
 }
@@ -165,9 +168,12 @@ async fn a_stop_lets_the_turn_finish_within_the_grace_then_kills_it() {
                 &[],
                 &path,
                 "",
-                Duration::from_secs(30),
-                rx,
-                Duration::from_secs(5),
+                Ends {
+                    deadline: Duration::from_secs(30),
+                    stop: rx,
+                    grace: Duration::from_secs(5),
+                    interrupted: std::future::pending(),
+                },
             )
             .await
         }
@@ -180,9 +186,12 @@ async fn a_stop_lets_the_turn_finish_within_the_grace_then_kills_it() {
                 &[],
                 &path,
                 "",
-                Duration::from_secs(30),
-                rx,
-                Duration::from_secs(1),
+                Ends {
+                    deadline: Duration::from_secs(30),
+                    stop: rx,
+                    grace: Duration::from_secs(1),
+                    interrupted: std::future::pending(),
+                },
             )
             .await
         }
@@ -208,10 +217,51 @@ async fn a_turns_command_and_its_children_get_the_egress_forwarder_as_their_prox
         &env,
         dir.path(),
         "p",
-        Duration::from_secs(10),
-        rx,
-        Duration::from_secs(1),
+        Ends {
+            deadline: Duration::from_secs(10),
+            stop: rx,
+            grace: Duration::from_secs(1),
+            interrupted: std::future::pending(),
+        },
     )
     .await;
     assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+}
+
+#[tokio::test]
+async fn an_interrupt_ends_the_turn_and_its_process_group_at_once() {
+    let (_tx, rx) = watch::channel(false);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("child-still-ran");
+    // A child in the background that would leave a marker after the turn.
+    let script = format!(
+        "echo '{{\"type\":\"system\",\"model\":\"m1\",\"session_id\":\"s-9\"}}'; \
+         (sleep 2; touch {}) & sleep 60",
+        marker.display()
+    );
+    let started = std::time::Instant::now();
+    let end = run_turn(
+        &sh(&script),
+        &[],
+        dir.path(),
+        "",
+        Ends {
+            deadline: Duration::from_secs(30),
+            stop: rx,
+            grace: Duration::from_secs(30),
+            interrupted: tokio::time::sleep(Duration::from_millis(300)),
+        },
+    )
+    .await;
+    let TurnEnd::Interrupted { facts } = end else {
+        panic!("{end:?}")
+    };
+    assert_eq!(
+        facts.session_id.as_deref(),
+        Some("s-9"),
+        "what it said is kept"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(!marker.exists(), "the turn's children were stopped too");
 }

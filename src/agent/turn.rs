@@ -18,13 +18,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::claude::{Launch, TurnEnd, run_turn};
+use super::claude::{Ends, Launch, TurnEnd, run_turn};
 use super::login;
 use super::prompt::turn_prompt;
 use super::socket::{AgentSocket, SocketError};
 use crate::clock::{Clock, SystemClock};
 use crate::systemd::notify;
 use crate::wire::agent::{DeliveredMessage, Request, Response};
+use crate::wire::codes::ErrorCode;
 use crate::wire::turns::{TurnOutcome, TurnReport};
 
 /// The longest error text a turn report carries (the daemon's cap).
@@ -204,28 +205,32 @@ impl TurnLoop {
         let ids: Vec<i64> = messages.iter().map(|m| m.id).collect();
         notify::status(&format!("turn: {} message(s)", messages.len()));
         let session = self.launch.saved_session();
+        let deadline = self.launch.config.turn_timeout();
+        let ends = Ends {
+            deadline,
+            stop,
+            grace: self.launch.config.stop_grace(),
+            interrupted: interrupted(&self.socket, deadline + SHORT),
+        };
         let end = run_turn(
             &self.launch.argv(session.as_deref()),
             &self.launch.env(),
             &self.launch.config.workdir(),
             &turn_prompt(messages),
-            self.launch.config.turn_timeout(),
-            stop,
-            self.launch.config.stop_grace(),
+            ends,
         )
         .await;
-        let facts = match &end {
-            TurnEnd::Done(f)
-            | TurnEnd::Failed { facts: f, .. }
-            | TurnEnd::Killed { facts: f, .. } => f.clone(),
-        };
-        self.report_model(facts.model.clone()).await;
+        self.report_model(end.facts().model.clone()).await;
         let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        self.report_turn(turn_report(&end, ids.clone(), started_at_ms, took_ms))
-            .await;
+        let report = turn_report(&end, ids.clone(), started_at_ms, took_ms);
+        let report_outcome = report.outcome.as_str();
+        self.report_turn(report).await;
         let secs = started.elapsed().as_secs_f64();
         match end {
-            TurnEnd::Done(facts) => {
+            // An interrupted turn's messages were read; the operator ended
+            // the work on them: acked, not redelivered. Its session goes on
+            // (the note, if any, is the next prompt in it).
+            TurnEnd::Done(facts) | TurnEnd::Interrupted { facts } => {
                 match self.socket.call(&Request::AckTurn, SHORT).await {
                     Ok(Response::Ok { .. }) => {}
                     Ok(other) => return Err(format!("ack_turn answered {other:?}")),
@@ -235,7 +240,7 @@ impl TurnLoop {
                     self.launch.remember_session(facts.session_id.as_deref());
                 }
                 notify::status("waiting for messages");
-                tracing::info!(agent = %self.agent, outcome = "ok", seconds = secs, messages = ?ids, "turn acked");
+                tracing::info!(agent = %self.agent, outcome = report_outcome, seconds = secs, messages = ?ids, "turn acked");
                 Ok(())
             }
             TurnEnd::Failed { why, .. } | TurnEnd::Killed { why, .. } => {
@@ -311,6 +316,7 @@ fn turn_report(
         TurnEnd::Done(f) => (TurnOutcome::Ok, f, None),
         TurnEnd::Failed { why, facts } => (TurnOutcome::Failed, facts, Some(why)),
         TurnEnd::Killed { why, facts } => (TurnOutcome::Killed, facts, Some(why)),
+        TurnEnd::Interrupted { facts } => (TurnOutcome::Interrupted, facts, None),
     };
     let mut account = facts.account.clone();
     account.finish();
@@ -336,6 +342,27 @@ fn turn_report(
         num_turns: account.num_turns,
         duration_ms: account.duration_ms,
         duration_api_ms: account.duration_api_ms,
+    }
+}
+
+/// Resolves when the operator interrupts the turn: `await_interrupt` held
+/// for the turn's length (`budget`), asked again when the daemon ends the
+/// wait (it restarted) or the socket failed; never against a daemon that
+/// does not know the verb.
+async fn interrupted(socket: &AgentSocket, budget: Duration) {
+    loop {
+        match socket.call(&Request::AwaitInterrupt, budget).await {
+            Ok(Response::Interrupted) => return,
+            Ok(Response::Ok { .. }) => {}
+            Ok(Response::Err {
+                code: Some(ErrorCode::BadRequest),
+                message,
+            }) => {
+                tracing::info!("await_interrupt refused ({message}); turns cannot be interrupted");
+                return std::future::pending().await;
+            }
+            _ => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
     }
 }
 

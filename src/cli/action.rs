@@ -258,6 +258,10 @@ impl Command {
             Self::Inbox { limit } => call(HostRequest::Inbox {
                 limit: Some(*limit),
             }),
+            Self::Interrupt { name, note } => call(HostRequest::Interrupt {
+                name: name.clone(),
+                note: note.clone(),
+            }),
             Self::Turns { name, limit } => call(HostRequest::Turns {
                 name: name.clone(),
                 limit: Some(*limit),

@@ -330,6 +330,18 @@ pub enum Command {
         #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_INBOX_LIMIT)]
         limit: u64,
     },
+    /// End an agent's turn in progress: Claude is stopped, the turn is
+    /// recorded `interrupted` and its messages count as handled.
+    #[command(after_help = "Examples:\n  hivectl interrupt alice\n  \
+                            hivectl interrupt alice --note 'stop; use the staging database'")]
+    Interrupt {
+        #[arg(add = agent_names())]
+        name: Ident,
+        /// The agent's next message (from `operator`), sent before the turn
+        /// ends.
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Show an agent's newest turns from the turn journal: outcome, time,
     /// model, tokens, cost and tool calls (a failed call ends in `!`).
     #[command(after_help = "Examples:\n  hivectl turns alice\n  hivectl turns alice -n 5 --json")]

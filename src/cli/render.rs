@@ -79,7 +79,8 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         | HostRequest::Grant { .. }
         | HostRequest::Revoke { .. }
         | HostRequest::Send { .. }
-        | HostRequest::Signal { .. } => done(request),
+        | HostRequest::Signal { .. }
+        | HostRequest::Interrupt { .. } => done(request),
     }
 }
 
@@ -101,6 +102,13 @@ pub fn done(request: &HostRequest) -> String {
         }
         HostRequest::Destroy { name, purge: true } => format!("{name}: destroyed and purged"),
         HostRequest::Rebuild { name } => format!("{name}: rebuilt"),
+        HostRequest::Interrupt { name, note: None } => format!("{name}: turn interrupted"),
+        HostRequest::Interrupt {
+            name,
+            note: Some(_),
+        } => {
+            format!("{name}: turn interrupted; the note is its next message")
+        }
         HostRequest::Approve { id, .. } => format!("approval {id}: approved"),
         HostRequest::Deny { id, .. } => format!("approval {id}: denied"),
         HostRequest::Rollback { name, id } => format!("{name}: rolled back to deployed/{id}"),

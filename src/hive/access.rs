@@ -126,6 +126,7 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     open("requeue_inflight"),
     open("report_session"),
     open("report_turn"),
+    open("await_interrupt"),
     open("hook_event"),
     // For itself only (the socket says who): the operator decides.
     open("request_egress"),
@@ -194,6 +195,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("inbox", Rule::Allow),
     ("send", Rule::Allow),
     ("signal", Rule::Allow),
+    ("interrupt", Rule::Allow),
     ("turns", Rule::Allow),
     ("usage", Rule::Allow),
     ("budgets", Rule::Allow),

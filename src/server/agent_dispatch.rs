@@ -76,6 +76,13 @@ pub async fn dispatch(
         Request::HookEvent { payload } => done(hive.hook_event(me, payload).await.map(|_| ())),
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::ReportTurn { turn } => done(hive.report_turn(me, turn).await),
+        Request::AwaitInterrupt => answer(hive.await_interrupt(me, gone).await, |interrupted| {
+            if interrupted {
+                Response::Interrupted
+            } else {
+                Response::ok()
+            }
+        }),
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {
             answer(hive.descendants(me).await, |list| Response::Containers {

@@ -125,6 +125,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             done(hive.send_from_operator(&to, at.as_ref(), body).await)
         }
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
+        HostRequest::Interrupt { name, note } => done(hive.interrupt(&name, note).await),
         HostRequest::Turns { name, limit } => answer(
             hive.turns(&name, limit.unwrap_or(DEFAULT_TURNS_LIMIT))
                 .await,

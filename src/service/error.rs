@@ -148,6 +148,11 @@ pub enum HiveError {
     /// another name (or destroy with `--purge`).
     #[error("agent \"{0}\" already has a config repo; choose another name")]
     ConfigExists(Ident),
+    /// `interrupt` found no turn in progress: there is nothing to end.
+    #[error(
+        "{0} has no turn in progress: nothing to interrupt (`hivectl send {0} TEXT` to tell it something)"
+    )]
+    NoTurn(Ident),
 }
 
 impl From<JournalError> for HiveError {
@@ -223,6 +228,7 @@ impl HiveError {
             Self::Driver { .. } => ErrorCode::DriverFailed,
             Self::Partial(_) => ErrorCode::PartlyFailed,
             Self::NotRunning(_) => ErrorCode::NotRunning,
+            Self::NoTurn(_) => ErrorCode::NoTurn,
             Self::StillRunning { .. } => ErrorCode::InProgress,
             Self::BadFilter(_) => ErrorCode::BadFilter,
             Self::NoContainerJournal(_) => ErrorCode::NoContainerJournal,

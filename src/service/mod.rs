@@ -78,6 +78,7 @@ pub mod grants;
 pub mod hooks;
 pub mod inbox;
 mod inbox_state;
+pub mod interrupt;
 pub mod lifecycle;
 pub mod logs;
 #[cfg(test)]
@@ -174,6 +175,8 @@ struct Inner {
     metrics: metrics::MetricsState,
     /// Events queued for the operator's `notify_command`.
     notify: notify::NotifyState,
+    /// The harnesses waiting on `await_interrupt` (turns in progress).
+    interrupts: interrupt::InterruptState,
 }
 
 impl Hive {
@@ -207,6 +210,7 @@ impl Hive {
                 deploys: tokio::sync::Mutex::new(()),
                 metrics: metrics::MetricsState::default(),
                 notify: notify::NotifyState::default(),
+                interrupts: interrupt::InterruptState::default(),
             }),
         };
         let (records, reminders) = hive

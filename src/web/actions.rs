@@ -86,6 +86,32 @@ pub async fn lifecycle(
     outcome(result.await, form.back.as_deref(), &default)
 }
 
+/// The interrupt form: the agent's next message, if any.
+#[derive(Debug, Deserialize)]
+pub struct InterruptForm {
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `POST /agent/{name}/interrupt`: end the agent's turn in progress.
+pub async fn interrupt(
+    State(web): State<Web>,
+    Path(name): Path<String>,
+    Form(form): Form<InterruptForm>,
+) -> Response {
+    let name = match Ident::new(name) {
+        Ok(n) => n,
+        Err(err) => return bad(err),
+    };
+    let note = form.note.filter(|n| !n.trim().is_empty());
+    let done = async {
+        let hive = web.operator("interrupt", Some(&name)).await?;
+        hive.interrupt(&name, note).await
+    };
+    let back = format!("/agent/{name}");
+    outcome(done.await, None, &back)
+}
+
 /// The spawn form: a name and which of the two verbs.
 #[derive(Debug, Deserialize)]
 pub struct SpawnForm {

@@ -78,6 +78,7 @@ pub fn router(web: Web) -> Router {
         .route("/events/questions", get(lists::questions))
         .route("/static/dashboard.js", get(pages::script))
         .route("/static/dashboard.css", get(pages::style))
+        .route("/agent/{name}/interrupt", post(actions::interrupt))
         .route("/agent/{name}/{verb}", post(actions::lifecycle))
         .route("/spawn", post(actions::spawn))
         .route("/approvals/{id}/{decision}", post(actions::decide))

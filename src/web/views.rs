@@ -503,6 +503,12 @@ pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
                 tbody { (roster_row(d.row, 0)) }
             }
             @if let Some(url) = &d.row.url { p { "Agent page: " a href=(url) { (url) } } }
+            form.interrupt method="post" action={ "/agent/" (name) "/interrupt" } {
+                (token(csrf))
+                input type="text" name="note" maxlength="4000" placeholder="its next message (optional)" aria-label="note";
+                " "
+                button type="submit" data-confirm={ "Interrupt " (name) "'s turn?" } { "interrupt the turn" }
+            }
             h2 { "Grants" }
             @match d.grants {
                 Some(g) => p {

@@ -126,6 +126,10 @@ pub enum Request {
     ReportTurn {
         turn: crate::wire::turns::TurnReport,
     },
+    /// The harness, for the length of a turn: answered `interrupted` when
+    /// the operator interrupts it (`hivectl interrupt`), `ok` when the
+    /// hive stops first (watch again). (Not in the seed: hive-c0re's own.)
+    AwaitInterrupt,
     /// Ask the operator to open `host` (`host[:port]` or `*.domain[:port]`)
     /// to me through the egress proxy: queues an `egress` approval with
     /// `reason`; approving it grants the host to me.
@@ -219,6 +223,7 @@ impl Request {
         "report_session",
         "hook_event",
         "report_turn",
+        "await_interrupt",
         "request_egress",
         "request_init_config",
         "kill",
@@ -262,6 +267,7 @@ impl Request {
             Self::ReportSession { .. } => ("report_session", None),
             Self::HookEvent { .. } => ("hook_event", None),
             Self::ReportTurn { .. } => ("report_turn", None),
+            Self::AwaitInterrupt => ("await_interrupt", None),
             Self::RequestEgress { .. } => ("request_egress", None),
             Self::ListDescendants => ("list_descendants", None),
             Self::RequestInitConfig { .. } => ("request_init_config", None),
@@ -350,6 +356,8 @@ pub enum Response {
     Containers {
         containers: Vec<ContainerInfo>,
     },
+    /// `await_interrupt`: the operator interrupted the turn.
+    Interrupted,
 }
 
 fn default_true() -> bool {

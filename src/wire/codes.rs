@@ -88,6 +88,9 @@ pub enum ErrorCode {
     PartlyFailed,
     /// A signal for a container that is not running: start it first.
     NotRunning,
+    /// `interrupt` for an agent with no turn in progress: nothing to
+    /// interrupt (send the note as a message instead).
+    NoTurn,
     /// Accepted; the work goes on past the answer budget. Watch the roster.
     InProgress,
     /// A journal filter (unit, since, lines, ...) is not acceptable.
@@ -135,7 +138,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code the daemon sends (not [`ErrorCode::Unknown`]), in the
     /// order of the table in the README.
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 32] = [
         Self::BadRequest,
         Self::UnknownAgent,
         Self::AlreadyExists,
@@ -151,6 +154,7 @@ impl ErrorCode {
         Self::DriverFailed,
         Self::PartlyFailed,
         Self::NotRunning,
+        Self::NoTurn,
         Self::InProgress,
         Self::BadFilter,
         Self::NoContainerJournal,
@@ -187,6 +191,7 @@ impl ErrorCode {
             Self::DriverFailed => "driver_failed",
             Self::PartlyFailed => "partly_failed",
             Self::NotRunning => "not_running",
+            Self::NoTurn => "no_turn",
             Self::InProgress => "in_progress",
             Self::BadFilter => "bad_filter",
             Self::NoContainerJournal => "no_container_journal",
@@ -228,6 +233,7 @@ impl ErrorCode {
             | Self::ApprovalResolved
             | Self::ApprovalBusy
             | Self::NotRunning
+            | Self::NoTurn
             | Self::ItemClosed
             | Self::AlreadyAllowed => 409,
             Self::IdleClosed => 408,
@@ -268,6 +274,7 @@ impl ErrorCode {
             | Self::DriverFailed
             | Self::PartlyFailed
             | Self::NotRunning
+            | Self::NoTurn
             | Self::BadFilter
             | Self::NoContainerJournal
             | Self::JournalFailed

@@ -184,6 +184,14 @@ pub enum HostRequest {
     /// `KillMachine` with `leader`, as `podman kill`); what the init does
     /// with it is its own affair. A stopped container is left alone.
     Signal { name: Ident, signal: Signal },
+    /// End agent `name`'s turn in progress: its harness stops Claude, the
+    /// turn is recorded `interrupted` and its messages count as handled;
+    /// `note`, if any, is the agent's next message (from `operator`).
+    Interrupt {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// An agent's newest turns from the turn journal, newest first
     /// (default [`DEFAULT_TURNS_LIMIT`]).
     Turns {
@@ -264,6 +272,7 @@ impl HostRequest {
         "inbox",
         "send",
         "signal",
+        "interrupt",
         "turns",
         "usage",
         "show",
@@ -308,6 +317,7 @@ impl HostRequest {
             Self::Inbox { .. } => ("inbox", None),
             Self::Send { to, .. } => ("send", Some(to)),
             Self::Signal { name, .. } => ("signal", Some(name)),
+            Self::Interrupt { name, .. } => ("interrupt", Some(name)),
             Self::Turns { name, .. } => ("turns", Some(name)),
             Self::Usage { .. } => ("usage", None),
             Self::Show { .. } => ("show", None),

@@ -234,6 +234,13 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"signal","name":"alice","signal":"TERM"}"#,
         ),
         (
+            HostRequest::Interrupt {
+                name: id("alice"),
+                note: Some("stop".into()),
+            },
+            r#"{"cmd":"interrupt","name":"alice","note":"stop"}"#,
+        ),
+        (
             HostRequest::Turns {
                 name: id("alice"),
                 limit: Some(5),

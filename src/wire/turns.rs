@@ -23,6 +23,8 @@ pub enum TurnOutcome {
     Failed,
     /// The harness ended it (its deadline, or the agent stopping).
     Killed,
+    /// The operator ended it (`interrupt`); its messages count as handled.
+    Interrupted,
 }
 
 impl TurnOutcome {
@@ -31,11 +33,12 @@ impl TurnOutcome {
             Self::Ok => "ok",
             Self::Failed => "failed",
             Self::Killed => "killed",
+            Self::Interrupted => "interrupted",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Ok, Self::Failed, Self::Killed]
+        [Self::Ok, Self::Failed, Self::Killed, Self::Interrupted]
             .into_iter()
             .find(|o| o.as_str() == s)
     }
