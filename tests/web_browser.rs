@@ -554,3 +554,35 @@ async fn no_injected_elements(client: &Client, css: &str) {
         .unwrap();
     assert_eq!(n, serde_json::json!(0), "{css}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_usage_page_charts_what_each_agent_spent_per_day_and_per_agent() {
+    let hive = Hive::with(&["alice", "bob"]).await;
+    // Turns as the harness reports them: two days, alice spending most.
+    for (agent, ended_ms, micro) in [
+        ("alice", 1_796_040_000_000_i64, 1_200_000),
+        ("alice", 1_796_126_400_000, 600_000),
+        ("bob", 1_796_126_400_000, 250_000),
+    ] {
+        let turn = serde_json::json!({"cmd": "report_turn", "turn": {
+            "started_at_ms": ended_ms - 2000, "ended_at_ms": ended_ms, "outcome": "ok",
+            "usage": {"input_tokens": 1000, "output_tokens": 200}, "cost_micro_usd": micro}});
+        let mut conn = Conn::open(&hive.daemon.agent_socket(agent));
+        assert_eq!(conn.ask(&turn.to_string()), AGENT_OK);
+    }
+    hive.open("/usage?since=all").await;
+    screenshot(&hive.client, "usage").await;
+    let total = hive.client.find(Locator::Css("p.total")).await.unwrap();
+    assert_eq!(
+        total.text().await.unwrap(),
+        "The hive: $2.05 in 3 turns, 3600 tokens"
+    );
+    // Drawn, not only present: the bars' rendered widths.
+    let script = "return [...document.querySelectorAll('svg.chart rect.bar')]\
+                  .map(r => r.getBoundingClientRect().width)";
+    let widths = hive.client.execute(script, vec![]).await.unwrap();
+    let widths: Vec<f64> = serde_json::from_value(widths).unwrap();
+    assert_eq!(widths.len(), 4, "two days, two agents: {widths:?}");
+    assert!(widths[2] > widths[3] * 2.0 && widths[3] > 0.0, "{widths:?}");
+    hive.close().await;
+}

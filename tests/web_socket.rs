@@ -235,6 +235,22 @@ fn the_agent_pages_interrupt_answers_the_harness_wait_and_without_one_says_no_tu
 }
 
 #[test]
+fn the_usage_page_refuses_a_window_it_does_not_offer_and_names_those_it_does() {
+    let d = daemon_with(&["alice"]);
+    let page = get(&d.web_socket(), "/usage?since=1y");
+    assert!(page.starts_with("HTTP/1.1 400"), "{page}");
+    assert!(
+        page.contains("since &quot;1y&quot;: choose one of 24h, 7d, 30d, all"),
+        "{page}"
+    );
+    let page = get(&d.web_socket(), "/usage");
+    assert!(
+        page.starts_with("HTTP/1.1 200") && page.contains("No turns in this window."),
+        "{page}"
+    );
+}
+
+#[test]
 fn a_garbage_client_does_not_stop_the_dashboard() {
     let d = Daemon::start(Launch::Standalone);
     let web = d.web_socket();

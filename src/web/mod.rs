@@ -27,7 +27,8 @@
 //! Files: [`guard`] (CSRF, security headers), [`views`] (the templates),
 //! [`pages`] (GET handlers), [`actions`] (POST handlers), [`live`] (SSE),
 //! [`lists`] (the live inbox and questions), [`swarm`] (the swarm page and
-//! its stream).
+//! its stream), [`usage`] (the usage page's charts), [`metrics`]
+//! (`/metrics`).
 
 pub mod actions;
 pub mod guard;
@@ -36,6 +37,7 @@ pub mod live;
 pub mod metrics;
 pub mod pages;
 pub mod swarm;
+pub mod usage;
 pub mod views;
 #[cfg(test)]
 mod web_tests;
@@ -70,6 +72,7 @@ pub fn router(web: Web) -> Router {
         .route("/questions", get(pages::questions))
         .route("/swarm", get(swarm::page))
         .route("/metrics", get(metrics::page))
+        .route("/usage", get(usage::page))
         .route("/events/swarm", get(swarm::events))
         .route("/agent/{name}", get(pages::agent))
         .route("/events/roster", get(live::roster))

@@ -56,6 +56,7 @@ pub enum Nav {
     Inbox,
     Questions,
     Swarm,
+    Usage,
     Agent,
 }
 
@@ -91,6 +92,7 @@ pub fn layout(title: &str, nav: Nav, body: Markup) -> Markup {
                         (link(Nav::Inbox, "/inbox", "Inbox"))
                         (link(Nav::Questions, "/questions", "Questions"))
                         (link(Nav::Swarm, "/swarm", "Swarm"))
+                        (link(Nav::Usage, "/usage", "Usage"))
                     }
                 }
                 main { h1 { (title) } (body) }

@@ -1,0 +1,181 @@
+//! The usage page: what turns cost, as Claude Code reported it — the
+//! hive's total over a window, a bar chart per UTC day and one per agent,
+//! and the table `hivectl usage` prints. The charts are SVG rendered here
+//! with the page (no script, nothing fetched: within the CSP); every label
+//! is escaped by the template.
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::Web;
+use super::pages::failed;
+use super::views::{Nav, layout, refusal};
+use crate::service::HiveError;
+use crate::wire::spend::{dollars, span_seconds};
+use crate::wire::turns::{UsageBy, UsageRow};
+
+/// The windows the page offers; `all` is every turn the journal keeps.
+const WINDOWS: &[&str] = &["24h", "7d", "30d", "all"];
+
+/// `?since=` of the page.
+#[derive(Debug, Deserialize)]
+pub struct UsageQuery {
+    #[serde(default)]
+    pub since: Option<String>,
+}
+
+/// `GET /usage[?since=24h|7d|30d|all]` (default `7d`).
+pub async fn page(State(web): State<Web>, Query(q): Query<UsageQuery>) -> Response {
+    let window = q.since.as_deref().unwrap_or("7d");
+    let since_secs = match window {
+        "all" => None,
+        w if WINDOWS.contains(&w) => span_seconds(w),
+        other => {
+            let shown: String = other.chars().take(20).collect();
+            let message = format!("since {shown:?}: choose one of {}", WINDOWS.join(", "));
+            return (axum::http::StatusCode::BAD_REQUEST, refusal(&message)).into_response();
+        }
+    };
+    let read = async {
+        let hive = web.operator("usage", None).await?;
+        let days = hive.usage(since_secs, UsageBy::Day).await?;
+        let agents = hive.usage(since_secs, UsageBy::Agent).await?;
+        Ok::<_, HiveError>((days, agents))
+    };
+    match read.await {
+        Ok((days, agents)) => usage_page(window, &days, &agents).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+/// The page: total, charts, table.
+pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow]) -> Markup {
+    let mut total = UsageRow {
+        key: "hive".into(),
+        turns: 0,
+        usage: Default::default(),
+        cost_micro_usd: 0,
+    };
+    agents.iter().for_each(|row| total.add(row));
+    let mut by_cost: Vec<&UsageRow> = agents.iter().collect();
+    by_cost.sort_by(|a, b| {
+        b.cost_micro_usd
+            .cmp(&a.cost_micro_usd)
+            .then(a.key.cmp(&b.key))
+    });
+    layout(
+        "Usage",
+        Nav::Usage,
+        html! {
+            p.summary {
+                "Window: "
+                @for w in WINDOWS {
+                    @if *w == window { strong { (w) } } @else { a href={ "/usage?since=" (w) } { (w) } }
+                    " "
+                }
+            }
+            p.total {
+                "The hive: " strong { (dollars(total.cost_micro_usd)) } " in " (total.turns) " turns, "
+                (tokens(&total)) " tokens"
+            }
+            @if agents.is_empty() {
+                p { "No turns in this window." }
+            } @else {
+                h2 { "Per day (UTC)" }
+                (columns(days))
+                h2 { "Per agent" }
+                (bars(&by_cost))
+                (table(&by_cost))
+            }
+        },
+    )
+}
+
+/// Every token a row counts (input, output, cache read and creation).
+fn tokens(row: &UsageRow) -> u64 {
+    let u = &row.usage;
+    u.input_tokens + u.output_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+}
+
+/// A bar's length out of `full` for `value` of `max` (at least 1 for a
+/// value above 0, so a small spend still shows).
+fn scaled(value: u64, max: u64, full: u64) -> u64 {
+    if max == 0 || value == 0 {
+        return 0;
+    }
+    (u128::from(value) * u128::from(full) / u128::from(max)).max(1) as u64
+}
+
+/// One column per day, oldest first, height by cost.
+fn columns(days: &[UsageRow]) -> Markup {
+    const HEIGHT: u64 = 160;
+    const WIDTH: u64 = 36;
+    let max = days.iter().map(|d| d.cost_micro_usd).max().unwrap_or(0);
+    let width = (days.len() as u64).max(1) * WIDTH;
+    html! {
+        svg.chart role="img" aria-label="cost per day" width=(width) height=(HEIGHT + 40) viewBox={ "0 0 " (width) " " (HEIGHT + 40) } {
+            @for (i, d) in days.iter().enumerate() {
+                @let h = scaled(d.cost_micro_usd, max, HEIGHT);
+                @let x = i as u64 * WIDTH;
+                g {
+                    title { (d.key) ": " (dollars(d.cost_micro_usd)) ", " (d.turns) " turns, " (tokens(d)) " tokens" }
+                    rect.bar x=(x + 4) y=(HEIGHT - h + 14) width=(WIDTH - 8) height=(h) {}
+                    text.value x=(x + WIDTH / 2) y=(HEIGHT - h + 10) text-anchor="middle" { (dollars(d.cost_micro_usd)) }
+                    text.label x=(x + WIDTH / 2) y=(HEIGHT + 30) text-anchor="middle" { (d.key.get(5..).unwrap_or(&d.key)) }
+                }
+            }
+        }
+    }
+}
+
+/// One bar per agent, largest first, length by cost.
+fn bars(agents: &[&UsageRow]) -> Markup {
+    const ROW: u64 = 22;
+    const LABEL: u64 = 140;
+    const FULL: u64 = 400;
+    let max = agents.first().map_or(0, |a| a.cost_micro_usd);
+    let height = (agents.len() as u64).max(1) * ROW;
+    let width = LABEL + FULL + 90;
+    html! {
+        svg.chart role="img" aria-label="cost per agent" width=(width) height=(height) viewBox={ "0 0 " (width) " " (height) } {
+            @for (i, a) in agents.iter().enumerate() {
+                @let y = i as u64 * ROW;
+                @let w = scaled(a.cost_micro_usd, max, FULL);
+                g {
+                    title { (a.key) ": " (dollars(a.cost_micro_usd)) ", " (a.turns) " turns, " (tokens(a)) " tokens" }
+                    text.label x=(LABEL - 6) y=(y + 15) text-anchor="end" { (a.key) }
+                    rect.bar x=(LABEL) y=(y + 3) width=(w) height=(ROW - 6) {}
+                    text.value x=(LABEL + w + 6) y=(y + 15) { (dollars(a.cost_micro_usd)) }
+                }
+            }
+        }
+    }
+}
+
+/// The numbers behind the bars.
+fn table(agents: &[&UsageRow]) -> Markup {
+    html! {
+        table.rows {
+            thead { tr { th { "agent" } th { "turns" } th { "input" } th { "output" } th { "cache read" } th { "cache creation" } th { "cost" } } }
+            tbody {
+                @for a in agents {
+                    tr {
+                        td { a href={ "/agent/" (a.key) } { (a.key) } }
+                        td.num { (a.turns) }
+                        td.num { (a.usage.input_tokens) }
+                        td.num { (a.usage.output_tokens) }
+                        td.num { (a.usage.cache_read_input_tokens) }
+                        td.num { (a.usage.cache_creation_input_tokens) }
+                        td.num { (dollars(a.cost_micro_usd)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod tests;
