@@ -132,6 +132,12 @@ let
       appended; its last output line becomes the approval's note. Empty:
       approvals of those kinds are recorded only.
     '';
+    auto_update = opt types.bool false ''
+      At start, rebuild (and restart, if running) every agent whose base
+      changed since it was built (`needs_update`: its rendered settings,
+      grants, the hive's defaults under its `agent.json`). Off: the manager
+      hears `needs_update` and runs `update`.
+    '';
     notify_command = opt (types.listOf types.str) [ ] ''
       Command (argv, no shell) the hive runs to tell the operator that an
       agent needs a person, an approval waits or a container crashed: one

@@ -98,6 +98,11 @@ pub struct Config {
     /// Least seconds between two runs of `notify_command` for the same
     /// event and agent; events inside it are dropped (logged at debug).
     pub notify_interval_secs: u64,
+    /// Rebuild, at start, every agent whose base changed since it was
+    /// built (`needs_update`), as `hivectl rebuild` would (a running one
+    /// is restarted; a stopped one stays stopped). Off: the manager hears
+    /// `needs_update` and decides (`update`).
+    pub auto_update: bool,
     /// `CPUQuota=` for every agent container.
     pub agent_cpu_quota: Option<String>,
     /// `MemoryMax=` for every agent container.
@@ -213,6 +218,7 @@ impl Default for Config {
             approval_command: Vec::new(),
             notify_command: Vec::new(),
             notify_interval_secs: 60,
+            auto_update: false,
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
             max_agents: 1000,

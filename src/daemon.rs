@@ -185,6 +185,10 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     // Agents that predate config repos get theirs (tagged deployed/0).
     notify::status("seeding config repos of agents that have none");
     hive.seed_missing_configs().await?;
+    // After the registry is whole: which agents the hive's base left behind.
+    notify::status("checking which agents need an update");
+    let stale = hive.check_bases().await?;
+    let _updating = hive.auto_update(stale);
 
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));

@@ -122,3 +122,30 @@ pub async fn manager_events(hive: &Hive, words: &[&str]) -> Vec<String> {
         .filter(|b: &String| words.iter().any(|w| b.contains(w)))
         .collect()
 }
+
+/// git as the manager runs it in its proposed repo; its stdout.
+#[allow(clippy::disallowed_methods)] // the test plays the manager, who runs git itself
+pub fn git(repo: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=ruth", "-c", "user.email=ruth@hive"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The manager writes `files` into its proposed repo and commits; the sha.
+pub fn commit(repo: &Path, files: &[(&str, &str)]) -> String {
+    for (path, text) in files {
+        let file = repo.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "change"]);
+    git(repo, &["rev-parse", "HEAD"])
+}

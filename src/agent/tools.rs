@@ -408,7 +408,7 @@ const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "update",
-        description: "Rebuild a sub-agent's container from its deployed config (its limits and Claude files) and restart it.",
+        description: "Rebuild a sub-agent's container from its deployed config (its limits and Claude files) against the hive's current base (its grants, the hive's defaults) and restart it; clears its needs_update (the hive sends you needs_update when its base changed).",
         schema: name_only,
     },
     ToolSpec {

@@ -62,6 +62,12 @@ impl Profile {
     }
 }
 
+/// The version of how the drivers render a [`ContainerSpec`] into a
+/// container's settings (the `.nspawn` file, the nixos config, the unit's
+/// limits). Bump it when a release renders the same spec differently, so
+/// every agent built before reads `needs_update` (`service::base`).
+pub const SETTINGS_FORMAT: u32 = 1;
+
 /// The machine name of agent `name`'s container.
 pub fn machine_name(name: &Ident) -> String {
     name.machine_name()

@@ -179,12 +179,12 @@ impl Hive {
         let old_spec = base.clone();
         let mut spec = self.spec_without_deployed(n).await?;
         apply_config(&mut spec, config);
-        match self.switch_to(n, build, &spec).await {
+        match self.switch_to(n, build, &spec, true).await {
             Ok(()) => self.promote(n, sha, build),
             Err(why) => {
                 let why = why.to_string();
                 let old_tree = self.deployed_tree(n);
-                if let Err(e) = self.switch_to(n, &old_tree, &old_spec).await {
+                if let Err(e) = self.switch_to(n, &old_tree, &old_spec, true).await {
                     tracing::error!(agent = %n, "{n}: cannot put the old config back: {e}");
                 }
                 Err(why)
@@ -209,15 +209,20 @@ impl Hive {
         self.require(name).await?;
         let (hive, n) = (self.clone(), name.clone());
         within_budget("rebuild", vec![name.to_string()], async move {
-            hive.rebuild_now(&n).await
+            hive.rebuild_now(&n, true).await
         })
         .await?
     }
 
-    async fn rebuild_now(&self, n: &Ident) -> Result<(), HiveError> {
+    /// The rebuild, however long it takes; `start`: start the container
+    /// afterwards even if it was not running.
+    pub(super) async fn rebuild_now(&self, n: &Ident, start: bool) -> Result<(), HiveError> {
         let _queue = self.inner.deploys.lock().await;
         let spec = self.container_spec(n).await?;
-        let result = self.switch_to(n, &self.deployed_tree(n), &spec).await;
+        let start = start || self.driver().state(n).is_some_and(|u| u.is_running());
+        let result = self
+            .switch_to(n, &self.deployed_tree(n), &spec, start)
+            .await;
         let sha = self.require(n).await.ok().and_then(|r| r.deployed_sha);
         self.notify_manager(HelperEvent::Rebuilt {
             agent: n.to_string(),
@@ -230,12 +235,14 @@ impl Hive {
         result
     }
 
-    /// Stop `n`, install `tree`'s Claude files, rebuild with `spec`, start.
+    /// Stop `n`, install `tree`'s Claude files, rebuild with `spec` (and
+    /// record it: `base`), and `start` it again.
     async fn switch_to(
         &self,
         n: &Ident,
         tree: &Path,
         spec: &ContainerSpec,
+        start: bool,
     ) -> Result<(), HiveError> {
         let driver_err = |e: crate::containers::DriverError| HiveError::Driver {
             agent: n.clone(),
@@ -251,7 +258,10 @@ impl Hive {
             install_claude_files(tree, &spec.state_dir)?;
         }
         self.driver().rebuild(n, spec).await.map_err(driver_err)?;
-        self.driver().start(n).await.map_err(driver_err)?;
+        self.built(n, spec).await;
+        if start {
+            self.driver().start(n).await.map_err(driver_err)?;
+        }
         self.publish(n).await;
         Ok(())
     }

@@ -1,41 +1,14 @@
 //! The approve → build → switch → record flow on the fake driver.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::*;
 use crate::containers::ContainerDriver as _;
 use crate::containers::fake::FakeDriver;
 use crate::hive::approvals::NewApproval;
-use crate::testing::{config_in, hive_at, id, manager_events};
+use crate::testing::{commit, config_in, hive_at, id, manager_events};
 use crate::wire::host::{ApprovalKind, ApprovalStatus};
-
-/// git as the manager runs it in its proposed repo.
-#[allow(clippy::disallowed_methods)] // the test plays the manager, who runs git itself
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["-c", "user.name=ruth", "-c", "user.email=ruth@hive"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// The manager writes `files` into its proposed repo and commits; the sha.
-fn commit(repo: &Path, files: &[(&str, &str)]) -> String {
-    for (path, text) in files {
-        let file = repo.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    }
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "change"]);
-    git(repo, &["rev-parse", "HEAD"])
-}
 
 async fn ask(hive: &Hive, kind: ApprovalKind, agent: &str, commit_ref: &str) -> Approval {
     hive.request_approval(NewApproval {

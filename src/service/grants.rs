@@ -6,7 +6,8 @@
 //! The grants live in SQLite (`store::grants`), not in the container's
 //! config: hive-c0re enforces them at dispatch, so the copy that matters is
 //! the daemon's; the container's environment only tells the harness which
-//! tools to show, and is refreshed at spawn and rebuild.
+//! tools to show, and is refreshed at spawn and rebuild (a change sets the
+//! agent's `needs_update` until then).
 
 use super::{Hive, HiveError};
 use crate::containers::ContainerSpec;
@@ -102,6 +103,16 @@ impl Hive {
             })
             .await?;
         tracing::info!(agent = %name, ?grant, on, changed, "{name}: grant {grant:?} {}", if on { "granted" } else { "revoked" });
+        // Capabilities and tool groups are in the container's environment:
+        // its base changed (`base`). Egress hosts are read per connection.
+        let in_env = matches!(grant, Grant::Capability(_) | Grant::ToolGroup(_));
+        if changed
+            && in_env
+            && *name != self.config().manager()
+            && let Err(e) = self.recheck_base(name).await
+        {
+            tracing::warn!(agent = %name, "{name}: cannot tell whether it needs an update: {e}");
+        }
         Ok(if changed {
             Outcome::Done
         } else {
@@ -135,6 +146,13 @@ impl Hive {
             })
             .await
             .map_err(HiveError::from)
+    }
+
+    /// Set `name`'s `needs_update` by what it would be built from now
+    /// (`base`); answers the flag.
+    pub(super) async fn recheck_base(&self, name: &Ident) -> Result<bool, HiveError> {
+        let spec = self.container_spec(name).await?;
+        self.check_base(name, &spec).await
     }
 
     /// The container spec of an agent with its grants in the environment

@@ -126,6 +126,7 @@ impl Hive {
                     .map_err(|e| DriverError::Setup(e.to_string()))?;
                 tracing::info!(agent = %name, "{name}: no container yet; creating it");
                 self.driver().create(&name, &spec).await?;
+                self.built(&name, &spec).await;
                 self.driver().start(&name).await
             }
             started => started,
@@ -352,6 +353,7 @@ impl Hive {
             self.notify_spawned(name, Some(err.to_string())).await;
             return Err(err);
         }
+        self.built(name, spec).await;
         Ok(())
     }
 

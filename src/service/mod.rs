@@ -43,6 +43,8 @@
 //! - `deploy`: an approved proposal built and switched to (export, the
 //!   container's limits and Claude files, restart), recorded (tags,
 //!   `main`, `deployed_sha`), and the deployed config read back.
+//! - `base`: `needs_update` — what each agent was built from against
+//!   the hive's current base; `auto_update` at start.
 //! - [`review`]: `show`, an approval with its proposal's diff.
 //! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
@@ -68,6 +70,7 @@ pub mod access;
 mod agenda_tests;
 mod approval_actions;
 pub mod approvals;
+mod base;
 pub mod broker;
 mod budget;
 mod deploy;

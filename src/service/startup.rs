@@ -1,7 +1,8 @@
 //! What the daemon does once at start-up, before it serves: open the store
 //! and end what a previous run left half done (the registry's spawns and
 //! destroys here, approvals in `approval_actions`), learn which containers
-//! to watch, bind every managed agent's socket. The daemon composes these; it
+//! to watch, bind every managed agent's socket, tell which agents need an
+//! update (and, with `auto_update`, rebuild them). The daemon composes these; it
 //! runs no store query of its own.
 
 use std::path::Path;
@@ -134,6 +135,49 @@ impl Hive {
             });
         }
         Ok(todo)
+    }
+
+    /// Which agents the hive's base left behind (`base`): the
+    /// `needs_update` of every managed agent but the manager, set by what
+    /// it would be built from now; answers those that need an update. One
+    /// that cannot be checked is logged and skipped. Call once the
+    /// registry is whole ([`Hive::reconcile_registry`], the config repos
+    /// seeded).
+    pub async fn check_bases(&self) -> Result<Vec<Ident>, HiveError> {
+        let manager = self.config().manager();
+        let mut stale = Vec::new();
+        for n in self.list().await? {
+            if n == manager {
+                continue;
+            }
+            match self.recheck_base(&n).await {
+                Ok(true) => stale.push(n),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(agent = %n, "{n}: cannot tell whether it needs an update: {}", crate::errors::chain(&e));
+                }
+            }
+        }
+        Ok(stale)
+    }
+
+    /// `auto_update`: rebuild each of `stale` in the build queue, one after
+    /// another, in the background (the task, if any; none without
+    /// `auto_update`). A running container is restarted; one that was not
+    /// running is rebuilt and left stopped.
+    pub fn auto_update(&self, stale: Vec<Ident>) -> Option<tokio::task::JoinHandle<()>> {
+        if !self.config().auto_update || stale.is_empty() {
+            return None;
+        }
+        let hive = self.clone();
+        Some(tokio::spawn(async move {
+            for n in stale {
+                tracing::info!(agent = %n, "{n}: auto_update: rebuilding it against the hive's current base");
+                if let Err(e) = hive.rebuild_now(&n, false).await {
+                    tracing::error!(agent = %n, "{n}: auto_update: the rebuild failed: {}", crate::errors::chain(&e));
+                }
+            }
+        }))
     }
 }
 

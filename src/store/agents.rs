@@ -268,6 +268,16 @@ pub fn set_deployed(conn: &Connection, name: &Ident, sha: &str) -> Result<(), St
     Ok(())
 }
 
+/// Set or clear an agent's `needs_update`; whether it changed (`false`
+/// for an unknown agent, or when it already was so).
+pub fn set_needs_update(conn: &Connection, name: &Ident, on: bool) -> Result<bool, StoreError> {
+    let changed = conn.execute(
+        "UPDATE agents SET needs_update = ?2 WHERE name = ?1 AND needs_update != ?2",
+        params![name.as_str(), on],
+    )?;
+    Ok(changed > 0)
+}
+
 /// Set (or, with `None`, clear) an agent's free-text status.
 pub fn set_status(
     conn: &Connection,

@@ -24,3 +24,14 @@ fn events_are_tagged_by_event_and_omit_absent_optionals() {
         r#"{"event":"container_crash","agent":"a","note":"signal"}"#
     );
 }
+
+#[test]
+fn needs_update_names_the_agent_whose_base_moved() {
+    assert_eq!(
+        HelperEvent::NeedsUpdate {
+            agent: "alice".into()
+        }
+        .to_body(),
+        r#"{"event":"needs_update","agent":"alice"}"#
+    );
+}
