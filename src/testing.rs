@@ -96,6 +96,20 @@ pub fn hive_on(config: Config, store: Store, clock: Arc<ManualClock>) -> (Hive, 
     (hive, driver)
 }
 
+/// A hive on an in-memory store at unix time 1000 whose start jobs take
+/// `delay` (the unit `activating` meanwhile), as slowly booting containers.
+pub fn hive_with_slow_starts(
+    config: Config,
+    delay: std::time::Duration,
+) -> (Hive, Arc<FakeDriver>) {
+    let driver =
+        Arc::new(FakeDriver::with_containers(config.profile, [id("ruth")]).with_job_delay(delay));
+    let store = Store::open_in_memory().unwrap();
+    let clock = Arc::new(ManualClock::new(1000));
+    let hive = Hive::new(config, store, driver.clone(), clock).unwrap();
+    (hive, driver)
+}
+
 /// A hive on an in-memory store at unix time `now`.
 pub fn hive_at(config: Config, now: i64) -> (Hive, Arc<FakeDriver>) {
     hive_on(

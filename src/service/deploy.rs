@@ -1,5 +1,6 @@
 //! An approved `apply_commit` built, switched to and recorded, in the
-//! hive's one build queue (one deploy at a time):
+//! hive's one build queue (`Hive::build_queue`: one deploy, rebuild, spawn
+//! or restart at a time):
 //! tag `approved/<id>` and `building/<id>`; export the fetched commit's
 //! tree into a hive-owned directory (never the proposed repo); switch the
 //! container to it — stop it, install `CLAUDE.md` and `.claude/` into the
@@ -50,7 +51,7 @@ impl Hive {
             return Err("the proposal was never fetched: request again".into());
         };
         let (n, id) = (&row.agent, row.id);
-        let _queue = self.inner.deploys.lock().await;
+        let _queue = self.build_queue().await;
         match self.deploy(n, id, &sha).await {
             Ok(done) => {
                 let tag = Tag::Deployed.name(id);
@@ -217,7 +218,7 @@ impl Hive {
     /// The rebuild, however long it takes; `start`: start the container
     /// afterwards even if it was not running.
     pub(super) async fn rebuild_now(&self, n: &Ident, start: bool) -> Result<(), HiveError> {
-        let _queue = self.inner.deploys.lock().await;
+        let _queue = self.build_queue().await;
         let spec = self.container_spec(n).await?;
         let start = start || self.driver().state(n).is_some_and(|u| u.is_running());
         let result = self
@@ -274,7 +275,7 @@ impl Hive {
         let state = self.config().agent_state_dir(n);
         let installed = install_claude_files(&self.deployed_tree(n), &state);
         let spawned = match installed {
-            Ok(()) => self.spawn_now(n).await.map_err(|e| e.to_string()),
+            Ok(()) => self.spawn_queued(n, false).await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
         if spawned.is_err() {

@@ -257,3 +257,54 @@ async fn show_flags_and_cleans_the_diff_deny_tags_with_the_note_and_rollback_dep
     let err = hive.rollback(&alice, 99).await.unwrap_err();
     assert!(err.to_string().contains("no deployed/99"), "{err}");
 }
+
+/// Rebuilds, spawns and restarts take turns in the hive's one build queue:
+/// with start jobs that take a while, none of them touches a container
+/// while another is under way. (Before, a spawn or a restart ran in the
+/// middle of a rebuild's stop → rebuild → start.)
+#[tokio::test]
+async fn a_rebuild_a_spawn_and_a_restart_run_one_after_another_in_the_build_queue() {
+    use crate::containers::ActiveState;
+    let dir = tempfile::tempdir().unwrap();
+    let delay = std::time::Duration::from_millis(200);
+    let (hive, driver) = crate::testing::hive_with_slow_starts(config_in(dir.path()), delay);
+    for n in ["alice", "carol"] {
+        hive.spawn(&id(n)).await.unwrap();
+    }
+    let mut changes = driver.changes();
+    let rebuild = tokio::spawn({
+        let hive = hive.clone();
+        async move { hive.rebuild(&id("alice")).await }
+    });
+    let mut seen = Vec::new();
+    // Alice's start job is under way: the others ask now.
+    loop {
+        let change = changes.recv().await.unwrap();
+        seen.push(change.agent.clone());
+        let activating = change
+            .new
+            .is_some_and(|u| u.active == ActiveState::Activating);
+        if change.agent == id("alice") && activating {
+            break;
+        }
+    }
+    let spawn = tokio::spawn({
+        let hive = hive.clone();
+        async move { hive.spawn(&id("bob")).await }
+    });
+    let restart = tokio::spawn({
+        let hive = hive.clone();
+        async move { hive.restart(&id("carol")).await }
+    });
+    for done in [rebuild, spawn, restart] {
+        done.await.unwrap().unwrap();
+    }
+    while let Ok(change) = changes.try_recv() {
+        seen.push(change.agent);
+    }
+    // Each agent's changes in one run: nothing interleaved.
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0], id("alice"), "{seen:?}");
+    assert!(seen.contains(&id("bob")) && seen.contains(&id("carol")));
+}

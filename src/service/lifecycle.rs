@@ -150,6 +150,7 @@ impl Hive {
     }
 
     async fn restart_one(self, name: Ident) -> Result<Outcome, DriverError> {
+        let _queue = self.build_queue().await;
         self.mark_going_down(&name);
         self.driver().restart(&name).await
     }
@@ -264,12 +265,23 @@ impl Hive {
         .await?
     }
 
-    /// Create and start a sub-agent of the manager, however long it takes.
-    /// A container that cannot be created leaves no registry row behind, so
-    /// the spawn can simply be tried again.
+    /// Create and start a sub-agent of the manager in the build queue,
+    /// however long it takes. A container that cannot be created leaves no
+    /// registry row behind, so the spawn can simply be tried again.
     pub async fn spawn_now(&self, name: &Ident) -> Result<(), HiveError> {
+        self.spawn_queued(name, true).await
+    }
+
+    /// [`Hive::spawn_now`] (`queue`: false when the caller holds it, as an
+    /// `init_config` agent's first deploy); claimed before it queues.
+    pub(super) async fn spawn_queued(&self, name: &Ident, queue: bool) -> Result<(), HiveError> {
         names::check_new_agent(name, &self.config().manager())?;
         let _claim = Claim::take(self, "spawn", name)?;
+        let _queue = if queue {
+            Some(self.build_queue().await)
+        } else {
+            None
+        };
         let spec = self.container_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
         let max = self.config().max_agents;
@@ -363,6 +375,7 @@ impl Hive {
     pub(crate) async fn finish_spawn(&self, name: &Ident) -> Result<(), HiveError> {
         if self.container_made(name).await? {
             let _claim = Claim::take(self, "spawn", name)?;
+            let _queue = self.build_queue().await;
             self.start_spawned(name).await
         } else {
             self.spawn_now(name).await

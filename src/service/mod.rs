@@ -172,7 +172,8 @@ struct Inner {
     spend: spend_state::SpendState,
     /// The agents' config repos (the proposed and the applied).
     repos: crate::repos::Repos,
-    /// The hive's one build queue: one deploy at a time.
+    /// The hive's one build queue: one deploy, rebuild, spawn or restart
+    /// at a time (locked only by [`Hive::build_queue`]).
     deploys: tokio::sync::Mutex<()>,
     /// The counters `/metrics` shows.
     metrics: metrics::MetricsState,
@@ -271,6 +272,16 @@ impl Hive {
     fn mark_going_down(&self, name: &Ident) {
         let until = Instant::now() + self.config().stop_deadline() + Duration::from_secs(30);
         self.inner.roster.mark_going_down(name, until);
+    }
+
+    /// Wait for the hive's one build queue, and hold it while the guard
+    /// lives: deploys, rebuilds, spawns and restarts run one at a time, in
+    /// the order they asked (tokio's mutex is fair), so a restart never
+    /// lands in the middle of a switch and two builds never compete.
+    /// Rejected: a queue per agent, which lets a spawn's image clone run
+    /// beside a build and orders nothing between agents.
+    async fn build_queue(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.inner.deploys.lock().await
     }
 
     fn clear_going_down(&self, name: &Ident) {

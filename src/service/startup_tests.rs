@@ -184,19 +184,8 @@ async fn a_whole_agent_is_left_alone_at_start_up() {
 #[tokio::test]
 async fn a_second_spawn_or_destroy_during_a_slow_spawn_answers_in_progress() {
     let dir = tempfile::tempdir().unwrap();
-    let config = config_in(dir.path());
-    let driver = Arc::new(
-        FakeDriver::with_containers(config.profile, [id("ruth")])
-            .with_job_delay(Duration::from_millis(500)),
-    );
-    let store = Store::open_in_memory().unwrap();
-    let hive = Hive::new(
-        config,
-        store,
-        driver.clone(),
-        Arc::new(ManualClock::new(1000)),
-    )
-    .unwrap();
+    let delay = Duration::from_millis(500);
+    let (hive, driver) = crate::testing::hive_with_slow_starts(config_in(dir.path()), delay);
     let first = tokio::spawn({
         let hive = hive.clone();
         async move { hive.spawn_now(&id("slo")).await }
