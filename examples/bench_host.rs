@@ -48,7 +48,7 @@ where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = usize> + Send,
 {
-    let mut all = rt.block_on(async {
+    rt.block_on(async {
         let tasks: Vec<_> = (0..CLIENTS)
             .map(|_| {
                 let call = call.clone();
@@ -66,14 +66,8 @@ where
                 })
             })
             .collect();
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.unwrap());
-        }
-        all
-    });
-    all.sort();
-    all
+        support::gather(tasks).await
+    })
 }
 
 fn bench(agents: usize) -> P99 {

@@ -54,6 +54,21 @@ fn token(socket: &Path) -> String {
     page[at..at + 64].to_owned()
 }
 
+/// The first number after `"key":` in a JSON answer.
+fn number_after(json: &str, key: &str) -> i64 {
+    let at = json
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("no {key} in {json}"))
+        + key.len()
+        + 3;
+    json[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
 fn running(d: &Daemon, name: &str) -> bool {
     let rows = d.request(r#"{"cmd":"agent_status"}"#);
     rows.contains(&format!(r#""name":"{name}","running":true"#))
@@ -165,11 +180,7 @@ fn an_egress_request_approved_on_the_dashboard_for_an_hour_is_granted_for_an_hou
         "{page}"
     );
     let pending = d.request(r#"{"cmd":"pending"}"#);
-    let at = pending.find(r#""id":"#).unwrap() + 5;
-    let id: String = pending[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
+    let id = number_after(&pending, "id");
     let body = format!("csrf={}&for_secs=3600", token(&web));
     let a = post(
         &web,
@@ -179,21 +190,9 @@ fn an_egress_request_approved_on_the_dashboard_for_an_hour_is_granted_for_an_hou
     );
     assert!(a.starts_with("HTTP/1.1 303"), "{a}");
     let grants = d.request(r#"{"cmd":"grants","name":"alice"}"#);
-    let at = grants.find(r#""expires_at":"#).expect(grants.as_str()) + 13;
-    let until: i64 = grants[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap();
+    let until = number_after(&grants, "expires_at");
     // The daemon's own clock: the row's request time, a moment before.
-    let at = pending.find(r#""requested_at":"#).unwrap() + 15;
-    let asked: i64 = pending[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap();
+    let asked = number_after(&pending, "requested_at");
     assert!(
         (asked + 3600..=asked + 3610).contains(&until),
         "{until} vs {asked}"

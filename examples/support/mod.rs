@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hive_c0re::clock::SystemClock;
 use hive_c0re::config::{Config, DriverKind};
@@ -23,7 +24,19 @@ pub struct Bench {
     pub rt: tokio::runtime::Runtime,
     pub driver: Arc<FakeDriver>,
     pub hive: Hive,
+    /// The hive's store (for set-up a service call would take too long for).
+    pub store: Store,
     pub shutdown: CancellationToken,
+}
+
+/// Await `tasks` (spawned at once); every latency they measured, sorted.
+pub async fn gather(tasks: Vec<tokio::task::JoinHandle<Vec<Duration>>>) -> Vec<Duration> {
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort();
+    all
 }
 
 /// A listener bound at `path`, on the current runtime.
@@ -48,9 +61,15 @@ pub fn hive_with(agents: usize) -> Bench {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let driver = Arc::new(FakeDriver::new(config.profile));
     let shutdown = CancellationToken::new();
+    let store = Store::open(&config.database()).unwrap();
     let hive = rt.block_on(async {
-        let store = Store::open(&config.database()).unwrap();
-        let hive = Hive::new(config.clone(), store, driver.clone(), Arc::new(SystemClock)).unwrap();
+        let hive = Hive::new(
+            config.clone(),
+            store.clone(),
+            driver.clone(),
+            Arc::new(SystemClock),
+        )
+        .unwrap();
         for i in 0..agents {
             hive.spawn_now(&Ident::new(format!("agent-{i}")).unwrap())
                 .await
@@ -73,6 +92,7 @@ pub fn hive_with(agents: usize) -> Bench {
         rt,
         driver,
         hive,
+        store,
         shutdown,
     }
 }

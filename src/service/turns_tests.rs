@@ -110,7 +110,7 @@ async fn a_report_breaking_the_caps_or_of_no_agent_is_refused_and_not_kept() {
 }
 
 #[tokio::test]
-async fn a_destroyed_agents_turns_stay_until_it_is_purged() {
+async fn a_destroyed_agents_turns_and_spend_stay_until_it_is_purged() {
     let (hive, _dir) = hive();
     hive.spawn(&id("old")).await.unwrap();
     let kept = hive
@@ -120,9 +120,14 @@ async fn a_destroyed_agents_turns_stay_until_it_is_purged() {
     hive.destroy(&id("old"), false).await.unwrap();
     let rows = hive.turns(&id("old"), 10).await.unwrap();
     assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [kept]);
+    let spent = hive.usage(None, UsageBy::Agent).await.unwrap();
+    assert_eq!(spent.len(), 1, "a destroyed agent's spend still counts");
     hive.destroy(&id("old"), true).await.unwrap();
     assert!(
         hive.turns(&id("old"), 10).await.is_err(),
         "purged with the agent"
     );
+    // Its sums go too: a new agent of the name starts at nothing spent.
+    hive.spawn(&id("old")).await.unwrap();
+    assert!(hive.usage(None, UsageBy::Agent).await.unwrap().is_empty());
 }

@@ -215,6 +215,34 @@ const STEPS: &[&str] = &[
         approval_id INTEGER,
         PRIMARY KEY (scope, unit)
     );",
+    // 12: the turn journal's sums per agent, UTC day (`ended_at_ms` /
+    // 86,400,000) and model ('-' for none), kept as turns are reported, so
+    // `usage` and the budgets read a row per agent and day instead of
+    // every turn (store::turns); and each agent's count of kept turns, so
+    // the retention deletes the oldest without walking the newest 10,000.
+    // Both filled from the turns kept so far.
+    "CREATE TABLE turn_days (
+        agent                 TEXT NOT NULL,
+        day                   INTEGER NOT NULL,
+        model                 TEXT NOT NULL,
+        turns                 INTEGER NOT NULL,
+        input_tokens          INTEGER NOT NULL,
+        output_tokens         INTEGER NOT NULL,
+        cache_read_tokens     INTEGER NOT NULL,
+        cache_creation_tokens INTEGER NOT NULL,
+        cost_micro_usd        INTEGER NOT NULL,
+        PRIMARY KEY (day, agent, model)
+    ) WITHOUT ROWID;
+    INSERT INTO turn_days
+        SELECT agent, ended_at_ms / 86400000, COALESCE(model, '-'), COUNT(*),
+            SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens),
+            SUM(cache_creation_tokens), SUM(cost_micro_usd)
+        FROM turns GROUP BY 1, 2, 3;
+    CREATE TABLE turn_counts (
+        agent TEXT PRIMARY KEY,
+        kept  INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO turn_counts SELECT agent, COUNT(*) FROM turns GROUP BY agent;",
 ];
 
 /// The schema version this build writes.

@@ -18,3 +18,40 @@ fn a_database_from_a_newer_build_is_refused() {
         .unwrap();
     assert!(matches!(apply(&mut conn), Err(StoreError::TooNew { .. })));
 }
+
+#[test]
+fn turns_kept_before_the_day_sums_existed_are_summed_and_counted_on_upgrade() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    // A database of the build before: schema 11, two turns of one agent.
+    for (index, sql) in STEPS.iter().enumerate().take(11) {
+        conn.execute_batch(sql).unwrap();
+        conn.pragma_update(None, "user_version", index as i64 + 1)
+            .unwrap();
+    }
+    for (ended, usd) in [(86_400_000_i64 + 5, 7), (86_400_000 + 9, 3)] {
+        conn.execute(
+            "INSERT INTO turns (agent, started_at_ms, ended_at_ms, outcome, model, input_tokens,
+                 output_tokens, cache_read_tokens, cache_creation_tokens, cost_micro_usd, report)
+             VALUES ('alice', 0, ?1, 'ok', NULL, 1, 2, 3, 4, ?2, '{}')",
+            rusqlite::params![ended, usd],
+        )
+        .unwrap();
+    }
+    apply(&mut conn).unwrap();
+    let day: (i64, String, i64, i64) = conn
+        .query_row(
+            "SELECT day, model, turns, cost_micro_usd FROM turn_days WHERE agent = 'alice'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(day, (1, "-".into(), 2, 10));
+    let kept: i64 = conn
+        .query_row(
+            "SELECT kept FROM turn_counts WHERE agent = 'alice'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 2);
+}

@@ -6,7 +6,7 @@
 //! messages addressed to it in every state, the questions it asked or was
 //! asked, its reminders, its schedules and its place as a target of
 //! others', its hook events, its recorded crashes, its cross-hive sends
-//! not yet relayed and its turn journal. What stays: messages it sent that now sit in other
+//! not yet relayed and its turn journal (with its sums). What stays: messages it sent that now sit in other
 //! inboxes (they are their recipients' mail) and the approval history
 //! (the operator's record; pending approvals were cancelled already).
 //! A plain `destroy` calls none of this: a re-spawn of the same agent finds
@@ -41,6 +41,8 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     del("DELETE FROM crashes WHERE agent = ?1")?;
     let outbox = del("DELETE FROM swarm_outbox WHERE sender = ?1")?;
     let turns = del("DELETE FROM turns WHERE agent = ?1")?;
+    del("DELETE FROM turn_days WHERE agent = ?1")?;
+    del("DELETE FROM turn_counts WHERE agent = ?1")?;
     Ok(Purged {
         turns,
         messages,

@@ -93,7 +93,7 @@ fn usage_sums_the_window_by_agent_model_and_day() {
 }
 
 #[test]
-fn an_agent_keeps_only_its_newest_turns() {
+fn an_agent_keeps_only_its_newest_turns_and_usage_still_counts_every_one() {
     let store = Store::open_in_memory().unwrap();
     store
         .blocking(|c| {
@@ -102,15 +102,93 @@ fn an_agent_keeps_only_its_newest_turns() {
                 insert(c, &id("a"), &turn(DAY_MS + i, None, 1, 1))?;
             }
             insert(c, &id("b"), &turn(DAY_MS, None, 1, 1))?;
+            let kept = recent(c, &id("a"), u32::MAX)?;
+            assert_eq!(kept.len() as i64, MAX_TURNS_PER_AGENT);
+            assert_eq!(kept.last().unwrap().report.ended_at_ms, DAY_MS + 3);
+            assert_eq!(recent(c, &id("b"), u32::MAX)?.len(), 1, "not trimmed");
+            // What was spent stays counted: the day's sums keep every turn.
             let sums = usage(c, 0, UsageBy::Agent)?;
-            assert_eq!(sums[0].turns, MAX_TURNS_PER_AGENT as u64);
-            assert_eq!(sums[1].turns, 1, "another agent's turns are not trimmed");
-            let oldest_kept = recent(c, &id("a"), u32::MAX)?
-                .last()
-                .unwrap()
-                .report
-                .ended_at_ms;
-            assert_eq!(oldest_kept, DAY_MS + 3);
+            assert_eq!(sums[0].turns, n as u64);
+            assert_eq!(sums[0].cost_micro_usd, n as u64);
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The sums `usage` must answer, from the reports themselves.
+fn brute_force(
+    reports: &[(&str, TurnReport)],
+    since_ms: i64,
+    by: UsageBy,
+) -> Vec<(String, u64, u64)> {
+    let mut sums: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for (agent, r) in reports.iter().filter(|(_, r)| r.ended_at_ms >= since_ms) {
+        let key = match by {
+            UsageBy::Agent | UsageBy::Subtree => (*agent).to_owned(),
+            UsageBy::Model => r.model.clone().unwrap_or_else(|| "-".into()),
+            UsageBy::Day => {
+                let d = r.ended_at_ms / DAY_MS;
+                format!("1970-01-{:02}", d + 1)
+            }
+        };
+        let e = sums.entry(key).or_default();
+        e.0 += 1;
+        e.1 += r.cost_micro_usd.unwrap_or(0);
+    }
+    sums.into_iter().map(|(k, (n, c))| (k, n, c)).collect()
+}
+
+#[test]
+fn usage_from_the_day_sums_agrees_with_the_turns_for_any_window() {
+    let store = Store::open_in_memory().unwrap();
+    // Turns on four days, on and around midnights, two agents, two models.
+    let mut reports = Vec::new();
+    for (i, at) in [
+        0,
+        1,
+        DAY_MS - 1,
+        DAY_MS,
+        DAY_MS + 5,
+        2 * DAY_MS - 1,
+        2 * DAY_MS,
+        3 * DAY_MS + 7,
+        3 * DAY_MS + DAY_MS / 2,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let agent = if i % 2 == 0 { "a" } else { "b" };
+        let model = (i % 3 != 0).then_some("m1");
+        reports.push((agent, turn(at, model, 10, 1 + i as u64)));
+    }
+    store
+        .blocking(|c| {
+            for (agent, r) in &reports {
+                insert(c, &id(agent), r)?;
+            }
+            for since in [
+                0,
+                1,
+                DAY_MS - 1,
+                DAY_MS,
+                DAY_MS + 1,
+                2 * DAY_MS + 1,
+                3 * DAY_MS,
+                3 * DAY_MS + 8,
+                10 * DAY_MS,
+            ] {
+                for by in [UsageBy::Agent, UsageBy::Model, UsageBy::Day] {
+                    let got: Vec<_> = usage(c, since, by)?
+                        .into_iter()
+                        .map(|r| (r.key, r.turns, r.cost_micro_usd))
+                        .collect();
+                    assert_eq!(
+                        got,
+                        brute_force(&reports, since, by),
+                        "since {since} by {by:?}"
+                    );
+                }
+            }
             Ok(())
         })
         .unwrap();
