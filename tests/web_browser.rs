@@ -570,8 +570,16 @@ async fn the_usage_page_charts_what_each_agent_spent_per_day_and_per_agent() {
         let mut conn = Conn::open(&hive.daemon.agent_socket(agent));
         assert_eq!(conn.ask(&turn.to_string()), AGENT_OK);
     }
+    let (ok, out) = hive.hivectl(&["budget", "set", "alice", "2usd/day"]);
+    assert!(ok, "{out}");
     hive.open("/usage?since=all").await;
     screenshot(&hive.client, "usage").await;
+    let budget = hive
+        .client
+        .find(Locator::Css("table.rows td"))
+        .await
+        .unwrap();
+    assert_eq!(budget.text().await.unwrap(), "alice and under");
     let total = hive.client.find(Locator::Css("p.total")).await.unwrap();
     assert_eq!(
         total.text().await.unwrap(),

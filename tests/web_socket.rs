@@ -250,6 +250,47 @@ fn the_usage_page_refuses_a_window_it_does_not_offer_and_names_those_it_does() {
 }
 
 #[test]
+fn a_budget_set_and_unset_on_the_usage_page_is_the_one_host_sock_lists() {
+    let d = daemon_with(&["alice", "bob"]);
+    let web = d.web_socket();
+    let origin = "Origin: http://dash\r\n";
+    let page = get(&web, "/usage");
+    assert!(page.contains("No budget"), "{page}");
+    assert!(
+        page.contains(r#"<option value="alice">alice and under</option>"#),
+        "{page}"
+    );
+
+    let body = format!("csrf={}&scope=alice&amount=20usd%2Fday", token(&web));
+    let set = post(&web, "/budgets/set", origin, &body);
+    assert!(set.starts_with("HTTP/1.1 303"), "{set}");
+    let listed = d.request(r#"{"cmd":"budgets"}"#);
+    assert!(
+        listed.contains(r#""agent":"alice""#) && listed.contains(r#""amount":"20usd/day""#),
+        "{listed}"
+    );
+    let page = get(&web, "/usage");
+    assert!(
+        page.contains("alice and under") && page.contains("$0.00 of $20.00 today"),
+        "{page}"
+    );
+
+    // A bad amount is refused in the parser's words; nothing changes.
+    let body = format!("csrf={}&scope=&amount=lots", token(&web));
+    let bad = post(&web, "/budgets/set", origin, &body);
+    assert!(
+        bad.starts_with("HTTP/1.1 400") && bad.contains("5usd/5h"),
+        "{bad}"
+    );
+
+    let body = format!("csrf={}&scope=alice", token(&web));
+    let unset = post(&web, "/budgets/unset", origin, &body);
+    assert!(unset.starts_with("HTTP/1.1 303"), "{unset}");
+    let listed = d.request(r#"{"cmd":"budgets"}"#);
+    assert!(!listed.contains(r#""agent":"alice""#), "{listed}");
+}
+
+#[test]
 fn a_garbage_client_does_not_stop_the_dashboard() {
     let d = Daemon::start(Launch::Standalone);
     let web = d.web_socket();

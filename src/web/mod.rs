@@ -27,10 +27,12 @@
 //! Files: [`guard`] (CSRF, security headers), [`views`] (the templates),
 //! [`pages`] (GET handlers), [`actions`] (POST handlers), [`live`] (SSE),
 //! [`lists`] (the live inbox and questions), [`swarm`] (the swarm page and
-//! its stream), [`usage`] (the usage page's charts), [`metrics`]
+//! its stream), [`usage`] (the usage page's charts) and [`budgets`] (its
+//! budgets), [`metrics`]
 //! (`/metrics`).
 
 pub mod actions;
+pub mod budgets;
 pub mod guard;
 pub mod lists;
 pub mod live;
@@ -73,6 +75,8 @@ pub fn router(web: Web) -> Router {
         .route("/swarm", get(swarm::page))
         .route("/metrics", get(metrics::page))
         .route("/usage", get(usage::page))
+        .route("/budgets/set", post(budgets::set))
+        .route("/budgets/unset", post(budgets::unset))
         .route("/events/swarm", get(swarm::events))
         .route("/agent/{name}", get(pages::agent))
         .route("/events/roster", get(live::roster))

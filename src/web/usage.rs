@@ -1,5 +1,5 @@
-//! The usage page: what turns cost, as Claude Code reported it — the
-//! hive's total over a window, a bar chart per UTC day and one per agent,
+//! The usage page: the budgets ([`super::budgets`]), and what turns cost,
+//! as Claude Code reported it — the hive's total over a window, a bar chart per UTC day and one per agent,
 //! and the table `hivectl usage` prints. The charts are SVG rendered here
 //! with the page (no script, nothing fetched: within the CSP); every label
 //! is escaped by the template.
@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::Web;
 use super::pages::failed;
 use super::views::{Nav, layout, refusal};
+use super::{Web, budgets};
 use crate::service::HiveError;
 use crate::wire::spend::{dollars, span_seconds};
 use crate::wire::turns::{UsageBy, UsageRow};
@@ -42,16 +42,19 @@ pub async fn page(State(web): State<Web>, Query(q): Query<UsageQuery>) -> Respon
         let hive = web.operator("usage", None).await?;
         let days = hive.usage(since_secs, UsageBy::Day).await?;
         let agents = hive.usage(since_secs, UsageBy::Agent).await?;
-        Ok::<_, HiveError>((days, agents))
+        let caps = web.operator("budgets", None).await?.budgets().await?;
+        let names = web.operator("list", None).await?.list().await?;
+        let budgets = budgets::section(&caps, &names, web.token.as_str());
+        Ok::<_, HiveError>((days, agents, budgets))
     };
     match read.await {
-        Ok((days, agents)) => usage_page(window, &days, &agents).into_response(),
+        Ok((days, agents, budgets)) => usage_page(window, &days, &agents, budgets).into_response(),
         Err(err) => failed(&err),
     }
 }
 
-/// The page: total, charts, table.
-pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow]) -> Markup {
+/// The page: budgets, total, charts, table.
+pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets: Markup) -> Markup {
     let mut total = UsageRow {
         key: "hive".into(),
         turns: 0,
@@ -69,6 +72,8 @@ pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow]) -> Marku
         "Usage",
         Nav::Usage,
         html! {
+            (budgets)
+            h2 { "Spent" }
             p.summary {
                 "Window: "
                 @for w in WINDOWS {

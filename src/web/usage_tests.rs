@@ -34,7 +34,7 @@ fn the_page_sums_the_hive_and_scales_each_agents_bar_to_the_largest() {
         row("2026-12-02", 1, 100, 500_000),
     ];
     let agents = [row("bob", 1, 100, 10_000), row("alice", 3, 300, 1_990_000)];
-    let page = usage_page("7d", &days, &agents).into_string();
+    let page = usage_page("7d", &days, &agents, maud::html! {}).into_string();
     assert!(
         page.contains("The hive: <strong>$2.00</strong> in 4 turns, 400 tokens"),
         "{page}"
@@ -55,7 +55,7 @@ fn the_page_sums_the_hive_and_scales_each_agents_bar_to_the_largest() {
 
 #[test]
 fn a_window_without_turns_says_so_and_draws_no_chart() {
-    let page = usage_page("24h", &[], &[]).into_string();
+    let page = usage_page("24h", &[], &[], maud::html! {}).into_string();
     assert!(page.contains("No turns in this window."));
     assert!(!page.contains("<svg"));
     assert!(page.contains("The hive: <strong>$0.00</strong> in 0 turns"));
