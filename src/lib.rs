@@ -100,7 +100,7 @@
 //!   watcher, the one delivery path into inboxes, broker, questions,
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
 //!   metrics, the turn journal and the budgets it feeds (a reached one
-//!   holds `recv`), start-up. `Hive` is a façade: its memory lives in state parts that
+//!   holds `recv`), the operator's interrupt of a turn, start-up. `Hive` is a façade: its memory lives in state parts that
 //!   own their fields (roster, inbox, swarm), and its files call each
 //!   other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
@@ -109,8 +109,8 @@
 //!   listeners (per-agent connection and idle budgets, systemd's fd store).
 //! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
 //!   over the same service calls, live roster, swarm and logs over Server-Sent
-//!   Events, CSRF checks (origin + token) and a strict CSP; `/metrics` in
-//!   Prometheus's text format.
+//!   Events, CSRF checks (origin + token) and a strict CSP; the usage page
+//!   (SVG charts, budgets); `/metrics` in Prometheus's text format.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
