@@ -60,6 +60,12 @@ impl Names {
         format!("{}.{}", self.hive, agent)
     }
 
+    /// This hive's heartbeat key in the roster bucket: `_` is in no agent
+    /// name, so [`parse_roster_key`] never takes it for a row.
+    pub fn beat_key(&self) -> String {
+        format!("{}._beat", self.hive)
+    }
+
     /// The reply-inbox prefix of this hive's connection.
     pub fn inbox_prefix(&self) -> String {
         format!("_INBOX.{}.{}", self.swarm, self.hive)

@@ -45,3 +45,15 @@ fn roster_keys_round_trip_and_junk_keys_are_refused() {
     assert_eq!(n.roster_bucket(), "hive-s-roster");
     assert_eq!(n.inbox_prefix(), "_INBOX.s.hive-b");
 }
+
+#[test]
+fn the_heartbeat_key_is_in_the_hives_own_key_space_and_never_read_as_a_row() {
+    let n = names();
+    let beat = n.beat_key();
+    assert!(beat.starts_with("hive-b."), "{beat}");
+    assert_eq!(parse_roster_key(&beat), None);
+    assert_eq!(
+        parse_roster_key(&n.roster_key(&id("alice"))),
+        Some((id("hive-b"), id("alice")))
+    );
+}

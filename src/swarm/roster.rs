@@ -27,14 +27,20 @@ use crate::wire::ident::Ident;
 pub const REPUBLISH_EVERY: Duration = Duration::from_secs(20);
 /// How long the bucket keeps an entry not put again.
 pub const ENTRY_TTL: Duration = Duration::from_secs(120);
-/// A watch that hears nothing this long is dead: this hive puts its own
-/// rows every [`REPUBLISH_EVERY`], and a live watch hears them too. (A
-/// watch whose consumer the server refuses to recreate after a reconnect
-/// says nothing at all: the client library retries it silently; and after
-/// a node's death the swarm tier saw async-nats 0.51's ordered consumer go
-/// silent without an error or a refusal.) One and a half periods: a live
-/// watch is never taken for dead, a dead one is recreated within 30 s.
-pub const WATCH_SILENCE: Duration = Duration::from_secs(REPUBLISH_EVERY.as_secs() * 3 / 2);
+/// This hive puts its heartbeat key ([`Names::beat_key`]) this often, so
+/// every live watch hears something at least this often, whatever the
+/// size of the roster; a put that failed since the last round is retried
+/// with all rows at the next beat, not 20 s later.
+pub const BEAT_EVERY: Duration = Duration::from_secs(5);
+/// A watch that hears nothing this long is dead: a live one hears this
+/// hive's own heartbeat every [`BEAT_EVERY`]. (A watch whose consumer the
+/// server refuses to recreate after a reconnect says nothing at all: the
+/// client library retries it silently; and after a node's death the swarm
+/// tier saw async-nats 0.51's ordered consumer go silent without an error
+/// or a refusal.) Three beats: a live watch is not taken for dead over one
+/// slow put, a dead one is recreated, with the bucket's current rows,
+/// within 15 s.
+pub const WATCH_SILENCE: Duration = Duration::from_secs(BEAT_EVERY.as_secs() * 3);
 
 pub(super) async fn run(bus: Bus) {
     let Some(bucket) = bucket(&bus).await else {
@@ -44,15 +50,27 @@ pub(super) async fn run(bus: Bus) {
     let (hive, names) = (&bus.hive, &bus.names);
     let mut changes = hive.subscribe_roster();
     let mut tick = tokio::time::interval(REPUBLISH_EVERY);
+    let mut beat = tokio::time::interval(BEAT_EVERY);
     let mut published = BTreeSet::new();
+    // A row put that failed (the client reconnecting to another node, say):
+    // every row goes again at the next beat.
+    let mut missed = false;
     loop {
         tokio::select! {
             () = bus.shutdown.cancelled() => return,
-            _ = tick.tick() => publish_all(hive, &bucket, names, &mut published).await,
+            _ = tick.tick() => missed = !publish_all(hive, &bucket, names, &mut published).await,
+            _ = beat.tick() => {
+                put_beat(hive, &bucket, names).await;
+                if missed {
+                    missed = !publish_all(hive, &bucket, names, &mut published).await;
+                }
+            }
             change = changes.recv() => match change {
-                Ok(RosterChange::Row(row)) => put(hive, &bucket, names, *row).await,
+                Ok(RosterChange::Row(row)) => missed |= !put(hive, &bucket, names, *row).await,
                 Ok(RosterChange::Removed(name)) => delete(&bucket, names, &mut published, &name).await,
-                Err(RecvError::Lagged(_)) => publish_all(hive, &bucket, names, &mut published).await,
+                Err(RecvError::Lagged(_)) => {
+                    missed = !publish_all(hive, &bucket, names, &mut published).await;
+                }
                 Err(RecvError::Closed) => return,
             },
         }
@@ -111,7 +129,8 @@ fn bucket_stream(names: &Names, replicas: usize) -> jetstream::stream::Config {
     }
 }
 
-async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow) {
+/// Put one row; false if the bus did not take it (the caller retries).
+async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow) -> bool {
     let key = names.roster_key(&row.name);
     let value = SwarmAgentRow {
         hive: names.hive.clone(),
@@ -120,27 +139,38 @@ async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow
         row,
     };
     let Ok(bytes) = serde_json::to_vec(&value) else {
-        return;
+        return true;
     };
-    if let Err(err) = bucket.put(&key, bytes.into()).await {
-        tracing::debug!(
-            key,
-            "swarm roster put failed: {err}; the next round retries"
-        );
+    match bucket.put(&key, bytes.into()).await {
+        Ok(_) => true,
+        Err(err) => {
+            tracing::debug!(key, "swarm roster put failed: {err}; the next beat retries");
+            false
+        }
     }
 }
 
+/// This hive's heartbeat: its clock, under a key no agent can have.
+async fn put_beat(hive: &Hive, bucket: &kv::Store, names: &Names) {
+    let key = names.beat_key();
+    if let Err(err) = bucket.put(&key, hive.now().to_string().into()).await {
+        tracing::debug!(key, "swarm roster heartbeat failed: {err}");
+    }
+}
+
+/// Put every row of this hive and delete the entries of agents gone; false
+/// if a put failed.
 async fn publish_all(
     hive: &Hive,
     bucket: &kv::Store,
     names: &Names,
     published: &mut BTreeSet<String>,
-) {
+) -> bool {
     let rows = match hive.agent_status().await {
         Ok(rows) => rows,
         Err(err) => {
             tracing::warn!("swarm roster: cannot read this hive's roster: {err}");
-            return;
+            return true;
         }
     };
     let now: BTreeSet<String> = rows.iter().map(|r| names.roster_key(&r.name)).collect();
@@ -149,10 +179,12 @@ async fn publish_all(
             tracing::debug!(key = gone, "swarm roster delete failed: {err}");
         }
     }
+    let mut all_put = true;
     for row in rows {
-        put(hive, bucket, names, row).await;
+        all_put &= put(hive, bucket, names, row).await;
     }
     *published = now;
+    all_put
 }
 
 /// Follow every hive's rows (the current ones first) until shutdown.
@@ -173,10 +205,10 @@ async fn watch(bus: Bus, bucket: kv::Store) {
                 Err(_) => {
                     tracing::warn!(
                         "swarm roster watch heard nothing for {} s, not even this hive's own \
-                         rows (put every {} s): recreating it; if this repeats, check this \
+                         heartbeat (put every {} s): recreating it; if this repeats, check this \
                          hive's NATS permissions (src/swarm/README.md) and the server's log",
                         WATCH_SILENCE.as_secs(),
-                        REPUBLISH_EVERY.as_secs()
+                        BEAT_EVERY.as_secs()
                     );
                     break;
                 }
