@@ -100,7 +100,8 @@
 //!   watcher, the one delivery path into inboxes, broker, questions,
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
 //!   metrics, the turn journal and the budgets it feeds (a reached one
-//!   holds `recv`), the operator's interrupt of a turn, start-up. `Hive` is a façade: its memory lives in state parts that
+//!   holds `recv`), each agent's turn in progress (memory only, bounded),
+//!   the operator's interrupt of a turn, start-up. `Hive` is a façade: its memory lives in state parts that
 //!   own their fields (roster, inbox, swarm), and its files call each
 //!   other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
@@ -109,8 +110,9 @@
 //!   listeners (per-agent connection and idle budgets, systemd's fd store).
 //! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
 //!   over the same service calls, live roster, swarm and logs over Server-Sent
-//!   Events, CSRF checks (origin + token) and a strict CSP; the usage page
-//!   (SVG charts, budgets); `/metrics` in Prometheus's text format.
+//!   Events, CSRF checks (origin + token) and a strict CSP; the agent
+//!   page's live turn and last turns; the usage page (SVG charts,
+//!   budgets); `/metrics` in Prometheus's text format.
 //! - [`systemd`]: socket activation, sd_notify, the D-Bus container driver
 //!   ([`systemd::dbus`]); [`systemd::journal`] reads
 //!   container and host logs with journalctl (validated argv, timeout, output
@@ -130,10 +132,11 @@
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
 //! - [`client`]: the synchronous host.sock client (typed connect errors, 5 s budget).
 //! - [`cli`]: `hivectl`'s command line, rendering, exit statuses, lifecycle
-//!   verbs that wait for their outcome, `watch` across daemon restarts, man
+//!   verbs that wait for their outcome, `watch` and `turns -f` across daemon restarts, man
 //!   pages.
 //! - [`agent`]: `hive-agent`, the harness inside each container — the MCP
-//!   servers Claude Code calls and the turn loop; a client of the agent
+//!   servers Claude Code calls and the turn loop (with its live-turn feed,
+//!   fire and forget); a client of the agent
 //!   socket only (it uses `wire`, `clock` and sd_notify, nothing of the daemon's
 //!   state).
 //!

@@ -76,6 +76,7 @@ pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
         crashed: false,
         running_since: None,
         budget: None,
+        spent_today_micro_usd: None,
     }
 }
 

@@ -215,11 +215,15 @@ impl StreamFacts {
     /// Take in one output line; lines that are not JSON are ignored (a
     /// stand-in command may print anything).
     pub fn observe(&mut self, line: &str) {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
-            return;
-        };
+        if let Ok(event) = serde_json::from_str::<Value>(line) {
+            self.observe_event(&event);
+        }
+    }
+
+    /// Take in one parsed stream event.
+    pub fn observe_event(&mut self, event: &Value) {
         let text = |v: &Value| v.as_str().map(str::to_owned);
-        self.account.observe(&event);
+        self.account.observe(event);
         match event["type"].as_str() {
             Some("system") => {
                 if let Some(model) = text(&event["model"]) {
@@ -303,6 +307,19 @@ pub async fn run_turn<I: std::future::Future<Output = ()>>(
     prompt: &str,
     ends: Ends<I>,
 ) -> TurnEnd {
+    run_turn_watched(argv, env, workdir, prompt, ends, &mut |_| {}).await
+}
+
+/// [`run_turn`], handing `watch` each stream event as it is read (the
+/// live view's feed).
+pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
+    argv: &[String],
+    env: &[(String, String)],
+    workdir: &Path,
+    prompt: &str,
+    ends: Ends<I>,
+    watch: &mut (dyn FnMut(&Value) + Send),
+) -> TurnEnd {
     let Ends {
         deadline,
         mut stop,
@@ -351,7 +368,10 @@ pub async fn run_turn<I: std::future::Future<Output = ()>>(
     let status = loop {
         tokio::select! {
             line = next_line(&mut lines) => match line {
-                Some(line) => facts.observe(&line),
+                Some(line) => if let Ok(event) = serde_json::from_str::<Value>(&line) {
+                    facts.observe_event(&event);
+                    watch(&event);
+                },
                 None => lines = None,
             },
             status = child.wait(), if lines.is_none() => break status,

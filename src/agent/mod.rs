@@ -17,6 +17,8 @@
 //! - [`process`]: the one process seam (Claude, bash).
 //! - [`hook`]: `hive-agent hook`, Claude Code's lifecycle hooks forwarded
 //!   to the socket (bounded, silent on stdout, never failing Claude).
+//! - [`progress`]: the live view's feed: bounded `turn_progress` events
+//!   from the stream, fire and forget.
 //! - [`egress`]: the forwarder from a loopback port to the hive's egress
 //!   proxy (`/run/hive/egress.sock`), the container's only way out.
 
@@ -29,6 +31,7 @@ pub mod hook;
 pub mod login;
 pub mod mcp;
 pub mod process;
+pub mod progress;
 pub mod prompt;
 pub mod render;
 pub mod socket;

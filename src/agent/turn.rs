@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::claude::{Ends, Launch, TurnEnd, run_turn};
+use super::claude::{Ends, Launch, TurnEnd, run_turn_watched};
 use super::login;
+use super::progress::{self, Progress, Tracker};
 use super::prompt::turn_prompt;
 use super::socket::{AgentSocket, SocketError};
 use crate::clock::{Clock, SystemClock};
@@ -43,6 +44,8 @@ pub struct TurnLoop {
     agent: String,
     logged_in: Option<bool>,
     model: Option<String>,
+    /// The live view's feed (started with the loop).
+    progress: Progress,
 }
 
 /// Why the loop stopped early.
@@ -60,6 +63,7 @@ impl TurnLoop {
             agent: String::from("?"),
             logged_in: None,
             model: None,
+            progress: Progress::disabled(),
         }
     }
 
@@ -67,6 +71,7 @@ impl TurnLoop {
     /// grace.
     pub async fn run(mut self, mut stop: watch::Receiver<bool>) -> Result<(), TurnLoopError> {
         notify::status("recovering in-flight messages");
+        self.progress = Progress::start(self.socket.clone());
         self.agent = self.whoami(&mut stop).await;
         if *stop.borrow() {
             return Ok(());
@@ -212,14 +217,23 @@ impl TurnLoop {
             grace: self.launch.config.stop_grace(),
             interrupted: interrupted(&self.socket, deadline + SHORT),
         };
-        let end = run_turn(
+        self.progress
+            .send(progress::started(messages, started_at_ms));
+        let mut tracker = Tracker::new(self.progress.clone());
+        let end = run_turn_watched(
             &self.launch.argv(session.as_deref()),
             &self.launch.env(),
             &self.launch.config.workdir(),
             &turn_prompt(messages),
             ends,
+            &mut |event| tracker.observe(event),
         )
         .await;
+        // No event of this turn after its report.
+        let dropped = self.progress.finish().await;
+        if dropped > 0 {
+            tracing::info!(agent = %self.agent, dropped, "the live view missed {dropped} event(s) of this turn (the hive was slow)");
+        }
         self.report_model(end.facts().model.clone()).await;
         let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let report = turn_report(&end, ids.clone(), started_at_ms, took_ms);

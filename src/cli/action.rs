@@ -26,6 +26,9 @@ pub enum Action {
     Lifecycle(Lifecycle),
     /// The roster, then its changes, reconnecting across daemon restarts.
     Watch,
+    /// An agent's newest turns, then its live turn (`turns -f`),
+    /// reconnecting across daemon restarts.
+    FollowTurns { name: Ident, limit: u32 },
     /// Local: print completions.
     Completions(clap_complete::Shell),
     /// Local: write man pages.
@@ -262,9 +265,18 @@ impl Command {
                 name: name.clone(),
                 note: note.clone(),
             }),
-            Self::Turns { name, limit } => call(HostRequest::Turns {
+            Self::Turns {
+                name,
+                limit,
+                follow: true,
+            } => Action::FollowTurns {
+                name: name.clone(),
+                limit: *limit,
+            },
+            Self::Turns { name, limit, .. } => call(HostRequest::Turns {
                 name: name.clone(),
                 limit: Some(*limit),
+                follow: false,
             }),
             Self::Budget { action } => call(super::budget::request(action.as_ref())),
             Self::Usage { since, by } => call(HostRequest::Usage {

@@ -343,14 +343,22 @@ pub enum Command {
         note: Option<String>,
     },
     /// Show an agent's newest turns from the turn journal: outcome, time,
-    /// model, tokens, cost and tool calls (a failed call ends in `!`).
-    #[command(after_help = "Examples:\n  hivectl turns alice\n  hivectl turns alice -n 5 --json")]
+    /// model, tokens, cost and tool calls (a failed call ends in `!`);
+    /// with -f, then its turn in progress as it happens.
+    #[command(
+        after_help = "Examples:\n  hivectl turns alice\n  hivectl turns alice -n 5 --json\n  \
+                            hivectl turns alice -n 3 -f"
+    )]
     Turns {
         #[arg(add = agent_names())]
         name: Ident,
         /// How many turns to show.
         #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_TURNS_LIMIT)]
         limit: u32,
+        /// Then follow the turn in progress (its messages, tool calls,
+        /// reply, tokens) until Ctrl-C, across daemon restarts.
+        #[arg(short = 'f', long)]
+        follow: bool,
     },
     /// Show what turns cost, as Claude Code reported it: tokens and USD per
     /// agent, subtree (an agent with everything under it), model or UTC day.

@@ -6,6 +6,7 @@
 //! - [`lifecycle`]: start/stop/kill/restart/spawn — `--all` resolved against
 //!   the roster, then waiting for the outcome with progress on a terminal.
 //! - [`watch`]: the roster, then its changes, across daemon restarts.
+//! - `follow`: `turns -f`, the newest turns then the turn in progress.
 //! - [`man`]: the manual pages, `hive-c0re(8)` included.
 //!
 //! Output contract: a table, or one line per thing a write verb did, on
@@ -27,6 +28,7 @@ pub mod action;
 pub mod args;
 pub mod budget;
 mod complete;
+mod follow;
 pub mod lifecycle;
 pub mod man;
 pub mod render;
@@ -105,6 +107,7 @@ pub fn run(mut cli: Cli, term: Terminal, out: &mut dyn Write, err: &mut dyn Writ
         Action::Stream(request) => stream(io, &request, &style),
         Action::Lifecycle(lc) => lifecycle::run(io, &lc, term.progress),
         Action::Watch => watch::run(io),
+        Action::FollowTurns { name, limit } => follow::run(io, &name, limit),
         Action::Completions(shell) => completions(shell, io.out, io.err),
         Action::Man(dir) => man::write(&dir, io.err),
     }

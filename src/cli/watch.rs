@@ -34,7 +34,7 @@ const RETRY: Duration = Duration::from_secs(1);
 
 /// Whether a failed connection may work on the next try (the daemon is
 /// restarting) rather than needing the operator.
-fn retryable(e: &ClientError) -> bool {
+pub(super) fn retryable(e: &ClientError) -> bool {
     match e {
         ClientError::NotRunning { .. }
         | ClientError::Refused { .. }
@@ -134,7 +134,7 @@ enum Stop {
 }
 
 /// Wait until hive-c0re answers again.
-fn reconnect(io: &mut Io<'_>) -> Result<(), u8> {
+pub(super) fn reconnect(io: &mut Io<'_>) -> Result<(), u8> {
     loop {
         std::thread::sleep(RETRY);
         match io.client.call(&HostRequest::List) {

@@ -127,6 +127,7 @@ pub const AGENT_VERBS: &[AgentRow] = &[
     open("report_session"),
     open("report_turn"),
     open("await_interrupt"),
+    open("turn_progress"),
     open("hook_event"),
     // For itself only (the socket says who): the operator decides.
     open("request_egress"),

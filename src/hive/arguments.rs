@@ -169,6 +169,54 @@ pub fn check_turn_report(report: &crate::wire::turns::TurnReport) -> Result<(), 
     Ok(())
 }
 
+/// Is `progress` a live-turn event the daemon may keep: its fields within
+/// the caps of `wire::live`, labels without control characters, the
+/// reply without control characters but newlines and tabs?
+pub fn check_turn_progress(progress: &crate::wire::live::TurnProgress) -> Result<(), BadArgument> {
+    use crate::wire::live::{
+        MAX_FIRST_LINE, MAX_LIVE_TOOL_NAME, MAX_PROMPT_MESSAGES, MAX_REPLY, MAX_SENDER,
+        TurnProgress,
+    };
+    const VERB: &str = "turn_progress";
+    let bad = |what: String| Err(BadArgument(format!("{VERB}: {what}")));
+    match progress {
+        TurnProgress::Started {
+            started_at_ms,
+            messages,
+            ..
+        } => {
+            if *started_at_ms < 0 {
+                return bad("\"started_at_ms\" must be unix milliseconds".into());
+            }
+            if messages.len() > MAX_PROMPT_MESSAGES {
+                return bad(format!("at most {MAX_PROMPT_MESSAGES} messages"));
+            }
+            for m in messages {
+                check_label(VERB, "a message's \"from\"", &m.from, MAX_SENDER)?;
+                if m.first_line.len() > MAX_FIRST_LINE || m.first_line.chars().any(char::is_control)
+                {
+                    return bad(format!(
+                        "a message's \"first_line\" must be at most {MAX_FIRST_LINE} bytes without control characters"
+                    ));
+                }
+            }
+        }
+        TurnProgress::ToolStarted { name, .. } => {
+            check_label(VERB, "\"name\"", name, MAX_LIVE_TOOL_NAME)?;
+        }
+        TurnProgress::ToolEnded { .. } | TurnProgress::Usage { .. } => {}
+        TurnProgress::Reply { text } => {
+            let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+            if text.len() > MAX_REPLY || text.chars().any(control) {
+                return bad(format!(
+                    "\"text\" must be at most {MAX_REPLY} bytes without control characters but newlines and tabs"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Is `host` an egress pattern (`host[:port]`, `*.domain[:port]`)? An
 /// approval's `commit_ref` is a string; an `egress` row's must be one.
 pub fn check_egress_host(host: &str) -> Result<crate::wire::egress::EgressPattern, BadArgument> {

@@ -36,6 +36,8 @@ pub struct RowInputs<'a> {
     pub crashed: bool,
     /// A reached spend cap holds the agent: why, in words.
     pub budget: Option<String>,
+    /// What the agent's turns cost since 00:00 UTC, in micro-dollars.
+    pub spent_today: Option<u64>,
 }
 
 /// One row of `agent_status`.
@@ -74,6 +76,7 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         session_since: i.record.session.as_ref().map(|s| rfc3339(s.since)),
         crashed: i.crashed && !running,
         budget: i.budget,
+        spent_today_micro_usd: i.spent_today,
         running_since: i
             .unit
             .filter(|u| u.is_running())

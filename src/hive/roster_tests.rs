@@ -28,6 +28,7 @@ fn a_running_agent_shows_its_status_text_url_and_short_sha() {
         domain: Some("hive.example"),
         crashed: false,
         budget: None,
+        spent_today: None,
     });
     let line = serde_json::to_string(&r).unwrap();
     assert_eq!(
@@ -52,6 +53,7 @@ fn a_session_state_appends_its_three_keys_after_the_spec_ones() {
         domain: None,
         crashed: false,
         budget: None,
+        spent_today: None,
     });
     let line = serde_json::to_string(&r).unwrap();
     assert!(
@@ -72,6 +74,7 @@ fn a_stopped_agent_hides_its_status_text_and_time_together() {
         domain: None,
         crashed: false,
         budget: None,
+        spent_today: None,
     });
     assert_eq!((r.status_text, r.status_set_at, r.url), (None, None, None));
     assert!(r.paused && !r.running && !r.failed);
@@ -94,6 +97,7 @@ fn a_failed_unit_carries_its_result_and_only_a_failed_one() {
         domain: None,
         crashed,
         budget: None,
+        spent_today: None,
     };
     let r = row(inputs(Some(&failed), false));
     assert_eq!((r.failed, r.failure.as_deref()), (true, Some("core-dump")));
@@ -124,6 +128,7 @@ fn a_running_unit_says_since_when_and_a_stopped_one_does_not() {
         domain: None,
         crashed: false,
         budget: None,
+        spent_today: None,
     };
     let up = UnitState {
         since: Some(1_796_040_000),

@@ -83,6 +83,9 @@ pub async fn dispatch(
                 Response::ok()
             }
         }),
+        Request::TurnProgress { progress, dropped } => {
+            done(hive.turn_progress(me, progress, dropped))
+        }
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {
             answer(hive.descendants(me).await, |list| Response::Containers {

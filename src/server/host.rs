@@ -1,6 +1,6 @@
 //! host.sock: one request per connection, answered with one line, except
-//! `subscribe_agent_status` and `logs`/`journal` with `follow`, which stream
-//! until the client hangs up.
+//! `subscribe_agent_status` and `logs`/`journal`/`turns` with `follow`,
+//! which stream until the client hangs up.
 //!
 //! Bad input of any kind (not UTF-8, not JSON, not an object, unknown `cmd`,
 //! wrong field types, an over-long line) gets one `ok:false` line naming the
@@ -26,6 +26,7 @@ use crate::wire::host::{
     BusError, DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse,
 };
 use crate::wire::ident::Ident;
+use crate::wire::live::LiveChange;
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -126,7 +127,7 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         }
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
         HostRequest::Interrupt { name, note } => done(hive.interrupt(&name, note).await),
-        HostRequest::Turns { name, limit } => answer(
+        HostRequest::Turns { name, limit, .. } => answer(
             hive.turns(&name, limit.unwrap_or(DEFAULT_TURNS_LIMIT))
                 .await,
             HostResponse::turns,
@@ -246,6 +247,11 @@ pub async fn serve(hive: Hive, stream: UnixStream, shutdown: CancellationToken) 
             let follow = hive.follow_host_journal(&(&filters).into()).await;
             return follow_entries(follow, reader, write, shutdown).await;
         }
+        Ok(HostRequest::Turns {
+            name, follow: true, ..
+        }) => {
+            return follow_turn(hive, name, reader, write, shutdown).await;
+        }
         Ok(HostRequest::AgentStatus) => {
             // The roster's JSON, serialized once per change.
             let line = HostResponse::agent_statuses_line(hive.roster().json());
@@ -348,6 +354,86 @@ async fn subscribe(
     shutdown: CancellationToken,
 ) {
     pump(Rows(hive.subscribe_roster()), reader, write, shutdown).await;
+}
+
+/// One agent's live turn: the turn in progress first (if any), then each
+/// change after it. A reader that lags is sent the turn as it is now.
+struct LiveTurnFeed {
+    hive: Hive,
+    name: Ident,
+    changes: tokio::sync::broadcast::Receiver<std::sync::Arc<LiveChange>>,
+    /// Changes up to this one are in the snapshot sent.
+    seen: u64,
+    /// The snapshot still to send.
+    first: Option<HostResponse>,
+}
+
+impl LiveTurnFeed {
+    fn new(hive: Hive, name: Ident) -> Self {
+        // Subscribed before the snapshot is read: no change falls between.
+        let changes = hive.subscribe_live();
+        let mut feed = Self {
+            hive,
+            name,
+            changes,
+            seen: 0,
+            first: None,
+        };
+        feed.first = feed.snapshot();
+        feed
+    }
+
+    fn snapshot(&mut self) -> Option<HostResponse> {
+        let turn = self.hive.live_turn(&self.name)?;
+        self.seen = self.seen.max(turn.seq);
+        Some(HostResponse {
+            live_turn: Some(turn),
+            ..HostResponse::success()
+        })
+    }
+}
+
+impl Feed for LiveTurnFeed {
+    async fn next_line(&mut self) -> Option<(HostResponse, bool)> {
+        if let Some(first) = self.first.take() {
+            return Some((first, false));
+        }
+        loop {
+            match self.changes.recv().await {
+                Ok(change) if change.agent == self.name && change.seq > self.seen => {
+                    self.seen = change.seq;
+                    let line = HostResponse {
+                        live: Some(LiveChange::clone(&change)),
+                        ..HostResponse::success()
+                    };
+                    return Some((line, false));
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "a turns follower fell behind");
+                    if let Some(line) = self.snapshot() {
+                        return Some((line, false));
+                    }
+                }
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+/// `turns` with `follow`: an ack, the turn in progress, then its changes.
+async fn follow_turn(
+    hive: Hive,
+    name: Ident,
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+    shutdown: CancellationToken,
+) {
+    if let Err(err) = hive.require(&name).await {
+        let _ = write_line(&mut write, &refusal(&err)).await;
+        return;
+    }
+    pump(LiveTurnFeed::new(hive, name), reader, write, shutdown).await;
 }
 
 /// `logs` or `journal` with `follow`: an ack (or the error that stops

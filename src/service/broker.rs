@@ -273,6 +273,9 @@ impl Hive {
     pub async fn requeue_inflight(&self, agent: &Ident) -> Result<usize, HiveError> {
         let n = agent.clone();
         let count = self.store().run(move |c| messages::requeue(c, &n)).await?;
+        // A harness starting (or giving a failed turn's messages back) has
+        // no turn in progress: a live one it did not report is over.
+        self.end_live_turn(agent, None);
         if count > 0 {
             self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
         }

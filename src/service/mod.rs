@@ -13,8 +13,9 @@
 //! - `inbox_state`: the inboxes' wake-ups, the transient wakes and the
 //!   operator's view version.
 //! - `swarm_state`: the relay's wake-up and the other hives' rows.
-//! - `spend_state`: the agents a reached spend cap holds, and the caps
-//!   reached.
+//! - `spend_state`: the agents a reached spend cap holds, the caps
+//!   reached, and each agent's spend today (the roster's).
+//! - `live_state`: each agent's turn in progress and its changes' channel.
 //!
 //! The rest of [`Hive`]'s fields are the shared means (config, store,
 //! driver, clock, journal, and the socket registry `sockets` installs);
@@ -58,6 +59,8 @@
 //!   roster and the manager told when an agent waits on a person too long.
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
+//! - [`live`]: the turn in progress (`turn_progress`), for the agent
+//!   page and `hivectl turns -f`.
 //! - [`startup`]: what the daemon does once before serving.
 //! - [`spend`]: spend caps (budgets) the host enforces: set, unset,
 //!   `request_budget`, evaluated after every turn report, and the hold
@@ -83,6 +86,8 @@ pub mod inbox;
 mod inbox_state;
 pub mod interrupt;
 pub mod lifecycle;
+pub mod live;
+mod live_state;
 pub mod logs;
 #[cfg(test)]
 mod loose_end_tests;
@@ -181,6 +186,8 @@ struct Inner {
     notify: notify::NotifyState,
     /// The harnesses waiting on `await_interrupt` (turns in progress).
     interrupts: interrupt::InterruptState,
+    /// Each agent's turn in progress (memory only).
+    live: live_state::LiveState,
 }
 
 impl Hive {
@@ -215,6 +222,7 @@ impl Hive {
                 metrics: metrics::MetricsState::default(),
                 notify: notify::NotifyState::default(),
                 interrupts: interrupt::InterruptState::default(),
+                live: live_state::LiveState::default(),
             }),
         };
         let (records, reminders) = hive
@@ -342,6 +350,7 @@ impl Hive {
                     domain: self.config().domain.as_deref(),
                     crashed: self.inner.roster.is_crashed(&record.name),
                     budget: self.inner.spend.words(&record.name),
+                    spent_today: self.inner.spend.today(&record.name),
                 })
             })
             .collect()

@@ -76,6 +76,7 @@ impl Hive {
             domain: self.config().domain.as_deref(),
             crashed: self.inner.roster.is_crashed(name),
             budget: self.inner.spend.words(name),
+            spent_today: self.inner.spend.today(name),
         })))
     }
 

@@ -141,9 +141,15 @@ impl Hive {
     /// rows.
     pub async fn check_spend(&self, announce: bool) -> Result<Vec<BudgetRow>, HiveError> {
         let _one = self.inner.spend.evaluating.lock().await;
-        let evaluation = self.evaluate_spend().await?;
+        let (evaluation, today) = self.evaluate_spend().await?;
         let change = self.inner.spend.replace(&evaluation);
-        for name in &change.changed {
+        let mut changed = change.changed.clone();
+        for name in self.inner.spend.replace_today(today) {
+            if !changed.contains(&name) {
+                changed.push(name);
+            }
+        }
+        for name in &changed {
             self.publish(name).await;
         }
         for name in change.released {
@@ -175,7 +181,9 @@ impl Hive {
         Ok(evaluation.rows)
     }
 
-    async fn evaluate_spend(&self) -> Result<Evaluation, HiveError> {
+    /// The caps' evaluation, and each agent's spend since 00:00 UTC (read
+    /// with the caps' windows: no second query when a cap is per day).
+    async fn evaluate_spend(&self) -> Result<(Evaluation, BTreeMap<Ident, u64>), HiveError> {
         let now = self.now();
         let (hive, each) = (
             self.config().budget_hive.clone(),
@@ -207,8 +215,20 @@ impl Hive {
                         .collect();
                     spent.insert(start, sums);
                 }
+                let midnight = now - now.rem_euclid(86_400);
+                let today: BTreeMap<Ident, u64> = match spent.get(&midnight) {
+                    Some(sums) => sums
+                        .iter()
+                        .filter_map(|(k, a)| Some((Ident::new(k.clone()).ok()?, a.micro_usd)))
+                        .collect(),
+                    None => turns::usage(c, midnight.saturating_mul(1000), UsageBy::Agent)?
+                        .into_iter()
+                        .filter_map(|r| Some((Ident::new(r.key).ok()?, r.cost_micro_usd)))
+                        .collect(),
+                };
                 let topology = Topology::new(parents);
-                Ok(spend::evaluate(&caps, &topology, &names, &spent, now))
+                let evaluation = spend::evaluate(&caps, &topology, &names, &spent, now);
+                Ok((evaluation, today))
             })
             .await?)
     }

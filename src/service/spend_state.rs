@@ -21,6 +21,8 @@ pub(super) struct SpendState {
     held: Mutex<BTreeMap<Ident, Hold>>,
     /// The caps reached at the last evaluation.
     reached: Mutex<HashSet<(SpendScope, SpendCap)>>,
+    /// Each agent's spend since 00:00 UTC (the roster's), in micro-dollars.
+    today: Mutex<BTreeMap<Ident, u64>>,
     /// Held across an evaluation's read and its [`SpendState::replace`].
     pub(super) evaluating: tokio::sync::Mutex<()>,
 }
@@ -49,6 +51,25 @@ impl SpendState {
     /// Why `name` is held, in the roster's words.
     pub(super) fn words(&self, name: &Ident) -> Option<String> {
         lock(&self.held).get(name).map(|h| h.words.clone())
+    }
+
+    /// What `name`'s turns cost today, if any reported a cost.
+    pub(super) fn today(&self, name: &Ident) -> Option<u64> {
+        lock(&self.today).get(name).copied()
+    }
+
+    /// Take `spent` as today's spend; the agents whose figure changed
+    /// (at midnight UTC, every agent that spent yesterday).
+    pub(super) fn replace_today(&self, spent: BTreeMap<Ident, u64>) -> Vec<Ident> {
+        let mut today = lock(&self.today);
+        let mut changed: Vec<Ident> = spent
+            .iter()
+            .filter(|(n, v)| today.get(*n) != Some(*v))
+            .map(|(n, _)| n.clone())
+            .collect();
+        changed.extend(today.keys().filter(|n| !spent.contains_key(*n)).cloned());
+        *today = spent;
+        changed
     }
 
     /// Take `e` as the state now; what changed.

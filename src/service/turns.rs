@@ -27,6 +27,7 @@ impl Hive {
         arguments::check_turn_report(&report)?;
         let n = agent.clone();
         let counted = report.clone();
+        let kept = report.clone();
         let id = self
             .transact(move |c| {
                 if agents::get(c, &n)?.is_none() {
@@ -36,6 +37,12 @@ impl Hive {
             })
             .await?;
         self.inner.metrics.turn(agent, &counted);
+        let row = TurnRow {
+            id,
+            agent: agent.clone(),
+            report: kept,
+        };
+        self.end_live_turn(agent, Some(row));
         tracing::debug!(agent = %agent, turn = id, "turn reported");
         // Before the answer (and so before the turn's ack): the next
         // `recv` already meets a budget this turn reached.

@@ -26,7 +26,8 @@
 //!
 //! Files: [`guard`] (CSRF, security headers), [`views`] (the templates),
 //! [`pages`] (GET handlers), [`actions`] (POST handlers), [`live`] (SSE),
-//! [`lists`] (the live inbox and questions), [`swarm`] (the swarm page and
+//! [`lists`] (the live inbox and questions), [`turn`] (the agent page's
+//! turn in progress and last turns, live), [`swarm`] (the swarm page and
 //! its stream), [`usage`] (the usage page's charts) and [`budgets`] (its
 //! budgets), [`metrics`]
 //! (`/metrics`).
@@ -39,6 +40,7 @@ pub mod live;
 pub mod metrics;
 pub mod pages;
 pub mod swarm;
+pub mod turn;
 pub mod usage;
 pub mod views;
 #[cfg(test)]
@@ -81,6 +83,7 @@ pub fn router(web: Web) -> Router {
         .route("/agent/{name}", get(pages::agent))
         .route("/events/roster", get(live::roster))
         .route("/events/logs/{name}", get(live::logs))
+        .route("/events/turn/{name}", get(turn::events))
         .route("/events/inbox", get(lists::inbox))
         .route("/events/questions", get(lists::questions))
         .route("/static/dashboard.js", get(pages::script))

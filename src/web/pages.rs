@@ -97,10 +97,12 @@ pub async fn agent(State(web): State<Web>, Path(name): Path<String>) -> Response
             .await?
             .list_schedules()
             .await?;
-        Ok::<_, HiveError>((row, grants, schedules))
+        let turns = super::turn::read_last(&web, &name).await?;
+        Ok::<_, HiveError>((row, grants, schedules, turns))
     };
     match read.await {
-        Ok((row, grants, schedules)) => {
+        Ok((row, grants, schedules, turns)) => {
+            let live = web.hive.live_turn(&name);
             let mine = |s: &&crate::wire::agenda::WireSchedule| {
                 s.owner == name.as_str() || s.targets.iter().any(|t| t.target == name.as_str())
             };
@@ -108,6 +110,7 @@ pub async fn agent(State(web): State<Web>, Path(name): Path<String>) -> Response
                 row: &row,
                 grants: grants.first(),
                 schedules: schedules.iter().filter(mine).collect(),
+                turn_view: super::turn::view(live.as_ref(), &turns),
             };
             views::agent_page(&details, web.token.as_str()).into_response()
         }

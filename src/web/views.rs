@@ -46,6 +46,7 @@ const KNOWN_ROW_KEYS: &[&str] = &[
     "session_message",
     "session_since",
     "budget",
+    "spent_today_micro_usd",
 ];
 
 /// Which page a layout highlights in its navigation.
@@ -229,6 +230,7 @@ pub fn roster_row(row: &AgentStatusRow, depth: usize) -> Markup {
             td { @if let Some(p) = &row.parent { a href={ "/agent/" (p) } { (p) } } }
             (status_cell(row))
             td { @if let Some(m) = &row.active_model { (m) } }
+            td.num.today { (row.spent_today_micro_usd.map_or_else(|| "-".to_owned(), crate::wire::spend::dollars)) }
             td.num { (row.pending_reminders) }
             td.actions {
                 @if row.running {
@@ -284,6 +286,7 @@ pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
             thead { tr {
                 th scope="col" { "agent" } th scope="col" { "state" } th scope="col" { "attention" }
                 th scope="col" { "parent" } th scope="col" { "status" } th scope="col" { "model" }
+                th scope="col" title="what its turns cost since 00:00 UTC" { "today" }
                 th scope="col" title="pending reminders" { "rem." } th scope="col" { "actions" }
             } }
             tbody { @for (depth, row) in tree_order(rows) { (roster_row(row, depth)) } }
@@ -489,9 +492,12 @@ pub struct AgentDetails<'a> {
     pub row: &'a AgentStatusRow,
     pub grants: Option<&'a AgentGrants>,
     pub schedules: Vec<&'a WireSchedule>,
+    /// The turn in progress and the last turns (`super::turn::view`).
+    pub turn_view: Markup,
 }
 
-/// One agent: its row (live), grants, schedules, and its logs following.
+/// One agent: its row (live), its turn in progress (live) and last turns,
+/// grants, schedules, and its logs following.
 pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
     let name = d.row.name.as_str();
     layout(
@@ -501,7 +507,7 @@ pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
             p.summary { span #live role="status" { "not live (needs JavaScript)" } }
             (row_actions(csrf, &format!("/agent/{name}")))
             table.rows data-live="/events/roster" {
-                thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th { "rem." } th { "actions" } } }
+                thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th title="what its turns cost since 00:00 UTC" { "today" } th { "rem." } th { "actions" } } }
                 tbody { (roster_row(d.row, 0)) }
             }
             @if let Some(url) = &d.row.url { p { "Agent page: " a href=(url) { (url) } } }
@@ -511,6 +517,7 @@ pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
                 " "
                 button type="submit" data-confirm={ "Interrupt " (name) "'s turn?" } { "interrupt the turn" }
             }
+            div #turn-view data-live-html={ "/events/turn/" (name) } { (d.turn_view) }
             h2 { "Grants" }
             @match d.grants {
                 Some(g) => p {

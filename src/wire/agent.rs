@@ -130,6 +130,16 @@ pub enum Request {
     /// the operator interrupts it (`hivectl interrupt`), `ok` when the
     /// hive stops first (watch again). (Not in the seed: hive-c0re's own.)
     AwaitInterrupt,
+    /// The harness, during a turn: one bounded progress event (the turn
+    /// began, a tool call started or ended, the reply so far, tokens so
+    /// far), kept in the daemon's memory for the live view until the
+    /// turn's `report_turn`; `dropped` counts events the harness dropped
+    /// before this one. (Not in the seed: hive-c0re's own verb.)
+    TurnProgress {
+        progress: crate::wire::live::TurnProgress,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        dropped: u64,
+    },
     /// Ask the operator to open `host` (`host[:port]` or `*.domain[:port]`)
     /// to me through the egress proxy: queues an `egress` approval with
     /// `reason`; approving it grants the host to me.
@@ -224,6 +234,7 @@ impl Request {
         "hook_event",
         "report_turn",
         "await_interrupt",
+        "turn_progress",
         "request_egress",
         "request_init_config",
         "kill",
@@ -268,6 +279,7 @@ impl Request {
             Self::HookEvent { .. } => ("hook_event", None),
             Self::ReportTurn { .. } => ("report_turn", None),
             Self::AwaitInterrupt => ("await_interrupt", None),
+            Self::TurnProgress { .. } => ("turn_progress", None),
             Self::RequestEgress { .. } => ("request_egress", None),
             Self::ListDescendants => ("list_descendants", None),
             Self::RequestInitConfig { .. } => ("request_init_config", None),
@@ -362,6 +374,10 @@ pub enum Response {
 
 fn default_true() -> bool {
     true
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Response {

@@ -20,6 +20,7 @@ pub(crate) fn minimal_json(cmd: &str) -> String {
         "hook_event" => r#","payload":"{}""#,
         "report_turn" => r#","turn":{"started_at_ms":1,"ended_at_ms":2,"outcome":"ok"}"#,
         "request_egress" => r#","host":"pypi.org:443","reason":"r""#,
+        "turn_progress" => r#","progress":{"event":"reply","text":"t"}"#,
         "wake" => r#","from":"x","body":"b""#,
         "recent" => r#","limit":1"#,
         "ask" => r#","question":"q""#,

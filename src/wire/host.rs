@@ -19,6 +19,7 @@ use super::codes::ErrorCode;
 use super::egress::EgressPattern;
 use super::ident::Ident;
 use super::journal::JournalEntry;
+use super::live::{LiveChange, LiveTurn};
 pub use super::roster::{AgentStatusRow, BusError, SessionState, SwarmAgentRow};
 pub use super::signal::Signal;
 use super::spend::{BudgetRow, SpendCap};
@@ -193,11 +194,15 @@ pub enum HostRequest {
         note: Option<String>,
     },
     /// An agent's newest turns from the turn journal, newest first
-    /// (default [`DEFAULT_TURNS_LIMIT`]).
+    /// (default [`DEFAULT_TURNS_LIMIT`]). With `follow` (additive, omitted
+    /// when false) a stream instead: an ack, the turn in progress if any
+    /// (`live_turn`), then one `live` line per change of its live turn.
     Turns {
         name: Ident,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<u32>,
+        #[serde(default, skip_serializing_if = "super::is_false")]
+        follow: bool,
     },
     /// What turns cost: sums over the turns that ended in the last
     /// `since_secs` (all of them when omitted), grouped `by`.
@@ -422,6 +427,12 @@ pub struct HostResponse {
     /// Spend caps in force and their windows' spend (`budgets`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budgets: Option<Vec<BudgetRow>>,
+    /// `turns` with `follow`: the turn in progress when the stream began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_turn: Option<LiveTurn>,
+    /// `turns` with `follow`: one change of the live turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveChange>,
 }
 
 fn default_version() -> u32 {
@@ -451,6 +462,8 @@ impl HostResponse {
             usage: None,
             review: None,
             budgets: None,
+            live_turn: None,
+            live: None,
         }
     }
 

@@ -244,8 +244,17 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             HostRequest::Turns {
                 name: id("alice"),
                 limit: Some(5),
+                follow: false,
             },
             r#"{"cmd":"turns","name":"alice","limit":5}"#,
+        ),
+        (
+            HostRequest::Turns {
+                name: id("alice"),
+                limit: None,
+                follow: true,
+            },
+            r#"{"cmd":"turns","name":"alice","follow":true}"#,
         ),
         (
             HostRequest::Usage {
@@ -368,6 +377,7 @@ fn row() -> AgentStatusRow {
         crashed: false,
         running_since: None,
         budget: None,
+        spent_today_micro_usd: None,
     }
 }
 

@@ -10,6 +10,8 @@
 //! - [`events`]: `HelperEvent`s pushed to the manager.
 //! - [`notify`]: the event the operator's `notify_command` reads.
 //! - [`turns`]: the turn journal's report, rows and usage sums.
+//! - [`live`]: the turn in progress: the harness's progress events, the
+//!   daemon's current turn and the changes streamed to the operator.
 //! - [`spend`]: spend caps (the operator's budgets): the amount, its
 //!   window, its scope.
 //! - [`swarm`]: what hives say to each other over the swarm's bus, and the
@@ -24,6 +26,7 @@ pub mod events;
 pub mod host;
 pub mod ident;
 pub mod journal;
+pub mod live;
 pub mod notify;
 pub mod roster;
 pub mod signal;

@@ -1,6 +1,7 @@
 // The dashboard's only script (served from /static; the CSP forbids inline
 // script). Without it every page still works as plain forms; with it:
-// confirmations before destructive buttons, the live roster, live logs.
+// confirmations before destructive buttons, the live roster, live logs,
+// the agent page's live turn.
 'use strict';
 (function () {
   // A button with data-confirm asks first.
@@ -159,6 +160,26 @@
     items.addEventListener('ready', function () { setLive('live', 'live'); });
     items.addEventListener('list', function (ev) { syncList(liveList, ev.data); });
     items.addEventListener('error', function () { setLive('reconnecting…', 'lost'); });
+  }
+
+  // A live view: <... data-live-html="/events/..."> is rendered again by
+  // the server (escaped there) after each change and swapped in whole (the
+  // agent page's turn in progress and last turns).
+  var liveHtml = document.querySelector('[data-live-html]');
+  if (liveHtml && window.EventSource) {
+    var views = new EventSource(liveHtml.getAttribute('data-live-html'));
+    views.addEventListener('html', function (ev) {
+      var template = document.createElement('template');
+      template.innerHTML = ev.data;
+      liveHtml.replaceChildren(template.content);
+    });
+    views.addEventListener('failed', function (ev) {
+      var note = document.createElement('p');
+      note.className = 'error';
+      note.textContent = ev.data;
+      liveHtml.replaceChildren(note);
+      views.close();
+    });
   }
 
   var logs = document.getElementById('logs');
