@@ -18,7 +18,9 @@ pub const AGENT_BIN: &str = env!("CARGO_BIN_EXE_hive-agent");
 /// acts on `mode`: ok (exit 0), fail (exit 1), hang (write `hang.pid`,
 /// sleep), reply (send "got it: <first body line>" to the operator with
 /// `hive-agent call send`, exit 0), costly (a `result` event reporting
-/// $1.00 and 15 tokens, exit 0).
+/// $1.00 and 15 tokens, exit 0), tools (text and a `Bash` call that
+/// returns, then a `Read` call left running — `hang.pid` written — until
+/// the file `release` exists; then it fails and a `result` reports $0.50).
 const STAND_IN: &str = r#"#!/bin/bash
 dir="$STAND_IN_DIR"
 n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
@@ -33,6 +35,15 @@ case "$(cat "$dir/mode")" in
   fail) echo "stand-in failing on purpose" >&2; exit 1 ;;
   hang) echo $$ > "$dir/hang.pid"; exec sleep 600 ;;
   reply) exec "$HIVE_AGENT_BIN" call send '{"to":"operator","body":"got it"}' ;;
+  tools)
+    echo '{"type":"assistant","message":{"id":"m1","model":"stand-in-model","usage":{"input_tokens":12,"output_tokens":3},"content":[{"type":"text","text":"Checking <the> build"},{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"echo secret-input"}}]}}'
+    echo '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"tu1","content":"fine"}]}}'
+    echo '{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":20,"output_tokens":4},"content":[{"type":"tool_use","id":"tu2","name":"Read","input":{"file_path":"/secret-path"}}]}}'
+    echo $$ > "$dir/hang.pid"
+    while [ ! -e "$dir/release" ]; do sleep 0.1; done
+    echo '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"tu2","is_error":true,"content":"no"}]}}'
+    echo '{"type":"result","subtype":"success","total_cost_usd":0.5,"num_turns":2,"usage":{"input_tokens":32,"output_tokens":7}}'
+    ;;
   costly) echo '{"type":"result","subtype":"success","total_cost_usd":1.0,"num_turns":1,"usage":{"input_tokens":10,"output_tokens":5}}' ;;
 esac
 "#;
