@@ -173,6 +173,8 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
                 },
                 or_dash(r.parent.as_ref().map(Ident::as_str)),
                 or_dash(r.active_model.as_deref()),
+                r.spent_today_micro_usd
+                    .map_or_else(|| "-".into(), crate::wire::spend::dollars),
                 or_dash(r.status_text.as_deref()),
             ]
         })
@@ -185,6 +187,7 @@ pub fn status_table(rows: &[AgentStatusRow], style: &Style) -> String {
         "REMINDERS",
         "PARENT",
         "MODEL",
+        "TODAY",
         "STATUS",
     ];
     // NAME and STATE always; the others only when some row has a value.

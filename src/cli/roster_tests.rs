@@ -335,3 +335,16 @@ fn a_stale_swarm_row_says_so_with_when_it_was_heard_and_the_bus_error_follows() 
         "bus error 1m ago: server error: Permissions Violation for Subscription to \"x\""
     );
 }
+
+#[test]
+fn the_status_table_says_what_each_agent_spent_today_when_one_did() {
+    let alice = AgentStatusRow {
+        running: true,
+        spent_today_micro_usd: Some(1_250_000),
+        ..row("alice")
+    };
+    assert_eq!(
+        status_table(&[alice, row("bob")], &plain()),
+        "NAME   STATE    TODAY\nalice  running  $1.25\nbob    stopped  -\n"
+    );
+}
