@@ -77,10 +77,16 @@ impl Follower {
     }
 
     fn shows(&self, what: &str, all: &[&str]) {
-        eventually(what, LONG, || {
-            let out = self.out();
-            all.iter().all(|w| out.contains(w))
-        });
+        let start = std::time::Instant::now();
+        while !all.iter().all(|w| self.out().contains(w)) {
+            assert!(
+                start.elapsed() < LONG,
+                "timed out waiting for {what}; hivectl printed:\n{}\nand on stderr:\n{}",
+                self.out(),
+                self.err.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 

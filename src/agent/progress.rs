@@ -10,8 +10,10 @@
 //! slow daemon costs events, never the turn. Rejected: sending from the
 //! turn's own loop, where a slow answer would hold Claude's stdout.
 //!
-//! At the turn's end [`Progress::finish`] discards what is still queued
-//! and waits (at most [`FINISH_WAIT`]) for the event being sent, so no
+//! At the turn's end [`Progress::finish`] lets the queue drain for at most
+//! [`FINISH_WAIT`] (a few ms against a daemon that answers; the `result`
+//! event's usage is usually the last one queued), then discards what is
+//! left and waits out the event being sent within the same bound, so no
 //! event of a finished turn reaches the daemon after its `report_turn`.
 
 use std::collections::HashMap;
@@ -34,8 +36,8 @@ use crate::wire::turns::TurnUsage;
 pub const QUEUE: usize = 64;
 /// The longest one event's request may take.
 const SEND_BUDGET: Duration = Duration::from_secs(2);
-/// How long a turn's end waits for the event being sent.
-pub const FINISH_WAIT: Duration = Duration::from_secs(1);
+/// How long a turn's end waits, at most, for its queued events to be sent.
+pub const FINISH_WAIT: Duration = Duration::from_millis(500);
 /// Tool calls and assistant messages tracked per turn (past them, none).
 const MAX_TRACKED: usize = 500;
 
@@ -125,11 +127,18 @@ impl Progress {
         }
     }
 
-    /// The turn ended: discard what is queued, wait a little for the event
-    /// being sent; how many events this turn dropped.
+    /// The turn ended: let the queue drain (within [`FINISH_WAIT`]),
+    /// discard what is left, wait out the event being sent (within the same
+    /// bound); how many events this turn dropped.
     pub async fn finish(&self) -> u64 {
+        let deadline = tokio::time::Instant::now() + FINISH_WAIT;
+        if let Some(tx) = &self.tx {
+            while tx.capacity() < tx.max_capacity() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
         self.shared.generation.fetch_add(1, Ordering::SeqCst);
-        let _ = tokio::time::timeout(FINISH_WAIT, self.shared.sending.lock()).await;
+        let _ = tokio::time::timeout_at(deadline, self.shared.sending.lock()).await;
         self.shared.dropped.swap(0, Ordering::SeqCst)
     }
 }

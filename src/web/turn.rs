@@ -133,8 +133,8 @@ pub async fn read_last(web: &Web, name: &Ident) -> Result<Vec<TurnRow>, HiveErro
         .await
 }
 
-/// `GET /events/turn/{name}`: `ready`, then the view (`html`) after each
-/// change of the agent's live turn.
+/// `GET /events/turn/{name}`: `ready`, the view (`html`) as it is, then
+/// the view again after each change of the agent's live turn.
 pub async fn events(State(web): State<Web>, Path(name): Path<String>) -> Events {
     let name = match Ident::new(name) {
         Ok(n) => n,
@@ -155,6 +155,7 @@ pub async fn events(State(web): State<Web>, Path(name): Path<String>) -> Events 
         changes,
         rows,
         ready: false,
+        fresh: true,
     };
     sse(futures_lite::stream::unfold(feed, |mut feed| async move {
         let event = feed.next().await?;
@@ -168,6 +169,9 @@ struct Feed {
     changes: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::wire::live::LiveChange>>,
     rows: Vec<TurnRow>,
     ready: bool,
+    /// The view is sent once right after `ready`: a change between the
+    /// page's render and the subscription is not lost.
+    fresh: bool,
 }
 
 impl Feed {
@@ -179,8 +183,8 @@ impl Feed {
         let shutdown = self.web.shutdown.clone();
         let mut ended = false;
         // Wait for a change of this agent, then take every change queued
-        // behind it: one render for a burst.
-        loop {
+        // behind it: one render for a burst (no wait right after `ready`).
+        while !std::mem::take(&mut self.fresh) {
             let heard = tokio::select! {
                 () = shutdown.cancelled() => return None,
                 r = self.changes.recv() => r,
