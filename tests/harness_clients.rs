@@ -266,10 +266,24 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
     let d = daemon_with(&["alice", "bob"]);
     let tmp = tempfile::tempdir().unwrap();
     let api = StandIn::start(tmp.path(), "operator", "hello from claude");
+    let follow = common::follow::Follower::start(&d, "alice");
     let (_h, inbox) = real_cli_turn(&d, tmp.path(), &format!("http://127.0.0.1:{}", api.port));
     assert!(
         inbox.contains(r#""from":"alice","body":"hello from claude""#),
         "{inbox}"
+    );
+    // `hivectl turns alice -f` followed the real CLI's turn: its message,
+    // the send tool's call starting and ending, tokens, the journal line.
+    follow.shows(
+        "the real CLI's turn followed",
+        Duration::from_secs(10),
+        &[
+            "from bob: please greet the operator\n",
+            "  tool mcp__hyperhive__send …\n",
+            "  tool mcp__hyperhive__send ok (",
+            "  tokens: ",
+            ": ok, ",
+        ],
     );
     // Claude was offered the hive's tools and got the send's result back.
     let requests = api.requests();

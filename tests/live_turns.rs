@@ -15,12 +15,11 @@ mod common;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_rig::{Harness, HarnessOptions, eventually};
-use common::{Conn, Daemon, HIVECTL, Launch, daemon_with};
+use common::follow::Follower;
+use common::{Conn, Daemon, Launch, daemon_with};
 
 const LONG: Duration = Duration::from_secs(20);
 
@@ -32,69 +31,6 @@ fn get(socket: &Path, path: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
-}
-
-/// `hivectl turns alice -f`, its stdout gathered as it comes.
-struct Follower {
-    child: Child,
-    out: Arc<Mutex<String>>,
-    err: Arc<Mutex<String>>,
-}
-
-impl Follower {
-    fn start(d: &Daemon) -> Self {
-        let mut child = Command::new(HIVECTL)
-            .arg("--socket")
-            .arg(d.socket())
-            .args(["turns", "alice", "-n", "3", "-f"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let gather = |mut from: Box<dyn Read + Send>| {
-            let text = Arc::new(Mutex::new(String::new()));
-            let to = Arc::clone(&text);
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = from.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    to.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-            text
-        };
-        let out = gather(Box::new(child.stdout.take().unwrap()));
-        let err = gather(Box::new(child.stderr.take().unwrap()));
-        Self { child, out, err }
-    }
-
-    fn out(&self) -> String {
-        self.out.lock().unwrap().clone()
-    }
-
-    fn shows(&self, what: &str, all: &[&str]) {
-        let start = std::time::Instant::now();
-        while !all.iter().all(|w| self.out().contains(w)) {
-            assert!(
-                start.elapsed() < LONG,
-                "timed out waiting for {what}; hivectl printed:\n{}\nand on stderr:\n{}",
-                self.out(),
-                self.err.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Follower {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn send_to_alice(d: &Daemon, body: &str) {
@@ -116,14 +52,15 @@ fn a_turns_tool_calls_reach_hivectl_turns_f_and_the_agent_page_as_they_happen() 
         env: &[],
     });
     h.set_mode("tools");
-    let f = Follower::start(&d);
-    f.shows("the empty journal", &["no turns"]);
+    let f = Follower::start(&d, "alice");
+    f.shows("the empty journal", LONG, &["no turns"]);
     send_to_alice(&d, "\nplease check the build\nand the tests");
 
     // While the Read call runs: the prompt, the finished Bash call, the
     // running Read, the text, the tokens so far (each message once).
     f.shows(
         "the turn in progress",
+        LONG,
         &[
             "turn started at ",
             ": 1 message(s)\n  from bob: please check the build\n",
@@ -154,6 +91,7 @@ fn a_turns_tool_calls_reach_hivectl_turns_f_and_the_agent_page_as_they_happen() 
     std::fs::write(tmp.path().join("release"), "").unwrap();
     f.shows(
         "the turn's end",
+        LONG,
         &[
             "  tool Read failed (",
             "  tokens: 39, $0.50\n",
@@ -177,7 +115,7 @@ fn a_turns_tool_calls_reach_hivectl_turns_f_and_the_agent_page_as_they_happen() 
     let dir = d.kill_hard();
     let d = Daemon::start_in(dir, Launch::Standalone);
     eventually("hivectl reconnected", LONG, || {
-        f.err.lock().unwrap().contains("reconnected")
+        f.err().contains("reconnected")
     });
     let before = f.out().matches(": ok, ").count();
     send_to_alice(&d, "once more");
