@@ -125,3 +125,25 @@ fn a_turns_tool_calls_reach_hivectl_turns_f_and_the_agent_page_as_they_happen() 
     });
     drop(h);
 }
+
+#[test]
+fn a_progress_event_past_its_caps_is_refused_on_the_socket_and_the_connection_goes_on() {
+    let d = daemon_with(&["alice"]);
+    let mut alice = Conn::open(&d.agent_socket("alice"));
+    let long = serde_json::json!({"cmd": "turn_progress",
+        "progress": {"event": "reply", "text": "x".repeat(2001)}});
+    let answer = alice.ask(&long.to_string());
+    assert!(
+        answer.contains(r#""kind":"err""#)
+            && answer.contains(r#""code":"bad_request""#)
+            && answer.contains(r#"turn_progress: \"text\" must be at most 2000 bytes"#),
+        "{answer}"
+    );
+    let bell = r#"{"cmd":"turn_progress","progress":{"event":"tool_started","call":0,"name":"Bash\u0007"}}"#;
+    assert!(alice.ask(bell).contains("bad_request"));
+    let fine =
+        r#"{"cmd":"turn_progress","progress":{"event":"tool_started","call":0,"name":"Bash"}}"#;
+    assert_eq!(alice.ask(fine), r#"{"kind":"ok"}"#);
+    let follow = d.request(r#"{"cmd":"turns","name":"nobody","follow":true}"#);
+    assert!(follow.contains(r#""code":"unknown_agent""#), "{follow}");
+}

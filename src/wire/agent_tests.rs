@@ -64,3 +64,57 @@ fn a_rollup_response_carries_its_stats_beside_the_kind() {
         r#"{"kind":"reminder_rollup","scheduled":3,"delivered":2,"pending":1}"#
     );
 }
+
+#[test]
+fn turn_progress_events_have_these_exact_lines() {
+    use crate::wire::live::{PromptLine, TurnProgress};
+    use crate::wire::turns::TurnUsage;
+    let cases = [
+        (
+            Request::TurnProgress {
+                progress: TurnProgress::Started {
+                    started_at_ms: 5,
+                    messages: vec![PromptLine {
+                        from: "bob".into(),
+                        first_line: "hi".into(),
+                    }],
+                    total_messages: 1,
+                },
+                dropped: 0,
+            },
+            r#"{"cmd":"turn_progress","progress":{"event":"started","started_at_ms":5,"messages":[{"from":"bob","first_line":"hi"}],"total_messages":1}}"#,
+        ),
+        (
+            Request::TurnProgress {
+                progress: TurnProgress::ToolEnded {
+                    call: 2,
+                    ok: false,
+                    duration_ms: 40,
+                },
+                dropped: 3,
+            },
+            r#"{"cmd":"turn_progress","progress":{"event":"tool_ended","call":2,"ok":false,"duration_ms":40},"dropped":3}"#,
+        ),
+        (
+            Request::TurnProgress {
+                progress: TurnProgress::Usage {
+                    usage: TurnUsage {
+                        output_tokens: 7,
+                        ..TurnUsage::default()
+                    },
+                    cost_micro_usd: Some(9),
+                    is_final: true,
+                },
+                dropped: 0,
+            },
+            r#"{"cmd":"turn_progress","progress":{"event":"usage","usage":{"input_tokens":0,"output_tokens":7,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"cost_micro_usd":9,"final":true}}"#,
+        ),
+    ];
+    for (request, line) in cases {
+        assert_eq!(serde_json::to_string(&request).unwrap(), line);
+        assert_eq!(serde_json::from_str::<Request>(line).unwrap(), request);
+    }
+    // Unknown events are refused by serde, so the daemon answers bad_request.
+    let unknown = r#"{"cmd":"turn_progress","progress":{"event":"telepathy"}}"#;
+    assert!(serde_json::from_str::<Request>(unknown).is_err());
+}
