@@ -2,7 +2,8 @@
 //!
 //! - [`ident`]: the one validated name type.
 //! - [`host`]: host.sock v1, the operator's socket; [`approval`] and
-//!   [`roster`] hold its row types (re-exported by `host`).
+//!   [`roster`] hold its row types, [`scope`] its lifecycle scope
+//!   (re-exported by `host`).
 //! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
 //! - [`egress`]: an egress allow-list pattern, validated once.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
@@ -29,6 +30,7 @@ pub mod journal;
 pub mod live;
 pub mod notify;
 pub mod roster;
+pub mod scope;
 pub mod signal;
 pub mod spend;
 pub mod swarm;
