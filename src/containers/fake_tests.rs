@@ -9,6 +9,7 @@ fn spec() -> ContainerSpec {
         cpu_quota: None,
         memory_max: None,
         env: vec![],
+        repos: None,
     }
 }
 

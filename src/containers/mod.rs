@@ -111,6 +111,22 @@ pub struct ContainerSpec {
     pub memory_max: Option<String>,
     /// Environment handed to the container (`HIVE_CAPABILITIES`, ...).
     pub env: Vec<(String, String)>,
+    /// The config repos this container sees: the manager's, `None` for
+    /// every other agent (no agent sees its own repos).
+    pub repos: Option<RepoBinds>,
+}
+
+/// The hive's config repos as the manager's container sees them
+/// ([`crate::hive::proposal::MANAGER_PROPOSED_DIR`] and
+/// [`crate::hive::proposal::MANAGER_APPLIED_DIR`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoBinds {
+    /// `<state_dir>/proposed`, bound read-write; each repo in it belongs to
+    /// the container's user (the directory itself stays the host's, so the
+    /// manager cannot add, rename or remove a repo).
+    pub proposed: PathBuf,
+    /// `<state_dir>/applied`, bound read-only; the hive's, readable by mode.
+    pub applied: PathBuf,
 }
 
 /// Why a driver call failed; one variant per reaction the caller makes.

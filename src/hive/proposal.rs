@@ -23,6 +23,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::wire::ident::Ident;
 
+/// Where the manager's container sees the proposed repos (`/hive/proposed/N`,
+/// read-write: its workspace).
+pub const MANAGER_PROPOSED_DIR: &str = "/hive/proposed";
+/// Where the manager's container sees the applied repos (`/hive/applied/N.git`,
+/// read-only: the hive's).
+pub const MANAGER_APPLIED_DIR: &str = "/hive/applied";
 /// The config file of an agent, at the root of its config tree.
 pub const AGENT_JSON: &str = "agent.json";
 /// The largest file a config tree may hold.

@@ -13,8 +13,7 @@ use super::{RepoError, Repos};
 use crate::hive::proposal::{TreeEntry, parse_ls_tree};
 use crate::wire::ident::Ident;
 
-/// Where the manager's container sees the applied repos.
-pub const MANAGER_APPLIED_DIR: &str = "/hive/applied";
+pub use crate::hive::proposal::MANAGER_APPLIED_DIR;
 
 /// The mode git gives every file it writes in an applied repo
 /// (`core.sharedRepository`; directories get `0705`): readable through the

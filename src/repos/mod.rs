@@ -119,14 +119,26 @@ impl Repos {
         git::find_program("systemd-run", std::env::var_os("PATH").as_deref())
     }
 
+    /// `<state_dir>/proposed`: every proposed repo (the manager's
+    /// `/hive/proposed`).
+    pub fn proposed_root(&self) -> PathBuf {
+        self.state_dir.join("proposed")
+    }
+
+    /// `<state_dir>/applied`: every applied repo (the manager's
+    /// `/hive/applied`).
+    pub fn applied_root(&self) -> PathBuf {
+        self.state_dir.join("applied")
+    }
+
     /// `<state_dir>/proposed/<n>`.
     pub fn proposed(&self, n: &Ident) -> PathBuf {
-        self.state_dir.join("proposed").join(n.as_str())
+        self.proposed_root().join(n.as_str())
     }
 
     /// `<state_dir>/applied/<n>.git`.
     pub fn applied(&self, n: &Ident) -> PathBuf {
-        self.state_dir.join("applied").join(format!("{n}.git"))
+        self.applied_root().join(format!("{n}.git"))
     }
 
     /// Has `n` an applied repo (its config exists)?

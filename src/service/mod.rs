@@ -142,7 +142,7 @@ pub use crate::systemd::journal::Follow;
 
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::containers::{ContainerDriver, ContainerSpec};
+use crate::containers::{ContainerDriver, ContainerSpec, RepoBinds};
 use crate::hive::roster::{AgentRecord, RowInputs};
 use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
@@ -317,17 +317,24 @@ impl Hive {
         let c = &self.inner.config;
         // The manager's socket lives in its own directory; that directory is
         // what its container sees as /run/hive.
-        let runtime_dir = if *name == c.manager() {
+        // It alone sees the config repos (`/hive/proposed`, `/hive/applied`).
+        let manager = *name == c.manager();
+        let runtime_dir = if manager {
             c.manager_runtime_dir()
         } else {
             c.agent_runtime_dir(name)
         };
+        let repos = manager.then(|| RepoBinds {
+            proposed: self.repos().proposed_root(),
+            applied: self.repos().applied_root(),
+        });
         ContainerSpec {
             runtime_dir,
             state_dir: c.agent_state_dir(name),
             cpu_quota: c.agent_cpu_quota.clone(),
             memory_max: c.agent_memory_max.clone(),
             env: grants::grant_env(capabilities, tool_groups),
+            repos,
         }
     }
 

@@ -20,10 +20,12 @@
 use super::approvals::finish_row;
 use super::{Hive, HiveError};
 use crate::config::{Config, DriverKind};
+use crate::containers::Profile;
 use crate::hive::arguments;
 use crate::hive::proposal::{self, AgentConfig, EntryKind, Tag};
 use crate::repos::{Repos, Sandbox};
 use crate::store::{agents, approvals};
+use crate::systemd::dbus::{handover, userns};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
@@ -51,6 +53,48 @@ impl Hive {
         }
     }
 
+    /// Seed `name`'s repos ([`Repos::seed`]) and hand the proposed one to
+    /// the manager's user.
+    async fn seed(
+        &self,
+        name: &Ident,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+        tag: Option<&str>,
+    ) -> Result<String, crate::repos::RepoError> {
+        let sha = self.repos().seed(name, files, message, tag).await?;
+        self.hand_to_manager(name).await;
+        Ok(sha)
+    }
+
+    /// Give `name`'s proposed repo, just seeded (the host root's, all of
+    /// it), to the manager's user when the manager's container has a user
+    /// range (nspawn, a container the daemon made: the range its state
+    /// directory records), so the manager commits in it from
+    /// `/hive/proposed/<name>`. Otherwise nothing: an installation's own
+    /// manager container without a range runs as the host's root. A
+    /// failure is logged; the manager's next start hands it over.
+    async fn hand_to_manager(&self, name: &Ident) {
+        let c = self.config();
+        if c.profile != Profile::Nspawn || !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        let Some(base) = userns::recorded(&c.agent_state_dir(&c.manager())) else {
+            return;
+        };
+        let repo = self.repos().proposed(name);
+        let done = tokio::task::spawn_blocking(move || handover::hand_over(&repo, base)).await;
+        match done {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(agent = %name, "{name}: its proposed repo stays root's until the manager's next start: {e}")
+            }
+            Err(e) => {
+                tracing::warn!(agent = %name, "{name}: handing its proposed repo to the manager: {e}")
+            }
+        }
+    }
+
     /// May `init_config` take `name`? Refused if it has a config repo.
     pub(super) fn check_no_config(&self, name: &Ident) -> Result<(), HiveError> {
         if self.repos().has_any(name) {
@@ -64,14 +108,9 @@ impl Hive {
     /// (`config_ready`).
     pub(super) async fn init_config(&self, name: &Ident) -> Result<Option<String>, String> {
         let files = proposal::template(name, &self.current_agent_config());
+        let message = format!("Config of {name}, from the template");
         let sha = self
-            .repos()
-            .seed(
-                name,
-                &files,
-                &format!("Config of {name}, from the template"),
-                None,
-            )
+            .seed(name, &files, &message, None)
             .await
             .map_err(|e| e.to_string())?;
         self.notify_manager(HelperEvent::ConfigReady {
@@ -119,7 +158,7 @@ impl Hive {
         let files = proposal::template(name, &self.current_agent_config());
         let message = format!("Config of {name} as it was deployed without a proposal");
         let tag = Tag::Deployed.name(0);
-        let seeded = match self.repos().seed(name, &files, &message, Some(&tag)).await {
+        let seeded = match self.seed(name, &files, &message, Some(&tag)).await {
             Ok(sha) => sha,
             Err(e) => {
                 tracing::error!(agent = %name, "{name}: cannot seed its config repos: {e}");

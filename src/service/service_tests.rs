@@ -311,6 +311,19 @@ async fn the_managers_container_sees_the_manager_socket_directory_as_run_hive() 
     assert_eq!(spec.runtime_dir, dir.path().join("run/agents/alice"));
 }
 
+/// Only the manager sees the config repos (issue 28); no agent sees its
+/// own.
+#[tokio::test]
+async fn only_the_managers_container_binds_the_config_repos() {
+    let (hive, _driver, dir) = hive();
+    let spec = hive.container_spec(&id("ruth")).await.unwrap();
+    let repos = spec.repos.expect("the manager's repo binds");
+    assert_eq!(repos.proposed, dir.path().join("state/proposed"));
+    assert_eq!(repos.applied, dir.path().join("state/applied"));
+    let spec = hive.container_spec(&id("alice")).await.unwrap();
+    assert_eq!(spec.repos, None);
+}
+
 async fn meta_inputs_request(hive: &Hive) -> i64 {
     hive.request_approval(crate::store::approvals::NewApproval {
         agent: id("ruth"),

@@ -38,9 +38,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::jobs::{JobWait, Waited, failure_outcome};
 use super::settings_files::{self, FileError};
-use super::{Shared, limits, proxies, userns};
+use super::{Shared, handover, limits, proxies, userns};
 use crate::containers::{
-    ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
+    ActiveState, ContainerSpec, DriverError, Outcome, Profile, RepoBinds, StopMode, machine_name,
 };
 use crate::errors::chain;
 use crate::wire::host::Signal;
@@ -197,7 +197,9 @@ impl Shared {
     }
 
     /// Before a start (nspawn): the agent's user range and its settings
-    /// file agree, whatever version wrote the file. An agent created before
+    /// file agree, whatever version wrote the file; the manager's repo
+    /// binds are there and its proposed repos its user's
+    /// ([`repo_binds_ready`]). An agent created before
     /// user ranges (`PrivateUsers=no`, host network, its state root's) gets
     /// its range, its state adopted and the file rewritten here, on its
     /// first start after the upgrade. A file that is not ours (the
@@ -216,6 +218,9 @@ impl Shared {
                 return Ok(());
             };
             let base = userns::ensure(&n, &file.spec.state_dir, &file.spec.runtime_dir)?;
+            if let Some(repos) = &file.spec.repos {
+                repo_binds_ready(repos, base)?;
+            }
             if file.base != Some(base) || !text.contains("Private=yes") {
                 tracing::info!(agent = %n, base, "{n}: settings file moved to its own user range");
                 let text = settings_files::render_nspawn(&n, &file.spec, base, file.host_usr)?;
@@ -530,4 +535,30 @@ impl Shared {
         self.publish(change);
         Ok(())
     }
+}
+
+/// The manager's repo binds before its container starts: both sources
+/// exist (nspawn refuses a missing one) and can be entered and listed by
+/// the container's users (`a+rx`: the daemon's `UMask=0077` made them
+/// `0700`), and every proposed repo is handed to the range at `base`
+/// ([`handover::hand_over_entries`]: a repo seeded while the manager was
+/// down, or before its range existed). `proposed` itself stays root's.
+fn repo_binds_ready(repos: &RepoBinds, base: u32) -> Result<(), FileError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    for dir in [&repos.proposed, &repos.applied] {
+        let io = |source| FileError::Io {
+            path: dir.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let mode = std::fs::metadata(dir).map_err(io)?.permissions().mode();
+        if mode & 0o555 != 0o555 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o555))
+                .map_err(io)?;
+        }
+    }
+    if nix::unistd::geteuid().is_root() {
+        handover::hand_over_entries(&repos.proposed, base)?;
+    }
+    Ok(())
 }

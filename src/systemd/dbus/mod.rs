@@ -31,11 +31,13 @@
 //!   for the container's config file.
 //!
 //! Settings files are written by [`settings_files`] (each agent in its own
-//! user range, [`userns`]), limits converted by
+//! user range, [`userns`]; the manager's proposed repos handed to its range
+//! by [`handover`]), limits converted by
 //! [`limits`], NixOS closures built through the [`builder`] seam.
 
 pub mod builder;
 mod dispatch;
+pub mod handover;
 pub mod jobs;
 mod lifecycle;
 pub mod limits;

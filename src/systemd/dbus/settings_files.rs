@@ -12,13 +12,17 @@
 //!   reads a half-written file.
 //!
 //! Container side of the binds: the agent's runtime directory is `/run/hive`
-//! (its `mcp.sock` lives there) and its state directory is `/var/lib/hive`.
+//! (its `mcp.sock` lives there) and its state directory is `/var/lib/hive`;
+//! the manager's container also sees the config repos (nspawn profile):
+//! `<state_dir>/proposed` read-write at `/hive/proposed`, `<state_dir>/applied`
+//! read-only at `/hive/applied` (the spec's [`RepoBinds`]).
 
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::containers::{ContainerSpec, machine_name};
+use crate::containers::{ContainerSpec, RepoBinds, machine_name};
+use crate::hive::proposal::{MANAGER_APPLIED_DIR, MANAGER_PROPOSED_DIR};
 use crate::wire::ident::Ident;
 
 /// Where the runtime directory appears inside the container.
@@ -136,7 +140,12 @@ CAP_SYS_TTY_CONFIG CAP_AUDIT_CONTROL CAP_AUDIT_WRITE";
 ///   (`systemd/image/build`), and nothing of the host's is bound;
 /// - `Private=yes` without a veth: a network namespace with only its
 ///   loopback; the agent reaches the hive through its sockets;
-/// - [`DROPPED_CAPABILITIES`].
+/// - [`DROPPED_CAPABILITIES`];
+/// - the manager's (`spec.repos`): `Bind=<proposed>:/hive/proposed` and
+///   `BindReadOnly=<applied>:/hive/applied`. The repos in the first belong
+///   to the container's user (the driver hands them over at each start,
+///   [`super::userns::hand_over`]); the second stays the host's root's,
+///   readable by its mode (`0604`/`0705`), and read-only whatever a mode says.
 pub fn render_nspawn(
     name: &Ident,
     spec: &ContainerSpec,
@@ -145,6 +154,7 @@ pub fn render_nspawn(
 ) -> Result<String, FileError> {
     let runtime = check_path("runtime directory", &spec.runtime_dir)?;
     let state = check_path("state directory", &spec.state_dir)?;
+    let repos = spec.repos.as_ref().map(repo_binds).transpose()?;
     let mut out = format!("{HEADER}{name}; rewritten on rebuild.\n");
     let _ = writeln!(
         out,
@@ -160,8 +170,20 @@ pub fn render_nspawn(
     }
     let _ = writeln!(out, "Bind={runtime}:{CONTAINER_RUNTIME_DIR}");
     let _ = writeln!(out, "Bind={state}:{CONTAINER_STATE_DIR}");
+    if let Some((proposed, applied)) = repos {
+        let _ = writeln!(out, "Bind={proposed}:{MANAGER_PROPOSED_DIR}");
+        let _ = writeln!(out, "BindReadOnly={applied}:{MANAGER_APPLIED_DIR}");
+    }
     out.push_str("\n[Network]\nPrivate=yes\nVirtualEthernet=no\n");
     Ok(out)
+}
+
+/// The host sides of the repo binds, checked.
+fn repo_binds(repos: &RepoBinds) -> Result<(String, String), FileError> {
+    Ok((
+        check_path("proposed repos directory", &repos.proposed)?,
+        check_path("applied repos directory", &repos.applied)?,
+    ))
 }
 
 /// The line that binds the host's `/usr` into a container.
@@ -192,9 +214,11 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
         cpu_quota: None,
         memory_max: None,
         env: Vec::new(),
+        repos: None,
     };
     let mut base = None;
     let mut host_usr = false;
+    let (mut proposed, mut applied) = (None, None);
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("PrivateUsers=") {
             base = v.split(':').next().and_then(|b| b.parse().ok());
@@ -205,11 +229,20 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
             match bind.split_once(':') {
                 Some((src, CONTAINER_RUNTIME_DIR)) => spec.runtime_dir = src.into(),
                 Some((src, CONTAINER_STATE_DIR)) => spec.state_dir = src.into(),
+                Some((src, MANAGER_PROPOSED_DIR)) => proposed = Some(PathBuf::from(src)),
                 _ => {}
             }
+        } else if let Some((src, MANAGER_APPLIED_DIR)) = line
+            .strip_prefix("BindReadOnly=")
+            .and_then(|b| b.split_once(':'))
+        {
+            applied = Some(PathBuf::from(src));
         } else if HOST_USR_BIND.strip_suffix('\n') == Some(line) {
             host_usr = true;
         }
+    }
+    if let (Some(proposed), Some(applied)) = (proposed, applied) {
+        spec.repos = Some(RepoBinds { proposed, applied });
     }
     let found = |p: &Path| !p.as_os_str().is_empty();
     (found(&spec.runtime_dir) && found(&spec.state_dir)).then_some(NspawnFile {

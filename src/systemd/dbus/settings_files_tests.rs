@@ -1,5 +1,6 @@
 use super::*;
 
+use crate::containers::RepoBinds;
 use crate::testing::id;
 
 fn spec() -> ContainerSpec {
@@ -9,6 +10,7 @@ fn spec() -> ContainerSpec {
         cpu_quota: None,
         memory_max: None,
         env: vec![("HIVE_CAPABILITIES".into(), "spawn, ask".into())],
+        repos: None,
     }
 }
 
@@ -126,4 +128,47 @@ fn files_are_named_after_the_machine_and_replaced_whole() {
     remove(&path).unwrap();
     assert!(!path.exists());
     assert!(nixos_conf_path(dir.path(), &id("bob")).ends_with("h-bob.conf"));
+}
+
+/// The manager's file binds the proposed repos read-write at
+/// `/hive/proposed` and the applied ones read-only at `/hive/applied`,
+/// and reads back with them; an agent's file has neither.
+#[test]
+fn the_managers_file_binds_the_proposed_repos_read_write_and_the_applied_read_only() {
+    let mut s = spec();
+    s.repos = Some(RepoBinds {
+        proposed: "/var/lib/hyperhive/proposed".into(),
+        applied: "/var/lib/hyperhive/applied".into(),
+    });
+    let text = render_nspawn(&id("ruth"), &s, 0x0012_0000, false).unwrap();
+    let files = text.split("[Files]\n").nth(1).unwrap();
+    assert!(
+        files.starts_with(
+            "PrivateUsersOwnership=chown\n\
+             Bind=/run/hyperhive/agents/alice:/run/hive\n\
+             Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n\
+             Bind=/var/lib/hyperhive/proposed:/hive/proposed\n\
+             BindReadOnly=/var/lib/hyperhive/applied:/hive/applied\n\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(parse_nspawn(&text).unwrap().spec, s);
+    let agent = render_nspawn(&id("alice"), &spec(), 0x0012_0000, false).unwrap();
+    assert!(!agent.contains("/hive/"), "{agent}");
+    assert_eq!(parse_nspawn(&agent).unwrap().spec.repos, None);
+}
+
+#[test]
+fn a_repo_bind_path_that_would_break_the_file_is_refused_by_name() {
+    for (proposed, applied) in [("/var/a:b", "/var/c"), ("/var/a", "/var/../etc")] {
+        let mut s = spec();
+        s.repos = Some(RepoBinds {
+            proposed: proposed.into(),
+            applied: applied.into(),
+        });
+        let err = render_nspawn(&id("ruth"), &s, 0x8_0000, false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("repos directory"), "{err}");
+    }
 }

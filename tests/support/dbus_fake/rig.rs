@@ -105,6 +105,7 @@ impl Rig {
             cpu_quota: Some("200%".into()),
             memory_max: Some("4G".into()),
             env: vec![("HIVE_CAPABILITIES".into(), "spawn".into())],
+            repos: None,
         }
     }
 }
