@@ -180,6 +180,12 @@ let
       Default budgets on each agent's own turns, e.g. `[ "10usd/day" ]`,
       unless the operator set a budget of that unit on the agent.
     '';
+    budget_hard_cap = opt types.bool false ''
+      A reached budget also ends the turns in progress of the agents it
+      covers (as `hivectl interrupt` would, with a note saying which
+      budget), and token budgets count a running turn's tokens. Off: a
+      reached budget holds new turns only.
+    '';
     message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
     journal_directory = opt (types.nullOr absolutePath) null ''
       Read logs from journal files in this directory instead of the host

@@ -164,6 +164,12 @@ pub struct Config {
     /// unless the operator set a cap of that unit on the agent. None by
     /// default.
     pub budget_each_agent: Vec<SpendCap>,
+    /// A reached budget also ends the turns in progress of the agents it
+    /// covers (as `hivectl interrupt` would, with a note saying which
+    /// budget), and token budgets count a running turn's tokens as its
+    /// harness reports them. Off by default: a reached budget holds new
+    /// turns only.
+    pub budget_hard_cap: bool,
 }
 
 /// How the hive reaches its swarm's NATS servers.
@@ -241,6 +247,7 @@ impl Default for Config {
                 .collect(),
             budget_hive: Vec::new(),
             budget_each_agent: Vec::new(),
+            budget_hard_cap: false,
         }
     }
 }

@@ -22,6 +22,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::inbox::Wakes;
@@ -35,6 +36,7 @@ use crate::store::{agents, spend_caps, turns};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
+use crate::wire::live::TurnProgress;
 use crate::wire::notify::NotifyEvent;
 use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
 use crate::wire::turns::UsageBy;
@@ -156,6 +158,11 @@ impl Hive {
             tracing::info!(agent = %name, "{name}: no budget holds it now; its turns resume");
             self.wake_inboxes(Wakes::of(Recipient::Agent(name)));
         }
+        if self.config().budget_hard_cap {
+            for (name, why) in change.newly_held {
+                self.end_turn_over_budget(&name, &why).await;
+            }
+        }
         for row in change.newly_reached {
             let spent = row.amount.words(row.spent);
             tracing::warn!(budget = %row.amount, "budget on {} reached: {spent}; no new turn starts for it", row.scope.words());
@@ -181,6 +188,22 @@ impl Hive {
         Ok(evaluation.rows)
     }
 
+    /// The hard cap (`budget_hard_cap`): end `name`'s turn in progress, if
+    /// any, as the operator's interrupt would, with a note saying why.
+    async fn end_turn_over_budget(&self, name: &Ident, why: &str) {
+        let note = format!(
+            "Your last turn was ended by the hive: a budget was reached ({why}). New \
+             turns start when the operator raises the budget or its window moves on."
+        );
+        match self.interrupt(name, Some(note)).await {
+            Ok(()) => tracing::warn!(agent = %name, "{name}: turn ended by the hard cap ({why})"),
+            Err(HiveError::NoTurn(_)) => {}
+            Err(err) => {
+                tracing::warn!(agent = %name, "{name}: cannot end its turn over budget: {err}")
+            }
+        }
+    }
+
     /// The caps' evaluation, and each agent's spend since 00:00 UTC (read
     /// with the caps' windows: no second query when a cap is per day).
     async fn evaluate_spend(&self) -> Result<(Evaluation, BTreeMap<Ident, u64>), HiveError> {
@@ -189,6 +212,13 @@ impl Hive {
             self.config().budget_hive.clone(),
             self.config().budget_each_agent.clone(),
         );
+        // Under the hard cap a running turn's tokens count already (its
+        // cost only once reported: the harness learns it at the turn's end).
+        let live = if self.config().budget_hard_cap {
+            self.inner.live.tokens_so_far()
+        } else {
+            Vec::new()
+        };
         Ok(self
             .store()
             .read(move |c| {
@@ -203,7 +233,7 @@ impl Hive {
                 let mut spent = BTreeMap::new();
                 for start in spend::window_starts(&caps, now) {
                     let rows = turns::usage(c, start.saturating_mul(1000), UsageBy::Agent)?;
-                    let sums: Spent = rows
+                    let mut sums: Spent = rows
                         .into_iter()
                         .map(|r| {
                             let amounts = Amounts {
@@ -213,6 +243,10 @@ impl Hive {
                             (r.key, amounts)
                         })
                         .collect();
+                    for (name, tokens) in &live {
+                        let a = sums.entry(name.to_string()).or_default();
+                        a.tokens = a.tokens.saturating_add(*tokens);
+                    }
                     spent.insert(start, sums);
                 }
                 let midnight = now - now.rem_euclid(86_400);
@@ -234,18 +268,26 @@ impl Hive {
     }
 
     /// Evaluate the caps every [`RECHECK`] until `shutdown`, so a window
-    /// moving on lets held agents go.
+    /// moving on lets held agents go; under the hard cap also at each
+    /// running turn's usage report, so a token budget is reached inside
+    /// the turn.
     pub async fn watch_spend(self, shutdown: CancellationToken) {
         let mut tick = tokio::time::interval(RECHECK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let hard_cap = self.config().budget_hard_cap;
+        let mut live = self.inner.live.subscribe();
         loop {
-            tokio::select! {
+            let check = tokio::select! {
                 () = shutdown.cancelled() => return,
-                _ = tick.tick() => {
-                    if let Err(err) = self.check_spend(true).await {
-                        tracing::warn!("budget check failed: {err}; retrying in {RECHECK:?}");
-                    }
-                }
+                _ = tick.tick() => true,
+                change = live.recv(), if hard_cap => match change {
+                    Ok(c) => matches!(c.progress, Some(TurnProgress::Usage { .. })),
+                    Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Closed) => return,
+                },
+            };
+            if check && let Err(err) = self.check_spend(true).await {
+                tracing::warn!("budget check failed: {err}; retrying in {RECHECK:?}");
             }
         }
     }

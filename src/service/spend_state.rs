@@ -40,6 +40,9 @@ pub(super) struct SpendChange {
     pub released: Vec<Ident>,
     /// Caps reached now that were not before.
     pub newly_reached: Vec<BudgetRow>,
+    /// Agents held now that were not, or for another reason, with the
+    /// roster's words for why.
+    pub newly_held: Vec<(Ident, String)>,
 }
 
 impl SpendState {
@@ -80,6 +83,7 @@ impl SpendState {
             for (name, hold) in &e.held {
                 if held.get(name) != Some(hold) {
                     change.changed.push(name.clone());
+                    change.newly_held.push((name.clone(), hold.words.clone()));
                 }
             }
             for name in held.keys() {

@@ -370,3 +370,88 @@ async fn a_reached_budget_runs_the_operators_notify_command_once() {
         "{lines:?}"
     );
 }
+
+/// A hive whose config has `budget_hard_cap` as given, alice and bob
+/// under ruth, a hive budget of 1usd/day and a token budget on bob.
+async fn capped_hive(dir: &std::path::Path, hard_cap: bool) -> Hive {
+    let mut config = config_in(dir);
+    config.budget_hard_cap = hard_cap;
+    config.budget_hive = vec![cap("1usd/day")];
+    let clock = Arc::new(ManualClock::new(NOW));
+    let (hive, _driver) = hive_on(config, Store::open_in_memory().unwrap(), clock);
+    hive.spawn(&id("alice")).await.unwrap();
+    hive.spawn(&id("bob")).await.unwrap();
+    hive.set_budget(Some(&id("bob")), cap("1000tokens/day"))
+        .await
+        .unwrap();
+    hive
+}
+
+/// `name`'s harness waiting through a turn; `true` when it was ended.
+fn in_turn(hive: &Hive, name: &str) -> tokio::task::JoinHandle<bool> {
+    let (hive, name) = (hive.clone(), id(name));
+    tokio::spawn(async move { hive.await_interrupt(&name, pending()).await.unwrap() })
+}
+
+#[tokio::test]
+async fn under_the_hard_cap_a_reached_budget_ends_the_turns_it_covers_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let hive = capped_hive(dir.path(), true).await;
+    let bobs_turn = in_turn(&hive, "bob");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    turn(&hive, "alice", NOW, 1_000_000).await;
+    let ended = tokio::time::timeout(Duration::from_secs(5), bobs_turn).await;
+    assert!(ended.unwrap().unwrap(), "bob's turn in progress is ended");
+    hive.set_budget(None, cap("10usd/day")).await.unwrap();
+    let note = poll(&hive, "bob").await;
+    assert_eq!(note.len(), 1, "{note:?}");
+    assert!(
+        note[0].contains(
+            "ended by the hive: a budget was reached ($1.00 of $1.00 today for the hive)"
+        ),
+        "{note:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_the_hard_cap_a_reached_budget_lets_the_turn_in_progress_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let hive = capped_hive(dir.path(), false).await;
+    let bobs_turn = in_turn(&hive, "bob");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    turn(&hive, "alice", NOW, 1_000_000).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!bobs_turn.is_finished(), "bob's turn goes on");
+    bobs_turn.abort();
+    assert_eq!(
+        budget_words(&hive, "bob").await.as_deref(),
+        Some("$1.00 of $1.00 today for the hive"),
+        "bob is held for its next turn"
+    );
+}
+
+#[tokio::test]
+async fn under_the_hard_cap_a_running_turns_reported_tokens_reach_its_token_budget() {
+    use crate::wire::live::TurnProgress;
+    let dir = tempfile::tempdir().unwrap();
+    let hive = capped_hive(dir.path(), true).await;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(hive.clone().watch_spend(shutdown.clone()));
+    let bobs_turn = in_turn(&hive, "bob");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let so_far = |output_tokens| TurnProgress::Usage {
+        usage: TurnUsage {
+            output_tokens,
+            ..TurnUsage::default()
+        },
+        cost_micro_usd: None,
+        is_final: false,
+    };
+    hive.turn_progress(&id("bob"), so_far(400), 0).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!bobs_turn.is_finished(), "400 of 1000 tokens: it goes on");
+    hive.turn_progress(&id("bob"), so_far(1200), 0).unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), bobs_turn).await;
+    assert!(ended.unwrap().unwrap(), "1200 of 1000 tokens: ended");
+    shutdown.cancel();
+}
