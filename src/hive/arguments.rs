@@ -140,6 +140,9 @@ pub const MAX_SESSION_ID: usize = 128;
 pub fn check_turn_report(report: &crate::wire::turns::TurnReport) -> Result<(), BadArgument> {
     const VERB: &str = "report_turn";
     let bad = |what: String| Err(BadArgument(format!("{VERB}: {what}")));
+    if report.outcome == crate::wire::turns::TurnOutcome::Interactive {
+        return bad("\"outcome\" \"interactive\" is the daemon's own (from transcripts)".into());
+    }
     if report.ended_at_ms < report.started_at_ms || report.started_at_ms < 0 {
         return bad(
             "\"ended_at_ms\" must not be before \"started_at_ms\" (unix milliseconds)".into(),

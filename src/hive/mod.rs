@@ -71,4 +71,5 @@ pub mod proposal;
 pub mod roster;
 pub mod spend;
 pub mod topology;
+pub mod transcript;
 pub mod unit;

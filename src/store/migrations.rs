@@ -243,6 +243,21 @@ const STEPS: &[&str] = &[
         kept  INTEGER NOT NULL
     ) WITHOUT ROWID;
     INSERT INTO turn_counts SELECT agent, COUNT(*) FROM turns GROUP BY agent;",
+    // 13: how far the daemon has read each interactive session's transcript
+    // (store::transcripts): per agent and path (under the agent's state
+    // directory), the byte offset of the next unread line, whether it is
+    // inside an over-long line, the message ids counted lately (JSON), and
+    // when it was last read (the bound per agent drops the oldest).
+    "CREATE TABLE transcript_cursors (
+        agent      TEXT NOT NULL,
+        path       TEXT NOT NULL,
+        session_id TEXT,
+        offset     INTEGER NOT NULL,
+        skipping   INTEGER NOT NULL DEFAULT 0,
+        recent_ids TEXT NOT NULL DEFAULT '[]',
+        read_at    INTEGER NOT NULL,
+        PRIMARY KEY (agent, path)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -41,6 +41,7 @@ mod savepoint;
 pub mod schedules;
 pub mod spend_caps;
 pub mod swarm;
+pub mod transcripts;
 pub mod turns;
 mod writer;
 

@@ -6,7 +6,8 @@
 //! messages addressed to it in every state, the questions it asked or was
 //! asked, its reminders, its schedules and its place as a target of
 //! others', its hook events, its recorded crashes, its cross-hive sends
-//! not yet relayed and its turn journal (with its sums). What stays: messages it sent that now sit in other
+//! not yet relayed, its turn journal (with its sums) and its transcript
+//! cursors. What stays: messages it sent that now sit in other
 //! inboxes (they are their recipients' mail) and the approval history
 //! (the operator's record; pending approvals were cancelled already).
 //! A plain `destroy` calls none of this: a re-spawn of the same agent finds
@@ -43,6 +44,7 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     let turns = del("DELETE FROM turns WHERE agent = ?1")?;
     del("DELETE FROM turn_days WHERE agent = ?1")?;
     del("DELETE FROM turn_counts WHERE agent = ?1")?;
+    del("DELETE FROM transcript_cursors WHERE agent = ?1")?;
     Ok(Purged {
         turns,
         messages,

@@ -25,6 +25,11 @@ pub enum TurnOutcome {
     Killed,
     /// The operator ended it (`interrupt`); its messages count as handled.
     Interrupted,
+    /// Not a harness turn: the new assistant messages of an interactive
+    /// session's transcript (a Claude started by hand in the container),
+    /// read by the daemon when one of its hooks arrived. Tokens only: a
+    /// transcript carries no cost.
+    Interactive,
 }
 
 impl TurnOutcome {
@@ -34,13 +39,20 @@ impl TurnOutcome {
             Self::Failed => "failed",
             Self::Killed => "killed",
             Self::Interrupted => "interrupted",
+            Self::Interactive => "interactive",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Ok, Self::Failed, Self::Killed, Self::Interrupted]
-            .into_iter()
-            .find(|o| o.as_str() == s)
+        [
+            Self::Ok,
+            Self::Failed,
+            Self::Killed,
+            Self::Interrupted,
+            Self::Interactive,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == s)
     }
 }
 
