@@ -89,7 +89,8 @@
 //!   roster (the agent record, unit states), broker recipients (the one
 //!   `OPERATOR`) and inbox caps, reserved names, the agenda's due times and
 //!   caps, the shapes of argv-bound and free-text request values, spend
-//!   caps (budgets: in force, covered, reached, held).
+//!   caps (budgets: in force, covered, reached, held), a transcript's
+//!   place in the agent's state and what a chunk of it counts.
 //! - [`store`]: SQLite — open, migrations, the one writer (group commit) and
 //!   the readers, one file per table family, the state directory's lock;
 //!   reads and writes hive's types, decides nothing.
@@ -101,7 +102,9 @@
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
 //!   metrics, the turn journal and the budgets it feeds (a reached one
 //!   holds `recv`), each agent's turn in progress (memory only, bounded),
-//!   the operator's interrupt of a turn, start-up. `Hive` is a façade: its memory lives in state parts that
+//!   the operator's interrupt of a turn, interactive sessions' spend
+//!   read from the transcripts their hooks name (`service::transcripts`),
+//!   start-up. `Hive` is a façade: its memory lives in state parts that
 //!   own their fields (roster, inbox, swarm), and its files call each
 //!   other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error

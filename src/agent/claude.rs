@@ -156,6 +156,7 @@ impl Launch {
                 ENV_ALLOWED_TOOLS.into(),
                 self.selection.allowed_tools().join(","),
             ),
+            (super::hook::ENV_HEADLESS_TURN.into(), "1".into()),
         ];
         if std::env::var_os(ENV_CLAUDE_CONFIG_DIR).is_none() {
             env.push((

@@ -17,9 +17,24 @@ use crate::wire::agent::{MAX_HOOK_PAYLOAD, Request, Response};
 /// The most one hook run takes, end to end.
 pub const BUDGET: Duration = Duration::from_millis(400);
 
-/// Forward one hook payload read from `stdin`; `Err` is the note for
-/// stderr. Never longer than [`BUDGET`].
-pub async fn forward(socket: &AgentSocket, stdin: impl AsyncRead + Unpin) -> Result<(), String> {
+/// Set (to anything) in the environment of a harness turn's Claude, so its
+/// hooks are sent marked `headless`: the daemon then leaves that session's
+/// transcript alone (`report_turn` counts the turn). A Claude started by
+/// hand has no such variable, and its transcript is counted.
+pub const ENV_HEADLESS_TURN: &str = "HIVE_HEADLESS_TURN";
+
+/// Is this hook run from a harness turn's Claude ([`ENV_HEADLESS_TURN`])?
+pub fn headless() -> bool {
+    std::env::var_os(ENV_HEADLESS_TURN).is_some()
+}
+
+/// Forward one hook payload read from `stdin` (marked `headless` if so);
+/// `Err` is the note for stderr. Never longer than [`BUDGET`].
+pub async fn forward(
+    socket: &AgentSocket,
+    stdin: impl AsyncRead + Unpin,
+    headless: bool,
+) -> Result<(), String> {
     let started = tokio::time::Instant::now();
     let mut bytes = Vec::new();
     let mut limited = stdin.take(MAX_HOOK_PAYLOAD as u64 + 1);
@@ -36,7 +51,10 @@ pub async fn forward(socket: &AgentSocket, stdin: impl AsyncRead + Unpin) -> Res
     let payload = String::from_utf8(bytes)
         .map_err(|_| "the hook payload is not UTF-8; not forwarded".to_owned())?;
     let left = BUDGET.saturating_sub(started.elapsed());
-    match socket.call(&Request::HookEvent { payload }, left).await {
+    match socket
+        .call(&Request::HookEvent { payload, headless }, left)
+        .await
+    {
         Ok(Response::Ok { .. }) => Ok(()),
         Ok(Response::Err { message, .. }) => Err(format!("the hive refused the hook: {message}")),
         Ok(other) => Err(format!("unexpected answer to hook_event: {other:?}")),

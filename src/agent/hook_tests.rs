@@ -16,7 +16,7 @@ async fn an_unreachable_hive_is_a_note_within_the_budget_not_a_wait() {
     let dir = tempfile::tempdir().unwrap();
     let socket = AgentSocket::new(dir.path().join("absent.sock"));
     let started = std::time::Instant::now();
-    let note = forward(&socket, &br#"{"hook_event_name":"Stop"}"#[..])
+    let note = forward(&socket, &br#"{"hook_event_name":"Stop"}"#[..], false)
         .await
         .unwrap_err();
     assert!(started.elapsed() < BUDGET + Duration::from_millis(100));
@@ -27,8 +27,8 @@ async fn an_unreachable_hive_is_a_note_within_the_budget_not_a_wait() {
 async fn a_payload_over_the_cap_or_not_utf8_is_not_forwarded() {
     let socket = AgentSocket::new("/nonexistent/hive.sock");
     let big = vec![b'a'; MAX_HOOK_PAYLOAD + 1];
-    let note = forward(&socket, &big[..]).await.unwrap_err();
+    let note = forward(&socket, &big[..], false).await.unwrap_err();
     assert!(note.contains("over"), "{note}");
-    let note = forward(&socket, &b"\xff\xfe"[..]).await.unwrap_err();
+    let note = forward(&socket, &b"\xff\xfe"[..], false).await.unwrap_err();
     assert!(note.contains("not UTF-8"), "{note}");
 }

@@ -93,7 +93,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let socket = AgentSocket::new(&cli.socket);
     match cli.command {
         Command::Hook => {
-            if let Err(note) = hook::forward(&socket, tokio::io::stdin()).await {
+            if let Err(note) = hook::forward(&socket, tokio::io::stdin(), hook::headless()).await {
                 eprintln!("hive-agent hook: {note}");
             }
             Ok(())

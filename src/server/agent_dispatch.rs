@@ -73,7 +73,11 @@ pub async fn dispatch(
             needs_login,
             active_model,
         } => done(hive.report_session(me, needs_login, active_model).await),
-        Request::HookEvent { payload } => done(hive.hook_event(me, payload).await.map(|_| ())),
+        Request::HookEvent { payload, headless } => done(
+            hive.hook_event_from(me, payload, headless)
+                .await
+                .map(|_| ()),
+        ),
         Request::AckTurn => done(hive.ack_turn(me).await),
         Request::ReportTurn { turn } => done(hive.report_turn(me, turn).await),
         Request::AwaitInterrupt => answer(hive.await_interrupt(me, gone).await, |interrupted| {

@@ -17,15 +17,34 @@ use crate::wire::ident::Ident;
 use crate::wire::notify::NotifyEvent;
 
 impl Hive {
-    /// Take in one hook payload from `agent`; the state it moved to, if any.
-    /// A refused payload stores nothing.
+    /// Take in one hook payload from `agent` (of an interactive session:
+    /// its transcript is counted); the state it moved to, if any.
     pub async fn hook_event(
         &self,
         agent: &Ident,
         payload: String,
     ) -> Result<Option<SessionState>, HiveError> {
+        self.hook_event_from(agent, payload, false).await
+    }
+
+    /// Take in one hook payload from `agent`; the state it moved to, if any.
+    /// A refused payload stores nothing. Unless `headless` (a harness
+    /// turn's Claude, which `report_turn` counts), the transcript it names
+    /// is read for new spend ([`Hive::count_transcript`]); a failure there
+    /// is logged and changes nothing else.
+    pub async fn hook_event_from(
+        &self,
+        agent: &Ident,
+        payload: String,
+        headless: bool,
+    ) -> Result<Option<SessionState>, HiveError> {
         let received = std::time::Instant::now();
         let event = HookEvent::parse(payload.as_bytes())?;
+        let pointer = if headless {
+            None
+        } else {
+            crate::hive::transcript::pointer(&event.raw)
+        };
         let now = self.now();
         let n = agent.clone();
         let moved = self
@@ -46,6 +65,11 @@ impl Hive {
                 Ok(next)
             })
             .await?;
+        if let Some((path, session)) = pointer
+            && let Err(err) = self.count_transcript(agent, &path, session).await
+        {
+            tracing::warn!(agent = %agent, "transcript not counted: {err}");
+        }
         let Some(next) = moved else {
             return Ok(None);
         };

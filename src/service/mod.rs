@@ -116,6 +116,7 @@ pub mod startup;
 pub mod swarm;
 mod swarm_state;
 pub mod timer;
+pub mod transcripts;
 pub mod turns;
 
 use std::collections::HashMap;

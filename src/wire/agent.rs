@@ -118,7 +118,13 @@ pub enum Request {
     /// [`MAX_HOOK_PAYLOAD`] bytes, a JSON object with `hook_event_name`).
     /// (Not in the seed: hive-c0re's own verb, so the roster shows when an
     /// agent needs a person.)
-    HookEvent { payload: String },
+    /// `headless`: sent from a harness turn's Claude (whose spend
+    /// `report_turn` counts), so its transcript is not read.
+    HookEvent {
+        payload: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        headless: bool,
+    },
     /// The harness reports one finished turn for the turn journal (its
     /// messages, outcome, tool calls, and Claude Code's usage and cost).
     /// Sent before the turn's `ack_turn`, so the next message already sees
