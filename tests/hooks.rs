@@ -1,7 +1,8 @@
 //! Claude Code hooks through the real binaries: `hive-agent hook` forwards
 //! a payload to the daemon's agent socket, the row changes, `hivectl status
 //! --needs-me` lists who waits on a person; bad payloads on the socket get
-//! their reason; an unreachable hive never fails the hook.
+//! their reason; an unreachable hive never fails the hook; an interactive
+//! session's transcript counted in `hivectl usage`, a harness turn's not.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 #![allow(clippy::disallowed_methods)] // test code runs the binaries under test
@@ -21,9 +22,16 @@ const HIVECTL: &str = env!("CARGO_BIN_EXE_hivectl");
 
 /// Run `hive-agent hook` with `payload` on stdin: (exit code, stdout, stderr).
 fn hook(socket: &Path, payload: &[u8]) -> (i32, String, String) {
+    hook_with(socket, payload, &[])
+}
+
+/// [`hook`] with `env` set too.
+fn hook_with(socket: &Path, payload: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut child = Command::new(AGENT)
         .arg("hook")
         .env("HIVE_AGENT_SOCKET", socket)
+        .env_remove("HIVE_HEADLESS_TURN")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -146,4 +154,52 @@ fn an_unreachable_hive_costs_the_hook_a_note_on_stderr_and_never_its_exit_status
     );
     assert_eq!(code, 0);
     assert!(err.contains("not UTF-8"), "{err}");
+}
+
+#[test]
+fn an_interactive_sessions_transcript_is_counted_in_usage_and_a_harness_turns_is_not() {
+    let d = daemon_with(&["alice", "bob"]);
+    let line = |id: &str, output: u64| {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"claude-test\",\
+             \"usage\":{{\"input_tokens\":1234,\"output_tokens\":{output}}}}}}}\n"
+        )
+    };
+    // Two content blocks of one message, then a second message.
+    let transcript = format!(
+        "{}{}{}",
+        line("msg_1", 50),
+        line("msg_1", 56),
+        line("msg_2", 4)
+    );
+    for agent in ["alice", "bob"] {
+        let dir = d.state_dir().join("agents").join(agent).join(".claude");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s1.jsonl"), &transcript).unwrap();
+    }
+    let stop = br#"{"hook_event_name":"Stop","session_id":"s1","transcript_path":"/var/lib/hive/.claude/s1.jsonl"}"#;
+    assert_eq!(hook(&d.agent_socket("alice"), stop).0, 0);
+    // bob's hook comes from a harness turn's Claude: report_turn counts it.
+    let headless = [("HIVE_HEADLESS_TURN", "1")];
+    assert_eq!(hook_with(&d.agent_socket("bob"), stop, &headless).0, 0);
+
+    let json = hivectl(&d, &["--json", "usage"]);
+    let answer: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = answer["usage"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{json}"));
+    let keys: Vec<&str> = rows.iter().filter_map(|r| r["key"].as_str()).collect();
+    assert_eq!(keys, ["alice"], "{json}");
+    assert_eq!(rows[0]["input_tokens"], 2468, "{json}");
+    assert_eq!(rows[0]["output_tokens"], 60, "{json}");
+    assert_eq!(rows[0]["cost_micro_usd"], 0, "{json}");
+    let table = hivectl(&d, &["usage"]);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("alice") && l.contains("2468")),
+        "{table}"
+    );
+    let turns = hivectl(&d, &["turns", "alice"]);
+    assert!(turns.contains("interactive"), "{turns}");
 }

@@ -265,3 +265,13 @@ async fn an_interrupt_ends_the_turn_and_its_process_group_at_once() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert!(!marker.exists(), "the turn's children were stopped too");
 }
+
+#[test]
+fn a_harness_turns_claude_marks_its_hooks_headless_so_its_transcript_is_not_counted_twice() {
+    let env = launch(None).env();
+    assert!(
+        env.iter()
+            .any(|(k, v)| k == super::super::hook::ENV_HEADLESS_TURN && v == "1"),
+        "{env:?}"
+    );
+}

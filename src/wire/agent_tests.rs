@@ -118,3 +118,24 @@ fn turn_progress_events_have_these_exact_lines() {
     let unknown = r#"{"cmd":"turn_progress","progress":{"event":"telepathy"}}"#;
     assert!(serde_json::from_str::<Request>(unknown).is_err());
 }
+
+#[test]
+fn a_hook_event_is_headless_only_when_it_says_so() {
+    let plain: Request = serde_json::from_str(r#"{"cmd":"hook_event","payload":"{}"}"#).unwrap();
+    assert!(matches!(
+        plain,
+        Request::HookEvent {
+            headless: false,
+            ..
+        }
+    ));
+    let marked = Request::HookEvent {
+        payload: "{}".into(),
+        headless: true,
+    };
+    let json = serde_json::to_string(&marked).unwrap();
+    assert!(json.contains(r#""headless":true"#), "{json}");
+    assert_eq!(serde_json::from_str::<Request>(&json).unwrap(), marked);
+    let unmarked = serde_json::to_string(&plain).unwrap();
+    assert!(!unmarked.contains("headless"), "{unmarked}");
+}
