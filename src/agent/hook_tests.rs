@@ -32,3 +32,17 @@ async fn a_payload_over_the_cap_or_not_utf8_is_not_forwarded() {
     let note = forward(&socket, &b"\xff\xfe"[..], false).await.unwrap_err();
     assert!(note.contains("not UTF-8"), "{note}");
 }
+
+#[test]
+fn the_images_managed_settings_run_the_same_hooks_as_the_harnesss_settings() {
+    // systemd/image/install-agent puts this file at
+    // /etc/claude-code/managed-settings.json, so a Claude started by hand
+    // in the container sends the same hooks (unmarked: its transcript is
+    // counted) as a harness turn's Claude (marked headless by its env).
+    let shipped: serde_json::Value =
+        serde_json::from_str(include_str!("../../systemd/image/managed-settings.json")).unwrap();
+    assert_eq!(
+        shipped,
+        settings(std::path::Path::new("/usr/local/bin/hive-agent"))
+    );
+}
