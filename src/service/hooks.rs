@@ -65,25 +65,25 @@ impl Hive {
                 Ok(next)
             })
             .await?;
+        if let Some(next) = &moved {
+            self.publish(agent).await;
+            self.inner.metrics.hook_reached_roster(received.elapsed());
+            if next.state.needs_person() {
+                self.notify_operator(NotifyEvent::NeedsPerson {
+                    agent: agent.clone(),
+                    state: next.state,
+                    message: next.message.clone(),
+                });
+                self.arm_attention(agent.clone(), next.clone());
+            }
+        }
+        // After the roster has the state: the read is the slower part.
         if let Some((path, session)) = pointer
             && let Err(err) = self.count_transcript(agent, &path, session).await
         {
             tracing::warn!(agent = %agent, "transcript not counted: {err}");
         }
-        let Some(next) = moved else {
-            return Ok(None);
-        };
-        self.publish(agent).await;
-        self.inner.metrics.hook_reached_roster(received.elapsed());
-        if next.state.needs_person() {
-            self.notify_operator(NotifyEvent::NeedsPerson {
-                agent: agent.clone(),
-                state: next.state,
-                message: next.message.clone(),
-            });
-            self.arm_attention(agent.clone(), next.clone());
-        }
-        Ok(Some(next.state))
+        Ok(moved.map(|next| next.state))
     }
 
     /// After `attention_after_secs`, tell the manager if `agent` is still

@@ -107,7 +107,7 @@ pub fn render(m: &MetricsSnapshot) -> String {
         o,
         name,
         "counter",
-        "Turns reported by the agents' harnesses, by outcome.",
+        "Turns journaled (reported by the agents' harnesses, or read from interactive sessions' transcripts: outcome interactive), by outcome.",
     );
     for (agent, t) in &m.turns {
         for (outcome, n) in &t.outcomes {
