@@ -189,6 +189,8 @@ struct Inner {
     interrupts: interrupt::InterruptState,
     /// Each agent's turn in progress (memory only).
     live: live_state::LiveState,
+    /// When each agent's ignored transcript path was last logged.
+    transcript_logged: std::sync::Mutex<std::collections::BTreeMap<Ident, i64>>,
 }
 
 impl Hive {
@@ -224,6 +226,7 @@ impl Hive {
                 notify: notify::NotifyState::default(),
                 interrupts: interrupt::InterruptState::default(),
                 live: live_state::LiveState::default(),
+                transcript_logged: std::sync::Mutex::default(),
             }),
         };
         let (records, reminders) = hive

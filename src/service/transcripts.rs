@@ -17,12 +17,10 @@
 //! against the turn journal, which `report_turn` fills only after the
 //! turn's last hooks.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::Mutex;
 
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::Mode;
@@ -49,9 +47,6 @@ pub enum TranscriptRead {
 
 /// Once per agent and this many seconds, an ignored path is logged.
 const LOG_EVERY_SECS: i64 = 60;
-
-/// When each agent's ignored path was last logged (bounded).
-static LOGGED: Mutex<BTreeMap<String, i64>> = Mutex::new(BTreeMap::new());
 
 impl Hive {
     /// Count the new assistant messages of the transcript `path` (as the
@@ -154,9 +149,15 @@ impl Hive {
     /// outside its state.
     fn log_ignored(&self, agent: &Ident, path: &str, why: &str) {
         let now = self.now();
-        let mut logged = LOGGED.lock().unwrap_or_else(|e| e.into_inner());
+        // This hive's own record (bounded), not the process's: two hives
+        // in one process (tests) do not silence each other.
+        let mut logged = self
+            .inner
+            .transcript_logged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if logged
-            .get(agent.as_str())
+            .get(agent)
             .is_some_and(|at| now.saturating_sub(*at) < LOG_EVERY_SECS)
         {
             return;
@@ -164,7 +165,7 @@ impl Hive {
         if logged.len() >= 1024 {
             logged.clear();
         }
-        logged.insert(agent.to_string(), now);
+        logged.insert(agent.clone(), now);
         let shown: String = path.chars().take(300).collect();
         tracing::warn!(
             agent = %agent,
