@@ -298,17 +298,9 @@ impl Tracker {
         if self.messages.insert(id.to_owned(), usage) == Some(usage) {
             return;
         }
-        let mut sum = TurnUsage::default();
-        for u in self.messages.values() {
-            sum.input_tokens = sum.input_tokens.saturating_add(u.input_tokens);
-            sum.output_tokens = sum.output_tokens.saturating_add(u.output_tokens);
-            sum.cache_read_input_tokens = sum
-                .cache_read_input_tokens
-                .saturating_add(u.cache_read_input_tokens);
-            sum.cache_creation_input_tokens = sum
-                .cache_creation_input_tokens
-                .saturating_add(u.cache_creation_input_tokens);
-        }
+        let sum = self.messages.values().fold(TurnUsage::default(), |sum, u| {
+            sum.zip_with(u, u64::saturating_add)
+        });
         if sum != self.sum {
             self.sum = sum;
             self.progress.send(TurnProgress::Usage {

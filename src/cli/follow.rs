@@ -12,9 +12,8 @@ use std::collections::HashMap;
 
 use super::table::clean;
 use super::usage::{dollars, turns_table};
-use super::watch::{reconnect, retryable};
-use super::{Io, refused, unreachable};
-use crate::client::ClientError;
+use super::watch::{Stop, follow};
+use super::{Io, refused};
 use crate::clock::rfc3339;
 use crate::wire::host::{HostRequest, HostResponse};
 use crate::wire::ident::Ident;
@@ -47,28 +46,9 @@ pub(crate) fn run(mut io: Io<'_>, name: &Ident, limit: u32) -> u8 {
         return status;
     }
     let mut screen = Screen::default();
-    let mut connected = false;
-    loop {
-        match session(&mut io, name, &mut screen, &mut connected) {
-            Ok(()) => {}
-            Err(Stop::Status(status)) => return status,
-            Err(Stop::Lost(e)) if connected && retryable(&e) => {}
-            Err(Stop::Lost(e)) => return unreachable(io.err, &e),
-        }
-        let _ = writeln!(
-            io.err,
-            "hivectl: lost hive-c0re on {}; reconnecting…",
-            io.client.path().display()
-        );
-        if let Err(status) = reconnect(&mut io) {
-            return status;
-        }
-    }
-}
-
-enum Stop {
-    Status(u8),
-    Lost(ClientError),
+    follow(&mut io, |io, connected| {
+        session(io, name, &mut screen, connected)
+    })
 }
 
 /// One connection: the ack, the turn in progress, its changes.

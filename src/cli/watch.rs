@@ -103,12 +103,21 @@ pub(crate) fn run(mut io: Io<'_>) -> u8 {
         clock: &clock,
         stamped: false,
     };
-    // Set once a subscription worked: before that, a failure is the
-    // operator's to fix (a wrong path, a stopped socket unit), not something
-    // to wait for.
+    // `connected` is set once a subscription worked: before that, a failure
+    // is the operator's to fix (a wrong path, a stopped socket unit), not
+    // something to wait for.
+    follow(&mut io, |io, connected| session(io, &mut screen, connected))
+}
+
+/// Run `session` again after every lost connection, once one worked
+/// (`session` sets its flag when subscribed), until it ends the command.
+pub(super) fn follow(
+    io: &mut Io<'_>,
+    mut session: impl FnMut(&mut Io<'_>, &mut bool) -> Result<(), Stop>,
+) -> u8 {
     let mut connected = false;
     loop {
-        match session(&mut io, &mut screen, &mut connected) {
+        match session(io, &mut connected) {
             Ok(()) => {}
             Err(Stop::Status(status)) => return status,
             Err(Stop::Lost(e)) if connected && retryable(&e) => {}
@@ -119,14 +128,14 @@ pub(crate) fn run(mut io: Io<'_>) -> u8 {
             "hivectl: lost hive-c0re on {}; reconnecting…",
             io.client.path().display()
         );
-        if let Err(status) = reconnect(&mut io) {
+        if let Err(status) = reconnect(io) {
             return status;
         }
     }
 }
 
 /// Why a session ended.
-enum Stop {
+pub(super) enum Stop {
     /// End the command with this status.
     Status(u8),
     /// The connection failed or ended.

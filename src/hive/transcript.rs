@@ -155,7 +155,7 @@ pub fn count(chunk: &[u8], skipping: bool, recent: &VecDeque<String>) -> Counted
             continue;
         }
         match seen.get_mut(&id) {
-            Some((_, kept)) => merge_max(kept, &usage),
+            Some((_, kept)) => *kept = kept.zip_with(&usage, u64::max),
             None => {
                 order.push(id.clone());
                 seen.insert(id, (model, usage));
@@ -170,7 +170,7 @@ pub fn count(chunk: &[u8], skipping: bool, recent: &VecDeque<String>) -> Counted
         };
         let spend = out.by_model.entry(model).or_default();
         spend.messages += 1;
-        add(&mut spend.usage, &usage);
+        spend.usage = spend.usage.zip_with(&usage, u64::saturating_add);
         out.recent.push_back(id);
         while out.recent.len() > RECENT_IDS {
             out.recent.pop_front();
@@ -209,28 +209,6 @@ fn assistant(line: &[u8]) -> Option<(String, Option<String>, TurnUsage)> {
         cache_creation_input_tokens: n("cache_creation_input_tokens"),
     };
     Some((id.to_owned(), model, usage))
-}
-
-fn merge_max(kept: &mut TurnUsage, other: &TurnUsage) {
-    kept.input_tokens = kept.input_tokens.max(other.input_tokens);
-    kept.output_tokens = kept.output_tokens.max(other.output_tokens);
-    kept.cache_read_input_tokens = kept
-        .cache_read_input_tokens
-        .max(other.cache_read_input_tokens);
-    kept.cache_creation_input_tokens = kept
-        .cache_creation_input_tokens
-        .max(other.cache_creation_input_tokens);
-}
-
-fn add(sum: &mut TurnUsage, other: &TurnUsage) {
-    sum.input_tokens = sum.input_tokens.saturating_add(other.input_tokens);
-    sum.output_tokens = sum.output_tokens.saturating_add(other.output_tokens);
-    sum.cache_read_input_tokens = sum
-        .cache_read_input_tokens
-        .saturating_add(other.cache_read_input_tokens);
-    sum.cache_creation_input_tokens = sum
-        .cache_creation_input_tokens
-        .saturating_add(other.cache_creation_input_tokens);
 }
 
 #[cfg(test)]

@@ -77,6 +77,20 @@ impl TurnUsage {
             .saturating_add(self.cache_read_input_tokens)
             .saturating_add(self.cache_creation_input_tokens)
     }
+
+    /// Each count of `self` and `other` put together by `f`.
+    #[must_use]
+    pub fn zip_with(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        Self {
+            input_tokens: f(self.input_tokens, other.input_tokens),
+            output_tokens: f(self.output_tokens, other.output_tokens),
+            cache_read_input_tokens: f(self.cache_read_input_tokens, other.cache_read_input_tokens),
+            cache_creation_input_tokens: f(
+                self.cache_creation_input_tokens,
+                other.cache_creation_input_tokens,
+            ),
+        }
+    }
 }
 
 /// One tool call of a turn: its name, whether it succeeded, how long it
