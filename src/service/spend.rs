@@ -189,13 +189,19 @@ impl Hive {
     }
 
     /// The hard cap (`budget_hard_cap`): end `name`'s turn in progress, if
-    /// any, as the operator's interrupt would, with a note saying why.
+    /// any, as the operator's interrupt would, with a note saying why when
+    /// its harness reported the turn running.
     async fn end_turn_over_budget(&self, name: &Ident, why: &str) {
         let note = format!(
             "Your last turn was ended by the hive: a budget was reached ({why}). New \
              turns start when the operator raises the budget or its window moves on."
         );
-        match self.interrupt(name, Some(note)).await {
+        // The note only with a live turn: a turn just reported (whose
+        // report may be what reached the budget) has none while its
+        // harness's wait may still be open, and ended by itself. A harness
+        // too old to report progress still has its turn ended, without one.
+        let note = self.inner.live.current(name).map(|_| note);
+        match self.interrupt(name, note).await {
             Ok(()) => tracing::warn!(agent = %name, "{name}: turn ended by the hard cap ({why})"),
             Err(HiveError::NoTurn(_)) => {}
             Err(err) => {

@@ -387,10 +387,35 @@ async fn capped_hive(dir: &std::path::Path, hard_cap: bool) -> Hive {
     hive
 }
 
-/// `name`'s harness waiting through a turn; `true` when it was ended.
+/// `name`'s harness through a turn, as `hive-agent run` does it: the
+/// turn's start reported, then its wait; `true` when it was ended.
 fn in_turn(hive: &Hive, name: &str) -> tokio::task::JoinHandle<bool> {
+    use crate::wire::live::TurnProgress;
+    let started = TurnProgress::Started {
+        started_at_ms: NOW * 1000,
+        messages: vec![],
+        total_messages: 1,
+    };
+    hive.turn_progress(&id(name), started, 0).unwrap();
     let (hive, name) = (hive.clone(), id(name));
     tokio::spawn(async move { hive.await_interrupt(&name, pending()).await.unwrap() })
+}
+
+#[tokio::test]
+async fn under_the_hard_cap_a_turn_whose_own_report_reaches_the_budget_gets_no_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let hive = capped_hive(dir.path(), true).await;
+    // alice's harness still waits when its finished turn's report arrives.
+    let alices_wait = in_turn(&hive, "alice");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    turn(&hive, "alice", NOW, 1_000_000).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), alices_wait).await;
+    hive.set_budget(None, cap("10usd/day")).await.unwrap();
+    assert_eq!(
+        poll(&hive, "alice").await,
+        Vec::<String>::new(),
+        "no note for a turn that ended by itself"
+    );
 }
 
 #[tokio::test]
