@@ -21,10 +21,16 @@
 //!    `appendonly yes` + `appendfsync always` (every write on disk before
 //!    its reply, as the broker's `synchronous=FULL`): `send` is `XADD` to
 //!    the next agent's stream, `recv` is `XREADGROUP … BLOCK` on its own,
-//!    `ack_turn` is `XACK` of what it read. At [`AGENTS`] agents once, and
-//!    at [`SMALL_RING`] agents alternated with the broker [`REPS`] times
-//!    (medians and their ratio printed: target broker ≥ 1× Redis). Without
-//!    `redis-server`: "redis-server not installed: skipped".
+//!    `ack_turn` is `XACK` of what it read. At [`AGENTS`] and at
+//!    [`SMALL_RING`] agents, alternated with the broker [`REPS`] times:
+//!    medians of messages/s, server CPU and bytes written per message, and
+//!    their ratios (target: broker ≥ 1.5× Redis's messages/s, ≤ 1.0× its
+//!    CPU per message). Without `redis-server`: "redis-server not
+//!    installed: skipped".
+//! 3. **An older build beside it** (`HIVE_BENCH_BASELINE=<path to an older
+//!    hive-c0re>`, e.g. a release build of the previous commit): its own
+//!    daemon with the same agents, alternated in the same runs, so a change
+//!    is measured against what it replaced on the same machine, same load.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic on setup failure
 #![allow(clippy::disallowed_methods)] // a benchmark runs the daemon it measures
@@ -39,7 +45,7 @@ use std::os::unix::net::UnixStream as StdStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use daemon::{Killed, serve_fake};
+use daemon::{Killed, serve_fake_binary};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
@@ -49,7 +55,7 @@ const ROUNDS: usize = 20;
 /// The ring size of the broker-against-Redis comparison (the issue's).
 const SMALL_RING: usize = 100;
 const SMALL_ROUNDS: usize = 100;
-const REPS: usize = 3;
+const REPS: usize = 5;
 
 fn host(socket: &Path, line: &str) -> String {
     let mut s = StdStream::connect(socket).unwrap();
@@ -75,11 +81,126 @@ fn threads_and_rss(pid: u32) -> (u64, u64) {
 
 /// The daemon, started under `prlimit --nofile=1024:` (a soft open-files
 /// limit of 1,024), with room for the ring's agents; its host.sock.
-fn start(dir: &Path) -> (Killed, PathBuf) {
+fn start(binary: &Path, dir: &Path) -> (Killed, PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
     let config = dir.join("config.json");
     std::fs::write(&config, format!("{{\"max_agents\": {}}}", AGENTS + 1)).unwrap();
-    let (daemon, run) = serve_fake(dir, Some(&config), &["prlimit", "--nofile=1024:", "--"]);
+    let prefix = ["prlimit", "--nofile=1024:", "--"];
+    let (daemon, run) = serve_fake_binary(binary, dir, Some(&config), &prefix);
     (daemon, run.join("host.sock"))
+}
+
+/// Spawn every agent of `names` over `socket` (host.sock).
+fn spawn_all(socket: &Path, names: &[String]) {
+    for n in names {
+        let answer = host(socket, &format!(r#"{{"cmd":"spawn","name":"{n}"}}"#));
+        assert!(
+            answer.starts_with(r#"{"version":1,"ok":true"#),
+            "{n}: {answer}"
+        );
+    }
+}
+
+/// The daemon binary measured beside this build (`HIVE_BENCH_BASELINE`).
+fn baseline() -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os("HIVE_BENCH_BASELINE")?);
+    assert!(
+        path.exists(),
+        "HIVE_BENCH_BASELINE={}: no such file",
+        path.display()
+    );
+    Some(path)
+}
+
+/// One server of the alternated runs and what each of its runs measured.
+struct Contender<'a> {
+    label: &'static str,
+    server: Server<'a>,
+    pid: u32,
+    rates: Vec<f64>,
+    cpu_us: Vec<f64>,
+    bytes: Vec<f64>,
+}
+
+impl<'a> Contender<'a> {
+    fn new(label: &'static str, server: Server<'a>, pid: u32) -> Self {
+        Self {
+            label,
+            server,
+            pid,
+            rates: Vec::new(),
+            cpu_us: Vec::new(),
+            bytes: Vec::new(),
+        }
+    }
+
+    /// (messages/s, CPU µs per message, bytes written per message), medians.
+    fn medians(&self) -> (f64, f64, f64) {
+        (
+            median(self.rates.clone()),
+            median(self.cpu_us.clone()),
+            median(self.bytes.clone()),
+        )
+    }
+}
+
+/// [`REPS`] rounds of one ring of `names` per contender, alternated; the
+/// medians and each contender's ratios to the last (the peer).
+fn alternate(
+    runtime: &tokio::runtime::Runtime,
+    contenders: &mut [Contender<'_>],
+    names: &[String],
+    rounds: usize,
+) {
+    let n = names.len();
+    for rep in 0..REPS {
+        for c in contenders.iter_mut() {
+            let (cpu, bytes) = (cpu_time(c.pid), written(c.pid));
+            let (received, _, wall) = runtime
+                .block_on(ring(runtime, c.server, names, rounds))
+                .unwrap();
+            let (cpu, bytes) = (cpu_time(c.pid) - cpu, written(c.pid) - bytes);
+            let rate = received as f64 / wall.as_secs_f64();
+            let per_message = cpu.as_secs_f64() * 1e6 / received as f64;
+            let bytes = bytes as f64 / received as f64;
+            println!(
+                "run {rep}: {} ring, {n} agents x {rounds} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, {bytes:.0} bytes written per message",
+                c.label
+            );
+            c.rates.push(rate);
+            c.cpu_us.push(per_message);
+            c.bytes.push(bytes);
+        }
+    }
+    let Some((peer, others)) = contenders.split_last() else {
+        return;
+    };
+    let (pr, pc, pb) = peer.medians();
+    println!(
+        "{n} agents, medians of {REPS}: {} {pr:.0} messages/s, {pc:.1} us CPU and {pb:.0} bytes written per message",
+        peer.label
+    );
+    for c in others {
+        let (r, cpu, b) = c.medians();
+        println!(
+            "{n} agents, medians of {REPS}: {} {r:.0} messages/s = {:.2}x {} (target >= 1.5x); {cpu:.1} us CPU per message = {:.2}x (target <= 1.0x); {b:.0} bytes written per message = {:.1}x",
+            c.label,
+            r / pr,
+            peer.label,
+            cpu / pc,
+            b / pb
+        );
+    }
+    if let [new, old, _] = contenders {
+        let ((nr, nc, _), (or, oc, _)) = (new.medians(), old.medians());
+        println!(
+            "{n} agents: {} / {}: {:.2}x messages/s, {:.2}x CPU per message",
+            new.label,
+            old.label,
+            nr / or,
+            nc / oc
+        );
+    }
 }
 
 /// One agent's side of the ring, whatever the server: send to the next,
@@ -294,6 +415,17 @@ fn written(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// The peak resident set of `pid` so far, KiB (`VmHWM`).
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The highest threads and RSS of `pid` until `until` is finished.
 fn sample<T>(pid: u32, until: &tokio::task::JoinHandle<T>) -> (u64, u64) {
     let (mut threads, mut rss) = (0, 0);
@@ -324,17 +456,17 @@ async fn redis_streams(socket: &Path, names: &[String]) {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let (daemon, socket) = start(dir.path());
+    let (daemon, socket) = start(&daemon::bin("hive-c0re"), &dir.path().join("new"));
     let (_, rss_idle) = threads_and_rss(daemon.0.id());
     let names: Vec<String> = (0..AGENTS).map(|i| format!("a{i:04}")).collect();
+    let old = baseline().map(|binary| start(&binary, &dir.path().join("old")));
     let started = Instant::now();
-    for n in &names {
-        let answer = host(&socket, &format!(r#"{{"cmd":"spawn","name":"{n}"}}"#));
-        assert!(
-            answer.starts_with(r#"{"version":1,"ok":true"#),
-            "{n}: {answer}"
-        );
-    }
+    std::thread::scope(|s| {
+        if let Some((_, old_socket)) = &old {
+            s.spawn(|| spawn_all(old_socket, &names));
+        }
+        spawn_all(&socket, &names);
+    });
     let (_, rss_spawned) = threads_and_rss(daemon.0.id());
     println!("spawned {AGENTS} agents in {:.1?}", started.elapsed());
 
@@ -342,7 +474,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let agents_dir = dir.path().join("run/agents");
+    let agents_dir = dir.path().join("new/run/agents");
     let broker = Server::Broker(&agents_dir);
     let pid = daemon.0.id();
     let ring_1000 = ring(&runtime, broker, &names, ROUNDS);
@@ -385,54 +517,32 @@ fn main() {
         drop(daemon);
         return;
     };
-    let peer = Server::Redis(&server.socket);
     runtime.block_on(redis_streams(&server.socket, &names));
-    let redis_ring = ring(&runtime, peer, &names, ROUNDS);
-    let (_, redis_rss) = sample(server.pid(), &redis_ring);
-    let (received, _, wall) = runtime.block_on(redis_ring).unwrap();
-    let redis_1000 = received as f64 / wall.as_secs_f64();
-    println!(
-        "redis streams ring (appendfsync always), same client: {AGENTS} agents x {ROUNDS} rounds: {received} messages in {wall:.2?} = {redis_1000:.0} messages/s; redis-server RSS at most {:.1} MiB",
-        mib(redis_rss)
-    );
-    println!(
-        "ratio at {AGENTS} agents: broker {broker_1000:.0} / redis {redis_1000:.0} messages/s = {:.2}x (target >= 1x)",
-        broker_1000 / redis_1000
-    );
-
-    let small = &names[..SMALL_RING];
-    let (mut b, mut r) = (Vec::new(), Vec::new());
-    let (mut b_cpu, mut r_cpu) = (Vec::new(), Vec::new());
-    for rep in 0..REPS {
-        for (server, pid, rates, cpus, label) in [
-            (broker, daemon.0.id(), &mut b, &mut b_cpu, "broker"),
-            (peer, server.pid(), &mut r, &mut r_cpu, "redis"),
-        ] {
-            let (cpu, bytes) = (cpu_time(pid), written(pid));
-            let (received, _, wall) = runtime
-                .block_on(ring(&runtime, server, small, SMALL_ROUNDS))
-                .unwrap();
-            let (cpu, bytes) = (cpu_time(pid) - cpu, written(pid) - bytes);
-            let rate = received as f64 / wall.as_secs_f64();
-            let per_message = cpu.as_secs_f64() * 1e6 / received as f64;
-            println!(
-                "run {rep}: {label} ring, {SMALL_RING} agents x {SMALL_ROUNDS} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, {} bytes written per message",
-                bytes / received as u64
-            );
-            rates.push(rate);
-            cpus.push(per_message);
-        }
+    let old_agents = dir.path().join("old/run/agents");
+    let mut contenders = vec![Contender::new("broker", broker, pid)];
+    if let Some((old, _)) = &old {
+        let server = Server::Broker(&old_agents);
+        contenders.push(Contender::new("baseline", server, old.0.id()));
     }
-    let (b, r) = (median(b), median(r));
-    println!(
-        "ratio at {SMALL_RING} agents (medians of {REPS}): broker {b:.0} / redis {r:.0} messages/s = {:.2}x (target >= 1x)",
-        b / r
+    let peer = Server::Redis(&server.socket);
+    contenders.push(Contender::new("redis", peer, server.pid()));
+    alternate(&runtime, &mut contenders, &names, ROUNDS);
+    for c in &mut contenders {
+        (c.rates, c.cpu_us, c.bytes) = Default::default();
+    }
+    alternate(
+        &runtime,
+        &mut contenders,
+        &names[..SMALL_RING],
+        SMALL_ROUNDS,
     );
-    let (b_cpu, r_cpu) = (median(b_cpu), median(r_cpu));
-    println!(
-        "server CPU per message (medians): broker {b_cpu:.1} us / redis {r_cpu:.1} us = {:.2}x",
-        b_cpu / r_cpu
-    );
+    for c in &contenders {
+        println!(
+            "{} peak RSS (VmHWM) {:.1} MiB",
+            c.label,
+            mib(peak_rss(c.pid))
+        );
+    }
     drop(server);
     drop(daemon);
 }

@@ -3,7 +3,8 @@
 //! already received before the crash or received after it; and a kill in
 //! the middle of the store's group commit (many senders at once, so every
 //! batch holds many callers) leaves each acknowledged message pending
-//! exactly once.
+//! exactly once; and a kill among receives and acks brings back no
+//! message whose ack was answered.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
@@ -167,4 +168,81 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
     assert_none_lost(&confirmed, |b| delivered.contains_key(b));
     let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "delivered more than once: {twice:?}");
+}
+
+/// A `recv` writes nothing it waits for (the in-flight mark rides the next
+/// commit) and an `ack_turn` answers once its rows are handled on disk: a
+/// kill among turns brings back no message whose ack was answered, and
+/// loses none that was received but not acked.
+#[test]
+fn sigkill_among_receives_and_acks_brings_back_no_acked_message_and_loses_no_other() {
+    let d = Daemon::start(Launch::Standalone);
+    for a in ["s1", "s2", "s3", "sink"] {
+        assert_eq!(
+            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
+            HOST_OK
+        );
+    }
+    let acked = Arc::new(AtomicUsize::new(0));
+    let senders: Vec<_> = ["s1", "s2", "s3"]
+        .into_iter()
+        .map(|name| sender(&d, name, &acked))
+        .collect();
+    // Bodies whose ack_turn was answered; the sink's thread returns those
+    // of the turn whose ack the kill cut off (handled or not).
+    let settled = Arc::new(Mutex::new(HashSet::new()));
+    let sink = {
+        let mut c = Conn::open(&d.agent_socket("sink"));
+        let settled = settled.clone();
+        std::thread::spawn(move || -> Vec<String> {
+            loop {
+                let Some(answer) = c.try_ask(r#"{"cmd":"recv","wait_seconds":1,"max":5}"#) else {
+                    return Vec::new();
+                };
+                let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+                let turn: Vec<String> = v["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| m["body"].as_str().unwrap().to_owned())
+                    .collect();
+                match c.try_ask(r#"{"cmd":"ack_turn"}"#) {
+                    Some(ok) => {
+                        assert_eq!(ok, r#"{"kind":"ok"}"#);
+                        settled.lock().unwrap().extend(turn);
+                    }
+                    None => return turn,
+                }
+            }
+        })
+    };
+    wait_for_acks(&acked, 300);
+    let dir = d.kill_hard();
+    let confirmed: Vec<String> = senders
+        .into_iter()
+        .flat_map(|s| s.join().unwrap())
+        .collect();
+    let cut = sink.join().unwrap();
+    let settled = settled.lock().unwrap().clone();
+    assert!(!settled.is_empty(), "no turn was acked before the kill");
+
+    // The harness starts again: requeue, then drain.
+    let d = Daemon::start_in(dir, Launch::Standalone);
+    let mut c = Conn::open(&d.agent_socket("sink"));
+    assert_eq!(c.ask(r#"{"cmd":"requeue_inflight"}"#), r#"{"kind":"ok"}"#);
+    let mut after = HashSet::new();
+    loop {
+        let got = c.recv(0, 500);
+        if got.is_empty() {
+            break;
+        }
+        after.extend(got.iter().map(|m| m["body"].as_str().unwrap().to_owned()));
+        assert_eq!(c.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
+    }
+    let back: Vec<_> = settled.intersection(&after).collect();
+    assert!(back.is_empty(), "acked, then delivered again: {back:?}");
+    let cut: HashSet<String> = cut.into_iter().collect();
+    assert_none_lost(&confirmed, |b| {
+        settled.contains(b) || after.contains(b) || cut.contains(b)
+    });
 }

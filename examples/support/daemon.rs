@@ -59,15 +59,26 @@ pub fn request(socket: &Path, line: &str) -> String {
 /// `prlimit --nofile=1024: --`); once host.sock accepts, the process and
 /// its runtime directory.
 pub fn serve_fake(dir: &Path, config: Option<&Path>, prefix: &[&str]) -> (Killed, PathBuf) {
+    serve_fake_binary(&bin("hive-c0re"), dir, config, prefix)
+}
+
+/// [`serve_fake`] with the daemon binary at `binary` (e.g. an older
+/// build measured beside this one).
+pub fn serve_fake_binary(
+    binary: &Path,
+    dir: &Path,
+    config: Option<&Path>,
+    prefix: &[&str],
+) -> (Killed, PathBuf) {
     let run = dir.join("run");
     std::fs::create_dir_all(&run).unwrap();
     let mut cmd = match prefix.split_first() {
         Some((program, args)) => {
             let mut cmd = Command::new(program);
-            cmd.args(args).arg(bin("hive-c0re"));
+            cmd.args(args).arg(binary);
             cmd
         }
-        None => Command::new(bin("hive-c0re")),
+        None => Command::new(binary),
     };
     cmd.args(["serve", "--driver", "fake"]);
     if let Some(config) = config {

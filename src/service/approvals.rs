@@ -122,7 +122,7 @@ impl Hive {
         {
             Decided::Taken(row, wakes) => {
                 self.wake_inboxes(wakes);
-                Ok(row)
+                Ok(*row)
             }
             Decided::Refused(refusal) => Err(HiveError::refused(id, refusal)),
             Decided::NotFound => Err(HiveError::UnknownApproval(id)),
@@ -154,7 +154,7 @@ enum Decided {
     /// The decision was taken; the row as it is now (for approve: claimed,
     /// still pending, its action is the caller's to run), and what to
     /// wake once committed.
-    Taken(Approval, Wakes),
+    Taken(Box<Approval>, Wakes),
     Refused(Refusal),
     NotFound,
 }
@@ -191,7 +191,7 @@ fn decide_row(
         record_resolved(&tx, &row, manager, at)?
     };
     tx.commit()?;
-    Ok(Decided::Taken(row, wakes))
+    Ok(Decided::Taken(Box::new(row), wakes))
 }
 
 /// End a claimed row with its action's result, and its event, in one

@@ -2,8 +2,10 @@
 //! status, recent, wake, and the operator's inbox.
 //!
 //! Decisions:
-//! - **A message is a committed row before `send` answers**; a `recv` pops
-//!   in one write transaction (see [`crate::store::messages`]).
+//! - **A message is a committed row before `send` answers**; a `recv` is
+//!   answered from the agent's queue in memory (`queue_state`: no write
+//!   waited for), an `ack_turn` is on disk before it answers (see
+//!   [`crate::store::messages`]).
 //! - **Long-poll on a per-agent `Notify`**, armed *before* the table is
 //!   read: a delivery between the read and the wait still wakes the
 //!   waiter. Rejected alternative: polling the table on a timer, which
@@ -17,7 +19,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::inbox::{self, Wakes, admit};
+use super::inbox::{self, Wakes};
+use super::queue_state;
 use super::{Hive, HiveError};
 use crate::hive::address::{self, Address};
 use crate::hive::arguments;
@@ -66,49 +69,50 @@ impl Hive {
             Address::Remote(remote) => return self.send_remote(sender, remote, body).await,
         };
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
-        let limits = self.inbox_limits();
+        let hive = self.clone();
         let (reached, wakes) = self
-            .transact(move |c| {
-                let tx = immediate(c)?;
-                let recipients =
-                    broker::resolve::<_, HiveError>(&agents::Registry(&tx), &from, &to)?;
+            .store()
+            .run_atomic(move |c| {
+                let recipients = broker::resolve::<_, HiveError>(&agents::Registry(c), &from, &to)?;
                 for r in &recipients {
-                    admit(&tx, from.as_str(), r, body.len(), limits)?;
+                    hive.admit(from.as_str(), r, body.len(), &Wakes::default())?;
                 }
-                let mut wakes = Wakes::default();
-                for r in &recipients {
-                    wakes.add(inbox::insert(&tx, from.as_str(), r, &body, in_reply_to, now)?.1);
-                }
-                tx.commit()?;
-                Ok((recipients.len(), wakes))
+                let insert = |c: &rusqlite::Connection, r| {
+                    inbox::insert(c, from.as_str(), r, &body, in_reply_to, now).map(|d| d.1)
+                };
+                // One recipient is one INSERT, atomic by itself; more are
+                // one transaction.
+                let wakes = if let [r] = recipients.as_slice() {
+                    insert(c, r)?
+                } else {
+                    let tx = immediate(c)?;
+                    let mut wakes = Wakes::default();
+                    for r in &recipients {
+                        wakes.add(insert(&tx, r)?);
+                    }
+                    tx.commit()?;
+                    wakes
+                };
+                Ok::<_, HiveError>((recipients.len(), wakes))
             })
             .await?;
         self.wake_inboxes(wakes);
         Ok(reached)
     }
 
-    /// Store `body` from `from` for agent `to` if its inbox has room (the
-    /// check and the insert in one write transaction), then wake it.
+    /// Store `body` from `from` for agent `to` if its inbox has room (see
+    /// [`Hive::admit`]), then wake it.
     async fn deliver_bounded(
         &self,
         to: &Ident,
         from: &str,
         body: String,
     ) -> Result<i64, HiveError> {
-        let (r, from, now, limits) = (
-            Recipient::Agent(to.clone()),
-            from.to_owned(),
-            self.now(),
-            self.inbox_limits(),
-        );
+        let (r, from, now) = (Recipient::Agent(to.clone()), from.to_owned(), self.now());
+        self.admit(&from, &r, body.len(), &Wakes::default())?;
         let (id, wakes) = self
-            .transact(move |c| {
-                let tx = immediate(c)?;
-                admit(&tx, &from, &r, body.len(), limits)?;
-                let delivered = inbox::insert(&tx, &from, &r, &body, None, now)?;
-                tx.commit()?;
-                Ok(delivered)
-            })
+            .store()
+            .run_atomic(move |c| inbox::insert(c, &from, &r, &body, None, now))
             .await?;
         self.wake_inboxes(wakes);
         Ok(id)
@@ -217,62 +221,152 @@ impl Hive {
         }
         // Stored messages fill what the transient ones left of the budget;
         // with none taken yet, the first always goes.
-        let left = if out.is_empty() {
-            budget
-        } else {
-            budget - used
-        };
-        let (n, now) = (agent.clone(), self.now());
-        match self
-            .store()
-            .run(move |c| messages::pop(c, &n, room, left, now))
-            .await
-        {
+        let queues = &self.inner.queues;
+        let taken = queues.take(agent, room as usize, budget - used, out.is_empty());
+        if taken.is_empty() {
+            return Ok(out);
+        }
+        self.mark_popped(taken.iter().map(|q| q.id));
+        match self.contents(taken).await {
             Ok(stored) => {
                 out.extend(stored);
                 Ok(out)
             }
-            Err(err) => {
+            Err((err, ids)) => {
                 self.inner.inbox.requeue_transient(agent, out);
-                Err(err.into())
+                queues.give_back(agent, &ids);
+                Err(err)
             }
         }
     }
 
+    /// The messages of rows handed out: their kept content, the rest read
+    /// from the table (a row purged meanwhile is left out). On failure,
+    /// the ids to give back.
+    async fn contents(
+        &self,
+        taken: Vec<queue_state::Queued>,
+    ) -> Result<Vec<DeliveredMessage>, (HiveError, Vec<i64>)> {
+        let unread: Vec<i64> = taken
+            .iter()
+            .filter(|q| q.content.is_none())
+            .map(|q| q.id)
+            .collect();
+        let mut read = if unread.is_empty() {
+            Vec::new()
+        } else {
+            let ids = taken.iter().map(|q| q.id).collect();
+            self.store()
+                .read(move |c| messages::bodies(c, &unread))
+                .await
+                .map_err(|e| (e.into(), ids))?
+        }
+        .into_iter();
+        let mut next = read.next();
+        let mut out = Vec::with_capacity(taken.len());
+        for q in taken {
+            let (from, body, in_reply_to) = match q.content {
+                Some(c) => (c.from.clone(), c.body.clone(), c.in_reply_to),
+                None => match next.take() {
+                    Some(m) if m.id == q.id => {
+                        next = read.next();
+                        (m.from, m.body, m.in_reply_to)
+                    }
+                    other => {
+                        next = other;
+                        continue;
+                    }
+                },
+            };
+            out.push(DeliveredMessage {
+                id: q.id,
+                from,
+                body,
+                redelivered: q.redelivered,
+                in_reply_to,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Record rows handed out as popped with the writer's next commit, not
+    /// waited for (see `store::messages`): one write queued while none is.
+    fn mark_popped(&self, ids: impl IntoIterator<Item = i64>) {
+        if !self.inner.queues.mark(ids) {
+            return;
+        }
+        let hive = self.clone();
+        self.store().queue(move |c| {
+            let ids = hive.inner.queues.take_marks();
+            messages::mark_popped(c, &ids, hive.now())
+        });
+    }
+
     /// Messages popped for `agent` whose answer could not be written go
-    /// back: stored ones to pending (marked redelivered), transient ones to
+    /// back: stored ones to waiting (marked redelivered), transient ones to
     /// the front of the queue.
     pub async fn give_back(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
         let (transient, stored): (Vec<_>, Vec<_>) = messages.into_iter().partition(|m| m.id == 0);
         self.inner.inbox.requeue_transient(agent, transient);
         let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
-        let n = agent.clone();
-        match self
-            .store()
-            .run(move |c| messages::requeue_ids(c, &n, &ids))
-            .await
-        {
-            Ok(count) => {
-                tracing::debug!(agent = %agent, count, "{agent}: gave back {count} unanswered messages")
-            }
-            Err(err) => {
-                tracing::error!(agent = %agent, "{agent}: cannot give messages back: {err}")
-            }
-        }
+        let ids = self.inner.queues.give_back(agent, &ids);
+        self.record_requeued(agent, ids).await;
         self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
     }
 
-    /// Every message popped by `agent` since its last ack is handled.
-    pub async fn ack_turn(&self, agent: &Ident) -> Result<usize, HiveError> {
-        let (n, now) = (agent.clone(), self.now());
-        Ok(self.store().run(move |c| messages::ack(c, &n, now)).await?)
+    /// Write that `ids` wait again, marked redelivered (they already do in
+    /// memory; a failure is logged, and costs only the mark).
+    async fn record_requeued(&self, agent: &Ident, ids: Vec<i64>) -> usize {
+        if ids.is_empty() {
+            return 0;
+        }
+        let count = ids.len();
+        match self
+            .store()
+            .run_atomic(move |c| messages::requeue_ids(c, &ids))
+            .await
+        {
+            Ok(_) => tracing::debug!(agent = %agent, count, "{agent}: {count} messages wait again"),
+            Err(err) => {
+                tracing::error!(agent = %agent, "{agent}: cannot record {count} messages as requeued: {err}")
+            }
+        }
+        count
     }
 
-    /// Every popped-unacked message of `agent` goes back to pending, marked
-    /// redelivered.
+    /// Every message popped by `agent` since its last ack is handled,
+    /// on disk before this answers.
+    pub async fn ack_turn(&self, agent: &Ident) -> Result<usize, HiveError> {
+        let settled = self.inner.queues.settle(agent);
+        if settled.is_empty() {
+            return Ok(0);
+        }
+        let (ids, now): (Vec<i64>, _) = (settled.iter().map(|q| q.id).collect(), self.now());
+        match self
+            .store()
+            .run_atomic(move |c| messages::settle(c, &ids, now))
+            .await
+        {
+            Ok(n) => Ok(n),
+            Err(err) => {
+                self.inner.queues.unsettle(agent, settled);
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Every popped-unacked message of `agent` waits again, marked
+    /// redelivered. The harness calls it at its start, so the agent's
+    /// queue is first read again from the table (rows it lacks are added).
     pub async fn requeue_inflight(&self, agent: &Ident) -> Result<usize, HiveError> {
         let n = agent.clone();
-        let count = self.store().run(move |c| messages::requeue(c, &n)).await?;
+        let rows = self
+            .store()
+            .read(move |c| messages::queued_of(c, &n))
+            .await?;
+        self.inner.queues.load(rows);
+        let ids = self.inner.queues.requeue(agent);
+        let count = self.record_requeued(agent, ids).await;
         // A harness starting (or giving a failed turn's messages back) has
         // no turn in progress: a live one it did not report is over.
         self.end_live_turn(agent, None);
@@ -284,11 +378,7 @@ impl Hive {
 
     /// How many messages wait for `agent` (stored and transient).
     pub async fn unread(&self, agent: &Ident) -> Result<u64, HiveError> {
-        let r = Recipient::Agent(agent.clone());
-        let stored = self
-            .store()
-            .read(move |c| messages::pending_count(c, &r))
-            .await?;
+        let stored = self.inner.queues.waiting(agent);
         let transient = self.inner.inbox.transient_count(agent);
         Ok(stored + transient)
     }

@@ -197,3 +197,110 @@ async fn a_long_poll_wakes_on_a_requeue() {
     assert_eq!(got[0].body, "first");
     assert!(got[0].redelivered);
 }
+
+/// A hive restarted on the store of `hive` (its queues rebuilt from the
+/// table), once every write queued so far is committed.
+async fn restarted(hive: &Hive, clock: Arc<ManualClock>) -> Hive {
+    // Queued writes (the in-flight marks) run before any later one.
+    hive.store().run(|_| Ok(())).await.unwrap();
+    let config = hive.config().clone();
+    hive_on(config, hive.store().clone(), clock).0
+}
+
+#[tokio::test]
+async fn a_message_received_and_not_acked_is_in_flight_again_after_a_restart() {
+    let (hive, clock, _dir) = hive().await;
+    hive.send(&id("alice"), "bob", "one".into(), None)
+        .await
+        .unwrap();
+    hive.send(&id("alice"), "bob", "two".into(), None)
+        .await
+        .unwrap();
+    let got = hive
+        .recv(&id("bob"), None, Some(1), std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(got[0].body, "one");
+    // A harness that outlived the daemon acks its turn: the one in flight.
+    let again = restarted(&hive, clock.clone()).await;
+    assert_eq!(again.unread(&id("bob")).await.unwrap(), 1);
+    assert_eq!(again.ack_turn(&id("bob")).await.unwrap(), 1);
+    // A harness that starts again requeues instead: nothing was in flight,
+    // and "two", read back from the table, is handed out.
+    let third = restarted(&again, clock).await;
+    assert_eq!(third.requeue_inflight(&id("bob")).await.unwrap(), 0);
+    let rest = recv_now(&third, "bob").await;
+    let bodies: Vec<_> = rest
+        .iter()
+        .map(|m| (m.body.as_str(), m.from.as_str()))
+        .collect();
+    assert_eq!(bodies, [("two", "alice")]);
+}
+
+#[tokio::test]
+async fn a_requeue_after_a_restart_hands_the_message_out_again_marked_redelivered() {
+    let (hive, clock, _dir) = hive().await;
+    hive.send(&id("alice"), "bob", "again".into(), None)
+        .await
+        .unwrap();
+    recv_now(&hive, "bob").await;
+    let again = restarted(&hive, clock).await;
+    assert_eq!(again.requeue_inflight(&id("bob")).await.unwrap(), 1);
+    let got = recv_now(&again, "bob").await;
+    assert_eq!((got[0].body.as_str(), got[0].redelivered), ("again", true));
+}
+
+#[tokio::test]
+async fn an_acked_message_is_handled_in_the_table_and_never_handed_out_again() {
+    let (hive, clock, _dir) = hive().await;
+    hive.send(&id("alice"), "bob", "once".into(), None)
+        .await
+        .unwrap();
+    recv_now(&hive, "bob").await;
+    assert_eq!(hive.ack_turn(&id("bob")).await.unwrap(), 1);
+    assert_eq!(hive.ack_turn(&id("bob")).await.unwrap(), 0);
+    let again = restarted(&hive, clock).await;
+    assert_eq!(again.requeue_inflight(&id("bob")).await.unwrap(), 0);
+    assert!(recv_now(&again, "bob").await.is_empty());
+    let state: String = again
+        .store()
+        .read(|c| {
+            Ok(
+                c.query_row("SELECT state FROM messages WHERE body = 'once'", [], |r| {
+                    r.get(0)
+                })?,
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(state, "handled");
+}
+
+#[tokio::test]
+async fn messages_sent_at_once_by_many_senders_are_each_handed_out_once_in_id_order() {
+    let (hive, _clock, _dir) = hive().await;
+    let sends: Vec<_> = (0..50)
+        .map(|n| {
+            let hive = hive.clone();
+            tokio::spawn(async move { hive.send(&id("alice"), "bob", format!("{n}"), None).await })
+        })
+        .collect();
+    for s in sends {
+        s.await.unwrap().unwrap();
+    }
+    let mut got = Vec::new();
+    loop {
+        let batch = hive
+            .recv(&id("bob"), None, Some(7), std::future::pending())
+            .await
+            .unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        got.extend(batch.into_iter().map(|m| m.id));
+    }
+    let mut sorted = got.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!((got.len(), &got), (50, &sorted));
+}

@@ -20,9 +20,10 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use tokio::sync::Notify;
 
+use super::queue_state::{Content, Queued};
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
-use crate::hive::broker::{self, InboxFull, InboxLimits};
+use crate::hive::broker::{self, InboxFull, InboxLimits, InboxLoad};
 use crate::store::{StoreError, messages};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
@@ -31,27 +32,60 @@ use crate::wire::ident::Ident;
 /// `Hive::wake_inboxes` once it has committed.
 #[must_use = "wake them once the transaction has committed: Hive::wake_inboxes"]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Wakes(Vec<Recipient>);
+pub(crate) struct Wakes {
+    to: Vec<Recipient>,
+    /// Rows the transaction inserted into agents' inboxes, filed into
+    /// their queues (`queue_state`) before anyone is woken.
+    arrived: Vec<(Ident, Queued)>,
+}
 
 impl Wakes {
     /// Wake `to`: an agent's long polls, or the operator's live views
     /// (their inbox, the open questions).
     pub(crate) fn of(to: Recipient) -> Self {
-        Self(vec![to])
+        Self {
+            to: vec![to],
+            arrived: Vec::new(),
+        }
+    }
+
+    /// Row `id` was inserted for `to` (`content` is its sender, body and
+    /// `in_reply_to`): file it, then wake `to`.
+    pub(crate) fn arrived(to: &Recipient, id: i64, content: Content) -> Self {
+        let mut wakes = Self::of(to.clone());
+        if let Recipient::Agent(agent) = to {
+            let len = content.body.len();
+            let row = Queued {
+                id,
+                len,
+                redelivered: false,
+                content: Some(Arc::new(content)),
+            };
+            wakes.arrived.push((agent.clone(), row));
+        }
+        wakes
     }
 
     /// These and `more`, each once.
     pub(crate) fn add(&mut self, more: Wakes) {
-        for to in more.0 {
-            if !self.0.contains(&to) {
-                self.0.push(to);
+        for to in more.to {
+            if !self.to.contains(&to) {
+                self.to.push(to);
             }
         }
+        self.arrived.extend(more.arrived);
+    }
+
+    /// What these add to `agent`'s inbox once filed: rows and body bytes.
+    pub(crate) fn load_of(&self, agent: &Ident) -> InboxLoad {
+        let rows = self.arrived.iter().filter(|(a, _)| a == agent);
+        let (messages, bytes) = rows.fold((0, 0), |(n, b), (_, q)| (n + 1, b + q.len as u64));
+        InboxLoad { messages, bytes }
     }
 
     /// How many inboxes (or views) are to be woken.
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        self.to.len()
     }
 }
 
@@ -66,31 +100,12 @@ pub(crate) fn insert(
     at: i64,
 ) -> Result<(i64, Wakes), StoreError> {
     let id = messages::insert(tx, from, to, body, in_reply_to, at)?;
-    Ok((id, Wakes::of(to.clone())))
-}
-
-/// Refuse to add a body of `size` bytes to `to`'s inbox when it is at a
-/// cap. The operator's inbox is not capped here: its rows stay pending
-/// (nobody `recv`s them), so a cap would close it for good.
-pub(crate) fn admit(
-    tx: &rusqlite::Connection,
-    sender: &str,
-    to: &Recipient,
-    size: usize,
-    limits: InboxLimits,
-) -> Result<(), HiveError> {
-    if matches!(to, Recipient::Operator) {
-        return Ok(());
-    }
-    let load = messages::inbox_load(tx, to)?;
-    broker::admit(load, size, limits).map_err(|(load, limits)| {
-        HiveError::InboxFull(InboxFull {
-            recipient: to.as_str().to_owned(),
-            sender: sender.to_owned(),
-            load,
-            limits,
-        })
-    })
+    let content = Content {
+        from: from.to_owned(),
+        body: body.to_owned(),
+        in_reply_to,
+    };
+    Ok((id, Wakes::arrived(to, id, content)))
 }
 
 impl Hive {
@@ -103,9 +118,44 @@ impl Hive {
     /// Wake whoever waits on the inboxes in `wakes`, after their
     /// transaction committed: the one place anything is woken.
     pub(crate) fn wake_inboxes(&self, wakes: Wakes) {
-        for to in &wakes.0 {
+        for (agent, row) in wakes.arrived {
+            self.inner.queues.file(&agent, row);
+        }
+        for to in &wakes.to {
             self.inner.inbox.wake(to);
         }
+    }
+
+    /// Refuse to add a body of `size` bytes to `to`'s inbox when it is at
+    /// a cap. The load is the inbox as committed (the queue in memory)
+    /// plus what the caller's transaction added so far (`unfiled`): a send
+    /// committed in the same group commit as this one is not yet counted,
+    /// so senders at once may pass a cap by one message each. The
+    /// operator's inbox is not capped here: its rows stay pending (nobody
+    /// `recv`s them), so a cap would close it for good.
+    pub(crate) fn admit(
+        &self,
+        sender: &str,
+        to: &Recipient,
+        size: usize,
+        unfiled: &Wakes,
+    ) -> Result<(), HiveError> {
+        let Recipient::Agent(agent) = to else {
+            return Ok(());
+        };
+        let (filed, added) = (self.inner.queues.inbox_load(agent), unfiled.load_of(agent));
+        let load = InboxLoad {
+            messages: filed.messages + added.messages,
+            bytes: filed.bytes + added.bytes,
+        };
+        broker::admit(load, size, self.inbox_limits()).map_err(|(load, limits)| {
+            HiveError::InboxFull(InboxFull {
+                recipient: to.as_str().to_owned(),
+                sender: sender.to_owned(),
+                load,
+                limits,
+            })
+        })
     }
 
     /// The caps of every agent's inbox, from config.
@@ -133,7 +183,7 @@ impl Hive {
         let (now, from) = (self.now(), from.to_owned());
         let (id, wakes) = self
             .store()
-            .run(move |c| insert(c, &from, &to, &body, in_reply_to, now))
+            .run_atomic(move |c| insert(c, &from, &to, &body, in_reply_to, now))
             .await?;
         self.wake_inboxes(wakes);
         Ok(id)

@@ -465,6 +465,7 @@ impl Hive {
         };
         let n = name.to_string();
         let rows = self.store().run(move |c| purge::agent(c, &n)).await?;
+        self.inner.queues.forget(name);
         let had_repos = self.repos().has_any(name);
         if !had_state && !had_container && !had_repos && rows == Purged::default() {
             return Err(HiveError::UnknownAgent(name.clone()));
@@ -538,6 +539,9 @@ impl Hive {
         self.reload_roster().await?;
         self.close_socket(name);
         self.inner.inbox.drop_transient(name);
+        if purge {
+            self.inner.queues.forget(name);
+        }
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });

@@ -96,6 +96,7 @@ pub mod metrics;
 pub mod notify;
 pub mod proposals;
 pub mod questions;
+mod queue_state;
 #[cfg(test)]
 mod recovery_tests;
 pub mod reminders;
@@ -169,6 +170,8 @@ struct Inner {
     roster: roster_state::RosterState,
     /// Inbox wake-ups, transient wakes and the operator's view.
     inbox: inbox_state::InboxState,
+    /// Each agent's stored inbox: what waits, what is in flight.
+    queues: queue_state::QueueState,
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
@@ -218,6 +221,7 @@ impl Hive {
                 journal,
                 roster: roster_state::RosterState::default(),
                 inbox: inbox_state::InboxState::default(),
+                queues: queue_state::QueueState::default(),
                 sockets: OnceLock::new(),
                 swarm: swarm_state::SwarmState::default(),
                 spend: spend_state::SpendState::default(),
@@ -229,9 +233,14 @@ impl Hive {
                 transcript_logged: std::sync::Mutex::default(),
             }),
         };
-        let (records, reminders) = hive
-            .store()
-            .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
+        let (records, reminders, queued) = hive.store().blocking(|c| {
+            Ok((
+                agents::all(c)?,
+                crate::store::reminders::pending_counts(c)?,
+                crate::store::messages::queued(c)?,
+            ))
+        })?;
+        hive.inner.queues.load(queued);
         let ticket = hive.inner.roster.ticket();
         let rows = hive.build_rows(&records, reminders);
         hive.inner.roster.replace_all(rows, ticket);

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::inbox::Wakes;
+use super::queue_state::Content;
 use super::{Hive, HiveError, SwarmChange};
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
 use crate::hive::{OPERATOR, Recipient, names};
@@ -166,7 +167,7 @@ impl Hive {
         batch: Vec<(Ident, BusMessage)>,
     ) -> Result<Vec<Arrival>, HiveError> {
         let own = self.own_hive();
-        let limits = self.inbox_limits();
+        let hive = self.clone();
         let (outcomes, wakes) = self
             .store()
             .run(move |c| {
@@ -185,7 +186,7 @@ impl Hive {
                     }
                     let (to, body) = recipient_here(&tx, source, m)?;
                     if m.seq == rows::expected_seq(&tx, source)?
-                        && super::inbox::admit(&tx, &m.from, &to, body.len(), limits).is_err()
+                        && hive.admit(&m.from, &to, body.len(), &wakes).is_err()
                     {
                         tracing::warn!(
                             to = %to.as_str(), from = %remote_sender(&m.from, source),
@@ -205,8 +206,13 @@ impl Hive {
                         at: m.at,
                     };
                     match rows::accept(&tx, &arriving)? {
-                        Inbound::Inserted(_) => {
-                            wakes.add(Wakes::of(to));
+                        Inbound::Inserted(id) => {
+                            let content = Content {
+                                from: arriving.from.to_owned(),
+                                body: body.clone(),
+                                in_reply_to: None,
+                            };
+                            wakes.add(Wakes::arrived(&to, id, content));
                             outcomes.push(Arrival::Stored);
                         }
                         Inbound::Duplicate => outcomes.push(Arrival::Duplicate),

@@ -1,19 +1,24 @@
 //! The broker's message table: every message accepted is a row before it is
 //! acknowledged, so nothing acknowledged is lost across a crash.
 //!
-//! A row moves `pending` → `inflight` (popped by `recv`, in the same write
-//! transaction that selected it, so two concurrent pops cannot both take
-//! it) → `handled` (`ack_turn`). `requeue_inflight` moves `inflight` back
-//! to `pending` and marks it `redelivered`. Handled rows are kept for an
-//! audit window, then [`vacuum`]ed. Rows for the operator stay `pending`:
-//! nobody `recv`s them, the operator's inbox lists them.
+//! A row is `pending` until its recipient's `ack_turn` makes it `handled`
+//! ([`settle`]). Which pending rows are in flight (handed to a `recv`, not
+//! yet acked) is the service's memory (`service/queue_state.rs`); the table
+//! keeps it only as `popped_at`, written with the writer's next commit
+//! rather than waited for ([`mark_popped`]): a `recv` costs no durable
+//! write of its own, and no index page (the column is in no index). At
+//! start the rows with `popped_at` are in flight again ([`queued`]), so a
+//! harness that outlived a daemon crash acks or requeues them as before.
+//! Requeueing ([`requeue_ids`]) clears `popped_at` and marks the row
+//! `redelivered`. Handled rows are kept for an audit window, then
+//! [`vacuum`]ed. Rows for the operator stay `pending`: nobody `recv`s
+//! them, the operator's inbox lists them.
 
 use rusqlite::{Connection, params};
 
-use super::{StoreError, immediate};
+use super::StoreError;
 use crate::hive::Recipient;
-use crate::hive::broker::InboxLoad;
-use crate::wire::agent::{DeliveredMessage, InboxRow};
+use crate::wire::agent::InboxRow;
 use crate::wire::ident::Ident;
 
 /// Store a pending message; its id.
@@ -32,117 +37,134 @@ pub fn insert(
     Ok(conn.last_insert_rowid())
 }
 
-/// The pending rows of `?1`, oldest first. Neither a bound `LIMIT ?` nor
-/// `recipient = ?1` against the partial index: either makes SQLite re-plan
-/// the statement whenever the bound value changes (a parse on the broker's
-/// hottest path); the `CAST` keeps the index and ordered scan, and stepping
-/// stops after `max` rows.
-const POP: &str = "SELECT id, sender, body, redelivered, in_reply_to FROM messages
-     WHERE recipient = CAST(?1 AS TEXT) AND state = 'pending' ORDER BY id";
-
-/// Take up to `max` pending messages of `agent`, oldest first, whose bodies
-/// fit in `max_bytes` (the first always goes), and mark them in flight —
-/// one write transaction, so no row is handed out twice.
-pub fn pop(
-    conn: &mut Connection,
-    agent: &Ident,
-    max: u32,
-    max_bytes: usize,
-    now: i64,
-) -> Result<Vec<DeliveredMessage>, StoreError> {
-    let tx = immediate(conn)?;
-    let popped = {
-        let mut select = tx.prepare_cached(POP)?;
-        let rows = select.query_map([agent.as_str()], |r| {
-            Ok(DeliveredMessage {
-                id: r.get(0)?,
-                from: r.get(1)?,
-                body: r.get(2)?,
-                redelivered: r.get(3)?,
-                in_reply_to: r.get(4)?,
-            })
-        })?;
-        let rows = rows.take(usize::try_from(max).unwrap_or(usize::MAX));
-        let popped = within_bytes(rows, max_bytes, |m| m.body.len())?.0;
-        let mut mark = tx.prepare_cached(
-            "UPDATE messages SET state = 'inflight', popped_at = ?2 WHERE id = ?1",
-        )?;
-        for m in &popped {
-            mark.execute(params![m.id, now])?;
-        }
-        popped
-    };
-    tx.commit()?;
-    Ok(popped)
+/// A pending row of some agent's inbox, as the service keeps it in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedRow {
+    pub id: i64,
+    pub recipient: String,
+    /// The body's length in bytes.
+    pub len: u64,
+    pub redelivered: bool,
+    /// Handed to a `recv` and not acked when the daemon last stopped.
+    pub popped: bool,
 }
 
-/// Every in-flight message of `agent` becomes handled; how many.
-pub fn ack(conn: &Connection, agent: &Ident, now: i64) -> Result<usize, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "UPDATE messages SET state = 'handled', handled_at = ?2
-         WHERE recipient = ?1 AND state = 'inflight'",
-    )?;
-    Ok(stmt.execute(params![agent.as_str(), now])?)
-}
+const QUEUED: &str = "SELECT id, recipient, octet_length(body), redelivered, popped_at IS NOT NULL
+     FROM messages WHERE state = 'pending' AND recipient <> 'operator'";
 
-/// Every in-flight message of `agent` goes back to pending, marked
-/// redelivered; how many.
-pub fn requeue(conn: &Connection, agent: &Ident) -> Result<usize, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "UPDATE messages SET state = 'pending', redelivered = 1, popped_at = NULL
-         WHERE recipient = ?1 AND state = 'inflight'",
-    )?;
-    Ok(stmt.execute([agent.as_str()])?)
-}
-
-/// Put these in-flight messages of `agent` back to pending, marked
-/// redelivered (their answer could not be written); how many.
-pub fn requeue_ids(conn: &mut Connection, agent: &Ident, ids: &[i64]) -> Result<usize, StoreError> {
-    let tx = immediate(conn)?;
-    let mut n = 0;
-    {
-        let mut stmt = tx.prepare_cached(
-            "UPDATE messages SET state = 'pending', redelivered = 1, popped_at = NULL
-             WHERE id = ?1 AND recipient = ?2 AND state = 'inflight'",
-        )?;
-        for id in ids {
-            n += stmt.execute(params![id, agent.as_str()])?;
-        }
-    }
-    tx.commit()?;
-    Ok(n)
-}
-
-/// How full `recipient`'s inbox is: pending messages and their body bytes
-/// (`octet_length` reads the stored length, not the bodies).
-pub fn inbox_load(conn: &Connection, recipient: &Recipient) -> Result<InboxLoad, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT COUNT(*), COALESCE(SUM(octet_length(body)), 0) FROM messages
-         WHERE recipient = ?1 AND state = 'pending'",
-    )?;
-    let (messages, bytes): (i64, i64) =
-        stmt.query_row([recipient.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(InboxLoad {
-        messages: u64::try_from(messages).unwrap_or(0),
-        bytes: u64::try_from(bytes).unwrap_or(0),
+fn queued_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedRow> {
+    Ok(QueuedRow {
+        id: r.get(0)?,
+        recipient: r.get(1)?,
+        len: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+        redelivered: r.get(3)?,
+        popped: r.get(4)?,
     })
 }
 
-/// How many messages wait for `recipient`.
-pub fn pending_count(conn: &Connection, recipient: &Recipient) -> Result<u64, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT COUNT(*) FROM messages WHERE recipient = ?1 AND state = 'pending'",
-    )?;
-    let n: i64 = stmt.query_row([recipient.as_str()], |r| r.get(0))?;
-    Ok(u64::try_from(n).unwrap_or(0))
+/// Every agent's pending rows, oldest first (the operator's are not
+/// queued: nobody `recv`s them).
+pub fn queued(conn: &Connection) -> Result<Vec<QueuedRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!("{QUEUED} ORDER BY id"))?;
+    let rows = stmt.query_map([], queued_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// How many messages wait, by recipient (those with none left out).
+/// `agent`'s pending rows, oldest first.
+pub fn queued_of(conn: &Connection, agent: &Ident) -> Result<Vec<QueuedRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "{QUEUED} AND recipient = CAST(?1 AS TEXT) ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([agent.as_str()], queued_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A pending row's content, read when it is handed out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub id: i64,
+    pub from: String,
+    pub body: String,
+    pub in_reply_to: Option<i64>,
+}
+
+/// The content of each pending row of `ids` still in the table, in the
+/// order of `ids` (a row purged meanwhile is left out).
+pub fn bodies(conn: &Connection, ids: &[i64]) -> Result<Vec<Stored>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT sender, body, in_reply_to FROM messages WHERE id = ?1 AND state = 'pending'",
+    )?;
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        let row = stmt.query_row([id], |r| {
+            Ok(Stored {
+                id,
+                from: r.get(0)?,
+                body: r.get(1)?,
+                in_reply_to: r.get(2)?,
+            })
+        });
+        match row {
+            Ok(row) => out.push(row),
+            Err(rusqlite::Error::QueryReturnedNoRows) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+/// `ids` as a JSON array, for `json_each`: one statement over any number
+/// of rows (atomic by itself, one prepared plan).
+fn id_list(ids: &[i64]) -> String {
+    let mut list = String::with_capacity(2 + ids.len() * 8);
+    list.push('[');
+    for (n, id) in ids.iter().enumerate() {
+        if n > 0 {
+            list.push(',');
+        }
+        list.push_str(&id.to_string());
+    }
+    list.push(']');
+    list
+}
+
+/// Record that these pending rows were handed to a `recv` at `at`.
+pub fn mark_popped(conn: &Connection, ids: &[i64], at: i64) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE messages SET popped_at = ?2
+         WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'",
+    )?;
+    stmt.execute(params![id_list(ids), at])?;
+    Ok(())
+}
+
+/// These pending rows are handled (their turn was acked); how many.
+pub fn settle(conn: &Connection, ids: &[i64], now: i64) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE messages SET state = 'handled', handled_at = ?2
+         WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'",
+    )?;
+    Ok(stmt.execute(params![id_list(ids), now])?)
+}
+
+/// These pending rows go back to waiting, marked redelivered; how many.
+pub fn requeue_ids(conn: &Connection, ids: &[i64]) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE messages SET redelivered = 1, popped_at = NULL
+         WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'",
+    )?;
+    Ok(stmt.execute([id_list(ids)])?)
+}
+
+/// How many messages wait (not handed to a `recv`; one handed out a
+/// moment ago may count until its mark is written), by recipient (those
+/// with none left out).
 pub fn pending_by_recipient(
     conn: &Connection,
 ) -> Result<std::collections::HashMap<String, u64>, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT recipient, COUNT(*) FROM messages WHERE state = 'pending' GROUP BY recipient",
+        "SELECT recipient, COUNT(*) FROM messages WHERE state = 'pending' AND popped_at IS NULL
+         GROUP BY recipient",
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
     rows.map(|r| {

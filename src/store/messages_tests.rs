@@ -4,62 +4,64 @@ use crate::store::Store;
 use crate::testing::id;
 
 #[test]
-fn a_pop_stops_at_the_byte_budget_but_always_takes_one() {
+fn queued_rows_are_the_agents_pending_ones_in_order_and_popped_ones_say_so() {
     let store = Store::open_in_memory().unwrap();
     store
         .blocking(|c| {
             let a = Recipient::Agent(id("a"));
-            for body in ["aaaa", "bbbb", "cccc"] {
-                insert(c, "x", &a, body, None, 1)?;
-            }
-            assert_eq!(pop(c, &id("a"), 10, 6, 2)?.len(), 1);
-            assert_eq!(pop(c, &id("a"), 10, 8, 2)?.len(), 2);
-            let (rows, truncated) = recent(c, &a, 10, 5)?;
-            assert_eq!((rows.len(), truncated), (1, true));
-            assert!(!recent(c, &a, 10, 100)?.1);
+            let one = insert(c, "x", &a, "one", None, 1)?;
+            let two = insert(c, "x", &Recipient::Agent(id("b")), "two!", None, 1)?;
+            let three = insert(c, "x", &a, "three", None, 1)?;
+            insert(c, "x", &Recipient::Operator, "not queued", None, 1)?;
+            mark_popped(c, &[one], 2)?;
+            settle(c, &[three], 3)?;
+            let rows = queued(c)?;
+            let seen: Vec<_> = rows
+                .iter()
+                .map(|r| (r.id, r.recipient.as_str(), r.len, r.popped))
+                .collect();
+            assert_eq!(seen, [(one, "a", 3, true), (two, "b", 4, false)]);
+            assert_eq!(queued_of(c, &id("b"))?.len(), 1);
             Ok(())
         })
         .unwrap();
 }
 
 #[test]
-fn a_popped_message_is_not_popped_again_until_requeued() {
+fn a_requeued_row_is_redelivered_and_no_longer_popped() {
     let store = Store::open_in_memory().unwrap();
     store
         .blocking(|c| {
-            let bob = Recipient::Agent(id("bob"));
-            for body in ["one", "two", "three"] {
-                insert(c, "alice", &bob, body, None, 1)?;
-            }
-            let first = pop(c, &id("bob"), 2, usize::MAX, 5)?;
-            let bodies: Vec<_> = first.iter().map(|m| m.body.as_str()).collect();
-            assert_eq!(bodies, ["one", "two"]);
-            let second = pop(c, &id("bob"), 10, usize::MAX, 5)?;
-            assert_eq!(second.len(), 1);
-            assert_eq!(second[0].body, "three");
-            assert!(pop(c, &id("bob"), 10, usize::MAX, 5)?.is_empty());
-            assert_eq!(requeue(c, &id("bob"))?, 3);
-            let again = pop(c, &id("bob"), 10, usize::MAX, 6)?;
-            assert!(again.iter().all(|m| m.redelivered));
-            assert_eq!(again.len(), 3);
+            let m = insert(c, "alice", &Recipient::Agent(id("bob")), "hi", None, 1)?;
+            mark_popped(c, &[m], 2)?;
+            assert_eq!(requeue_ids(c, &[m])?, 1);
+            let row = &queued_of(c, &id("bob"))?[0];
+            assert!(row.redelivered && !row.popped);
             Ok(())
         })
         .unwrap();
 }
 
 #[test]
-fn ack_touches_only_the_acking_agents_inflight_rows() {
+fn a_settled_row_is_handled_once_and_no_longer_read_or_marked() {
     let store = Store::open_in_memory().unwrap();
     store
         .blocking(|c| {
-            insert(c, "x", &Recipient::Agent(id("a")), "for a", None, 1)?;
-            insert(c, "x", &Recipient::Agent(id("b")), "for b", None, 1)?;
-            pop(c, &id("a"), 10, usize::MAX, 2)?;
-            pop(c, &id("b"), 10, usize::MAX, 2)?;
-            assert_eq!(ack(c, &id("a"), 3)?, 1);
-            assert_eq!(requeue(c, &id("b"))?, 1);
-            assert_eq!(pending_count(c, &Recipient::Agent(id("b")))?, 1);
-            assert_eq!(pending_count(c, &Recipient::Agent(id("a")))?, 0);
+            let a = Recipient::Agent(id("a"));
+            let m = insert(c, "x", &a, "body", Some(7), 1)?;
+            let stored = Stored {
+                id: m,
+                from: "x".into(),
+                body: "body".into(),
+                in_reply_to: Some(7),
+            };
+            assert_eq!(bodies(c, &[m])?, [stored]);
+            assert_eq!(settle(c, &[m], 2)?, 1);
+            assert_eq!(settle(c, &[m], 3)?, 0, "settled twice");
+            assert!(bodies(c, &[m])?.is_empty());
+            mark_popped(c, &[m], 4)?;
+            assert_eq!(requeue_ids(c, &[m])?, 0);
+            assert!(queued_of(c, &id("a"))?.is_empty());
             Ok(())
         })
         .unwrap();
@@ -73,34 +75,28 @@ fn plan(c: &Connection, sql: &str) -> String {
 }
 
 #[test]
-fn the_inbox_queries_search_the_live_row_indexes_not_the_table() {
-    let store = Store::open_in_memory().unwrap();
-    store
-            .blocking(|c| {
-                let pending = "SELECT id FROM messages WHERE recipient = 'a' AND state = 'pending' ORDER BY id LIMIT 10";
-                assert!(plan(c, pending).contains("messages_pending"), "{}", plan(c, pending));
-                let ack = "UPDATE messages SET state = 'handled' WHERE recipient = 'a' AND state = 'inflight'";
-                assert!(plan(c, ack).contains("messages_inflight"), "{}", plan(c, ack));
-                let recent = "SELECT id FROM messages WHERE recipient = 'a' ORDER BY id DESC LIMIT 10";
-                assert!(plan(c, recent).contains("messages_by_recipient"), "{}", plan(c, recent));
-                Ok(())
-            })
-            .unwrap();
-}
-
-#[test]
-fn popping_for_one_agent_after_another_reuses_the_planned_statement() {
+fn the_inbox_queries_search_the_indexes_not_the_table() {
     let store = Store::open_in_memory().unwrap();
     store
         .blocking(|c| {
-            for i in 0..10 {
-                let agent = id(&format!("a{}", i % 3));
-                insert(c, "x", &Recipient::Agent(agent.clone()), "hi", None, 1)?;
-                assert_eq!(pop(c, &agent, 10, usize::MAX, 2)?.len(), 1);
-            }
-            let planned = c.prepare_cached(POP)?;
-            assert_eq!(planned.get_status(rusqlite::StatementStatus::Run), 10);
-            assert_eq!(planned.get_status(rusqlite::StatementStatus::RePrepare), 0);
+            let waiting = format!("{QUEUED} ORDER BY id");
+            assert!(
+                plan(c, &waiting).contains("messages_waiting"),
+                "{}",
+                plan(c, &waiting)
+            );
+            let recent = "SELECT id FROM messages WHERE recipient = 'a' ORDER BY id DESC LIMIT 10";
+            assert!(
+                plan(c, recent).contains("messages_by_recipient"),
+                "{}",
+                plan(c, recent)
+            );
+            let settle = "UPDATE messages SET state = 'handled' WHERE id = 1 AND state = 'pending'";
+            assert!(
+                plan(c, settle).contains("INTEGER PRIMARY KEY"),
+                "{}",
+                plan(c, settle)
+            );
             Ok(())
         })
         .unwrap();
@@ -112,15 +108,31 @@ fn vacuum_removes_only_handled_rows_older_than_the_cutoff() {
     store
         .blocking(|c| {
             let a = Recipient::Agent(id("a"));
-            insert(c, "x", &a, "old", None, 1)?;
-            pop(c, &id("a"), 10, usize::MAX, 1)?;
-            ack(c, &id("a"), 10)?;
+            let old = insert(c, "x", &a, "old", None, 1)?;
+            settle(c, &[old], 10)?;
             insert(c, "x", &a, "pending", None, 1)?;
             insert(c, "x", &Recipient::Operator, "for the operator", None, 1)?;
             assert_eq!(vacuum(c, 10)?, 0);
             assert_eq!(vacuum(c, 11)?, 1);
             assert_eq!(recent(c, &a, 10, usize::MAX)?.0.len(), 1);
             assert_eq!(recent(c, &Recipient::Operator, 10, usize::MAX)?.0.len(), 1);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn recent_stops_at_the_byte_budget_but_always_takes_one() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .blocking(|c| {
+            let a = Recipient::Agent(id("a"));
+            for body in ["aaaa", "bbbb", "cccc"] {
+                insert(c, "x", &a, body, None, 1)?;
+            }
+            let (rows, truncated) = recent(c, &a, 10, 5)?;
+            assert_eq!((rows.len(), truncated), (1, true));
+            assert!(!recent(c, &a, 10, 100)?.1);
             Ok(())
         })
         .unwrap();

@@ -258,6 +258,18 @@ const STEPS: &[&str] = &[
         read_at    INTEGER NOT NULL,
         PRIMARY KEY (agent, path)
     ) WITHOUT ROWID;",
+    // 14: a message in flight is the service's memory; the row stays
+    // `pending` with `popped_at` set (written with the next commit, not
+    // waited for). Rows in flight under the old scheme become exactly that,
+    // and their index goes: a `recv` touches no index page. Waiting rows
+    // are found by id, not by recipient: the service counts each inbox in
+    // memory, and an index keyed by id takes each insert and ack at its
+    // newest pages rather than one leaf per recipient.
+    "UPDATE messages SET state = 'pending', popped_at = COALESCE(popped_at, at)
+        WHERE state = 'inflight';
+    DROP INDEX messages_inflight;
+    DROP INDEX messages_pending;
+    CREATE INDEX messages_waiting ON messages(id) WHERE state = 'pending';",
 ];
 
 /// The schema version this build writes.

@@ -23,6 +23,14 @@
 //!   a message `send` acknowledged is never lost to a power cut. NORMAL would
 //!   be faster and is still safe against a process crash; the broker
 //!   benchmark prints the cost.
+//! - **What an answer means** (the broker's contract, unchanged by the
+//!   in-memory queues): a `send` (any delivery) answers once its row is
+//!   committed, an `ack_turn` once its rows are `handled`, both on disk. A
+//!   `recv` writes nothing it waits for: which rows are in flight is the
+//!   service's memory, and their `popped_at` mark rides the next commit
+//!   (`messages.rs`). A daemon killed before that commit hands those
+//!   messages out again after its restart, not marked redelivered; none is
+//!   lost, and none whose ack was answered comes back.
 //! - **Numbered migrations** kept in `PRAGMA user_version` (`migrations.rs`).
 //! - The file is created `0600`: it holds every message of the hive.
 
@@ -178,6 +186,52 @@ impl Store {
         F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
     {
         self.run_as(f).await
+    }
+
+    /// Queue the write `f` for the writer's next batch without waiting for
+    /// it: for what may ride the next commit rather than be waited for (a
+    /// failure is logged). Keeps order with every later [`Store::run`]. As
+    /// [`Store::run_atomic`], `f` must not fail part-way.
+    pub fn queue<F>(&self, f: F)
+    where
+        F: FnOnce(&mut Connection) -> Result<(), StoreError> + Send + 'static,
+    {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let logged = move |c: &mut Connection| {
+            let result = f(c);
+            if let Err(err) = &result {
+                tracing::error!("a queued write failed: {err}");
+            }
+            result
+        };
+        drop(answer);
+        if self
+            .inner
+            .writes
+            .send(writer::atomic(logged, reply))
+            .is_err()
+        {
+            tracing::error!("a queued write was dropped: the writer has stopped");
+        }
+    }
+
+    /// [`Store::run_as`] for an `f` that cannot fail part-way: its writes
+    /// are one statement, or all inside its own [`immediate`] transaction.
+    /// The writer opens no savepoint of its own for it (the broker's hot
+    /// path: a send, an ack). An `f` that wrote, then failed outside such a
+    /// transaction, would have its writes committed: keep it to that shape.
+    pub async fn run_atomic<R, E, F>(&self, f: F) -> Result<R, E>
+    where
+        R: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
+    {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.inner
+            .writes
+            .send(writer::atomic(f, reply))
+            .map_err(|_| E::from(StoreError::Task))?;
+        answer.await.map_err(|_| E::from(StoreError::Task))?
     }
 
     /// [`Store::run`] answering in the caller's error type `E`, so a service

@@ -74,7 +74,11 @@ fn an_inbound_message_is_stored_once_and_only_after_its_predecessor() {
             // Another source hive counts on its own.
             let c1 = arriving(&other, 1, "hive-c.me.1", &bob, "c1");
             assert!(matches!(accept(c, &c1)?, Inbound::Inserted(_)));
-            let bodies: Vec<_> = messages::pop(c, &id("bob"), 10, usize::MAX, 2)?
+            let queued: Vec<i64> = messages::queued_of(c, &id("bob"))?
+                .iter()
+                .map(|r| r.id)
+                .collect();
+            let bodies: Vec<_> = messages::bodies(c, &queued)?
                 .into_iter()
                 .map(|m| m.body)
                 .collect();

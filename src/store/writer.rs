@@ -28,11 +28,48 @@ pub(super) type Commit<'a> = Result<(), &'a rusqlite::Error>;
 /// released, else rolled back) and how to answer its caller after the commit.
 pub(super) type Ran = (bool, Box<dyn FnOnce(Commit<'_>) + Send>);
 /// A unit of work queued for the writer.
-pub(super) type Job = Box<dyn FnOnce(&mut Connection) -> Ran + Send>;
+pub(super) struct Job {
+    run: Box<dyn FnOnce(&mut Connection) -> Ran + Send>,
+    /// Whether the writer wraps it in a savepoint of its own (see [`atomic`]).
+    guarded: bool,
+}
 
 /// Wrap `f` as a job answering on `reply`: `f`'s own error as it is, a
-/// failed commit as a store error, a panic as [`StoreError::Task`].
+/// failed commit as a store error, a panic as [`StoreError::Task`]. A
+/// failure rolls back only `f`'s writes (its savepoint).
 pub(super) fn job<R, E, F>(f: F, reply: tokio::sync::oneshot::Sender<Result<R, E>>) -> Job
+where
+    R: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
+{
+    Job {
+        run: answered(f, reply),
+        guarded: true,
+    }
+}
+
+/// [`job`] for an `f` that cannot fail part-way: its writes are one
+/// statement (SQLite undoes a failed statement itself) or all inside its
+/// own [`super::immediate`] transaction. The writer opens no savepoint for
+/// it: two statements fewer per job, and no page copied to the
+/// sub-journal for it.
+pub(super) fn atomic<R, E, F>(f: F, reply: tokio::sync::oneshot::Sender<Result<R, E>>) -> Job
+where
+    R: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
+{
+    Job {
+        run: answered(f, reply),
+        guarded: false,
+    }
+}
+
+fn answered<R, E, F>(
+    f: F,
+    reply: tokio::sync::oneshot::Sender<Result<R, E>>,
+) -> Box<dyn FnOnce(&mut Connection) -> Ran + Send>
 where
     R: Send + 'static,
     E: From<StoreError> + Send + 'static,
@@ -138,12 +175,15 @@ pub(super) fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
 type Answer = Box<dyn FnOnce(Commit<'_>) + Send>;
 
 fn in_savepoint(conn: &mut Connection, job: Job) -> Answer {
+    if !job.guarded {
+        return (job.run)(conn).1;
+    }
     if let Err(e) = savepoint::step(conn, JOB.open) {
         // Not run: dropped, its caller is answered [`StoreError::Task`].
         tracing::error!("cannot open a savepoint: {e}");
         return Box::new(|_| {});
     }
-    let (ok, answer) = job(conn);
+    let (ok, answer) = (job.run)(conn);
     let undone = if ok {
         Ok(())
     } else {

@@ -77,8 +77,10 @@ fn a_job_using_its_own_transaction_runs_as_a_savepoint_inside_the_batch() {
     let (tx, mut r) = oneshot::channel::<Result<usize, StoreError>>();
     let popper = job(
         |c: &mut Connection| {
-            messages::insert(c, "x", &Recipient::Agent(id("bob")), "one", None, 1)?;
-            Ok(messages::pop(c, &id("bob"), 10, usize::MAX, 2)?.len())
+            let tx = crate::store::immediate(c)?;
+            messages::insert(&tx, "x", &Recipient::Agent(id("bob")), "one", None, 1)?;
+            tx.commit()?;
+            Ok(messages::queued_of(c, &id("bob"))?.len())
         },
         tx,
     );
@@ -112,7 +114,7 @@ async fn concurrent_writes_to_a_file_store_are_all_committed_and_readable() {
         call.await.unwrap().unwrap();
     }
     let n = store
-        .read(|c| messages::pending_count(c, &Recipient::Agent(id("bob"))))
+        .read(|c| messages::queued_of(c, &id("bob")).map(|q| q.len()))
         .await
         .unwrap();
     assert_eq!(n, 200);
@@ -126,7 +128,7 @@ async fn concurrent_writes_to_a_file_store_are_all_committed_and_readable() {
     drop(store);
     let again = Store::open(&dir.path().join("hive.db")).unwrap();
     let n = again
-        .blocking(|c| messages::pending_count(c, &Recipient::Agent(id("bob"))))
+        .blocking(|c| messages::queued_of(c, &id("bob")).map(|q| q.len()))
         .unwrap();
     assert_eq!(n, 200);
 }

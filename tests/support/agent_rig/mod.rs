@@ -207,7 +207,8 @@ pub fn eventually(what: &str, within: Duration, mut check: impl FnMut() -> bool)
     }
 }
 
-/// `(state, redelivered)` of every message to `to`, by id.
+/// `(state, redelivered)` of every message to `to`, by id; a pending row
+/// marked popped reads `inflight`.
 pub fn message_states(state_dir: &Path, to: &str) -> Vec<(String, bool)> {
     let db = rusqlite::Connection::open_with_flags(
         state_dir.join("hive.db"),
@@ -215,7 +216,10 @@ pub fn message_states(state_dir: &Path, to: &str) -> Vec<(String, bool)> {
     )
     .unwrap();
     let mut stmt = db
-        .prepare("SELECT state, redelivered FROM messages WHERE recipient = ?1 ORDER BY id")
+        .prepare(
+            "SELECT CASE WHEN state = 'pending' AND popped_at IS NOT NULL THEN 'inflight' ELSE state END,
+                 redelivered FROM messages WHERE recipient = ?1 ORDER BY id",
+        )
         .unwrap();
     stmt.query_map([to], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
