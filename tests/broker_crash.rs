@@ -43,6 +43,46 @@ fn sender(d: &Daemon, name: &str, acked: &Arc<AtomicUsize>) -> JoinHandle<Vec<St
     })
 }
 
+/// A daemon with agents s1, s2, s3 and sink, the three sending to sink
+/// (see [`sender`]): the daemon, the acknowledged count, the senders.
+fn three_senders_and_a_sink() -> (Daemon, Arc<AtomicUsize>, Vec<JoinHandle<Vec<String>>>) {
+    let d = Daemon::start(Launch::Standalone);
+    for a in ["s1", "s2", "s3", "sink"] {
+        assert_eq!(
+            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
+            HOST_OK
+        );
+    }
+    let acked = Arc::new(AtomicUsize::new(0));
+    let senders = ["s1", "s2", "s3"]
+        .into_iter()
+        .map(|name| sender(&d, name, &acked))
+        .collect();
+    (d, acked, senders)
+}
+
+/// Run `f` on a thread with a connection to the sink's socket.
+fn on_sink<T: Send + 'static>(
+    d: &Daemon,
+    f: impl FnOnce(Conn) -> T + Send + 'static,
+) -> JoinHandle<T> {
+    let c = Conn::open(&d.agent_socket("sink"));
+    std::thread::spawn(move || f(c))
+}
+
+/// The bodies of the sink's next `recv` (up to 5, waiting up to 1 s);
+/// `None` once the daemon is gone.
+fn next_turn(c: &mut Conn) -> Option<Vec<String>> {
+    let answer = c.try_ask(r#"{"cmd":"recv","wait_seconds":1,"max":5}"#)?;
+    let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let bodies = v["messages"].as_array().unwrap().iter();
+    Some(
+        bodies
+            .map(|m| m["body"].as_str().unwrap().to_owned())
+            .collect(),
+    )
+}
+
 /// Wait until `n` sends were acknowledged.
 fn wait_for_acks(acked: &AtomicUsize, n: usize) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -50,6 +90,21 @@ fn wait_for_acks(acked: &AtomicUsize, n: usize) {
         assert!(std::time::Instant::now() < deadline, "load never got going");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+}
+
+/// SIGKILL the daemon once `n` sends were acknowledged (an event the
+/// senders count, mid-stream): its state directory and every body whose
+/// send was acknowledged.
+fn kill_after(
+    d: Daemon,
+    acked: &AtomicUsize,
+    n: usize,
+    senders: Vec<JoinHandle<Vec<String>>>,
+) -> (tempfile::TempDir, Vec<String>) {
+    wait_for_acks(acked, n);
+    let dir = d.kill_hard();
+    let confirmed = senders.into_iter().flat_map(|s| s.join().unwrap());
+    (dir, confirmed.collect())
 }
 
 /// Every acknowledged body was delivered.
@@ -66,50 +121,25 @@ fn assert_none_lost(confirmed: &[String], delivered: impl Fn(&str) -> bool) {
 
 #[test]
 fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
-    let d = Daemon::start(Launch::Standalone);
-    for a in ["s1", "s2", "s3", "sink"] {
-        assert_eq!(
-            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
-            HOST_OK
-        );
-    }
-    let acked = Arc::new(AtomicUsize::new(0));
-    let senders: Vec<_> = ["s1", "s2", "s3"]
-        .into_iter()
-        .map(|name| sender(&d, name, &acked))
-        .collect();
+    let (d, acked, senders) = three_senders_and_a_sink();
     // The sink pops and acks while the senders run, so the crash finds
     // rows in every state: pending, in flight and handled.
     let received = Arc::new(Mutex::new(HashSet::new()));
     let sink = {
-        let mut c = Conn::open(&d.agent_socket("sink"));
         let received = received.clone();
-        std::thread::spawn(move || {
-            for turn in 0.. {
-                let Some(answer) = c.try_ask(r#"{"cmd":"recv","wait_seconds":1,"max":5}"#) else {
+        on_sink(&d, move |mut c| {
+            for n in 0.. {
+                let Some(turn) = next_turn(&mut c) else {
                     return;
                 };
-                let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
-                for m in v["messages"].as_array().unwrap() {
-                    received
-                        .lock()
-                        .unwrap()
-                        .insert(m["body"].as_str().unwrap().to_owned());
-                }
-                if turn % 2 == 0 && c.try_ask(r#"{"cmd":"ack_turn"}"#).is_none() {
+                received.lock().unwrap().extend(turn);
+                if n % 2 == 0 && c.try_ask(r#"{"cmd":"ack_turn"}"#).is_none() {
                     return;
                 }
             }
         })
     };
-    // Kill once a good number of sends were acknowledged (an event the
-    // senders count), mid-stream.
-    wait_for_acks(&acked, 300);
-    let dir = d.kill_hard();
-    let confirmed: Vec<String> = senders
-        .into_iter()
-        .flat_map(|s| s.join().unwrap())
-        .collect();
+    let (dir, confirmed) = kill_after(d, &acked, 300, senders);
     sink.join().unwrap();
     assert!(confirmed.len() >= 300);
 
@@ -143,12 +173,7 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
     }
     let acked = Arc::new(AtomicUsize::new(0));
     let senders: Vec<_> = names.iter().map(|n| sender(&d, n, &acked)).collect();
-    wait_for_acks(&acked, 500);
-    let dir = d.kill_hard();
-    let confirmed: Vec<String> = senders
-        .into_iter()
-        .flat_map(|s| s.join().unwrap())
-        .collect();
+    let (dir, confirmed) = kill_after(d, &acked, 500, senders);
 
     let d = Daemon::start_in(dir, Launch::Standalone);
     let mut c = Conn::open(&d.agent_socket("sink"));
@@ -176,36 +201,17 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
 /// loses none that was received but not acked.
 #[test]
 fn sigkill_among_receives_and_acks_brings_back_no_acked_message_and_loses_no_other() {
-    let d = Daemon::start(Launch::Standalone);
-    for a in ["s1", "s2", "s3", "sink"] {
-        assert_eq!(
-            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
-            HOST_OK
-        );
-    }
-    let acked = Arc::new(AtomicUsize::new(0));
-    let senders: Vec<_> = ["s1", "s2", "s3"]
-        .into_iter()
-        .map(|name| sender(&d, name, &acked))
-        .collect();
+    let (d, acked, senders) = three_senders_and_a_sink();
     // Bodies whose ack_turn was answered; the sink's thread returns those
     // of the turn whose ack the kill cut off (handled or not).
     let settled = Arc::new(Mutex::new(HashSet::new()));
     let sink = {
-        let mut c = Conn::open(&d.agent_socket("sink"));
         let settled = settled.clone();
-        std::thread::spawn(move || -> Vec<String> {
+        on_sink(&d, move |mut c| -> Vec<String> {
             loop {
-                let Some(answer) = c.try_ask(r#"{"cmd":"recv","wait_seconds":1,"max":5}"#) else {
+                let Some(turn) = next_turn(&mut c) else {
                     return Vec::new();
                 };
-                let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
-                let turn: Vec<String> = v["messages"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|m| m["body"].as_str().unwrap().to_owned())
-                    .collect();
                 match c.try_ask(r#"{"cmd":"ack_turn"}"#) {
                     Some(ok) => {
                         assert_eq!(ok, r#"{"kind":"ok"}"#);
@@ -216,12 +222,7 @@ fn sigkill_among_receives_and_acks_brings_back_no_acked_message_and_loses_no_oth
             }
         })
     };
-    wait_for_acks(&acked, 300);
-    let dir = d.kill_hard();
-    let confirmed: Vec<String> = senders
-        .into_iter()
-        .flat_map(|s| s.join().unwrap())
-        .collect();
+    let (dir, confirmed) = kill_after(d, &acked, 300, senders);
     let cut = sink.join().unwrap();
     let settled = settled.lock().unwrap().clone();
     assert!(!settled.is_empty(), "no turn was acked before the kill");

@@ -334,6 +334,15 @@ impl Hive {
         count
     }
 
+    /// Forget `name`'s transient wakes (it was destroyed) and, when its
+    /// rows were `purged`, its queue (a plain destroy keeps its mail).
+    pub(super) fn forget_inbox(&self, name: &Ident, purged: bool) {
+        self.inner.inbox.drop_transient(name);
+        if purged {
+            self.inner.queues.forget(name);
+        }
+    }
+
     /// Every message popped by `agent` since its last ack is handled,
     /// on disk before this answers.
     pub async fn ack_turn(&self, agent: &Ident) -> Result<usize, HiveError> {

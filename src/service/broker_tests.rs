@@ -40,19 +40,26 @@ async fn recv_now(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
         .unwrap()
 }
 
+/// alice sends `body` to bob.
+async fn to_bob(hive: &Hive, body: &str) {
+    hive.send(&id("alice"), "bob", body.into(), None)
+        .await
+        .unwrap();
+}
+
+/// At most one message of `who`'s, without waiting.
+async fn recv_one(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
+    hive.recv(&id(who), None, Some(1), std::future::pending())
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn handled_messages_are_vacuumed_after_the_retention_and_no_sooner() {
     let (hive, clock, _dir) = hive().await;
-    hive.send(&id("alice"), "bob", "handled".into(), None)
-        .await
-        .unwrap();
-    hive.send(&id("alice"), "bob", "still in flight".into(), None)
-        .await
-        .unwrap();
-    let got = hive
-        .recv(&id("bob"), None, Some(1), std::future::pending())
-        .await
-        .unwrap();
+    to_bob(&hive, "handled").await;
+    to_bob(&hive, "still in flight").await;
+    let got = recv_one(&hive, "bob").await;
     assert_eq!(got[0].body, "handled");
     hive.ack_turn(&id("bob")).await.unwrap();
     recv_now(&hive, "bob").await; // the second one is now in flight, unacked
@@ -105,9 +112,7 @@ async fn a_body_over_the_cap_is_refused_naming_its_size_and_the_cap() {
 #[tokio::test]
 async fn a_transient_wake_is_handed_out_once_first_and_never_stored() {
     let (hive, _clock, _dir) = hive().await;
-    hive.send(&id("alice"), "bob", "stored".into(), None)
-        .await
-        .unwrap();
+    to_bob(&hive, "stored").await;
     hive.wake(&id("bob"), "bash".into(), "job 3 done".into(), true)
         .await
         .unwrap();
@@ -170,9 +175,7 @@ async fn a_long_poll_returns_empty_at_its_deadline() {
 #[tokio::test]
 async fn a_long_poll_wakes_on_a_requeue() {
     let (hive, _clock, _dir) = hive().await;
-    hive.send(&id("alice"), "bob", "first".into(), None)
-        .await
-        .unwrap();
+    to_bob(&hive, "first").await;
     recv_now(&hive, "bob").await;
     let poll = {
         let hive = hive.clone();
@@ -210,16 +213,9 @@ async fn restarted(hive: &Hive, clock: Arc<ManualClock>) -> Hive {
 #[tokio::test]
 async fn a_message_received_and_not_acked_is_in_flight_again_after_a_restart() {
     let (hive, clock, _dir) = hive().await;
-    hive.send(&id("alice"), "bob", "one".into(), None)
-        .await
-        .unwrap();
-    hive.send(&id("alice"), "bob", "two".into(), None)
-        .await
-        .unwrap();
-    let got = hive
-        .recv(&id("bob"), None, Some(1), std::future::pending())
-        .await
-        .unwrap();
+    to_bob(&hive, "one").await;
+    to_bob(&hive, "two").await;
+    let got = recv_one(&hive, "bob").await;
     assert_eq!(got[0].body, "one");
     // A harness that outlived the daemon acks its turn: the one in flight.
     let again = restarted(&hive, clock.clone()).await;
@@ -240,9 +236,7 @@ async fn a_message_received_and_not_acked_is_in_flight_again_after_a_restart() {
 #[tokio::test]
 async fn a_requeue_after_a_restart_hands_the_message_out_again_marked_redelivered() {
     let (hive, clock, _dir) = hive().await;
-    hive.send(&id("alice"), "bob", "again".into(), None)
-        .await
-        .unwrap();
+    to_bob(&hive, "again").await;
     recv_now(&hive, "bob").await;
     let again = restarted(&hive, clock).await;
     assert_eq!(again.requeue_inflight(&id("bob")).await.unwrap(), 1);
@@ -253,9 +247,7 @@ async fn a_requeue_after_a_restart_hands_the_message_out_again_marked_redelivere
 #[tokio::test]
 async fn an_acked_message_is_handled_in_the_table_and_never_handed_out_again() {
     let (hive, clock, _dir) = hive().await;
-    hive.send(&id("alice"), "bob", "once".into(), None)
-        .await
-        .unwrap();
+    to_bob(&hive, "once").await;
     recv_now(&hive, "bob").await;
     assert_eq!(hive.ack_turn(&id("bob")).await.unwrap(), 1);
     assert_eq!(hive.ack_turn(&id("bob")).await.unwrap(), 0);

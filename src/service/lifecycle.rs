@@ -446,10 +446,9 @@ impl Hive {
         .await?
     }
 
-    /// Delete what a destroy without `--purge` kept of an agent that is no
-    /// longer managed: its container image (the `h-` machine names are the
-    /// hive's) and its state directory. Nothing left is an unknown agent,
-    /// so a mistyped name is still refused.
+    /// Delete what a destroy without `--purge` kept of an agent no longer
+    /// managed: its container image (`h-` names are the hive's), state
+    /// directory and mail. Nothing left is an unknown agent (a typo).
     async fn purge_leftovers(&self, name: &Ident) -> Result<(), HiveError> {
         let state = self.config().agent_state_dir(name);
         let had_state = tokio::fs::try_exists(&state).await.unwrap_or(false);
@@ -465,7 +464,7 @@ impl Hive {
         };
         let n = name.to_string();
         let rows = self.store().run(move |c| purge::agent(c, &n)).await?;
-        self.inner.queues.forget(name);
+        self.forget_inbox(name, true);
         let had_repos = self.repos().has_any(name);
         if !had_state && !had_container && !had_repos && rows == Purged::default() {
             return Err(HiveError::UnknownAgent(name.clone()));
@@ -538,10 +537,7 @@ impl Hive {
         // Its row goes, and its children's show their new parent.
         self.reload_roster().await?;
         self.close_socket(name);
-        self.inner.inbox.drop_transient(name);
-        if purge {
-            self.inner.queues.forget(name);
-        }
+        self.forget_inbox(name, purge);
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });

@@ -16,6 +16,9 @@
 //! - `spend_state`: the agents a reached spend cap holds, the caps
 //!   reached, and each agent's spend today (the roster's).
 //! - `live_state`: each agent's turn in progress and its changes' channel.
+//! - `queue_state`: each agent's stored inbox as the broker serves it (the
+//!   rows waiting, those in flight, recent bodies), rebuilt from the table
+//!   at start.
 //!
 //! The rest of [`Hive`]'s fields are the shared means (config, store,
 //! driver, clock, journal, and the socket registry `sockets` installs);

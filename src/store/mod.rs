@@ -208,7 +208,7 @@ impl Store {
         if self
             .inner
             .writes
-            .send(writer::atomic(logged, reply))
+            .send(writer::job(logged, reply).guarded(false))
             .is_err()
         {
             tracing::error!("a queued write was dropped: the writer has stopped");
@@ -226,12 +226,7 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
     {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.inner
-            .writes
-            .send(writer::atomic(f, reply))
-            .map_err(|_| E::from(StoreError::Task))?;
-        answer.await.map_err(|_| E::from(StoreError::Task))?
+        self.submit(f, false).await
     }
 
     /// [`Store::run`] answering in the caller's error type `E`, so a service
@@ -243,10 +238,19 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
     {
+        self.submit(f, true).await
+    }
+
+    async fn submit<R, E, F>(&self, f: F, guarded: bool) -> Result<R, E>
+    where
+        R: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
+    {
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.inner
             .writes
-            .send(writer::job(f, reply))
+            .send(writer::job(f, reply).guarded(guarded))
             .map_err(|_| E::from(StoreError::Task))?;
         answer.await.map_err(|_| E::from(StoreError::Task))?
     }

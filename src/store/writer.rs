@@ -30,7 +30,8 @@ pub(super) type Ran = (bool, Box<dyn FnOnce(Commit<'_>) + Send>);
 /// A unit of work queued for the writer.
 pub(super) struct Job {
     run: Box<dyn FnOnce(&mut Connection) -> Ran + Send>,
-    /// Whether the writer wraps it in a savepoint of its own (see [`atomic`]).
+    /// Whether the writer wraps it in a savepoint of its own (see
+    /// [`Job::guarded`]).
     guarded: bool,
 }
 
@@ -49,20 +50,14 @@ where
     }
 }
 
-/// [`job`] for an `f` that cannot fail part-way: its writes are one
-/// statement (SQLite undoes a failed statement itself) or all inside its
-/// own [`super::immediate`] transaction. The writer opens no savepoint for
-/// it: two statements fewer per job, and no page copied to the
-/// sub-journal for it.
-pub(super) fn atomic<R, E, F>(f: F, reply: tokio::sync::oneshot::Sender<Result<R, E>>) -> Job
-where
-    R: Send + 'static,
-    E: From<StoreError> + Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<R, E> + Send + 'static,
-{
-    Job {
-        run: answered(f, reply),
-        guarded: false,
+impl Job {
+    /// Unguarded, for an `f` that cannot fail part-way: its writes are one
+    /// statement (SQLite undoes a failed statement itself) or all inside
+    /// its own [`super::immediate`] transaction. The writer opens no
+    /// savepoint for it: two statements fewer per job, and no page copied
+    /// to the sub-journal for it.
+    pub(super) fn guarded(self, guarded: bool) -> Self {
+        Self { guarded, ..self }
     }
 }
 
