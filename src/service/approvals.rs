@@ -149,7 +149,7 @@ impl Hive {
 }
 
 /// The answer of a decision on a row.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 enum Decided {
     /// The decision was taken; the row as it is now (for approve: claimed,
     /// still pending, its action is the caller's to run), and what to

@@ -31,7 +31,8 @@ use crate::wire::ident::Ident;
 /// The inboxes (and the operator's view) a transaction changed: woken by
 /// `Hive::wake_inboxes` once it has committed.
 #[must_use = "wake them once the transaction has committed: Hive::wake_inboxes"]
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// Not `Clone`: each row it carries is filed once.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Wakes {
     to: Vec<Recipient>,
     /// Rows the transaction inserted into agents' inboxes, filed into

@@ -111,11 +111,15 @@ impl Hive {
             .store()
             .run(move |c| fire_row(c, id, now, advance))
             .await?;
-        if let Fired::Delivered(wakes) = &fired {
-            tracing::info!(id, targets = wakes.len(), advance, "schedule fired");
-            self.wake_inboxes(wakes.clone());
-        }
-        Ok(fired)
+        Ok(match fired {
+            Fired::Delivered(wakes) => {
+                tracing::info!(id, targets = wakes.len(), advance, "schedule fired");
+                // Filed and woken once: the rows it carried are the queues' now.
+                self.wake_inboxes(wakes);
+                Fired::Delivered(Wakes::default())
+            }
+            other => other,
+        })
     }
 
     /// `fire_schedule_now`: deliver now, out of band; the due time stays.
@@ -191,7 +195,7 @@ fn changed(id: i64, change: Change) -> Result<(), HiveError> {
 }
 
 /// The outcome of [`fire_row`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 enum Fired {
     /// Messages stored; what to wake once committed.
     Delivered(Wakes),

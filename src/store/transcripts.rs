@@ -68,41 +68,42 @@ pub fn advance(
 ) -> Result<bool, StoreError> {
     let json = serde_json::to_string(&to.recent).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let offset = i64::try_from(to.offset).unwrap_or(i64::MAX);
+    let agent = agent.as_str();
+    // ?1..?7: the cursor as it is to be; ?8..?10: as it was read.
+    let new: [&dyn rusqlite::ToSql; 7] = [
+        &agent,
+        &path,
+        &session_id,
+        &offset,
+        &to.skipping,
+        &json,
+        &now,
+    ];
     let moved = match from {
         None => conn
             .prepare_cached(
                 "INSERT INTO transcript_cursors VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (agent, path) DO NOTHING",
             )?
-            .execute(params![
-                agent.as_str(),
-                path,
-                session_id,
-                offset,
-                to.skipping,
-                json,
-                now
-            ])?,
-        Some(old) => conn
-            .prepare_cached(
+            .execute(&new[..])?,
+        Some(old) => {
+            let old_offset = i64::try_from(old.offset).unwrap_or(i64::MAX);
+            let old_json = serde_json::to_string(&old.recent)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let mut values = new.to_vec();
+            values.extend([
+                &old_offset as &dyn rusqlite::ToSql,
+                &old.skipping,
+                &old_json,
+            ]);
+            conn.prepare_cached(
                 "UPDATE transcript_cursors SET offset = ?4, skipping = ?5, recent_ids = ?6,
                      read_at = ?7, session_id = COALESCE(?3, session_id)
                  WHERE agent = ?1 AND path = ?2 AND offset = ?8 AND skipping = ?9
                      AND recent_ids = ?10",
             )?
-            .execute(params![
-                agent.as_str(),
-                path,
-                session_id,
-                offset,
-                to.skipping,
-                json,
-                now,
-                i64::try_from(old.offset).unwrap_or(i64::MAX),
-                old.skipping,
-                serde_json::to_string(&old.recent)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ])?,
+            .execute(&values[..])?
+        }
     };
     if moved == 0 {
         return Ok(false);
@@ -113,7 +114,7 @@ pub fn advance(
                  SELECT path FROM transcript_cursors WHERE agent = ?1
                  ORDER BY read_at DESC, path LIMIT -1 OFFSET ?2)",
         )?
-        .execute(params![agent.as_str(), MAX_CURSORS_PER_AGENT])?;
+        .execute(params![agent, MAX_CURSORS_PER_AGENT])?;
     }
     Ok(true)
 }
