@@ -45,7 +45,7 @@ use std::os::unix::net::UnixStream as StdStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use daemon::{Killed, serve_fake_binary};
+use daemon::{Killed, cpu_time, serve_fake_binary};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
@@ -388,21 +388,6 @@ fn ring(
         }
         (received, answered, started.elapsed())
     })
-}
-
-/// CPU time `pid` used so far (user + system, every thread), from
-/// `/proc/<pid>/stat` in clock ticks (100 per second on Linux).
-fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // Fields after the command name (which may hold spaces) in parentheses.
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let ticks: u64 = rest
-        .split(' ')
-        .skip(11)
-        .take(2)
-        .map(|f| f.parse::<u64>().unwrap())
-        .sum();
-    Duration::from_millis(ticks * 10)
 }
 
 /// Bytes `pid` handed to write(2)-like calls so far (`wchar` of

@@ -113,3 +113,18 @@ pub fn daemon_with(dir: &Path, config: Option<&Path>, agent: &str) -> (Killed, P
     wait_for(&run.join("agents").join(agent).join("mcp.sock"));
     (daemon, run)
 }
+
+/// CPU time `pid` used so far (user + system, every thread), from
+/// `/proc/<pid>/stat` in clock ticks (100 per second on Linux).
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let ticks: u64 = rest
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse::<u64>().unwrap())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
