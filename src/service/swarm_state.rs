@@ -68,11 +68,20 @@ impl SwarmState {
         self.relay.notified().await;
     }
 
-    /// Remember (or replace) one row; a row of a hive other than `own`
-    /// that changed goes to live views.
+    /// Remember (or replace) one row, unless a newer one (by its
+    /// `published_at`) is kept already: two readers feed this (the swarm's
+    /// roster watch and its live feed), and a watch recreated after a gap
+    /// replays what the bucket stored, which may be older than what the
+    /// feed heard. A row of a hive other than `own` that changed goes to
+    /// live views.
     pub(crate) fn heard(&self, row: SwarmAgentRow, own: &Ident) {
         let key = (row.hive.clone(), row.row.name.clone());
-        let previous = self.roster().insert(key, row.clone());
+        let mut roster = self.roster();
+        let previous = match roster.get(&key) {
+            Some(kept) if kept.published_at > row.published_at => return,
+            _ => roster.insert(key, row.clone()),
+        };
+        drop(roster);
         if row.hive != *own && previous.is_none_or(|p| p.row != row.row) {
             let _ = self.changes.send(SwarmChange::Row(Box::new(row)));
         }

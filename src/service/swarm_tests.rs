@@ -243,30 +243,57 @@ async fn the_swarm_roster_has_own_rows_live_and_others_marked_stale_then_forgott
     assert_eq!(a.swarm_roster().await.unwrap().len(), 5);
     // hive-b stops republishing (or the bus is out of reach): its rows
     // stay, marked stale, with when they were heard; an hour on they go.
-    let heard_at = 1000 - ROSTER_STALE_AFTER.as_secs() as i64 - 1;
-    let stale = SwarmAgentRow {
-        published_at: heard_at,
-        stale: false,
-        ..b.swarm_roster().await.unwrap()[0].clone()
+    // (carol's row was last heard long ago, dave's longer still.)
+    let theirs = b.swarm_roster().await.unwrap()[0].clone();
+    let heard_long_ago = |name: &str, published_at: i64| {
+        let mut row = theirs.clone();
+        row.row.name = id(name);
+        row.published_at = published_at;
+        row
     };
-    a.swarm_row_heard(stale.clone());
+    let heard_at = 1000 - ROSTER_STALE_AFTER.as_secs() as i64 - 1;
+    a.swarm_row_heard(heard_long_ago("carol", heard_at));
     let rows = a.swarm_roster().await.unwrap();
-    let alice = rows
+    let carol = rows
         .iter()
-        .find(|r| r.hive == id("hive-b") && r.row.name == id("alice"));
-    let alice = alice.unwrap_or_else(|| panic!("{rows:?}"));
-    assert!(alice.stale && alice.published_at == heard_at, "{alice:?}");
+        .find(|r| r.hive == id("hive-b") && r.row.name == id("carol"));
+    let carol = carol.unwrap_or_else(|| panic!("{rows:?}"));
+    assert!(carol.stale && carol.published_at == heard_at, "{carol:?}");
     assert!(
         rows.iter()
             .filter(|r| r.hive == id("hive-a"))
             .all(|r| !r.stale)
     );
-    a.swarm_row_heard(SwarmAgentRow {
-        published_at: 1000 - ROSTER_FORGET_AFTER.as_secs() as i64 - 1,
-        ..stale
-    });
+    let forgotten = 1000 - ROSTER_FORGET_AFTER.as_secs() as i64 - 1;
+    a.swarm_row_heard(heard_long_ago("dave", forgotten));
     let rows = names(a.swarm_roster().await.unwrap());
-    assert!(!rows.contains(&"alice@hive-b".to_owned()), "{rows:?}");
+    assert!(!rows.contains(&"dave@hive-b".to_owned()), "{rows:?}");
+}
+
+/// The roster watch, recreated after a gap, replays what the bucket stored,
+/// which may be older than what the live feed heard meanwhile: the newer
+/// row stays.
+#[tokio::test]
+async fn an_older_row_heard_after_a_newer_one_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = hive_named("hive-a", dir.path()).await;
+    let b = hive_named("hive-b", dir.path()).await;
+    let theirs = b.swarm_roster().await.unwrap()[0].clone();
+    let mut stopped = theirs.clone();
+    stopped.row.running = !theirs.row.running;
+    stopped.published_at = theirs.published_at + 20;
+    a.swarm_row_heard(stopped.clone());
+    let mut changes = a.subscribe_swarm();
+    a.swarm_row_heard(theirs.clone());
+    assert!(changes.try_recv().is_err());
+    let rows = a.swarm_roster().await.unwrap();
+    let kept = rows
+        .iter()
+        .find(|r| r.hive == theirs.hive && r.row.name == theirs.row.name);
+    assert_eq!(
+        kept.map(|r| (r.row.running, r.published_at)),
+        Some((stopped.row.running, stopped.published_at))
+    );
 }
 
 #[tokio::test]
@@ -307,6 +334,7 @@ async fn live_views_hear_another_hives_changes_once_and_never_their_own_rows() {
     // A row that differs is.
     let mut stopped = theirs.clone();
     stopped.row.running = false;
+    stopped.published_at = theirs.published_at + 40;
     a.swarm_row_heard(stopped.clone());
     assert_eq!(
         changes.try_recv().unwrap(),

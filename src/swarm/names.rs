@@ -9,7 +9,8 @@
 //!   `hive.S.inbox.*.H`);
 //! - `H`'s durable consumer `inbox-H`;
 //! - the roster bucket `hive-S-roster`, keys `H.<agent>`;
-//! - `H`'s reply inboxes `_INBOX.S.H.>` (a hive may subscribe only there).
+//! - `H`'s reply inboxes `_INBOX.S.H.>` (a hive may subscribe there and to the
+//!   roster's puts, nowhere else).
 
 use crate::wire::ident::Ident;
 

@@ -33,9 +33,14 @@ pub fn publish_allow(swarm: &str, hive: &str) -> Vec<String> {
 }
 
 /// Subjects hive `hive` of swarm `swarm` may subscribe to: its own reply
-/// prefix only.
+/// prefix, and the roster's puts as they are published (the roster's live
+/// feed, which needs no consumer: see `roster.rs`). The roster is every
+/// hive's to read through its watch already, so the feed grants nothing new.
 pub fn subscribe_allow(swarm: &str, hive: &str) -> Vec<String> {
-    vec![format!("_INBOX.{swarm}.{hive}.>")]
+    vec![
+        format!("_INBOX.{swarm}.{hive}.>"),
+        format!("$KV.hive-{swarm}-roster.>"),
+    ]
 }
 
 /// The hive's user in nats-server's config syntax.

@@ -9,13 +9,27 @@
 //! good disappear by themselves, and readers also leave out rows older
 //! than `ROSTER_STALE_AFTER`. The hive of a row is taken from its key
 //! (which permissions tie to the writer), not from its payload.
+//!
+//! Two readers feed the view. The **watch** (a JetStream ordered consumer)
+//! gives the current rows at start and after any gap. The **live feed**, a
+//! plain subscription to the bucket's subjects, hears every put as it is
+//! published. Decided so because the swarm tier showed the watch cannot be
+//! recreated while JetStream's meta group has no leader (`503 JetStream
+//! system temporarily unavailable` for 20 s and more after a node's death,
+//! when the node killed before it was still catching up): creating a
+//! consumer needs that leader, a core subscription does not (the client
+//! renews it on every reconnect), and a put that reached any node reaches
+//! the subscribers even while the bucket's stream cannot store it. The
+//! watch alone (as before) missed the 30 s bound in such runs.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use async_nats::HeaderMap;
 use async_nats::jetstream::{self, kv};
 use futures_lite::StreamExt;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinSet;
 
 use super::names::parse_roster_key;
 use super::{Bus, Names};
@@ -46,47 +60,167 @@ pub(super) async fn run(bus: Bus) {
     let Some(bucket) = bucket(&bus).await else {
         return;
     };
-    tokio::spawn(watch(bus.clone(), bucket.clone()));
-    let (hive, names) = (&bus.hive, &bus.names);
-    let mut changes = hive.subscribe_roster();
+    tokio::spawn(watch(bus.clone(), bucket));
+    tokio::spawn(live_feed(bus.clone()));
+    let mut changes = bus.hive.subscribe_roster();
     let mut tick = tokio::time::interval(REPUBLISH_EVERY);
     let mut beat = tokio::time::interval(BEAT_EVERY);
-    let mut published = BTreeSet::new();
-    // A row put that failed (the client reconnecting to another node, say):
-    // every row goes again at the next beat.
+    let mut puts = Puts::new(&bus);
+    // A put the bus did not take (its stream without a leader, the client
+    // reconnecting to another node): every row goes again at the next beat.
     let mut missed = false;
     loop {
         tokio::select! {
             () = bus.shutdown.cancelled() => return,
-            _ = tick.tick() => missed = !publish_all(hive, &bucket, names, &mut published).await,
+            _ = tick.tick() => puts.all().await,
             _ = beat.tick() => {
-                put_beat(hive, &bucket, names).await;
-                if missed {
-                    missed = !publish_all(hive, &bucket, names, &mut published).await;
+                puts.beat().await;
+                if std::mem::take(&mut missed) {
+                    puts.all().await;
                 }
             }
             change = changes.recv() => match change {
-                Ok(RosterChange::Row(row)) => missed |= !put(hive, &bucket, names, *row).await,
-                Ok(RosterChange::Removed(name)) => delete(&bucket, names, &mut published, &name).await,
-                Err(RecvError::Lagged(_)) => {
-                    missed = !publish_all(hive, &bucket, names, &mut published).await;
-                }
+                Ok(RosterChange::Row(row)) => puts.row(*row).await,
+                Ok(RosterChange::Removed(name)) => puts.delete(&name).await,
+                Err(RecvError::Lagged(_)) => puts.all().await,
                 Err(RecvError::Closed) => return,
             },
+            Some(done) = puts.acks.join_next() => missed |= !puts.taken(done),
         }
     }
 }
 
-/// A destroyed agent's entry, deleted at once (not at the next round).
-async fn delete(bucket: &kv::Store, names: &Names, published: &mut BTreeSet<String>, name: &Ident) {
-    let key = names.roster_key(name);
-    if let Err(err) = bucket.delete(&key).await {
-        tracing::debug!(
-            key,
-            "swarm roster delete failed: {err}; the next round retries"
-        );
-    } else {
-        published.remove(&key);
+/// This hive's writes to the bucket. Each is published at once and its
+/// acknowledgement awaited aside (`acks`), never in line: a put waiting
+/// out its ack timeout (the bucket's stream electing a leader after a
+/// node's death) held every later change behind it for 5 s each, the new
+/// agent's row among them, while the live feeds of other hives would have
+/// heard it at once.
+struct Puts<'a> {
+    bus: &'a Bus,
+    /// `$KV.<bucket>.`
+    prefix: String,
+    /// Keys put (and not deleted) by the last round.
+    published: BTreeSet<String>,
+    /// One task per write in flight: whether the bus took it, and the key
+    /// if it was a delete (one not taken is tried again by the next round).
+    acks: JoinSet<(bool, Option<String>)>,
+}
+
+impl<'a> Puts<'a> {
+    fn new(bus: &'a Bus) -> Self {
+        Puts {
+            bus,
+            prefix: format!("$KV.{}.", bus.names.roster_bucket()),
+            published: BTreeSet::new(),
+            acks: JoinSet::new(),
+        }
+    }
+
+    /// Publish `payload` under `key`, or (`delete`) the key's delete marker.
+    async fn publish(&mut self, key: &str, payload: Vec<u8>, delete: bool) {
+        let subject = format!("{}{key}", self.prefix);
+        let sent = match delete {
+            true => {
+                let mut headers = HeaderMap::new();
+                headers.insert("KV-Operation", "DEL");
+                self.bus
+                    .js
+                    .publish_with_headers(subject, headers, payload.into())
+                    .await
+            }
+            false => self.bus.js.publish(subject, payload.into()).await,
+        };
+        let deleted = delete.then(|| key.to_owned());
+        let key = key.to_owned();
+        match sent {
+            Ok(ack) => {
+                self.acks.spawn(async move {
+                    let taken = ack.await.map_err(|err| {
+                        tracing::debug!(
+                            key,
+                            "swarm roster write not taken: {err}; the next beat retries"
+                        );
+                    });
+                    (taken.is_ok(), deleted)
+                });
+            }
+            Err(err) => {
+                tracing::debug!(
+                    key,
+                    "swarm roster write failed: {err}; the next beat retries"
+                );
+                self.acks.spawn(async { (false, deleted) });
+            }
+        }
+    }
+
+    /// A write's acknowledgement came (or its task ended): false if the bus
+    /// did not take it; a delete not taken is owed again.
+    fn taken(&mut self, done: Result<(bool, Option<String>), tokio::task::JoinError>) -> bool {
+        match done {
+            Ok((true, _)) => true,
+            Ok((false, deleted)) => {
+                self.published.extend(deleted);
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Put one row of this hive.
+    async fn row(&mut self, row: AgentStatusRow) {
+        let names = &self.bus.names;
+        let key = names.roster_key(&row.name);
+        let value = SwarmAgentRow {
+            hive: names.hive.clone(),
+            published_at: self.bus.hive.now(),
+            stale: false,
+            row,
+        };
+        if let Ok(bytes) = serde_json::to_vec(&value) {
+            self.publish(&key, bytes, false).await;
+            self.published.insert(key);
+        }
+    }
+
+    /// This hive's heartbeat: its clock, under a key no agent can have.
+    async fn beat(&mut self) {
+        let key = self.bus.names.beat_key();
+        let now = self.bus.hive.now().to_string();
+        self.publish(&key, now.into_bytes(), false).await;
+    }
+
+    /// A destroyed agent's entry, deleted at once (not at the next round).
+    async fn delete(&mut self, name: &Ident) {
+        let key = self.bus.names.roster_key(name);
+        self.delete_key(&key).await;
+        self.published.remove(&key);
+    }
+
+    async fn delete_key(&mut self, key: &str) {
+        self.publish(key, Vec::new(), true).await;
+    }
+
+    /// Put every row of this hive and delete the entries of agents gone.
+    async fn all(&mut self) {
+        let rows = match self.bus.hive.agent_status().await {
+            Ok(rows) => rows,
+            Err(err) => {
+                tracing::warn!("swarm roster: cannot read this hive's roster: {err}");
+                return;
+            }
+        };
+        let names = &self.bus.names;
+        let now: BTreeSet<String> = rows.iter().map(|r| names.roster_key(&r.name)).collect();
+        let gone: Vec<String> = self.published.difference(&now).cloned().collect();
+        for key in gone {
+            self.delete_key(&key).await;
+        }
+        self.published = now;
+        for row in rows {
+            self.row(row).await;
+        }
     }
 }
 
@@ -129,64 +263,6 @@ fn bucket_stream(names: &Names, replicas: usize) -> jetstream::stream::Config {
     }
 }
 
-/// Put one row; false if the bus did not take it (the caller retries).
-async fn put(hive: &Hive, bucket: &kv::Store, names: &Names, row: AgentStatusRow) -> bool {
-    let key = names.roster_key(&row.name);
-    let value = SwarmAgentRow {
-        hive: names.hive.clone(),
-        published_at: hive.now(),
-        stale: false,
-        row,
-    };
-    let Ok(bytes) = serde_json::to_vec(&value) else {
-        return true;
-    };
-    match bucket.put(&key, bytes.into()).await {
-        Ok(_) => true,
-        Err(err) => {
-            tracing::debug!(key, "swarm roster put failed: {err}; the next beat retries");
-            false
-        }
-    }
-}
-
-/// This hive's heartbeat: its clock, under a key no agent can have.
-async fn put_beat(hive: &Hive, bucket: &kv::Store, names: &Names) {
-    let key = names.beat_key();
-    if let Err(err) = bucket.put(&key, hive.now().to_string().into()).await {
-        tracing::debug!(key, "swarm roster heartbeat failed: {err}");
-    }
-}
-
-/// Put every row of this hive and delete the entries of agents gone; false
-/// if a put failed.
-async fn publish_all(
-    hive: &Hive,
-    bucket: &kv::Store,
-    names: &Names,
-    published: &mut BTreeSet<String>,
-) -> bool {
-    let rows = match hive.agent_status().await {
-        Ok(rows) => rows,
-        Err(err) => {
-            tracing::warn!("swarm roster: cannot read this hive's roster: {err}");
-            return true;
-        }
-    };
-    let now: BTreeSet<String> = rows.iter().map(|r| names.roster_key(&r.name)).collect();
-    for gone in published.difference(&now) {
-        if let Err(err) = bucket.delete(gone).await {
-            tracing::debug!(key = gone, "swarm roster delete failed: {err}");
-        }
-    }
-    let mut all_put = true;
-    for row in rows {
-        all_put &= put(hive, bucket, names, row).await;
-    }
-    *published = now;
-    all_put
-}
-
 /// Follow every hive's rows (the current ones first) until shutdown.
 async fn watch(bus: Bus, bucket: kv::Store) {
     loop {
@@ -217,24 +293,73 @@ async fn watch(bus: Bus, bucket: kv::Store) {
                     tracing::warn!("swarm roster watch failed: {err}; recreating it");
                     break;
                 }
-                Ok(Some(Ok(entry))) => heard(&bus.hive, &entry),
+                Ok(Some(Ok(entry))) => heard_entry(&bus.hive, &entry),
             }
         }
     }
 }
 
-fn heard(hive: &Hive, entry: &kv::Entry) {
-    let Some((from, agent)) = parse_roster_key(&entry.key) else {
+/// Follow every put to the bucket as it is published, until shutdown (see
+/// the module docs). A refused subscription (a NATS config without the
+/// feed's grant) is logged and shown by the bus's error callback; the
+/// watch still works then.
+async fn live_feed(bus: Bus) {
+    let subject = format!("$KV.{}.>", bus.names.roster_bucket());
+    let prefix = format!("$KV.{}.", bus.names.roster_bucket());
+    let client = bus.js.client();
+    let Some(mut puts) = bus
+        .until_ok("roster live feed failed", || {
+            client.subscribe(subject.clone())
+        })
+        .await
+    else {
         return;
     };
-    match entry.operation {
-        kv::Operation::Put => match serde_json::from_slice::<SwarmAgentRow>(&entry.value) {
+    loop {
+        let message = tokio::select! {
+            () = bus.shutdown.cancelled() => return,
+            m = puts.next() => m,
+        };
+        let Some(message) = message else {
+            tracing::warn!("swarm roster live feed ended; the watch goes on alone");
+            return;
+        };
+        let Some(key) = message.subject.as_str().strip_prefix(&prefix) else {
+            continue;
+        };
+        let operation = match message
+            .headers
+            .as_ref()
+            .and_then(|h| h.get("KV-Operation"))
+            .map(|op| op.as_str().parse::<kv::Operation>())
+        {
+            None => kv::Operation::Put,
+            Some(Ok(op)) => op,
+            Some(Err(_)) => continue,
+        };
+        heard(&bus.hive, key, operation, &message.payload);
+    }
+}
+
+fn heard_entry(hive: &Hive, entry: &kv::Entry) {
+    heard(hive, &entry.key, entry.operation, &entry.value);
+}
+
+/// A roster key's put or delete, from the watch or the live feed: the
+/// view keeps the newest row of a key (by its `published_at`), so hearing
+/// one twice changes nothing.
+fn heard(hive: &Hive, key: &str, operation: kv::Operation, value: &[u8]) {
+    let Some((from, agent)) = parse_roster_key(key) else {
+        return;
+    };
+    match operation {
+        kv::Operation::Put => match serde_json::from_slice::<SwarmAgentRow>(value) {
             Ok(mut row) => {
                 row.hive = from;
                 row.row.name = agent;
                 hive.swarm_row_heard(row);
             }
-            Err(err) => tracing::debug!(key = entry.key, "swarm roster row not understood: {err}"),
+            Err(err) => tracing::debug!(key, "swarm roster row not understood: {err}"),
         },
         kv::Operation::Delete | kv::Operation::Purge => hive.swarm_row_gone(&from, &agent),
     }

@@ -99,6 +99,19 @@ impl Hive {
         }
     }
 
+    /// SIGSTOP (`stop`) or SIGCONT the daemon: a hive that stops answering
+    /// without dying.
+    pub fn freeze(&self, stop: bool) {
+        use nix::sys::signal::{Signal, kill};
+        let pid = self.child.as_ref().expect("a running hive").id();
+        let signal = if stop {
+            Signal::SIGSTOP
+        } else {
+            Signal::SIGCONT
+        };
+        kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+    }
+
     /// Start it again on the same state; wait for READY=1.
     pub fn restart(&mut self) {
         self.kill();
