@@ -67,17 +67,31 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
     // read whole, up to MAX_LINE.
     let mut reader = BufReader::with_capacity(AGENT_READ_BUFFER, read);
     let idle = hive.config().agent_idle_timeout();
+    // One idle timer and one wait for the stop, made once per connection
+    // and re-armed per request: a timer entry and a cancellation waiter made
+    // anew for every request were a measurable part of the broker's
+    // per-message cost (issue 31).
+    let idle_timer = tokio::time::sleep(idle);
+    tokio::pin!(idle_timer);
+    let stopped = stop.cancelled();
+    tokio::pin!(stopped);
     loop {
         let line = {
-            let read = tokio::time::timeout(idle, read_line(&mut reader, MAX_LINE));
+            idle_timer
+                .as_mut()
+                .reset(tokio::time::Instant::now() + idle);
+            let read = read_line(&mut reader, MAX_LINE);
             tokio::pin!(read);
             tokio::select! {
-                line = &mut read => line,
+                biased;
+                line = &mut read => Ok(line),
+                () = idle_timer.as_mut() => Err(()),
                 // Draining (restart, destroy): a request already on its way
                 // is still answered, so a client that connected just before
                 // the stop is not cut off; a silent one is closed.
-                () = stop.cancelled() => match tokio::time::timeout(DRAIN_GRACE, &mut read).await {
-                    Ok(line) => line,
+                // (Ready again at once when polled after the stop.)
+                () = stopped.as_mut() => match tokio::time::timeout(DRAIN_GRACE, &mut read).await {
+                    Ok(line) => Ok(line),
                     Err(_) => return,
                 },
             }
@@ -111,7 +125,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             Ok(request) => {
                 let gone = async {
                     tokio::select! {
-                        () = stop.cancelled() => {}
+                        () = stopped.as_mut() => {}
                         () = hung_up(&mut reader, &write) => {}
                     }
                 };
