@@ -1,0 +1,70 @@
+# nix/tests/checks/nixos-profile.sh: the default nixos profile: build command, agent system, tmpfiles, polkit.
+# Sourced by nix/tests/run, in its order, with its helpers and variables.
+# shellcheck shell=bash
+
+# --- the default nixos profile spawns: build command and agent system ---------------
+BUILD=$(jq -r '.services["hive-c0re"].settings.nixos_build_command[0]' "$T/on.json")
+# system_of AGENT: the path the build command prints for h-AGENT (its last line)
+system_of() { "$BUILD" "h-$1" | tail -n1; }
+check "the default nixos_build_command is one prebuilt script, run without a shell by the daemon" \
+  jqt "$T/on.json" "(.services[\"hive-c0re\"].settings.nixos_build_command | length == 1) and (\"$BUILD\" | startswith(\"$STORE/\"))"
+COMMON=$(system_of anyone 2>&1)
+check "it prints the common agent system for any agent (a NixOS container, host name from nspawn)" \
+  jqt "$COMMON" '.isContainer == true and .hostName == "" and (.units | has("hive-agent.service"))'
+mkdir -p "$T/agent-units"
+jq -r '.units["hive-agent.service"]' "$COMMON" >"$T/agent-units/hive-agent.service" 2>/dev/null
+effective "$T/agent-units" hive-agent.service >"$T/agent.json" || bad "the agent unit parses" ""
+check "agent container: hive-agent.service runs '\$package/bin/hive-agent run', Type=notify, Restart=on-failure" \
+  jqt "$T/agent.json" ".Service.ExecStart == [\"$PKG/bin/hive-agent run\"] and .Service.Type == [\"notify\"]
+    and .Service.Restart == [\"on-failure\"]"
+check "agent container: the grants set at spawn (HIVE_TOOL_GROUPS, HIVE_CAPABILITIES) reach it (PassEnvironment)" \
+  jqt "$T/agent.json" '.Service.PassEnvironment == ["HIVE_TOOL_GROUPS", "HIVE_CAPABILITIES"]'
+check "agent container: Claude Code on its PATH, CLAUDE_CONFIG_DIR under /var/lib/hive for it and login shells" \
+  jqt "$T/agent.json" "(.Service.Environment | any(test(\"^\\\"PATH=$STORE/claude-code/bin:\")))
+    and (.Service.Environment | any(. == \"\\\"CLAUDE_CONFIG_DIR=/var/lib/hive/claude\\\"\"))
+    and (\$c[0].environment.CLAUDE_CONFIG_DIR == \"/var/lib/hive/claude\")
+    and (\$c[0].systemPackages | index(\"claude-code\") != null)" --slurpfile c "$COMMON"
+check "agent container: the unit waits for the /run/hive and /var/lib/hive binds" \
+  jqt "$T/agent.json" '.Unit.RequiresMountsFor == ["/run/hive", "/var/lib/hive"]'
+check "systemd-analyze verify of hive-agent.service prints nothing" verify_quiet "$T/agent-units" hive-agent.service
+
+# tmpfiles_apply JSON ROOT: create the module's tmpfiles rules in a scratch root
+tmpfiles_apply() {
+  local out
+  mkdir -p "$2/etc"
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$2/etc/passwd"
+  echo 'root:x:0:' >"$2/etc/group"
+  out=$(jq -r '.systemd.tmpfiles.rules[]' "$1" | systemd-tmpfiles --create --root="$2" - 2>&1) && [ -z "$out" ] || {
+    echo "$out"
+    return 1
+  }
+}
+# mode_is ROOT PATH "MODE USER GROUP"
+mode_is() {
+  local got
+  got=$(stat -c '%a %U %G' "$1$2" 2>&1)
+  [ "$got" = "$3" ] || { echo "$2: $got, want $3"; return 1; }
+}
+tmpfiles_nixos() {
+  tmpfiles_apply "$T/on.json" "$T/root-nixos" &&
+    mode_is "$T/root-nixos" /var/lib/hyperhive "750 root root" &&
+    mode_is "$T/root-nixos" /etc/nixos-containers "755 root root"
+}
+check "tmpfiles rules apply in a scratch root (nixos profile)" tmpfiles_nixos
+
+check "polkit is enabled for the rule (mkDefault)" jqt "$T/on.json" '.security.polkit.enable == true'
+ev "$T/nopolkit.json" --arg settings '{ services.hive-c0re.enable = true; security.polkit.enable = false; }'
+check "a site may still turn polkit off (security.polkit.enable = false wins over the module)" \
+  jqt "$T/nopolkit.json" '.security.polkit.enable == false'
+jq -r .security.polkit.extraConfig "$T/on.json" >"$T/polkit.rules"
+check "polkit rule: grants exactly machine1.shell by hive-admin on h-<agent>, leaves the rest unhandled" \
+  node "$HERE/polkit-rule.js" "$T/polkit.rules"
+
+real_polkitd() {
+  [ "$(id -u)" -eq 0 ] || {
+    echo "needs root (private mount and PID namespaces)"
+    return 1
+  }
+  "$HERE/polkitd-real.sh" "$T/polkit.rules"
+}
+check "polkit rule: the real polkitd grants and leaves alone the same requests (10 cases)" real_polkitd
