@@ -63,7 +63,10 @@ in
     description = ''
       Command (argv, no shell) that makes an agent's NixOS system (nixos
       profile): `h-<name>` is appended, the last line of its output is the
-      system's store path.
+      system's store path. For an agent whose deployed config repo has
+      `agent.nix`, the exported tree (a directory the hive owns) and the
+      commit's sha are appended after the name: the command builds that
+      module on top of the agent module. Run only on approved commits.
     '';
   };
   approval_command = opt (types.listOf types.str) [ ] ''

@@ -83,7 +83,9 @@ pub struct Config {
     /// Where NixOS container configs are written (nixos profile).
     pub nixos_containers_dir: PathBuf,
     /// The command that builds an agent's NixOS system closure (nixos
-    /// profile): argv, `h-<n>` appended; prints the store path last.
+    /// profile): argv, `h-<n>` appended — and, for an agent whose deployed
+    /// config has `agent.nix`, its exported tree and commit sha after it;
+    /// prints the store path last.
     pub nixos_build_command: Vec<String>,
     /// The command an approved `apply_commit`, `init_config` or
     /// `update_meta_inputs` runs: argv, then the kind, the agent and the

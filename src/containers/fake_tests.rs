@@ -10,6 +10,7 @@ fn spec() -> ContainerSpec {
         memory_max: None,
         env: vec![],
         repos: None,
+        system: None,
     }
 }
 

@@ -114,6 +114,10 @@ pub struct ContainerSpec {
     /// The config repos this container sees: the manager's, `None` for
     /// every other agent (no agent sees its own repos).
     pub repos: Option<RepoBinds>,
+    /// nixos profile: the system the container runs, built by the service
+    /// from the agent's deployed `agent.nix`; `None`: the driver's builder
+    /// makes it from `h-<n>` alone. (The nspawn profile ignores it.)
+    pub system: Option<PathBuf>,
 }
 
 /// The hive's config repos as the manager's container sees them

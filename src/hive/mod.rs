@@ -14,6 +14,8 @@
 //!   reported model).
 //! - [`proposal`]: what an agent's config is (`agent.json`) and what a
 //!   proposed config commit may contain; the tags of its story.
+//! - [`flake_lock`]: the nixos profile's rule on a proposal's
+//!   `flake.lock` (every input locked, none `path:` or `file:`).
 //! - [`topology`]: the parent tree and its move rules.
 //! - [`roster`]: the agent record; how a roster row is built; what a crash is.
 //! - [`unit`](mod@unit): a container unit's state as the rules read it.
@@ -65,6 +67,7 @@ pub mod agenda;
 pub mod approvals;
 pub mod arguments;
 pub mod broker;
+pub mod flake_lock;
 pub mod hooks;
 pub mod names;
 pub mod proposal;

@@ -372,12 +372,17 @@ pub fn incoming_ref(id: i64) -> String {
     format!("refs/hive/incoming/{id}")
 }
 
+/// The NixOS module of an agent's container in a config repo (nixos
+/// profile), built on top of the hive's agent module.
+pub const AGENT_NIX: &str = "agent.nix";
+
 /// The files of a new config repo: `agent.json` from `config`, a README
-/// documenting the format, and Claude Code's files.
-pub fn template(agent: &Ident, config: &AgentConfig) -> Vec<(String, Vec<u8>)> {
-    vec![
+/// documenting the format, and Claude Code's files; with `nixos` (the
+/// nixos profile) also a working `agent.nix`.
+pub fn template(agent: &Ident, config: &AgentConfig, nixos: bool) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![
         (AGENT_JSON.to_owned(), config.to_text().into_bytes()),
-        ("README.md".to_owned(), readme(agent).into_bytes()),
+        ("README.md".to_owned(), readme(agent, nixos).into_bytes()),
         (
             "CLAUDE.md".to_owned(),
             format!(
@@ -387,10 +392,42 @@ pub fn template(agent: &Ident, config: &AgentConfig) -> Vec<(String, Vec<u8>)> {
             .into_bytes(),
         ),
         (".claude/settings.json".to_owned(), b"{}\n".to_vec()),
-    ]
+    ];
+    if nixos {
+        files.push((AGENT_NIX.to_owned(), agent_nix(agent).into_bytes()));
+    }
+    files
 }
 
-fn readme(agent: &Ident) -> String {
+/// A NixOS module that builds as it is: the place for the agent's packages
+/// and services.
+fn agent_nix(agent: &Ident) -> String {
+    format!(
+        "# NixOS configuration of agent `{agent}`'s container, on top of the hive's agent\n\
+# module (hive-agent with Claude Code). A NixOS module like any other; the hive\n\
+# builds it when a commit is approved, and switches the container to it.\n\
+{{ pkgs, ... }}:\n\
+{{\n\
+  # environment.systemPackages = [ pkgs.git pkgs.ripgrep ];\n\
+}}\n"
+    )
+}
+
+fn readme(agent: &Ident, nixos: bool) -> String {
+    let nix = if nixos {
+        "## agent.nix\n\n\
+A NixOS module for the agent's container, on top of the hive's agent module \
+(hive-agent with Claude Code): packages, services, users. When a commit is approved the \
+hive exports its tree and builds the container's system with `nixos_build_command`, \
+given the tree and the commit, then switches the container to it; a build that fails \
+tags `failed/<id>` with the error and changes nothing. Nothing in the repo is built \
+before the operator approves. A `flake.lock` anywhere in the tree must lock every input \
+(a `narHash`, and a `rev` for git and forge inputs) and have no `path:` or `file:` \
+input, or the proposal fails validation naming the input.\n\n"
+            .to_owned()
+    } else {
+        String::new()
+    };
     format!(
         "# Config of agent `{agent}`\n\n\
 This repository is agent `{agent}`'s config. The manager commits here and asks the \
@@ -408,7 +445,7 @@ Strict: a key not listed here fails validation by name.\n\n\
 ## Claude Code's files\n\n\
 `CLAUDE.md` and `.claude/` (settings, agents, commands) are installed in the agent's \
 working directory when the config is deployed.\n\n\
-## Limits\n\n\
+{nix}## Limits\n\n\
 No submodules or gitlinks, no `.gitmodules`, no path with `..` or `.git`, no symlink \
 pointing out of the tree; at most {MAX_ENTRIES} files, {MAX_FILE_BYTES} bytes per file, \
 {MAX_TREE_BYTES} bytes in all.\n"

@@ -153,7 +153,7 @@ fn the_template_holds_a_valid_agent_json_and_passes_the_tree_rules() {
         memory_max: Some("4G".into()),
         ..AgentConfig::default()
     };
-    let files = template(&id("kid"), &config);
+    let files = template(&id("kid"), &config, false);
     let json = &files.iter().find(|(p, _)| p == AGENT_JSON).unwrap().1;
     assert_eq!(AgentConfig::parse(json).unwrap(), config);
     let entries: Vec<TreeEntry> = files
@@ -163,4 +163,19 @@ fn the_template_holds_a_valid_agent_json_and_passes_the_tree_rules() {
     assert_eq!(check_tree(&entries), Ok(()));
     assert_eq!(Tag::Deployed.name(0), "deployed/0");
     assert_eq!(incoming_ref(7), "refs/hive/incoming/7");
+}
+
+#[test]
+fn the_nixos_template_adds_a_documented_agent_nix_that_the_nspawn_one_lacks() {
+    let config = AgentConfig::default();
+    let nixos = template(&id("kid"), &config, true);
+    let nix = &nixos.iter().find(|(p, _)| p == AGENT_NIX).unwrap().1;
+    let nix = String::from_utf8_lossy(nix);
+    assert!(nix.contains("{ pkgs, ... }:"), "{nix}");
+    let readme = &nixos.iter().find(|(p, _)| p == "README.md").unwrap().1;
+    assert!(String::from_utf8_lossy(readme).contains("## agent.nix"));
+    let plain = template(&id("kid"), &config, false);
+    assert!(plain.iter().all(|(p, _)| p != AGENT_NIX));
+    let readme = &plain.iter().find(|(p, _)| p == "README.md").unwrap().1;
+    assert!(!String::from_utf8_lossy(readme).contains("agent.nix"));
 }

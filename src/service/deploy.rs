@@ -176,16 +176,21 @@ impl Hive {
         build: &Path,
         config: &AgentConfig,
     ) -> Result<(), String> {
-        let base = self.container_spec(n).await.map_err(|e| e.to_string())?;
-        let old_spec = base.clone();
         let mut spec = self.spec_without_deployed(n).await?;
         apply_config(&mut spec, config);
+        // Built before the container is touched: a failed build changes nothing.
+        spec.system = self.build_system(n, build, sha).await?;
         match self.switch_to(n, build, &spec, true).await {
             Ok(()) => self.promote(n, sha, build),
             Err(why) => {
                 let why = why.to_string();
                 let old_tree = self.deployed_tree(n);
-                if let Err(e) = self.switch_to(n, &old_tree, &old_spec, true).await {
+                let old_spec = self.built_spec(n).await;
+                let put_back = match old_spec {
+                    Ok(old_spec) => self.switch_to(n, &old_tree, &old_spec, true).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = put_back {
                     tracing::error!(agent = %n, "{n}: cannot put the old config back: {e}");
                 }
                 Err(why)
@@ -219,7 +224,7 @@ impl Hive {
     /// afterwards even if it was not running.
     pub(super) async fn rebuild_now(&self, n: &Ident, start: bool) -> Result<(), HiveError> {
         let _queue = self.build_queue().await;
-        let spec = self.container_spec(n).await?;
+        let spec = self.built_spec(n).await?;
         let start = start || self.driver().state(n).is_some_and(|u| u.is_running());
         let result = self
             .switch_to(n, &self.deployed_tree(n), &spec, start)

@@ -121,7 +121,7 @@ impl Hive {
         match self.driver().start(&name).await {
             Err(DriverError::NoSuchUnit { .. }) => {
                 let spec = self
-                    .container_spec(&name)
+                    .built_spec(&name)
                     .await
                     .map_err(|e| DriverError::Setup(e.to_string()))?;
                 tracing::info!(agent = %name, "{name}: no container yet; creating it");
@@ -282,7 +282,7 @@ impl Hive {
         } else {
             None
         };
-        let spec = self.container_spec(name).await?;
+        let spec = self.built_spec(name).await?;
         let (n, parent, now) = (name.clone(), self.config().manager(), self.now());
         let max = self.config().max_agents;
         // Counted and inserted in one write: racing spawns cannot overfill.

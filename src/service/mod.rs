@@ -119,6 +119,7 @@ mod spend_state;
 pub mod startup;
 pub mod swarm;
 mod swarm_state;
+mod system_build;
 pub mod timer;
 pub mod transcripts;
 pub mod turns;
@@ -350,6 +351,7 @@ impl Hive {
             cpu_quota: c.agent_cpu_quota.clone(),
             memory_max: c.agent_memory_max.clone(),
             env: grants::grant_env(capabilities, tool_groups),
+            system: None,
             repos,
         }
     }

@@ -21,8 +21,8 @@ use super::approvals::finish_row;
 use super::{Hive, HiveError};
 use crate::config::{Config, DriverKind};
 use crate::containers::Profile;
-use crate::hive::arguments;
 use crate::hive::proposal::{self, AgentConfig, EntryKind, Tag};
+use crate::hive::{arguments, flake_lock};
 use crate::repos::{Repos, Sandbox};
 use crate::store::{agents, approvals};
 use crate::systemd::dbus::{handover, userns};
@@ -107,7 +107,8 @@ impl Hive {
     /// (one first commit, no container) and tell the manager
     /// (`config_ready`).
     pub(super) async fn init_config(&self, name: &Ident) -> Result<Option<String>, String> {
-        let files = proposal::template(name, &self.current_agent_config());
+        let nixos = self.config().profile == Profile::Nixos;
+        let files = proposal::template(name, &self.current_agent_config(), nixos);
         let message = format!("Config of {name}, from the template");
         let sha = self
             .seed(name, &files, &message, None)
@@ -155,7 +156,9 @@ impl Hive {
     /// them already: one that predates config repos, or one spawned
     /// directly). A failure is logged.
     pub(super) async fn seed_deployed_zero(&self, name: &Ident) {
-        let files = proposal::template(name, &self.current_agent_config());
+        // No agent.nix: the agent keeps the system it runs (the build
+        // command is given a tree only when it has one).
+        let files = proposal::template(name, &self.current_agent_config(), false);
         let message = format!("Config of {name} as it was deployed without a proposal");
         let tag = Tag::Deployed.name(0);
         let seeded = match self.seed(name, &files, &message, Some(&tag)).await {
@@ -293,11 +296,24 @@ impl Hive {
             .unwrap_or_default();
         let bytes = repos.blob(n, &json).await.map_err(failed)?;
         AgentConfig::parse(&bytes).map_err(|e| (true, e.to_string()))?;
+        if self.config().profile == Profile::Nixos {
+            for entry in entries.iter().filter(|e| is_flake_lock(e)) {
+                let bytes = repos.blob(n, &entry.object).await.map_err(failed)?;
+                flake_lock::check(&entry.shown(), &bytes).map_err(|e| (true, e.to_string()))?;
+            }
+        }
         if !repos.descends_from_main(n, sha).await.map_err(failed)? {
             return Err((true, proposal::not_on_main(sha).to_string()));
         }
         Ok(())
     }
+}
+
+/// A `flake.lock` anywhere in the tree (a file: a symlink was checked to
+/// stay inside the tree, and its target is checked as a file itself).
+fn is_flake_lock(e: &proposal::TreeEntry) -> bool {
+    e.kind != EntryKind::Symlink
+        && e.path.rsplit(|b| *b == b'/').next() == Some(flake_lock::FLAKE_LOCK.as_bytes())
 }
 
 /// The first 12 hex digits of a sha (the roster's and the notes' form).

@@ -381,12 +381,15 @@ impl Shared {
                 // Check the spec before spending a build on it.
                 settings_files::render_nixos_conf(name, &PathBuf::from("/nix/store/x"), spec)
                     .map_err(setup)?;
-                let system = self
-                    .settings
-                    .builder
-                    .build(name)
-                    .await
-                    .map_err(|e| setup(chain(&e)))?;
+                let system = match &spec.system {
+                    Some(system) => system.clone(),
+                    None => self
+                        .settings
+                        .builder
+                        .build(name)
+                        .await
+                        .map_err(|e| setup(chain(&e)))?,
+                };
                 (
                     settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name),
                     settings_files::render_nixos_conf(name, &system, spec).map_err(setup)?,

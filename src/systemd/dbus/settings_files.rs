@@ -215,6 +215,7 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
         memory_max: None,
         env: Vec::new(),
         repos: None,
+        system: None,
     };
     let mut base = None;
     let mut host_usr = false;

@@ -11,6 +11,7 @@ fn spec() -> ContainerSpec {
         memory_max: None,
         env: vec![("HIVE_CAPABILITIES".into(), "spawn, ask".into())],
         repos: None,
+        system: None,
     }
 }
 

@@ -106,6 +106,7 @@ impl Rig {
             memory_max: Some("4G".into()),
             env: vec![("HIVE_CAPABILITIES".into(), "spawn".into())],
             repos: None,
+            system: None,
         }
     }
 }
