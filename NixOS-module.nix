@@ -75,10 +75,11 @@ let
   configFile = settingsFormat.generate "hive-c0re-config.json" s;
 
   containerDir = if s.profile == "nixos" then s.nixos_containers_dir else s.nspawn_dir;
-  # Directories outside what the unit already opens under ProtectSystem=strict.
+  # Directories outside what the unit already opens under ProtectSystem=strict
+  # (the meta flake: update_meta_inputs writes and commits its flake.lock).
   extraWritable = builtins.filter
     (d: d != unitStateDir && !builtins.elem d unitContainerDirs)
-    [ s.state_dir containerDir ];
+    ([ s.state_dir containerDir ] ++ lib.optional (s.meta_flake != null) s.meta_flake);
 
   # The NixOS system of one agent container (as nixos-containers does it):
   # the agent module, this host's pkgs, `agentConfig`, then `extra`.

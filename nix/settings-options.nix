@@ -70,10 +70,24 @@ in
     '';
   };
   approval_command = opt (types.listOf types.str) [ ] ''
-    Command (argv, no shell) an approved `apply_commit`, `init_config` or
-    `update_meta_inputs` runs, with the kind, the agent and the commit
-    appended; its last output line becomes the approval's note. Empty:
-    approvals of those kinds are recorded only.
+    Deprecated and ignored: the hive carries out every approval itself
+    (`update_meta_inputs` with `nix_command` in `meta_flake`). Accepted
+    so old configurations still load; the daemon warns at start when it
+    is set.
+  '';
+  meta_flake = opt (types.nullOr absolutePath) null ''
+    The hive's meta flake (nixos profile): a git repository with
+    `flake.nix` and `flake.lock` that the hive owns (never an agent's). An
+    approved `update_meta_inputs` runs `nix flake update` of the inputs it
+    names there, commits `flake.lock` and rebuilds every agent whose base
+    moved (what the lock pins is part of each agent's base). null:
+    `update_meta_inputs` is refused, naming this option.
+  '';
+  nix_command = opt (types.listOf types.str) [ "nix" ] ''
+    The `nix` (argv, no shell) the hive runs for `update_meta_inputs`:
+    `<nix_command> --extra-experimental-features "nix-command flakes"
+    flake update --flake <meta_flake> <inputs>` (Nix 2.19 or later). The
+    module puts `nix.package` on the daemon's PATH in the nixos profile.
   '';
   auto_update = opt types.bool false ''
     At start, rebuild (and restart, if running) every agent whose base

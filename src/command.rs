@@ -2,8 +2,8 @@
 //! config plus arguments the hive appends, never a shell, killed if its
 //! caller gives up, stdout captured, failures reported with stderr's tail.
 //!
-//! Used by the approval actions ([`crate::service::approvals`]), the
-//! nixos profile's system builder and the operator's `notify_command`;
+//! Used by `update_meta_inputs` (`nix_command`), the nixos profile's
+//! system builds (`nixos_build_command`) and the operator's `notify_command`;
 //! [`output`] (a child fed its input, its output collected) also by the
 //! config repos' git runs. Rejected: `sh -c
 //! "<configured string>"`, which would make every appended value (an agent

@@ -87,11 +87,22 @@ pub struct Config {
     /// config has `agent.nix`, its exported tree and commit sha after it;
     /// prints the store path last.
     pub nixos_build_command: Vec<String>,
-    /// The command an approved `apply_commit`, `init_config` or
-    /// `update_meta_inputs` runs: argv, then the kind, the agent and the
-    /// approval's `commit_ref` appended. Its last stdout line becomes the
-    /// approval's note.
+    /// Deprecated, unused: approvals of every kind are now carried out by
+    /// the hive itself (`update_meta_inputs` by `nix_command` in
+    /// `meta_flake`). Still accepted so old config files load; a non-empty
+    /// one is warned about at start ([`Config::deprecations`]).
     pub approval_command: Vec<String>,
+    /// The hive's meta flake (nixos profile): a directory the operator
+    /// gives the hive, a git repository with `flake.nix` and `flake.lock`,
+    /// never an agent's. An approved `update_meta_inputs` runs `nix flake
+    /// update` of the inputs it names there, commits `flake.lock`, and
+    /// rebuilds the agents whose base changed. `None`: such requests are
+    /// refused, naming this key.
+    pub meta_flake: Option<PathBuf>,
+    /// The `nix` the hive runs for `update_meta_inputs` (argv, no shell):
+    /// `<nix_command> --extra-experimental-features "nix-command flakes"
+    /// flake update --flake <meta_flake> <inputs>` (Nix 2.19 or later).
+    pub nix_command: Vec<String>,
     /// The command the hive runs to tell the operator (an agent needs a
     /// person, an approval waits, a container crashed, a budget was
     /// reached): argv, no shell,
@@ -224,6 +235,8 @@ impl Default for Config {
             nixos_containers_dir: "/etc/nixos-containers".into(),
             nixos_build_command: Vec::new(),
             approval_command: Vec::new(),
+            meta_flake: None,
+            nix_command: vec!["nix".into()],
             notify_command: Vec::new(),
             notify_interval_secs: 60,
             auto_update: false,
@@ -315,6 +328,22 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// What the operator should change in this config: each a sentence
+    /// naming a key that is still accepted but does nothing any more (the
+    /// daemon logs them at start).
+    pub fn deprecations(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        if !self.approval_command.is_empty() {
+            said.push(
+                "approval_command is deprecated and ignored: approvals are carried out by the \
+                 hive itself (update_meta_inputs runs nix_command in meta_flake); remove it \
+                 from the config"
+                    .to_owned(),
+            );
+        }
+        said
     }
 
     /// This hive's name when it is in a swarm (`swarm` and `hive_name`

@@ -120,3 +120,20 @@ fn budget_defaults_are_none_and_a_bad_amount_in_the_file_is_refused_naming_it() 
         "{err}"
     );
 }
+
+/// Upgrades keep working: a config file of a release whose approvals ran
+/// `approval_command` still loads, and the daemon is told to drop the key.
+#[test]
+fn an_old_config_with_approval_command_loads_and_is_told_the_key_is_deprecated() {
+    let old = br#"{"approval_command":["/usr/local/bin/hive-approve"]}"#;
+    let config = Config::parse(old, Path::new("/etc/hive-c0re/config.json")).unwrap();
+    let said = config.deprecations();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("approval_command is deprecated and ignored"),
+        "{said:?}"
+    );
+    assert!(Config::default().deprecations().is_empty());
+    assert_eq!(Config::default().nix_command, ["nix"]);
+    assert_eq!(Config::default().meta_flake, None);
+}

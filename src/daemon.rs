@@ -95,6 +95,9 @@ fn raise_fd_limit(budget: u64) {
 pub fn serve(config: Config) -> anyhow::Result<()> {
     let fds = activation::take_named_fds().context("read socket activation")?;
     raise_fd_limit(config.fd_budget());
+    for said in config.deprecations() {
+        tracing::warn!("config: {said}");
+    }
     // Threads are bounded whatever the host's size or the hive's: a few
     // reactor workers, and a small blocking pool (file system calls,
     // journalctl); the store has its own writer and readers.

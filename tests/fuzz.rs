@@ -291,6 +291,7 @@ proptest! {
                     "state_dir", "runtime_dir", "driver", "profile", "manager", "max_agents",
                     "agent_max_connections", "inbox_max_bytes", "swarm", "hive_name",
                     "stop_deadline_secs", "approval_command", "journal_directory", "notify_command",
+                    "meta_flake", "nix_command",
                 ]), json()),
                 0..5,
             ).prop_map(|kv| {

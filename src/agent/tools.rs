@@ -442,7 +442,7 @@ const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "request_update_meta_inputs",
-        description: "Ask the operator to approve a `nix flake update` of some (or all) meta inputs.",
+        description: "Ask the operator to approve a `nix flake update` of some (or all, with none named) inputs of the hive's meta flake (nixos profile only; refused in the nspawn profile or when the hive has no meta_flake). Once approved the hive updates and commits the lock, then rebuilds and restarts every agent whose base moved: you get rebuilt events and approval_resolved.",
         schema: || {
             object(
                 json!({

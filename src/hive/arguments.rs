@@ -1,7 +1,7 @@
 //! The shapes of the free-text values a request hands the hive, checked
-//! once by the service whichever door the request came in by: values an
-//! approval appends to `approval_command`'s argv (a commit ref, flake input
-//! names), the sender a `wake` claims, the model a harness reports.
+//! once by the service whichever door the request came in by: values that
+//! end up in an argv (a commit ref for git, flake input names for `nix
+//! flake update`), the sender a `wake` claims, the model a harness reports.
 //!
 //! Decision: the rule lives here, beside the other rules, and the service
 //! applies it in the call that takes the value (`Hive::request_approval`,

@@ -9,6 +9,8 @@
 //! tree, which evaluates the proposal's `flake.nix` (agent-written code)
 //! as root before anyone has reviewed it.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::proposal::Invalid;
@@ -70,6 +72,23 @@ pub fn check(path: &str, bytes: &[u8]) -> Result<(), Invalid> {
         }
     }
     Ok(())
+}
+
+/// What a lock pins: each input's `narHash` by node name (the root's
+/// inputs and theirs), for the record of what an agent was built from;
+/// `None` for bytes that are not a lock file.
+pub fn pins(bytes: &[u8]) -> Option<BTreeMap<String, String>> {
+    let lock: Value = serde_json::from_slice(bytes).ok()?;
+    let nodes = lock.get("nodes")?.as_object()?;
+    Some(
+        nodes
+            .iter()
+            .filter_map(|(name, node)| {
+                let hash = node.get("locked")?.get("narHash")?.as_str()?;
+                Some((name.clone(), hash.to_owned()))
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

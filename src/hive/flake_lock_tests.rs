@@ -83,3 +83,13 @@ fn a_file_that_is_not_a_lock_is_refused_naming_the_file() {
     let err = check("flake.lock", b"{}").unwrap_err().to_string();
     assert!(err.contains("no `nodes`"), "{err}");
 }
+
+#[test]
+fn the_pins_of_a_lock_are_each_inputs_nar_hash_by_name() {
+    let pins = pins(&lock(GITHUB)).unwrap();
+    assert_eq!(
+        pins.into_iter().collect::<Vec<_>>(),
+        [("nixpkgs".to_owned(), "sha256-AAAA".to_owned())]
+    );
+    assert!(super::pins(b"nope").is_none());
+}

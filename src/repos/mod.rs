@@ -37,6 +37,7 @@ mod export;
 mod fetch;
 pub mod git;
 mod layout;
+mod meta;
 
 use std::path::{Path, PathBuf};
 

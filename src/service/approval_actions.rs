@@ -2,7 +2,7 @@
 //! action within the answer budget and ends it: a spawn (lifecycle), a
 //! schedule stored (schedules), a host granted (egress), a config repo
 //! seeded (`init_config`, proposals), a commit deployed (`apply_commit`,
-//! deploy), or the site's `approval_command` for meta inputs; and, at
+//! deploy), the meta flake updated (`update_meta_inputs`, meta_inputs); and, at
 //! start-up, the truthful end of rows a previous
 //! daemon claimed and did not finish.
 //!
@@ -14,7 +14,6 @@ use super::approvals::finish_row;
 use super::budget::within_budget;
 use super::inbox::Wakes;
 use super::{Hive, HiveError};
-use crate::command;
 use crate::hive::approvals::Decision;
 use crate::hive::arguments;
 use crate::store::{StoreError, agents, approvals};
@@ -206,18 +205,18 @@ impl Hive {
                 )),
             },
             ApprovalKind::UpdateMetaInputs => Err(format!(
-                "{PREFIX}; whether approval_command finished is unknown: check the agent's \
-                     config and request again"
+                "{PREFIX}; whether the meta flake was updated and its agents rebuilt is \
+                 unknown: check its git log and `hivectl status` (needs_update), and request \
+                 again"
             )),
         }))
     }
 
     /// What an approved row does: `Ok` with an optional note, or the error
     /// text that becomes the row's note. An `init_config` seeds the
-    /// agent's config repos, an `apply_commit` is deployed; meta inputs
-    /// are the site's business: they run the configured
-    /// `approval_command` with the kind, agent and `commit_ref` appended,
-    /// without a shell.
+    /// agent's config repos, an `apply_commit` is deployed, an
+    /// `update_meta_inputs` updates the meta flake and rebuilds
+    /// (`meta_inputs`).
     async fn run_action(
         &self,
         row: &Approval,
@@ -237,19 +236,7 @@ impl Hive {
             ApprovalKind::Budget => self.set_approved_budget(row).await.map(|()| None),
             ApprovalKind::InitConfig => self.init_config(&row.agent).await,
             ApprovalKind::ApplyCommit => self.deploy_approved(row).await,
-            ApprovalKind::UpdateMetaInputs => {
-                let argv = &self.config().approval_command;
-                let extra = [
-                    row.kind.as_str(),
-                    row.agent.as_str(),
-                    row.commit_ref.as_str(),
-                ];
-                let stdout = command::run("approval_command", argv, &extra)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let note = command::last_line(&stdout);
-                Ok((!note.is_empty()).then(|| note.chars().take(500).collect()))
-            }
+            ApprovalKind::UpdateMetaInputs => self.update_meta_inputs(row).await,
         }
     }
 }

@@ -29,8 +29,9 @@ impl Hive {
     /// request that names a new agent (`spawn`, `init_config`) is refused
     /// for a reserved name or one already managed (`init_config` also for
     /// a name with a config repo); an `apply_commit` is fetched and
-    /// validated first (`proposals`); an `update_meta_inputs` needs flake
-    /// input names (they end up in `approval_command`'s argv).
+    /// validated first (`proposals`); an `update_meta_inputs` needs the
+    /// nixos profile and a `meta_flake`, and flake input names (they end
+    /// up in `nix flake update`'s argv).
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
         let row = self.queue_approval(new).await?;
         // A proposal that failed validation is already over.
@@ -53,7 +54,10 @@ impl Hive {
                 self.check_no_config(&new.agent)?;
             }
             ApprovalKind::ApplyCommit => return self.propose(new).await,
-            ApprovalKind::UpdateMetaInputs => arguments::check_inputs(&new.commit_ref)?,
+            ApprovalKind::UpdateMetaInputs => {
+                arguments::check_inputs(&new.commit_ref)?;
+                self.check_meta_update()?;
+            }
             // Its payload was checked as the schedule it will store.
             ApprovalKind::SchedulePrompt => {}
             // The host is an agent's: a pattern, for a managed agent.

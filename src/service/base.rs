@@ -8,7 +8,9 @@
 //! `agent_cpu_quota`/`agent_memory_max` under its deployed `agent.json`,
 //! its grants as `HIVE_CAPABILITIES`/`HIVE_TOOL_GROUPS`), the version of
 //! the drivers' rendering of them ([`SETTINGS_FORMAT`]), the profile, and
-//! in the nixos profile the `nixos_build_command` that makes its system.
+//! in the nixos profile the `nixos_build_command` that makes its system
+//! and, with a `meta_flake`, what its `flake.lock` pins (each input's
+//! `narHash`: `update_meta_inputs` moves it).
 //! Every successful create or rebuild of its container writes what it was
 //! built from to `<state_dir>/deployed/<n>/built-from` (JSON); the agent
 //! `needs_update` when what the hive would build now differs from that
@@ -33,12 +35,14 @@
 //! An agent with no record (built by a daemon before this one) is taken to
 //! run the base of now: its record is written at start, and not flagged.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::{Hive, HiveError};
 use crate::containers::{ContainerSpec, Profile, SETTINGS_FORMAT};
+use crate::hive::flake_lock;
 use crate::store::{agents, immediate};
 use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
@@ -56,6 +60,9 @@ struct BuiltFrom<'a> {
     env: &'a [(String, String)],
     #[serde(skip_serializing_if = "Option::is_none")]
     nixos_build_command: Option<&'a [String]>,
+    /// nixos profile with a `meta_flake`: what its `flake.lock` pins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meta_lock: Option<BTreeMap<String, String>>,
 }
 
 impl Hive {
@@ -77,10 +84,23 @@ impl Hive {
             env: &spec.env,
             nixos_build_command: (c.profile == Profile::Nixos)
                 .then_some(c.nixos_build_command.as_slice()),
+            meta_lock: self.meta_lock(),
         };
         let mut text = serde_json::to_string(&record).unwrap_or_default();
         text.push('\n');
         text
+    }
+
+    /// What the meta flake's `flake.lock` pins (nixos profile, a
+    /// `meta_flake` set); an unreadable lock pins nothing.
+    pub(super) fn meta_lock(&self) -> Option<BTreeMap<String, String>> {
+        let c = self.config();
+        let dir = c
+            .meta_flake
+            .as_ref()
+            .filter(|_| c.profile == Profile::Nixos)?;
+        let bytes = std::fs::read(dir.join(flake_lock::FLAKE_LOCK)).unwrap_or_default();
+        Some(flake_lock::pins(&bytes).unwrap_or_default())
     }
 
     /// `n`'s container was just created or rebuilt with `spec`: record

@@ -153,6 +153,12 @@ pub enum HiveError {
         "{0} has no turn in progress: nothing to interrupt (`hivectl send {0} TEXT` to tell it something)"
     )]
     NoTurn(Ident),
+    /// A request this hive's configuration does not offer
+    /// (`update_meta_inputs` in the nspawn profile, or with no
+    /// `meta_flake`): the message names the profile or the key; the caller
+    /// stops asking, or the operator changes the config. No row is queued.
+    #[error("{0}")]
+    NotOffered(String),
 }
 
 impl From<JournalError> for HiveError {
@@ -236,7 +242,7 @@ impl HiveError {
             Self::UnknownRecipient(_) => ErrorCode::UnknownRecipient,
             Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
             Self::BadHook(_) => ErrorCode::BadHook,
-            Self::BadArgument(_) => ErrorCode::BadRequest,
+            Self::BadArgument(_) | Self::NotOffered(_) => ErrorCode::BadRequest,
             Self::EgressAllowed { .. } => ErrorCode::AlreadyAllowed,
             Self::Agenda(e) => agenda_code(e),
             Self::AgentSocket { .. } | Self::Io { .. } | Self::Internal(_) | Self::Store(_) => {

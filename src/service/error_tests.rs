@@ -89,6 +89,7 @@ fn one_of_each() -> Vec<HiveError> {
         HiveError::Repo(crate::repos::RepoError::State("no repo".into())),
         HiveError::ConfigExists(id("kid")),
         HiveError::NoTurn(id("a")),
+        HiveError::NotOffered("update_meta_inputs is for the nixos profile".into()),
     ]
 }
 
@@ -127,6 +128,7 @@ fn variant(err: &HiveError) -> usize {
         HiveError::Repo(_) => 28,
         HiveError::ConfigExists(_) => 29,
         HiveError::NoTurn(_) => 30,
+        HiveError::NotOffered(_) => 31,
     }
 }
 
@@ -134,7 +136,7 @@ fn variant(err: &HiveError) -> usize {
 fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
     let all = one_of_each();
     let seen: Vec<usize> = all.iter().map(variant).collect();
-    assert_eq!(seen, (0..31).collect::<Vec<_>>(), "one example per variant");
+    assert_eq!(seen, (0..32).collect::<Vec<_>>(), "one example per variant");
     for err in &all {
         let code = err.code();
         assert_ne!(code, ErrorCode::Unknown, "{err}");

@@ -95,6 +95,7 @@ pub mod logs;
 #[cfg(test)]
 mod loose_end_tests;
 pub mod loose_ends;
+mod meta_inputs;
 pub mod metrics;
 pub mod notify;
 pub mod proposals;

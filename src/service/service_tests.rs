@@ -12,15 +12,8 @@ use crate::store::agents;
 use crate::wire::host::{ApprovalStatus, LifecycleScope, Signal};
 
 fn hive() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
-    hive_with(Vec::new())
-}
-
-fn hive_with(approval_command: Vec<String>) -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        approval_command,
-        ..config_in(dir.path())
-    };
+    let config = config_in(dir.path());
     let (hive, driver) = hive_at(config, 1000);
     tokio::spawn(hive.clone().watch_units());
     (hive, driver, dir)
@@ -324,50 +317,22 @@ async fn only_the_managers_container_binds_the_config_repos() {
     assert_eq!(spec.repos, None);
 }
 
-async fn meta_inputs_request(hive: &Hive) -> i64 {
-    hive.request_approval(crate::store::approvals::NewApproval {
-        agent: id("ruth"),
-        kind: crate::wire::host::ApprovalKind::UpdateMetaInputs,
-        commit_ref: r#"["nixpkgs"]"#.into(),
-        description: None,
-    })
-    .await
-    .unwrap()
-    .id
-}
-
 #[tokio::test]
-async fn an_approved_meta_inputs_update_runs_the_configured_command_with_kind_agent_and_ref() {
-    let (hive, _driver, _dir) = hive_with(vec!["/bin/echo".into(), "applied".into()]);
-    let id = meta_inputs_request(&hive).await;
-    let row = hive.approve(id, None).await.unwrap();
-    assert_eq!(row.status, ApprovalStatus::Approved);
-    assert_eq!(
-        row.note.as_deref(),
-        Some(r#"applied update_meta_inputs ruth ["nixpkgs"]"#)
-    );
-}
-
-#[tokio::test]
-async fn a_failing_or_missing_approval_command_leaves_the_row_failed_with_the_reason() {
-    let (hive, _driver, _dir) = hive_with(vec!["/bin/false".into()]);
-    let id = meta_inputs_request(&hive).await;
-    let err = hive.approve(id, None).await.unwrap_err().to_string();
-    assert!(err.contains("/bin/false failed (exit status: 1)"), "{err}");
-    let (hive, _driver, _dir) = hive_with(Vec::new());
-    let id = meta_inputs_request(&hive).await;
-    let err = hive.approve(id, None).await.unwrap_err().to_string();
-    assert!(
-        err.contains("set `approval_command` in the config"),
-        "{err}"
-    );
-    let row = hive
-        .store()
-        .run(move |c| crate::store::approvals::get(c, id))
+async fn update_meta_inputs_in_the_nspawn_profile_is_refused_naming_the_profile_and_leaves_no_row()
+{
+    let (hive, _driver, _dir) = hive();
+    let err = hive
+        .request_approval(crate::store::approvals::NewApproval {
+            agent: id("ruth"),
+            kind: crate::wire::host::ApprovalKind::UpdateMetaInputs,
+            commit_ref: r#"["nixpkgs"]"#.into(),
+            description: None,
+        })
         .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(row.status, ApprovalStatus::Failed);
+        .unwrap_err();
+    assert!(matches!(err, super::HiveError::NotOffered(_)), "{err:?}");
+    assert!(err.to_string().contains("nspawn profile"), "{err}");
+    assert!(hive.approvals().await.unwrap().is_empty());
 }
 
 #[tokio::test]
