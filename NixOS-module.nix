@@ -83,7 +83,7 @@ let
 
   # The NixOS system of one agent container (as nixos-containers does it):
   # the agent module, this host's pkgs, `agentConfig`, then `extra`.
-  agentSystem = hostName: extra: (import "${toString pkgs.path}/nixos/lib/eval-config.nix" {
+  agentEval = hostName: extra: import "${toString pkgs.path}/nixos/lib/eval-config.nix" {
     system = null;
     modules = [
       ./nix/agent-module.nix
@@ -99,13 +99,55 @@ let
       }
       cfg.agentConfig
     ] ++ extra;
-  }).config.system.build.toplevel;
+  };
+  agentSystem = hostName: extra: (agentEval hostName extra).config.system.build.toplevel;
   # Undeclared agents: "" keeps the host name nspawn gives (h-<name>).
-  commonSystem = agentSystem "" [ ];
+  commonEval = agentEval "" [ ];
+  commonSystem = commonEval.config.system.build.toplevel;
+
+  # The system of an agent whose approved config repo has agent.nix, built
+  # at deploy time (nix-build, through nix-daemon): nix/agent-module.nix
+  # with the hive-agent and Claude Code of the common agent system, then
+  # the exported tree's agent.nix. Its pkgs are nixpkgs at this host's
+  # pkgs.path, made by eval-config from the nixpkgs.* options (agent.nix may
+  # set nixpkgs.config). Not in it: `agentConfig`, `agents.<name>.config`
+  # and this host's overlays (Nix functions a build at run time cannot be
+  # handed). The arguments after `tree` are for nix/tests/run's stub.
+  agentNixSystem = pkgs.writeText "hive-c0re-agent-nix-system.nix" ''
+    { tree
+    , pkgs ? null
+    , storePath ? builtins.storePath
+    , agentModule ? ${./nix}/agent-module.nix
+    }:
+    (import ${toString pkgs.path}/nixos/lib/eval-config.nix {
+      system = "${pkgs.stdenv.hostPlatform.system}";
+      inherit pkgs;
+      modules = [
+        agentModule
+        ({ lib, ... }: {
+          boot.isContainer = true;
+          networking.hostName = lib.mkDefault "";
+          system.stateVersion = lib.mkDefault "${hostConfig.system.stateVersion}";
+          services.hive-agent = {
+            enable = true;
+            package = lib.mkDefault (storePath "${commonEval.config.services.hive-agent.package}");
+            claudePackage = lib.mkDefault (storePath "${commonEval.config.services.hive-agent.claudePackage}");
+          };
+        })
+        (/. + tree + "/agent.nix")
+      ];
+    }).config.system.build.toplevel
+  '';
 
   buildCommand = pkgs.writeShellScript "hive-c0re-agent-system" ''
-    # hive-c0re nixos_build_command: the prebuilt NixOS system of agent
-    # container $1 (h-<name>). Built with the host, so nothing builds here.
+    # hive-c0re nixos_build_command: the NixOS system of agent container $1
+    # (h-<name>). With $2 and $3 (an approved config's exported tree, which
+    # has agent.nix, and its commit): that module built now, on top of the
+    # agent module. Alone: the prebuilt system, built with the host, so
+    # nothing builds here.
+    if [ "$#" -ge 2 ]; then
+      exec nix-build --no-out-link ${agentNixSystem} --argstr tree "$2"
+    fi
     case "$1" in
     ${lib.concatStrings (lib.mapAttrsToList (n: a: "  ${lib.escapeShellArg "h-${n}"}) echo ${a.path} ;;\n") cfg.agents)}  *) echo ${commonSystem} ;;
     esac

@@ -28,6 +28,55 @@ check "agent container: the unit waits for the /run/hive and /var/lib/hive binds
   jqt "$T/agent.json" '.Unit.RequiresMountsFor == ["/run/hive", "/var/lib/hive"]'
 check "systemd-analyze verify of hive-agent.service prints nothing" verify_quiet "$T/agent-units" hive-agent.service
 
+# An approved config with agent.nix: the daemon appends its exported tree and
+# commit. The script then runs nix-build (here a stand-in on PATH that
+# records its argv) on the module's expression, and its last line is the path.
+mkdir -p "$T/fakebin" "$T/tree"
+cat >"$T/fakebin/nix-build" <<'STANDIN'
+#!/bin/sh
+printf '%s\n' "$@" >"$(dirname "$0")/nix-build.argv"
+echo "building the system" >&2
+echo /nix/store/00000000000000000000000000000000-nixos-system-agent
+STANDIN
+chmod +x "$T/fakebin/nix-build"
+printf '%s\n' '{ ... }: { environment.variables.FROM_AGENT_NIX = "yes"; }' >"$T/tree/agent.nix"
+agent_nix_build() {
+  local out expr
+  out=$(PATH="$T/fakebin:$PATH" "$BUILD" h-kid "$T/tree" 0123456789abcdef0123456789abcdef01234567 | tail -n1) || return 1
+  [ "$out" = /nix/store/00000000000000000000000000000000-nixos-system-agent ] || { echo "printed: $out"; return 1; }
+  expr=$(sed -n 2p "$T/fakebin/nix-build.argv")
+  [ "$(sed -n 1p "$T/fakebin/nix-build.argv")" = --no-out-link ] &&
+    [[ "$expr" == "$STORE/"*-hive-c0re-agent-nix-system.nix ]] &&
+    [ "$(sed -n '3,$p' "$T/fakebin/nix-build.argv" | tr '\n' ' ')" = "--argstr tree $T/tree " ] || {
+    cat "$T/fakebin/nix-build.argv"
+    return 1
+  }
+  echo "$expr" >"$T/agent-nix-expr"
+}
+check "given a config tree and its commit, the default build command runs nix-build on the module's agent.nix expression and prints its path" \
+  agent_nix_build
+# The expression itself, evaluated with the stub (its pkgs, and store paths
+# as the stub's package shape, stood in for): the agent module, then the
+# tree's agent.nix.
+agent_nix_system() {
+  local expr
+  expr=$(cat "$T/agent-nix-expr") || return 1
+  "${NI[@]}" --eval --strict --json -E "(import $expr {
+      tree = \"$T/tree\";
+      storePath = p: { type = \"derivation\"; outPath = p; name = baseNameOf p; };
+      agentModule = $ROOT/nix/agent-module.nix;
+      pkgs = import $HERE/stub-nixpkgs/pkgs.nix {
+        storeDir = \"$STORE\";
+        outPath = \"$PKG\";
+        overlays = [ (import $ROOT/nix/overlay.nix) ];
+      };
+    }).text" >"$T/agent-nix-system.json" || return 1
+  jqt "$T/agent-nix-system.json" 'fromjson | .isContainer == true and .hostName == ""
+    and .environment.FROM_AGENT_NIX == "yes" and (.units | has("hive-agent.service"))'
+}
+check "that expression builds an agent container: the agent module with the host's hive-agent, then agent.nix" \
+  agent_nix_system
+
 # tmpfiles_apply JSON ROOT: create the module's tmpfiles rules in a scratch root
 tmpfiles_apply() {
   local out
