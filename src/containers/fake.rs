@@ -204,6 +204,11 @@ impl ContainerDriver for FakeDriver {
         Ok(self.units().contains_key(name))
     }
 
+    async fn has_repo_binds(&self, name: &Ident) -> Result<Option<bool>, DriverError> {
+        let specs = self.specs.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(specs.get(name).map(|spec| spec.repos.is_some()))
+    }
+
     async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError> {
         let done = self.current(name).map(|_| Outcome::Done)?;
         self.keep_spec(name, spec);

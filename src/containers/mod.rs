@@ -190,6 +190,15 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
 
     /// Re-apply the container's settings (limits, binds, env).
     async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError>;
+    /// Whether the container's settings, as this daemon wrote them, bind
+    /// the config repos ([`ContainerSpec::repos`]); `None` when the driver
+    /// cannot tell (settings it did not write, such as an installation's
+    /// own manager container, or a profile whose settings it does not
+    /// read back). The service re-renders a manager's settings at start
+    /// when they lack the binds (a container made by an older daemon).
+    async fn has_repo_binds(&self, _name: &Ident) -> Result<Option<bool>, DriverError> {
+        Ok(None)
+    }
 
     /// Remove the container. `purge` also removes its image.
     async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError>;

@@ -118,7 +118,7 @@ impl Hive {
     /// created on demand rather than refused.
     async fn start_one(self, name: Ident) -> Result<Outcome, DriverError> {
         self.clear_going_down(&name);
-        match self.driver().start(&name).await {
+        match self.start_container(&name).await {
             Err(DriverError::NoSuchUnit { .. }) => {
                 let spec = self
                     .built_spec(&name)

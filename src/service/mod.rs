@@ -104,6 +104,7 @@ mod queue_state;
 #[cfg(test)]
 mod recovery_tests;
 pub mod reminders;
+mod repo_binds;
 pub mod review;
 pub mod roster;
 mod roster_state;

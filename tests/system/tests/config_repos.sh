@@ -101,6 +101,19 @@ the_manager_commits_in_its_containers_hive_proposed_as_its_user_and_cannot_write
     "Bind=/var/lib/hyperhive/proposed:/hive/proposed" "$nspawn"
   expect_match "h-ruth.nspawn binds the applied repos read-only" \
     "BindReadOnly=/var/lib/hyperhive/applied:/hive/applied" "$nspawn"
+  # A manager container an older daemon made (its file without the binds)
+  # gets them at a plain start, not only at `hivectl rebuild ruth`.
+  hivectl_root stop ruth >/dev/null
+  in_c sed -i '\#:/hive/#d' /etc/systemd/nspawn/h-ruth.nspawn
+  expect_eq "h-ruth.nspawn made old: no repo binds" "0" \
+    "$(in_c grep -c ':/hive/' /etc/systemd/nspawn/h-ruth.nspawn || true)"
+  hivectl_root start ruth >/dev/null
+  tb_wait_machine 30 h-ruth
+  nspawn=$(in_c cat /etc/systemd/nspawn/h-ruth.nspawn)
+  expect_match "a plain start gives the old h-ruth.nspawn its proposed bind" \
+    "Bind=/var/lib/hyperhive/proposed:/hive/proposed" "$nspawn"
+  expect_match "a plain start gives the old h-ruth.nspawn its applied bind" \
+    "BindReadOnly=/var/lib/hyperhive/applied:/hive/applied" "$nspawn"
   # Seeded while the manager runs: handed to its user at once.
   tb_spawn crm
   expect_eq "h-ruth's agent and the owners of crm's repos there (the host's root: overflow)" \
