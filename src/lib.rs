@@ -125,7 +125,8 @@
 //!   bucket (design and guarantees: `src/swarm/README.md`).
 //! - [`repos`]: agents' config repositories — the proposed repo an agent
 //!   writes and the applied repo the hive owns; git run with no hooks, no
-//!   system config, and the upload side of a fetch sandboxed.
+//!   system config, and the upload side of a fetch sandboxed; the commit
+//!   of the meta flake's lock.
 //! - [`egress`]: the egress proxy — one agent's connection (CONNECT or plain
 //!   HTTP) checked against its `host[:port]` allow-list, dialled from the
 //!   host, logged with `AGENT=`; `server` serves it on each agent's

@@ -47,6 +47,12 @@
 //! - `deploy`: an approved proposal built and switched to (export, the
 //!   container's limits and Claude files, restart), recorded (tags,
 //!   `main`, `deployed_sha`), and the deployed config read back.
+//! - `system_build`: the nixos profile's build of a config's `agent.nix`
+//!   (`nixos_build_command` given the exported tree and the sha).
+//! - `meta_inputs`: `update_meta_inputs` — `nix flake update` of the
+//!   hive's meta flake, the lock committed, the agents rebuilt.
+//! - `repo_binds`: the manager's config repo binds rendered at a plain
+//!   start when its settings (made by an older daemon) lack them.
 //! - `base`: `needs_update` — what each agent was built from against
 //!   the hive's current base; `auto_update` at start.
 //! - [`review`]: `show`, an approval with its proposal's diff.
