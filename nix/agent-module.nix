@@ -4,8 +4,9 @@
 #   - /run/hive (its runtime directory, with mcp.sock) and /var/lib/hive (its
 #     state), bind-mounted by container@.service from
 #     /etc/nixos-containers/h-<name>.conf;
-#   - HIVE_TOOL_GROUPS and HIVE_CAPABILITIES in the environment of the
-#     container's init (nspawn --setenv).
+#   - HIVE_TOOL_GROUPS, HIVE_CAPABILITIES and HIVE_CLAUDE_ENV (its agent.json's
+#     variables for Claude) in the environment of the container's init
+#     (nspawn --setenv).
 # This module runs `hive-agent run`, the agent's turn loop, from
 # hive-agent.service with Claude Code on its PATH.
 #
@@ -78,7 +79,7 @@ in
         ExecStart = "${lib.getExe' cfg.package "hive-agent"} run";
         Restart = "on-failure";
         RestartSec = mkDefault "5s";
-        PassEnvironment = [ "HIVE_TOOL_GROUPS" "HIVE_CAPABILITIES" ];
+        PassEnvironment = [ "HIVE_TOOL_GROUPS" "HIVE_CAPABILITIES" "HIVE_CLAUDE_ENV" ];
         WorkingDirectory = stateDir;
       };
     };

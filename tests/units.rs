@@ -97,6 +97,7 @@ fn every_directive_outside_the_unit_section_has_a_comment_above_it() {
 fn the_agent_unit_runs_the_harness_as_a_notify_service_with_the_grants_passed_on() {
     use hive_c0re::agent::config::RunConfig;
     use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS};
+    use hive_c0re::wire::claude_env::ENV_CLAUDE_ENV;
     let service = unit("hive-agent.service");
     assert_eq!(
         values(&service, "ExecStart"),
@@ -106,7 +107,9 @@ fn the_agent_unit_runs_the_harness_as_a_notify_service_with_the_grants_passed_on
     assert_eq!(values(&service, "Restart"), ["on-failure"]);
     assert_eq!(
         values(&service, "PassEnvironment"),
-        [format!("{ENV_TOOL_GROUPS} {ENV_CAPABILITIES}")]
+        [format!(
+            "{ENV_TOOL_GROUPS} {ENV_CAPABILITIES} {ENV_CLAUDE_ENV}"
+        )]
     );
     // Claude's home is the state directory the loop keeps its login in.
     let state = RunConfig::default().state_dir;

@@ -14,9 +14,12 @@
 //! its context across turns; a failed turn forgets it, so a broken session
 //! cannot fail every turn after it.
 //!
-//! The environment adds `CLAUDE_CONFIG_DIR=<state>/claude` (the login lives
-//! in the state directory, which survives rebuilds), `HIVE_AGENT_SOCKET`,
-//! and, for stand-in commands, `HIVE_MCP_CONFIG` and `HIVE_ALLOWED_TOOLS`.
+//! The environment is the harness's own, then the agent's variables from
+//! its reviewed `agent.json` (`HIVE_CLAUDE_ENV`), then the hive's:
+//! `CLAUDE_CONFIG_DIR=<state>/claude` (the login lives in the state
+//! directory, which survives rebuilds; unless set before), `HIVE_AGENT_SOCKET`,
+//! the egress proxy's variables, and, for stand-in commands, `HIVE_MCP_CONFIG`
+//! and `HIVE_ALLOWED_TOOLS`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -49,6 +52,10 @@ pub struct Launch {
     /// The loopback port of this harness's egress forwarder: Claude gets
     /// `HTTPS_PROXY`/`HTTP_PROXY` pointing at it (none: no proxy set).
     pub egress_port: Option<u16>,
+    /// The agent's own variables from its reviewed `agent.json`
+    /// (`HIVE_CLAUDE_ENV`, [`crate::wire::claude_env`]); the hive's own
+    /// variables come after them, so none can be replaced.
+    pub agent_env: Vec<(String, String)>,
 }
 
 impl Launch {
@@ -143,7 +150,8 @@ impl Launch {
 
     /// The variables the turn's command gets on top of the harness's own.
     pub fn env(&self) -> Vec<(String, String)> {
-        let mut env = vec![
+        let mut env = self.agent_env.clone();
+        env.extend([
             (
                 ENV_SOCKET.into(),
                 self.socket.to_string_lossy().into_owned(),
@@ -157,8 +165,8 @@ impl Launch {
                 self.selection.allowed_tools().join(","),
             ),
             (super::hook::ENV_HEADLESS_TURN.into(), "1".into()),
-        ];
-        if std::env::var_os(ENV_CLAUDE_CONFIG_DIR).is_none() {
+        ]);
+        if self.var(ENV_CLAUDE_CONFIG_DIR).is_none() {
             env.push((
                 ENV_CLAUDE_CONFIG_DIR.into(),
                 self.config
@@ -171,6 +179,17 @@ impl Launch {
             env.extend(super::egress::proxy_env(port));
         }
         env
+    }
+
+    /// A variable as the turn's command sees it before the hive's own:
+    /// the agent's (`agent_env`), else the harness's environment.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.agent_env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
     }
 
     /// The session to resume, if the last good turn left one.

@@ -14,6 +14,7 @@ fn launch(command: Option<Vec<String>>) -> Launch {
         harness: "/usr/bin/hive-agent".into(),
         socket: "/run/hive/mcp.sock".into(),
         egress_port: Some(4123),
+        agent_env: Vec::new(),
     }
 }
 
@@ -274,4 +275,35 @@ fn a_harness_turns_claude_marks_its_hooks_headless_so_its_transcript_is_not_coun
             .any(|(k, v)| k == super::super::hook::ENV_HEADLESS_TURN && v == "1"),
         "{env:?}"
     );
+}
+
+#[tokio::test]
+async fn a_turns_command_gets_the_agents_variables_but_not_in_place_of_the_hives() {
+    let (_tx, rx) = watch::channel(false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut launch = launch(None);
+    launch.agent_env = vec![
+        ("ANTHROPIC_BASE_URL".into(), "http://127.0.0.2:9 x".into()),
+        ("ANTHROPIC_API_KEY".into(), "sk-agent".into()),
+        ("HTTPS_PROXY".into(), "http://elsewhere:1".into()),
+    ];
+    assert_eq!(launch.var("ANTHROPIC_API_KEY").as_deref(), Some("sk-agent"));
+    let script = r#"test "$ANTHROPIC_BASE_URL" = "http://127.0.0.2:9 x" \
+        && test "$ANTHROPIC_API_KEY" = sk-agent \
+        && test "$HTTPS_PROXY" = http://127.0.0.1:4123 \
+        && echo '{"type":"system","model":"m1"}'"#;
+    let end = run_turn(
+        &sh(script),
+        &launch.env(),
+        dir.path(),
+        "p",
+        Ends {
+            deadline: Duration::from_secs(10),
+            stop: rx,
+            grace: Duration::from_secs(1),
+            interrupted: std::future::pending(),
+        },
+    )
+    .await;
+    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
 }

@@ -277,7 +277,7 @@ impl TurnLoop {
 
     async fn check_login(&mut self) {
         let now = login::logged_in(&self.launch.config.claude_config_dir(), |v| {
-            std::env::var(v).ok()
+            self.launch.var(v)
         });
         if self.logged_in == Some(now) {
             return;

@@ -14,6 +14,7 @@ use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
 use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS, Selection};
 use hive_c0re::agent::turn::TurnLoop;
+use hive_c0re::wire::claude_env::{self, ENV_CLAUDE_ENV};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -134,6 +135,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let command = std::env::var(ENV_CLAUDE_COMMAND).ok();
             let config = RunConfig::load(config.as_deref(), command.as_deref())?;
             let selection = selection(&socket).await?;
+            // The agent's own variables (its agent.json), for each turn.
+            let agent_env = match std::env::var(ENV_CLAUDE_ENV) {
+                Ok(text) => claude_env::decode(&text)?,
+                Err(_) => Vec::new(),
+            };
+            let names: Vec<&str> = agent_env.iter().map(|(k, _)| k.as_str()).collect();
+            tracing::info!("agent variables for Claude: [{}]", names.join(","));
             let groups: Vec<&str> = selection.groups.iter().map(|g| g.as_str()).collect();
             let source = if std::env::var(ENV_TOOL_GROUPS).ok().is_some() {
                 ENV_TOOL_GROUPS
@@ -158,6 +166,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 harness: std::env::current_exe()?,
                 socket: cli.socket,
                 egress_port: Some(egress_port),
+                agent_env,
             };
             let (tx, rx) = tokio::sync::watch::channel(false);
             tokio::spawn(async move {

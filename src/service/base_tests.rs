@@ -102,7 +102,7 @@ async fn a_base_changed_across_a_restart_flags_the_agent_once_and_auto_update_re
     assert_eq!(spec.memory_max.as_deref(), Some("8G"));
     assert!(
         spec.env
-            .contains(&("ANTHROPIC_MODEL".into(), "claude-x".into()))
+            .contains(&("HIVE_CLAUDE_ENV".into(), "ANTHROPIC_MODEL=claude-x".into()))
     );
     assert!(!driver.state(&alice).unwrap().is_running());
     assert!(!needs_update(&hive).await);

@@ -64,11 +64,15 @@ async fn an_approved_commit_is_deployed_tagged_recorded_and_announced() {
         (spec.memory_max.as_deref(), spec.cpu_quota.as_deref()),
         (Some("2G"), Some("50%"))
     );
-    assert!(spec.env.contains(&("TZ".into(), "UTC".into())));
-    assert!(
-        spec.env
-            .contains(&("ANTHROPIC_MODEL".into(), "claude-x".into()))
-    );
+    // For Claude, in the one variable the harness passes on.
+    let (_, vars) = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == crate::wire::claude_env::ENV_CLAUDE_ENV)
+        .unwrap();
+    let vars = crate::wire::claude_env::decode(vars).unwrap();
+    assert!(vars.contains(&("TZ".into(), "UTC".into())), "{vars:?}");
+    assert!(vars.contains(&("ANTHROPIC_MODEL".into(), "claude-x".into())));
     assert!(driver.state(&alice).unwrap().is_running());
     // Claude's files are in the agent's working directory.
     let work = dir.path().join("state/agents/alice");

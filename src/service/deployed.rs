@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use super::Hive;
 use crate::containers::ContainerSpec;
 use crate::hive::proposal::{AGENT_JSON, AgentConfig};
+use crate::wire::claude_env::{self, ENV_CLAUDE_ENV};
 use crate::wire::ident::Ident;
 
 /// The environment variable Claude Code reads its model from.
@@ -53,8 +54,10 @@ impl Hive {
 }
 
 /// `config` over `spec`: its limits where it sets them (absent: the hive's
-/// `agent_cpu_quota`/`agent_memory_max`), its model as `ANTHROPIC_MODEL`,
-/// its environment after the hive's own (which it cannot name: `HIVE_*`).
+/// `agent_cpu_quota`/`agent_memory_max`); its model as `ANTHROPIC_MODEL`
+/// and its environment, for Claude, in the one variable the harness passes
+/// on (`HIVE_CLAUDE_ENV`, [`crate::wire::claude_env`]), none when it sets
+/// neither.
 pub(super) fn apply_config(spec: &mut ContainerSpec, config: &AgentConfig) {
     if let Some(q) = &config.cpu_quota {
         spec.cpu_quota = Some(q.clone());
@@ -62,13 +65,18 @@ pub(super) fn apply_config(spec: &mut ContainerSpec, config: &AgentConfig) {
     if let Some(m) = &config.memory_max {
         spec.memory_max = Some(m.clone());
     }
-    if let Some(model) = &config.model {
-        spec.env.push((MODEL_ENV.to_owned(), model.clone()));
+    let model = config.model.as_deref().map(|m| (MODEL_ENV, m));
+    let vars: Vec<(&str, &str)> = model
+        .into_iter()
+        .chain(
+            config
+                .environment
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .collect();
+    if !vars.is_empty() {
+        spec.env
+            .push((ENV_CLAUDE_ENV.to_owned(), claude_env::encode(vars)));
     }
-    spec.env.extend(
-        config
-            .environment
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
 }

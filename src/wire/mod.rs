@@ -6,6 +6,8 @@
 //!   (re-exported by `host`).
 //! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
 //! - [`egress`]: an egress allow-list pattern, validated once.
+//! - [`claude_env`]: the agent's own variables for Claude, in one container
+//!   variable from the daemon to the harness.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
 //! - [`journal`]: a journal entry and its short text rendering (pure).
 //! - [`events`]: `HelperEvent`s pushed to the manager.
@@ -21,6 +23,7 @@
 pub mod agenda;
 pub mod agent;
 pub mod approval;
+pub mod claude_env;
 pub mod codes;
 pub mod egress;
 pub mod events;

@@ -17,8 +17,8 @@ effective "$T/agent-units" hive-agent.service >"$T/agent.json" || bad "the agent
 check "agent container: hive-agent.service runs '\$package/bin/hive-agent run', Type=notify, Restart=on-failure" \
   jqt "$T/agent.json" ".Service.ExecStart == [\"$PKG/bin/hive-agent run\"] and .Service.Type == [\"notify\"]
     and .Service.Restart == [\"on-failure\"]"
-check "agent container: the grants set at spawn (HIVE_TOOL_GROUPS, HIVE_CAPABILITIES) reach it (PassEnvironment)" \
-  jqt "$T/agent.json" '.Service.PassEnvironment == ["HIVE_TOOL_GROUPS", "HIVE_CAPABILITIES"]'
+check "agent container: the grants and agent.json's variables set at spawn (HIVE_TOOL_GROUPS, HIVE_CAPABILITIES, HIVE_CLAUDE_ENV) reach it (PassEnvironment)" \
+  jqt "$T/agent.json" '.Service.PassEnvironment == ["HIVE_TOOL_GROUPS", "HIVE_CAPABILITIES", "HIVE_CLAUDE_ENV"]'
 check "agent container: Claude Code on its PATH, CLAUDE_CONFIG_DIR under /var/lib/hive for it and login shells" \
   jqt "$T/agent.json" "(.Service.Environment | any(test(\"^\\\"PATH=$STORE/claude-code/bin:\")))
     and (.Service.Environment | any(. == \"\\\"CLAUDE_CONFIG_DIR=/var/lib/hive/claude\\\"\"))

@@ -100,3 +100,126 @@ _img_needs_login() {
   [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
 print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == "img-a"][0]["needs_login"])')" = True ]
 }
+
+# --- a real Claude Code turn through the egress proxy ------------------------------------------
+# The image's own claude, taking a turn the way the hive runs it: its API (ANTHROPIC_BASE_URL)
+# and a fake key come from the agent's reviewed agent.json (deployed through the manager socket
+# and an approval, as config_repos.sh does; its helpers _cr_*), and the API is a stand-in of
+# the Messages API on the bed's 127.0.0.2 (tests/clients/messages_standin.py; not 127.0.0.1,
+# which NO_PROXY keeps inside the container): reachable only through the hive's egress proxy,
+# allow-listed by the hive's config. Beside it, the proxy's throughput for one large download.
+
+TB_IMG_BULK=47031        # the bed's bulk stand-in (100 MiB of zeros)
+TB_IMG_BULK_MB=100
+
+# _img_api_stand_ins: the Messages API stand-in (on a free port of 127.0.0.2, put in
+# TB_IMG_API_PORT) and the bulk stand-in; an EXIT trap stops them and destroys the test's
+# agents. Not in a command substitution: its subshell's exit would run the trap at once.
+_img_api_stand_ins() {
+  cp "$TB_REPO/tests/clients/messages_standin.py" "/proc/$(tb_leader)/root/run/tb-messages-standin.py"
+  in_c rm -f /run/tb-api.port /run/tb-api.log
+  in_c systemd-run -q --collect --unit=tb-api-stand-in -E STANDIN_HOST=127.0.0.2 \
+    "$TB_PYTHON" /run/tb-messages-standin.py /run/tb-api.port /run/tb-api.log operator \
+    "hello from the image's claude"
+  in_c systemd-run -q --collect --unit=tb-bulk-stand-in "$TB_PYTHON" -c "
+import http.server, socketserver
+CHUNK = bytes(1 << 20)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header('Content-Length', str($TB_IMG_BULK_MB << 20))
+        self.end_headers()
+        for _ in range($TB_IMG_BULK_MB): self.wfile.write(CHUNK)
+    def log_message(self, *a): pass
+socketserver.TCPServer.allow_reuse_address = True
+socketserver.TCPServer(('127.0.0.2', $TB_IMG_BULK), H).serve_forever()"
+  trap 'in_c systemctl stop tb-api-stand-in tb-bulk-stand-in 2>/dev/null || true; tb_forget_agents' EXIT
+  wait_for 10 "the API stand-in's port" in_c test -s /run/tb-api.port
+  TB_IMG_API_PORT=$(in_c cat /run/tb-api.port)
+  wait_for 10 "the bulk stand-in" in_c curl -sf -o /dev/null -r 0-0 "http://127.0.0.2:$TB_IMG_BULK/"
+}
+
+# _img_deploy_env NAME JSON-OBJECT: the agent's agent.json gains "environment": JSON-OBJECT,
+# committed in its proposed repo, asked for by the manager and approved; waits until deployed.
+_img_deploy_env() {
+  local n=$1 repo=/var/lib/hyperhive/proposed/$1 sha id out
+  in_c "$TB_PYTHON" -c 'import json, sys
+p = sys.argv[1] + "/agent.json"
+c = json.load(open(p)); c["environment"] = json.loads(sys.argv[2])
+open(p, "w").write(json.dumps(c, indent=2) + "\n")' "$repo" "$2"
+  _cr_git "$repo" commit -q -am "$n: the API stand-in and a key"
+  sha=$(_cr_git "$repo" rev-parse HEAD)
+  out=$(_cr_manager "{\"cmd\":\"request_apply_commit\",\"agent\":\"$n\",\"commit_ref\":\"$sha\"}")
+  expect_eq "request_apply_commit's answer" '{"kind":"ok"}' "$out"
+  id=$(_cr_last_approval)
+  hivectl_root approve "$id" >/dev/null 2>&1 || true
+  wait_for 120 "approval $id to end approved" tb_approval_is "$id" approved ||
+    { hivectl_root --json pending --all; return 1; }
+}
+
+_img_inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }
+
+# shellcheck disable=SC2016  # the scripts' $ are the agent's
+a_message_to_an_agent_of_the_image_is_a_claude_turn_through_the_egress_proxy_that_completes() {
+  local tar port out turns proxy_s direct_s
+  tar=$(tb_image_tar)
+  tb_image_template hive-image "$tar" 2>&1
+  tb_agents imgapi
+  _img_api_stand_ins
+  port=$TB_IMG_API_PORT
+  tb_hive "{\"stop_deadline_secs\": 2, \"template_image\": \"hive-image\", \"bind_host_usr\": false,
+    \"egress_allow\": [\"api.anthropic.com:443\", \"127.0.0.2:$port\", \"127.0.0.2:$TB_IMG_BULK\"]}"
+  _img_spawn imgapi >/dev/null
+  _img_deploy_env imgapi "{\"ANTHROPIC_BASE_URL\": \"http://127.0.0.2:$port\",
+    \"ANTHROPIC_API_KEY\": \"sk-stand-in\", \"CLAUDE_CODE_MAX_RETRIES\": \"0\",
+    \"DISABLE_AUTOUPDATER\": \"1\", \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}"
+  tb_wait_machine 120 h-imgapi hive-agent.service ||
+    { in_c journalctl -M h-imgapi -u hive-agent --no-pager -n 30; return 1; }
+  # The key in agent.json logs it in: the roster says no login is needed.
+  wait_for 30 "imgapi's login state (logged in)" _img_logged_in imgapi ||
+    { in_c journalctl -M h-imgapi -u hive-agent --no-pager -n 30; return 1; }
+
+  hivectl_root send imgapi "please greet the operator"
+  wait_for 120 "imgapi's reply through its send tool" _img_inbox_has "hello from the image's claude" ||
+    { in_c journalctl -M h-imgapi -u hive-agent --no-pager -n 40; in_c cat /run/tb-api.log; return 1; }
+  expect_match "the operator's inbox" "imgapi.*hello from the image's claude" "$(hivectl_root inbox)"
+  # The turn journal: the turn completed, with the send tool's call.
+  wait_for 30 "imgapi's turn in the journal" _img_turn_ok imgapi
+  turns=$(hivectl_root turns imgapi)
+  echo "$turns" | sed 's/^/  /'
+  expect_match "hivectl turns imgapi" " ok" "$turns"
+  expect_match "the send tool's call in the turn" "mcp__hyperhive__send" "$turns"
+  # The stand-in saw the CLI's requests, offered the hive's tools and given the tool's result.
+  out=$(in_c cat /run/tb-api.log)
+  expect_match "a request offering the send tool" '"tools": \[[^]]*"mcp__hyperhive__send"' "$out"
+  expect_match "a request carrying the tool's result" '"tool_results": \[\{' "$out"
+  # Through the proxy: the egress service's journal names the agent and the stand-in.
+  expect_match "the egress journal (AGENT=imgapi)" "imgapi: egress to 127\.0\.0\.2:$port: [0-9]+ bytes out" \
+    "$(in_c journalctl -u hive-c0re-egress AGENT=imgapi --no-pager -o cat)"
+
+  # The proxy's throughput for one large download: as the agent's user through a forwarder
+  # (the harness's, run for a shell), against a direct fetch by the bed, same run.
+  # The script is a file in the agent's state (no systemd specifiers or $ expansion of a
+  # transient unit's command line to escape).
+  printf '%s\n' '/usr/local/bin/hive-agent egress-forward --listen 127.0.0.1:3128 >/dev/null 2>&1 &
+for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.1; done
+t=$(date +%s%N)
+n=$(curl -sf -x http://127.0.0.1:3128 -o /dev/null -w "%{size_download}" "$1")
+echo "$n $(( ($(date +%s%N) - t) / 1000000 ))"
+kill $!' | in_c sh -c 'cat > /var/lib/hyperhive/agents/imgapi/tb-bulk.sh; chmod 0644 /var/lib/hyperhive/agents/imgapi/tb-bulk.sh'
+  proxy_s=$(_img_as_agent imgapi "/bin/bash /var/lib/hive/tb-bulk.sh http://127.0.0.2:$TB_IMG_BULK/" |
+    tail -n 1)
+  expect_match "the download through the proxy (bytes ms)" "^$((TB_IMG_BULK_MB << 20)) [0-9]+$" "$proxy_s"
+  direct_s=$(in_c sh -c 't=$(date +%s%N)
+n=$(curl -sf -o /dev/null -w "%{size_download}" http://127.0.0.2:'"$TB_IMG_BULK"'/)
+echo "$n $(( ($(date +%s%N) - t) / 1000000 ))"')
+  expect_match "the direct download (bytes ms)" "^$((TB_IMG_BULK_MB << 20)) [0-9]+$" "$direct_s"
+  echo "figure: one $TB_IMG_BULK_MB MiB download: through the proxy ${proxy_s#* } ms, direct ${direct_s#* } ms" \
+    "($(awk -v p="${proxy_s#* }" -v d="${direct_s#* }" -v m="$TB_IMG_BULK_MB" \
+      'BEGIN { printf "%.0f against %.0f MiB/s, %.2fx", m * 1000 / p, m * 1000 / d, d / p }'))"
+}
+
+_img_turn_ok() { hivectl_root turns "$1" | grep -q ' ok'; }
+_img_logged_in() {
+  [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == sys.argv[1]][0]["needs_login"])' "$1")" = False ]
+}
