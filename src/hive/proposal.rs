@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire::egress::EgressPattern;
 use crate::wire::ident::Ident;
 
 /// Where the manager's container sees the proposed repos (`/hive/proposed/N`,
@@ -39,6 +40,9 @@ pub const MAX_TREE_BYTES: u64 = 8 << 20;
 pub const MAX_ENTRIES: usize = 1000;
 /// The longest path in a config tree, in bytes.
 pub const MAX_PATH_BYTES: usize = 255;
+/// The most `egress` patterns an `agent.json` may list (each connection of
+/// the agent is checked against its whole list).
+pub const MAX_EGRESS: usize = 100;
 /// Environment variables of this prefix are the hive's own
 /// (`HIVE_CAPABILITIES`, ...): `agent.json` may not set them.
 pub const RESERVED_ENV_PREFIX: &str = "HIVE_";
@@ -57,9 +61,15 @@ pub struct AgentConfig {
     /// systemd `MemoryMax=` of the container, e.g. `4G` (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_max: Option<String>,
-    /// Environment variables handed to the container.
+    /// Environment variables for Claude (the harness hands them to each
+    /// turn: `crate::wire::claude_env`).
     #[serde(default)]
     pub environment: BTreeMap<String, String>,
+    /// Hosts this agent may reach through the hive's egress proxy, on top
+    /// of the hive's `egress_allow` and the operator's grants; each checked
+    /// by [`EgressPattern`]'s one validator as it is parsed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress: Vec<EgressPattern>,
 }
 
 /// Why a proposal is refused; the text becomes the row's note.
@@ -107,6 +117,12 @@ impl AgentConfig {
             return Err(invalid(format!(
                 "{AGENT_JSON}: \"memory_max\" {m:?} is not bytes with an optional K, M, G or T \
                  (such as \"4G\") or \"infinity\""
+            )));
+        }
+        if self.egress.len() > MAX_EGRESS {
+            return Err(invalid(format!(
+                "{AGENT_JSON}: \"egress\" lists {} patterns; at most {MAX_EGRESS}",
+                self.egress.len()
             )));
         }
         for (k, v) in &self.environment {
@@ -440,8 +456,11 @@ Strict: a key not listed here fails validation by name.\n\n\
 - `cpu_quota`: systemd `CPUQuota=` of the container, such as `\"200%\"`\n\
 - `memory_max`: systemd `MemoryMax=`, bytes with an optional `K`, `M`, `G` or `T`, or \
 `\"infinity\"`\n\
-- `environment`: an object of environment variables for the container (names of A-Z, a-z, \
-0-9 and `_`, not starting with `{RESERVED_ENV_PREFIX}`)\n\n\
+- `environment`: an object of environment variables for Claude Code (names of A-Z, a-z, \
+0-9 and `_`, not starting with `{RESERVED_ENV_PREFIX}`)\n\
+- `egress`: a list of `host[:port]` or `*.domain[:port]` patterns this agent may reach \
+through the hive's egress proxy, beside the hive's own list and the operator's grants \
+(no port: any port; `*.domain`: any name under it, not the domain itself)\n\n\
 ## Claude Code's files\n\n\
 `CLAUDE.md` and `.claude/` (settings, agents, commands) are installed in the agent's \
 working directory when the config is deployed.\n\n\

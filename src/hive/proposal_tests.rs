@@ -179,3 +179,27 @@ fn the_nixos_template_adds_a_documented_agent_nix_that_the_nspawn_one_lacks() {
     let readme = &plain.iter().find(|(p, _)| p == "README.md").unwrap().1;
     assert!(!String::from_utf8_lossy(readme).contains("agent.nix"));
 }
+
+#[test]
+fn agent_json_egress_patterns_are_checked_by_the_egress_validator_and_capped() {
+    let ok = AgentConfig::parse(br#"{"egress":["PyPI.org:443","*.example.com"]}"#).unwrap();
+    let names: Vec<String> = ok.egress.iter().map(|p| p.to_string()).collect();
+    assert_eq!(names, ["pypi.org:443", "*.example.com"]);
+    assert_eq!(AgentConfig::parse(&ok.to_text().into_bytes()).unwrap(), ok);
+    for bad in ["*", "http://pypi.org", "pypi.org:0", "a b"] {
+        let text = format!(r#"{{"egress":["{bad}"]}}"#);
+        let err = AgentConfig::parse(text.as_bytes()).unwrap_err().to_string();
+        assert!(
+            err.contains(AGENT_JSON) && err.contains("host[:port]"),
+            "{bad}: {err}"
+        );
+    }
+    let many: Vec<String> = (0..=MAX_EGRESS)
+        .map(|i| format!("\"h{i}.example\""))
+        .collect();
+    let text = format!(r#"{{"egress":[{}]}}"#, many.join(","));
+    let err = AgentConfig::parse(text.as_bytes()).unwrap_err().to_string();
+    assert!(err.contains("at most 100"), "{err}");
+    // An agent.json without the key is written without it.
+    assert!(!AgentConfig::default().to_text().contains("egress"));
+}

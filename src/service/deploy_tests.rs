@@ -8,6 +8,7 @@ use crate::containers::ContainerDriver as _;
 use crate::containers::fake::FakeDriver;
 use crate::hive::approvals::NewApproval;
 use crate::testing::{commit, config_in, hive_at, id, manager_events};
+use crate::wire::egress::EgressPattern;
 use crate::wire::host::{ApprovalKind, ApprovalStatus};
 
 async fn ask(hive: &Hive, kind: ApprovalKind, agent: &str, commit_ref: &str) -> Approval {
@@ -311,4 +312,47 @@ async fn a_rebuild_a_spawn_and_a_restart_run_one_after_another_in_the_build_queu
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert_eq!(seen[0], id("alice"), "{seen:?}");
     assert!(seen.contains(&id("bob")) && seen.contains(&id("carol")));
+}
+
+/// Would the egress proxy let `agent` reach `host:port` now? The list the
+/// daemon hands the egress service per connection, checked as it checks
+/// it (`egress::AllowList::allows`).
+async fn egress_allows(hive: &Hive, agent: &str, host: &str, port: u16) -> bool {
+    let list = hive.egress_allow(&id(agent)).await.unwrap();
+    list.iter().any(|p| p.matches(host, port))
+}
+
+#[tokio::test]
+async fn a_deployed_agent_json_opens_its_egress_hosts_to_that_agent_until_rolled_back() {
+    let (hive, _driver, _dir, proposed) = running_alice().await;
+    hive.spawn(&id("bob")).await.unwrap();
+    let alice = id("alice");
+    assert!(!egress_allows(&hive, "alice", "pypi.org", 443).await);
+    let sha = commit(
+        &proposed,
+        &[(
+            "agent.json",
+            r#"{"memory_max":"4G","egress":["pypi.org:443","*.files.example.com"]}"#,
+        )],
+    );
+    let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
+    // Proposed, not yet approved: nothing opens.
+    assert!(!egress_allows(&hive, "alice", "pypi.org", 443).await);
+    let done = hive.approve(row.id, None).await.unwrap();
+    assert_eq!(done.status, ApprovalStatus::Approved);
+    assert!(egress_allows(&hive, "alice", "pypi.org", 443).await);
+    assert!(egress_allows(&hive, "alice", "a.files.example.com", 8443).await);
+    assert!(!egress_allows(&hive, "alice", "pypi.org", 80).await);
+    assert!(egress_allows(&hive, "alice", "api.anthropic.com", 443).await);
+    // The agent's own list, not bob's.
+    assert!(!egress_allows(&hive, "bob", "pypi.org", 443).await);
+    // A request for a host agent.json already opens is refused as such.
+    let err = hive
+        .request_egress(&alice, EgressPattern::new("pypi.org:443").unwrap(), "pip")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("pypi.org:443"), "{err}");
+    // The rollback deploys the old agent.json: the hosts close again.
+    hive.rollback(&alice, 0).await.unwrap();
+    assert!(!egress_allows(&hive, "alice", "pypi.org", 443).await);
 }

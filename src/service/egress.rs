@@ -1,11 +1,15 @@
 //! Each agent's egress allow-list: the config's `egress_allow`, which
-//! every agent has, plus what the operator granted that agent
+//! every agent has, plus the `egress` of its deployed (reviewed)
+//! `agent.json`, plus what the operator granted that agent
 //! (`hivectl grant N --egress HOST[:PORT]`, optionally time-boxed, or an
 //! approved `request_egress`).
 //!
-//! Read per connection (`server::egress_socket`), so a grant, a revoke or
-//! an expiry applies to the agent's next connection, with no restart of
-//! its container.
+//! Read per connection (`server::egress_socket`), so a grant, a revoke, an
+//! expiry or a deploy (which replaces the deployed `agent.json`) applies to
+//! the agent's next connection, with no restart of its container.
+//! Rejected: copying `agent.json`'s list into the grants table at deploy,
+//! which a rollback or a failed deploy would have to undo, and which
+//! `hivectl revoke` could then take away behind the reviewed config.
 
 use super::grants::expiry;
 use super::{Hive, HiveError};
@@ -19,8 +23,8 @@ use crate::wire::ident::Ident;
 use std::time::Duration;
 
 impl Hive {
-    /// The patterns agent `name` may reach now: the config's, then its
-    /// grants in force.
+    /// The patterns agent `name` may reach now: the config's, its deployed
+    /// `agent.json`'s, then its grants in force.
     pub async fn egress_allow(&self, name: &Ident) -> Result<Vec<EgressPattern>, HiveError> {
         let (n, now) = (name.to_string(), self.now());
         let granted = self
@@ -28,6 +32,9 @@ impl Hive {
             .read(move |c| grants::egress(c, &n, now))
             .await?;
         let mut list = self.config().egress_allow.clone();
+        if let Some(config) = self.deployed_config(name) {
+            list.extend(config.egress);
+        }
         list.extend(granted.into_iter().map(|g| g.pattern));
         Ok(list)
     }

@@ -50,6 +50,7 @@ impl Hive {
             cpu_quota: self.config().agent_cpu_quota.clone(),
             memory_max: self.config().agent_memory_max.clone(),
             environment: Default::default(),
+            egress: Vec::new(),
         }
     }
 

@@ -448,3 +448,15 @@ async fn an_applied_repo_stays_readable_to_the_manager_and_one_from_before_is_ma
     assert_eq!(git(&applied, &["config", "core.sharedRepository"]), "0604");
     assert_eq!(unreadable_by_others(&applied), Vec::<PathBuf>::new());
 }
+
+#[tokio::test]
+async fn a_bad_egress_pattern_in_agent_json_fails_the_row_naming_the_pattern_and_the_rule() {
+    let (hive, _dir, proposed) = seeded().await;
+    let json = blob(
+        &proposed,
+        br#"{"egress":["pypi.org:443","pypi.org:99999"]}"#,
+    );
+    let sha = commit_with(&proposed, &format!("100644 blob {json}\tagent.json"));
+    let row = fails_with(&hive, &sha, "pypi.org:99999").await;
+    assert!(row.note.unwrap().contains("host[:port]"));
+}
