@@ -14,8 +14,14 @@
 # - PassEnvironment=: systemd starts services with a clean environment, not
 #   init's; PassEnvironment= copies named variables from it, so the grants
 #   hive-c0re sets at spawn and rebuild reach the harness.
-# - Runs as root: mcp.sock is created 0600 by the (host's) root, and the
-#   container is the agent's boundary (PrivateUsers=no in NixOS containers).
+# - Runs as `agent` (uid/gid 1000, the user of systemd/hive-agent.sysusers in
+#   the nspawn profile's image), not root: hive-c0re runs the container in a
+#   user range of its own (--private-users=<base>:65536) and gives /run/hive,
+#   /var/lib/hive and the sockets (mcp.sock, egress.sock, 0600) to <base>+1000,
+#   which is this user inside. The same sandbox as systemd/hive-agent.service:
+#   NoNewPrivileges, no capabilities, @system-service, AF_UNIX/INET/INET6/
+#   NETLINK only. No network but loopback (PRIVATE_NETWORK=1 without
+#   addresses): `hive-agent run` relays Claude's HTTPS_PROXY to egress.sock.
 # - CLAUDE_CONFIG_DIR is under /var/lib/hive, in the service and in login
 #   shells alike, so `machinectl shell h-<name>` then `claude login` stores
 #   the login where the service finds it, and it survives rebuilds.
@@ -75,6 +81,17 @@ in
       };
       unitConfig.RequiresMountsFor = [ runtimeDir stateDir ];
       serviceConfig = {
+        User = "agent";
+        Group = "agent";
+        NoNewPrivileges = true;
+        CapabilityBoundingSet = "";
+        SystemCallFilter = "@system-service";
+        SystemCallErrorNumber = "EPERM";
+        SystemCallArchitectures = "native";
+        RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" "AF_NETLINK" ];
+        RestrictSUIDSGID = true;
+        LockPersonality = true;
+        RestrictRealtime = true;
         Type = "notify";
         ExecStart = "${lib.getExe' cfg.package "hive-agent"} run";
         Restart = "on-failure";
@@ -83,6 +100,18 @@ in
         WorkingDirectory = stateDir;
       };
     };
+
+    # The harness's user: uid and gid fixed at 1000, as hive-c0re owns the
+    # bound directories from <range base>+1000 (src/systemd/dbus/userns.rs).
+    users.users.agent = {
+      uid = 1000;
+      group = "agent";
+      isSystemUser = true;
+      home = stateDir;
+      createHome = false;
+      description = "hive agent (Claude Code)";
+    };
+    users.groups.agent.gid = 1000;
 
     environment.variables.CLAUDE_CONFIG_DIR = cfg.claudeConfigDir;
     environment.systemPackages = [ cfg.claudePackage ];

@@ -27,6 +27,23 @@ check "agent container: Claude Code on its PATH, CLAUDE_CONFIG_DIR under /var/li
 check "agent container: the unit waits for the /run/hive and /var/lib/hive binds" \
   jqt "$T/agent.json" '.Unit.RequiresMountsFor == ["/run/hive", "/var/lib/hive"]'
 check "systemd-analyze verify of hive-agent.service prints nothing" verify_quiet "$T/agent-units" hive-agent.service
+# Issue 27: the harness is not root in its container, and has the nspawn image's sandbox.
+check "agent container: user agent is uid 1000 and group agent gid 1000 (the owner hive-c0re gives the binds: range base + 1000)" \
+  jqt "$COMMON" '.users.agent.uid == 1000 and .users.agent.group == "agent" and .groups.agent.gid == 1000
+    and .users.agent.home == "/var/lib/hive"'
+effective systemd hive-agent.service >"$T/image-agent.json" || bad "systemd/hive-agent.service parses" ""
+# sandbox KEY: the unit's KEY, the same in the module's unit as in the nspawn image's (its
+# words, NixOS's true/false read as yes/no)
+sandbox_same() { jq -e --arg k "$1" --slurpfile img "$T/image-agent.json" '
+  def words: [.[]? | tostring | split(" ")[] | select(. != "")
+    | if . == "true" then "yes" elif . == "false" then "no" else . end];
+  (.Service[$k] | words) as $m | ($img[0].Service[$k] | words) as $i
+  | if $m == $i and .Service[$k] != null and $img[0].Service[$k] != null then true
+    else error("module \($m) image \($i)") end' "$T/agent.json"; }
+for key in User Group NoNewPrivileges CapabilityBoundingSet SystemCallFilter SystemCallErrorNumber \
+  SystemCallArchitectures RestrictAddressFamilies RestrictSUIDSGID LockPersonality RestrictRealtime; do
+  check "agent container: hive-agent.service's $key is the nspawn image's (systemd/hive-agent.service)" sandbox_same "$key"
+done
 
 # An approved config with agent.nix: the daemon appends its exported tree and
 # commit. The script then runs nix-build (here a stand-in on PATH that

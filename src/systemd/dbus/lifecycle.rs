@@ -205,8 +205,8 @@ impl Shared {
     /// first start after the upgrade. A file that is not ours (the
     /// manager's, from the installation) is left alone.
     async fn isolate(&self, name: &Ident) -> Result<(), DriverError> {
-        if self.profile != Profile::Nspawn {
-            return Ok(());
+        if self.profile == Profile::Nixos {
+            return self.isolate_nixos(name).await;
         }
         let path = settings_files::nspawn_path(&self.settings.nspawn_dir, name);
         let n = name.clone();
@@ -224,6 +224,28 @@ impl Shared {
             if file.base != Some(base) || !text.contains("Private=yes") {
                 tracing::info!(agent = %n, base, "{n}: settings file moved to its own user range");
                 let text = settings_files::render_nspawn(&n, &file.spec, base, file.host_usr)?;
+                settings_files::write_atomically(&path, &text)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// [`Self::isolate`] for the nixos profile: a config written before
+    /// user ranges gets its range and is rewritten (its system unchanged).
+    async fn isolate_nixos(&self, name: &Ident) -> Result<(), DriverError> {
+        let path = settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name);
+        let n = name.clone();
+        blocking(move || {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return Ok(());
+            };
+            let Some((_, state, runtime)) = settings_files::isolate_nixos_conf(&text, 0) else {
+                return Ok(());
+            };
+            let base = userns::ensure(&n, &state, &runtime)?;
+            if let Some((text, _, _)) = settings_files::isolate_nixos_conf(&text, base) {
+                tracing::info!(agent = %n, base, "{n}: nixos config moved to its own user range");
                 settings_files::write_atomically(&path, &text)?;
             }
             Ok(())
@@ -352,8 +374,8 @@ impl Shared {
         }
     }
 
-    /// Write the container's settings file (nixos: build its system first;
-    /// nspawn: its user range first, [`userns::ensure`]). The host's `/usr`
+    /// Write the container's settings file (its user range first,
+    /// [`userns::ensure`]; nixos: its system built before that). The host's `/usr`
     /// is bound as the file already there says (the agent's image was
     /// cloned from the template of its time), else as `bind_host_usr`.
     async fn write_settings(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
@@ -379,7 +401,7 @@ impl Shared {
             }
             Profile::Nixos => {
                 // Check the spec before spending a build on it.
-                settings_files::render_nixos_conf(name, &PathBuf::from("/nix/store/x"), spec)
+                settings_files::render_nixos_conf(name, &PathBuf::from("/nix/store/x"), spec, 0)
                     .map_err(setup)?;
                 let system = match &spec.system {
                     Some(system) => system.clone(),
@@ -390,9 +412,14 @@ impl Shared {
                         .await
                         .map_err(|e| setup(chain(&e)))?,
                 };
+                // The same user range as the nspawn profile's (recorded by
+                // the state directory's owner).
+                let (n, s) = (name.clone(), spec.clone());
+                let base =
+                    blocking(move || userns::ensure(&n, &s.state_dir, &s.runtime_dir)).await?;
                 (
                     settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name),
-                    settings_files::render_nixos_conf(name, &system, spec).map_err(setup)?,
+                    settings_files::render_nixos_conf(name, &system, spec, base).map_err(setup)?,
                 )
             }
         };

@@ -254,28 +254,75 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
 }
 
 /// The NixOS container config of agent `name` (read by NixOS's
-/// `container@.service` as an environment file): the built system, no
-/// private network, no autostart (the hive starts it), binds and environment
-/// as extra nspawn flags. The unit's script splits `EXTRA_NSPAWN_FLAGS` on
-/// spaces, so environment values with spaces are refused here.
+/// `container@.service` as an environment file), isolated as the nspawn
+/// profile's `.nspawn` file isolates (see [`render_nspawn`]):
+/// - `PRIVATE_NETWORK=1` and no `HOST_ADDRESS`/`LOCAL_ADDRESS`: nspawn's
+///   `--private-network` without a veth, a network namespace with only its
+///   loopback; the agent's way out is its runtime directory's `egress.sock`
+///   (bound with `/run/hive`), through the harness's forwarder;
+/// - `--private-users=<base>:65536` (the same range the nspawn profile
+///   allocates and records, [`super::userns`]) with
+///   `--private-users-ownership=chown`, as extra flags rather than NixOS's
+///   `PRIVATE_USERS=`, which older NixOS releases ignore;
+/// - `--drop-capability=` [`DROPPED_CAPABILITIES`];
+/// - the built system, no autostart (the hive starts it), binds and
+///   environment as extra nspawn flags. The unit's script splits
+///   `EXTRA_NSPAWN_FLAGS` on spaces, so environment values with spaces are
+///   refused here.
 pub fn render_nixos_conf(
     name: &Ident,
     system: &Path,
     spec: &ContainerSpec,
+    base: u32,
 ) -> Result<String, FileError> {
     let system = check_path("system closure", system)?;
     let runtime = check_path("runtime directory", &spec.runtime_dir)?;
     let state = check_path("state directory", &spec.state_dir)?;
-    let mut flags =
-        format!("--bind={runtime}:{CONTAINER_RUNTIME_DIR} --bind={state}:{CONTAINER_STATE_DIR}");
+    let mut flags = format!(
+        "--private-users={base}:{USER_RANGE} --private-users-ownership=chown \
+         --drop-capability={} \
+         --bind={runtime}:{CONTAINER_RUNTIME_DIR} --bind={state}:{CONTAINER_STATE_DIR}",
+        DROPPED_CAPABILITIES.replace(' ', ",")
+    );
     for (k, v) in &spec.env {
         check_env(k, v, true)?;
         let _ = write!(flags, " --setenv={k}={v}");
     }
     Ok(format!(
-        "# Written by hive-c0re for agent {name}; rewritten on rebuild.\n\
-         SYSTEM_PATH={system}\nPRIVATE_NETWORK=0\nAUTO_START=0\nEXTRA_NSPAWN_FLAGS=\"{flags}\"\n"
+        "{HEADER}{name}; rewritten on rebuild.\n\
+         SYSTEM_PATH={system}\nPRIVATE_NETWORK=1\nAUTO_START=0\nEXTRA_NSPAWN_FLAGS=\"{flags}\"\n"
     ))
+}
+
+/// A nixos config this daemon wrote before its containers had user ranges
+/// (`PRIVATE_NETWORK=0`, no `--private-users=`), moved into range `base`:
+/// the same text with a private network and the isolating flags in front
+/// of its own. `None` for a file that is not ours or is already isolated.
+/// Its state and runtime directories (its binds) come with it, for the
+/// adoption of their ownership ([`super::userns::ensure`]).
+pub fn isolate_nixos_conf(text: &str, base: u32) -> Option<(String, PathBuf, PathBuf)> {
+    if !text.starts_with(HEADER) || text.contains("--private-users=") {
+        return None;
+    }
+    let flags = text
+        .lines()
+        .find_map(|l| l.strip_prefix("EXTRA_NSPAWN_FLAGS=\""))?;
+    let bind = |inside: &str| {
+        flags.split(' ').find_map(|f| {
+            let (src, dst) = f.strip_prefix("--bind=")?.split_once(':')?;
+            (dst == inside).then(|| PathBuf::from(src))
+        })
+    };
+    let (runtime, state) = (bind(CONTAINER_RUNTIME_DIR)?, bind(CONTAINER_STATE_DIR)?);
+    let isolating = format!(
+        "EXTRA_NSPAWN_FLAGS=\"--private-users={base}:{USER_RANGE} --private-users-ownership=chown \
+         --drop-capability={} ",
+        DROPPED_CAPABILITIES.replace(' ', ",")
+    );
+    let text = text
+        .replace("\nPRIVATE_NETWORK=0\n", "\nPRIVATE_NETWORK=1\n")
+        .replace("EXTRA_NSPAWN_FLAGS=\"", &isolating);
+    Some((text, state, runtime))
 }
 
 /// Write `contents` to `path` through a temporary file in the same

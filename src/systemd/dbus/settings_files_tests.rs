@@ -103,16 +103,64 @@ fn an_environment_value_that_would_break_the_file_is_refused() {
 fn the_nixos_conf_names_the_system_and_passes_binds_as_flags() {
     let mut s = spec();
     s.env = vec![("HIVE_X".into(), "1".into())];
-    let text = render_nixos_conf(&id("alice"), Path::new("/nix/store/abc-system"), &s).unwrap();
+    let text = render_nixos_conf(
+        &id("alice"),
+        Path::new("/nix/store/abc-system"),
+        &s,
+        0x0010_0000,
+    )
+    .unwrap();
     assert!(
         text.contains("SYSTEM_PATH=/nix/store/abc-system\n"),
         "{text}"
     );
     assert!(text.contains(
-        "EXTRA_NSPAWN_FLAGS=\"--bind=/run/hyperhive/agents/alice:/run/hive \
+        " --bind=/run/hyperhive/agents/alice:/run/hive \
              --bind=/var/lib/hyperhive/agents/alice:/var/lib/hive --setenv=HIVE_X=1\"\n"
     ));
-    assert!(render_nixos_conf(&id("alice"), Path::new("/nix/store/x"), &spec()).is_err());
+    assert!(render_nixos_conf(&id("alice"), Path::new("/nix/store/x"), &spec(), 0).is_err());
+}
+
+/// Issue 27: the nixos profile's containers are isolated as the nspawn
+/// profile's are (same range, no network but loopback, fewer capabilities).
+#[test]
+fn the_nixos_conf_gives_the_container_its_user_range_and_no_network_but_loopback() {
+    let mut s = spec();
+    s.env.clear();
+    let text = render_nixos_conf(
+        &id("alice"),
+        Path::new("/nix/store/abc-system"),
+        &s,
+        0x0010_0000,
+    )
+    .unwrap();
+    let line = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in {text}"))
+            .to_owned()
+    };
+    assert_eq!(line("PRIVATE_NETWORK="), "1");
+    assert!(!text.contains("HOST_ADDRESS") && !text.contains("LOCAL_ADDRESS"));
+    assert!(!text.contains("PRIVATE_USERS="), "{text}");
+    let flags = line("EXTRA_NSPAWN_FLAGS=");
+    let flags: Vec<&str> = flags.trim_matches('"').split(' ').collect();
+    assert!(
+        flags.contains(&"--private-users=1048576:65536"),
+        "{flags:?}"
+    );
+    assert!(
+        flags.contains(&"--private-users-ownership=chown"),
+        "{flags:?}"
+    );
+    assert!(
+        flags.contains(
+            &"--drop-capability=CAP_NET_RAW,CAP_MKNOD,CAP_LINUX_IMMUTABLE,\
+              CAP_SYS_TTY_CONFIG,CAP_AUDIT_CONTROL,CAP_AUDIT_WRITE"
+        ),
+        "{flags:?}"
+    );
+    assert!(text.starts_with(HEADER), "{text}");
 }
 
 #[test]
@@ -172,4 +220,29 @@ fn a_repo_bind_path_that_would_break_the_file_is_refused_by_name() {
             .to_string();
         assert!(err.contains("repos directory"), "{err}");
     }
+}
+
+/// An agent of the nixos profile made before user ranges moves into its
+/// range on its first start after the upgrade, its system and binds kept.
+#[test]
+fn an_old_nixos_conf_is_moved_into_a_user_range_with_its_system_and_binds() {
+    let old = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
+        SYSTEM_PATH=/nix/store/abc-system\nPRIVATE_NETWORK=0\nAUTO_START=0\n\
+        EXTRA_NSPAWN_FLAGS=\"--bind=/run/hyperhive/agents/alice:/run/hive \
+        --bind=/var/lib/hyperhive/agents/alice:/var/lib/hive --setenv=HIVE_X=1\"\n";
+    let (text, state, runtime) = isolate_nixos_conf(old, 0x0010_0000).unwrap();
+    assert_eq!(state, Path::new("/var/lib/hyperhive/agents/alice"));
+    assert_eq!(runtime, Path::new("/run/hyperhive/agents/alice"));
+    let mut s = spec();
+    s.env = vec![("HIVE_X".into(), "1".into())];
+    let fresh = render_nixos_conf(
+        &id("alice"),
+        Path::new("/nix/store/abc-system"),
+        &s,
+        0x0010_0000,
+    )
+    .unwrap();
+    assert_eq!(text, fresh);
+    assert_eq!(isolate_nixos_conf(&text, 0x0010_0000), None, "done once");
+    assert_eq!(isolate_nixos_conf("SYSTEM_PATH=/x\n", 0), None, "not ours");
 }

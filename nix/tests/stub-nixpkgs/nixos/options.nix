@@ -87,6 +87,10 @@ in
           name = opt t.str name;
           isNormalUser = opt t.bool false;
           isSystemUser = opt t.bool false;
+          uid = opt (t.nullOr t.int) null;
+          home = opt t.str "/var/empty";
+          createHome = opt t.bool false;
+          description = opt t.str "";
           extraGroups = opt (t.listOf t.str) [ ];
           group = opt t.str "";
           password = opt (t.nullOr t.str) null;
@@ -130,6 +134,8 @@ in
       units = import ./render-units.nix { inherit config; };
       systemPackages = map (p: p.name) config.environment.systemPackages;
       environment = config.environment.variables;
+      users = builtins.mapAttrs (_: u: { inherit (u) uid group home isSystemUser; }) config.users.users;
+      groups = builtins.mapAttrs (_: g: { inherit (g) gid; }) config.users.groups;
     }));
 
     # nixos/modules/services/web-servers/nginx (default.nix, vhost-options.nix,
