@@ -104,7 +104,7 @@ print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == "img-a"
 # --- a real Claude Code turn through the egress proxy ------------------------------------------
 # The image's own claude, taking a turn the way the hive runs it: its API (ANTHROPIC_BASE_URL)
 # and a fake key come from the agent's reviewed agent.json (deployed through the manager socket
-# and an approval, as config_repos.sh does; its helpers _cr_*), and the API is a stand-in of
+# and an approval: config_repos.sh's _cr_deploy_key), and the API is a stand-in of
 # the Messages API on the bed's 127.0.0.2 (tests/clients/messages_standin.py; not 127.0.0.1,
 # which NO_PROXY keeps inside the container): reachable only through the hive's egress proxy,
 # allow-listed by the hive's config. Beside it, the proxy's throughput for one large download.
@@ -138,24 +138,6 @@ socketserver.TCPServer(('127.0.0.2', $TB_IMG_BULK), H).serve_forever()"
   wait_for 10 "the bulk stand-in" in_c curl -sf -o /dev/null -r 0-0 "http://127.0.0.2:$TB_IMG_BULK/"
 }
 
-# _img_deploy_env NAME JSON-OBJECT: the agent's agent.json gains "environment": JSON-OBJECT,
-# committed in its proposed repo, asked for by the manager and approved; waits until deployed.
-_img_deploy_env() {
-  local n=$1 repo=/var/lib/hyperhive/proposed/$1 sha id out
-  in_c "$TB_PYTHON" -c 'import json, sys
-p = sys.argv[1] + "/agent.json"
-c = json.load(open(p)); c["environment"] = json.loads(sys.argv[2])
-open(p, "w").write(json.dumps(c, indent=2) + "\n")' "$repo" "$2"
-  _cr_git "$repo" commit -q -am "$n: the API stand-in and a key"
-  sha=$(_cr_git "$repo" rev-parse HEAD)
-  out=$(_cr_manager "{\"cmd\":\"request_apply_commit\",\"agent\":\"$n\",\"commit_ref\":\"$sha\"}")
-  expect_eq "request_apply_commit's answer" '{"kind":"ok"}' "$out"
-  id=$(_cr_last_approval)
-  hivectl_root approve "$id" >/dev/null 2>&1 || true
-  wait_for 120 "approval $id to end approved" tb_approval_is "$id" approved ||
-    { hivectl_root --json pending --all; return 1; }
-}
-
 _img_inbox_has() { hivectl_root inbox | grep -qF -- "$1"; }
 
 # shellcheck disable=SC2016  # the scripts' $ are the agent's
@@ -169,7 +151,7 @@ a_message_to_an_agent_of_the_image_is_a_claude_turn_through_the_egress_proxy_tha
   tb_hive "{\"stop_deadline_secs\": 2, \"template_image\": \"hive-image\", \"bind_host_usr\": false,
     \"egress_allow\": [\"api.anthropic.com:443\", \"127.0.0.2:$port\", \"127.0.0.2:$TB_IMG_BULK\"]}"
   _img_spawn imgapi >/dev/null
-  _img_deploy_env imgapi "{\"ANTHROPIC_BASE_URL\": \"http://127.0.0.2:$port\",
+  _cr_deploy_key imgapi environment "{\"ANTHROPIC_BASE_URL\": \"http://127.0.0.2:$port\",
     \"ANTHROPIC_API_KEY\": \"sk-stand-in\", \"CLAUDE_CODE_MAX_RETRIES\": \"0\",
     \"DISABLE_AUTOUPDATER\": \"1\", \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}"
   tb_wait_machine 120 h-imgapi hive-agent.service ||

@@ -32,6 +32,23 @@ _cr_last_approval() {
   hivectl_root --json pending --all | "$TB_PYTHON" -c 'import json, sys
 print(max(a["id"] for a in json.load(sys.stdin).get("approvals") or []))'
 }
+# _cr_deploy_key NAME KEY JSON: agent NAME's agent.json gains KEY: JSON, committed in its
+# proposed repo, asked for on the manager socket and approved; waits until it is deployed.
+_cr_deploy_key() {
+  local n=$1 repo=/var/lib/hyperhive/proposed/$1 sha id out
+  in_c "$TB_PYTHON" -c 'import json, sys
+p = sys.argv[1] + "/agent.json"
+c = json.load(open(p)); c[sys.argv[2]] = json.loads(sys.argv[3])
+open(p, "w").write(json.dumps(c, indent=2) + "\n")' "$repo" "$2" "$3"
+  _cr_git "$repo" commit -q -am "$n: $2"
+  sha=$(_cr_git "$repo" rev-parse HEAD)
+  out=$(_cr_manager "{\"cmd\":\"request_apply_commit\",\"agent\":\"$n\",\"commit_ref\":\"$sha\"}")
+  expect_eq "request_apply_commit's answer" '{"kind":"ok"}' "$out"
+  id=$(_cr_last_approval)
+  hivectl_root approve "$id" >/dev/null 2>&1 || true
+  wait_for 120 "approval $id to end approved" tb_approval_is "$id" approved ||
+    { hivectl_root --json pending --all; return 1; }
+}
 _cr_memory() { unit_prop "systemd-nspawn@h-$1.service" MemoryMax; }
 _cr_memory_is() { [ "$(_cr_memory "$1")" = "$2" ]; }
 

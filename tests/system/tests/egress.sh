@@ -126,3 +126,27 @@ _fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
 _fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
   expect_match "after the revoke" "^proxy .* HTTP 403 " "$(grep '^proxy ' <<<"$out")"
 }
+
+# The agent's reviewed agent.json opens a host (issue 27): deployed through the manager socket
+# and an approval (config_repos.sh's _cr_deploy_key), it is reachable; rolled back, refused.
+# shellcheck disable=SC2016
+a_host_in_the_deployed_agent_json_is_reachable_through_the_proxy_until_rolled_back() {
+  _eg_hive egcfg
+  local out
+  out=$(_iso_probe egcfg "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
+  expect_match "before: the host off the list" "^proxy .* HTTP 403 " "$(grep '^proxy ' <<<"$out")"
+  _cr_deploy_key egcfg egress "[\"127.0.0.2:$TB_EG_OTHER\"]"
+  tb_wait_machine 60 h-egcfg hive-agent.service
+  out=$(_iso_probe egcfg "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
+  expect_eq "deployed: the host through the proxy" \
+    "proxy http://127.0.0.2:$TB_EG_OTHER/ OK stand-in $TB_EG_OTHER" "$(grep '^proxy ' <<<"$out")"
+  expect_eq "hivectl grants (agent.json's hosts are not grants)" "" \
+    "$(hivectl_root grants egcfg | grep -F "127.0.0.2:$TB_EG_OTHER" || true)"
+  hivectl_root rollback egcfg 0 >/dev/null 2>&1 || true
+  tb_wait_machine 60 h-egcfg hive-agent.service
+  out=$(_iso_probe egcfg "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
+  expect_match "rolled back: refused again" "^proxy .* HTTP 403 " "$(grep '^proxy ' <<<"$out")"
+}
