@@ -97,6 +97,38 @@ pub fn hive_on(config: Config, store: Store, clock: Arc<ManualClock>) -> (Hive, 
     (hive, driver)
 }
 
+/// A hive on an in-memory store at unix time `now` on a host with no
+/// container yet (not even the manager's).
+pub fn hive_without_containers(config: Config, now: i64) -> (Hive, Arc<FakeDriver>) {
+    let driver = Arc::new(FakeDriver::new(config.profile));
+    let store = Store::open_in_memory().unwrap();
+    let hive = Hive::new(
+        config,
+        store,
+        driver.clone(),
+        Arc::new(ManualClock::new(now)),
+    )
+    .unwrap();
+    (hive, driver)
+}
+
+/// An `init_config` of `name` requested and approved: its proposed repo.
+pub async fn init_config_approved(hive: &Hive, name: &str) -> std::path::PathBuf {
+    use crate::hive::approvals::NewApproval;
+    use crate::wire::host::ApprovalKind;
+    let row = hive
+        .request_approval(NewApproval {
+            agent: id(name),
+            kind: ApprovalKind::InitConfig,
+            commit_ref: String::new(),
+            description: None,
+        })
+        .await
+        .unwrap();
+    hive.approve(row.id, None).await.unwrap();
+    hive.repos().proposed(&id(name))
+}
+
 /// A hive on an in-memory store at unix time 1000 whose start jobs take
 /// `delay` (the unit `activating` meanwhile), as slowly booting containers.
 pub fn hive_with_slow_starts(

@@ -205,6 +205,30 @@ async fn a_stop_lets_the_turn_finish_within_the_grace_then_kills_it() {
     assert!(why.contains("stopping"), "{why}");
 }
 
+/// `script` run as a turn's command in `env` ends as a finished turn (its
+/// `test`s held).
+async fn assert_turn_done(
+    script: &str,
+    env: &[(String, String)],
+    dir: &Path,
+    stop: watch::Receiver<bool>,
+) {
+    let end = run_turn(
+        &sh(script),
+        env,
+        dir,
+        "p",
+        Ends {
+            deadline: Duration::from_secs(10),
+            stop,
+            grace: Duration::from_secs(1),
+            interrupted: std::future::pending(),
+        },
+    )
+    .await;
+    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+}
+
 #[tokio::test]
 async fn a_turns_command_and_its_children_get_the_egress_forwarder_as_their_proxy() {
     let (_tx, rx) = watch::channel(false);
@@ -213,20 +237,7 @@ async fn a_turns_command_and_its_children_get_the_egress_forwarder_as_their_prox
     let script = r#"test "$HTTPS_PROXY" = http://127.0.0.1:4123 \
         && sh -c 'test "$https_proxy" = http://127.0.0.1:4123 && test "$NO_PROXY" = localhost,127.0.0.1,::1' \
         && echo '{"type":"system","model":"m1"}'"#;
-    let end = run_turn(
-        &sh(script),
-        &env,
-        dir.path(),
-        "p",
-        Ends {
-            deadline: Duration::from_secs(10),
-            stop: rx,
-            grace: Duration::from_secs(1),
-            interrupted: std::future::pending(),
-        },
-    )
-    .await;
-    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+    assert_turn_done(script, &env, dir.path(), rx).await;
 }
 
 #[tokio::test]
@@ -292,18 +303,5 @@ async fn a_turns_command_gets_the_agents_variables_but_not_in_place_of_the_hives
         && test "$ANTHROPIC_API_KEY" = sk-agent \
         && test "$HTTPS_PROXY" = http://127.0.0.1:4123 \
         && echo '{"type":"system","model":"m1"}'"#;
-    let end = run_turn(
-        &sh(script),
-        &launch.env(),
-        dir.path(),
-        "p",
-        Ends {
-            deadline: Duration::from_secs(10),
-            stop: rx,
-            grace: Duration::from_secs(1),
-            interrupted: std::future::pending(),
-        },
-    )
-    .await;
-    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+    assert_turn_done(script, &launch.env(), dir.path(), rx).await;
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::testing::{config_in, hive_at, id, manager_events};
+use crate::testing::{config_in, hive_at, id, init_config_approved, manager_events};
 use crate::wire::codes::ErrorCode;
 use crate::wire::host::{ApprovalKind, ApprovalStatus};
 
@@ -82,17 +82,7 @@ fn blob(repo: &Path, bytes: &[u8]) -> String {
 async fn seeded() -> (Hive, tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let (hive, _driver) = hive_at(config_in(dir.path()), 1000);
-    let row = hive
-        .request_approval(NewApproval {
-            agent: id("kid"),
-            kind: ApprovalKind::InitConfig,
-            commit_ref: String::new(),
-            description: None,
-        })
-        .await
-        .unwrap();
-    hive.approve(row.id, None).await.unwrap();
-    let proposed = hive.repos().proposed(&id("kid"));
+    let proposed = init_config_approved(&hive, "kid").await;
     (hive, dir, proposed)
 }
 

@@ -10,11 +10,7 @@ use crate::wire::host::LifecycleScope;
 /// settings have no config repo binds.
 async fn hive_with_an_old_manager_container() -> (Hive, Arc<FakeDriver>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let config = config_in(dir.path());
-    let driver = Arc::new(FakeDriver::new(config.profile));
-    let store = crate::store::Store::open_in_memory().unwrap();
-    let clock = Arc::new(crate::clock::ManualClock::new(1));
-    let hive = Hive::new(config, store, driver.clone(), clock).unwrap();
+    let (hive, driver) = crate::testing::hive_without_containers(config_in(dir.path()), 1);
     let ruth = id("ruth");
     let old = ContainerSpec {
         repos: None,

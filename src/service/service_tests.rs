@@ -338,12 +338,8 @@ async fn update_meta_inputs_in_the_nspawn_profile_is_refused_naming_the_profile_
 #[tokio::test]
 async fn starting_a_managed_agent_without_a_container_creates_it_first() {
     let dir = tempfile::tempdir().unwrap();
-    let config = config_in(dir.path());
     // A new host: the registry has the manager, the host has no container.
-    let driver = Arc::new(FakeDriver::new(config.profile));
-    let store = crate::store::Store::open_in_memory().unwrap();
-    let clock = Arc::new(crate::clock::ManualClock::new(1));
-    let hive = Hive::new(config, store, driver.clone(), clock).unwrap();
+    let (hive, driver) = crate::testing::hive_without_containers(config_in(dir.path()), 1);
     hive.start(&LifecycleScope::default()).await.unwrap();
     use crate::containers::ContainerDriver;
     assert!(driver.view()[&id("ruth")].is_running());

@@ -5,11 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::ManualClock;
 use crate::containers::ContainerDriver;
 use crate::containers::fake::FakeDriver;
 use crate::store::agents::{self, Intent};
-use crate::store::{Store, approvals};
+use crate::store::approvals;
 use crate::testing::{config_in, hive_at, id, manager_events};
 
 use super::{Hive, HiveError};
@@ -209,17 +208,8 @@ async fn a_second_spawn_or_destroy_during_a_slow_spawn_answers_in_progress() {
 #[tokio::test]
 async fn the_managers_container_is_never_taken_for_a_spawn_to_finish() {
     let dir = tempfile::tempdir().unwrap();
-    let config = config_in(dir.path());
     // An installation whose manager has no container (yet): not the hive's to make.
-    let driver = Arc::new(FakeDriver::new(config.profile));
-    let store = Store::open_in_memory().unwrap();
-    let hive = Hive::new(
-        config,
-        store,
-        driver.clone(),
-        Arc::new(ManualClock::new(1000)),
-    )
-    .unwrap();
+    let (hive, driver) = crate::testing::hive_without_containers(config_in(dir.path()), 1000);
     hive.store()
         .run(|c| agents::insert(c, &id("ruth"), None, 1000).map(drop))
         .await

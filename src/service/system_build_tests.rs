@@ -11,7 +11,7 @@ use crate::containers::ContainerDriver as _;
 use crate::containers::fake::FakeDriver;
 use crate::hive::approvals::NewApproval;
 use crate::hive::proposal::Tag;
-use crate::testing::{commit, config_in, hive_at, id};
+use crate::testing::{commit, config_in, hive_at, id, init_config_approved};
 use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
 
 /// A stand-in build command in `dir`: appends its argv to `dir/argv`,
@@ -170,17 +170,7 @@ async fn a_flake_lock_with_a_path_input_fails_validation_by_name_and_nothing_is_
 #[tokio::test]
 async fn init_config_seeds_a_working_agent_nix_in_the_nixos_profile() {
     let (hive, _driver, _dir, _) = nixos_alice().await;
-    let row = hive
-        .request_approval(NewApproval {
-            agent: id("kid"),
-            kind: ApprovalKind::InitConfig,
-            commit_ref: String::new(),
-            description: None,
-        })
-        .await
-        .unwrap();
-    hive.approve(row.id, None).await.unwrap();
-    let proposed = hive.repos().proposed(&id("kid"));
+    let proposed = init_config_approved(&hive, "kid").await;
     let nix = std::fs::read_to_string(proposed.join("agent.nix")).unwrap();
     assert!(nix.contains("{ pkgs, ... }:"), "{nix}");
 }

@@ -99,17 +99,23 @@ fn an_environment_value_that_would_break_the_file_is_refused() {
     }
 }
 
+/// alice's nixos container config for `s`, system `abc-system`, her user
+/// range at 0x100000.
+fn alice_nixos_conf(s: &ContainerSpec) -> String {
+    render_nixos_conf(
+        &id("alice"),
+        Path::new("/nix/store/abc-system"),
+        s,
+        0x0010_0000,
+    )
+    .unwrap()
+}
+
 #[test]
 fn the_nixos_conf_names_the_system_and_passes_binds_as_flags() {
     let mut s = spec();
     s.env = vec![("HIVE_X".into(), "1".into())];
-    let text = render_nixos_conf(
-        &id("alice"),
-        Path::new("/nix/store/abc-system"),
-        &s,
-        0x0010_0000,
-    )
-    .unwrap();
+    let text = alice_nixos_conf(&s);
     assert!(
         text.contains("SYSTEM_PATH=/nix/store/abc-system\n"),
         "{text}"
@@ -127,13 +133,7 @@ fn the_nixos_conf_names_the_system_and_passes_binds_as_flags() {
 fn the_nixos_conf_gives_the_container_its_user_range_and_no_network_but_loopback() {
     let mut s = spec();
     s.env.clear();
-    let text = render_nixos_conf(
-        &id("alice"),
-        Path::new("/nix/store/abc-system"),
-        &s,
-        0x0010_0000,
-    )
-    .unwrap();
+    let text = alice_nixos_conf(&s);
     let line = |key: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(key))
@@ -235,13 +235,7 @@ fn an_old_nixos_conf_is_moved_into_a_user_range_with_its_system_and_binds() {
     assert_eq!(runtime, Path::new("/run/hyperhive/agents/alice"));
     let mut s = spec();
     s.env = vec![("HIVE_X".into(), "1".into())];
-    let fresh = render_nixos_conf(
-        &id("alice"),
-        Path::new("/nix/store/abc-system"),
-        &s,
-        0x0010_0000,
-    )
-    .unwrap();
+    let fresh = alice_nixos_conf(&s);
     assert_eq!(text, fresh);
     assert_eq!(isolate_nixos_conf(&text, 0x0010_0000), None, "done once");
     assert_eq!(isolate_nixos_conf("SYSTEM_PATH=/x\n", 0), None, "not ours");
