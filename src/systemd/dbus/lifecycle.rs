@@ -232,7 +232,8 @@ impl Shared {
     }
 
     /// [`Self::isolate`] for the nixos profile: a config written before
-    /// user ranges gets its range and is rewritten (its system unchanged).
+    /// user ranges gets its range and is rewritten (its system unchanged);
+    /// the manager's repo binds are made ready as in the nspawn profile.
     async fn isolate_nixos(&self, name: &Ident) -> Result<(), DriverError> {
         let path = settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name);
         let n = name.clone();
@@ -240,10 +241,13 @@ impl Shared {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 return Ok(());
             };
-            let Some((_, state, runtime)) = settings_files::isolate_nixos_conf(&text, 0) else {
+            let Some((state, runtime, repos)) = settings_files::nixos_conf_binds(&text) else {
                 return Ok(());
             };
             let base = userns::ensure(&n, &state, &runtime)?;
+            if let Some(repos) = &repos {
+                repo_binds_ready(repos, base)?;
+            }
             if let Some((text, _, _)) = settings_files::isolate_nixos_conf(&text, base) {
                 tracing::info!(agent = %n, base, "{n}: nixos config moved to its own user range");
                 settings_files::write_atomically(&path, &text)?;

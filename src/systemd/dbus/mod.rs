@@ -251,22 +251,27 @@ impl ContainerDriver for SystemdDriver {
         self.shared.exists(name).await
     }
 
-    /// nspawn profile: the `.nspawn` file read back (`None` for one
-    /// without the daemon's header, or none); the nixos profile's config
-    /// binds no repos, so it cannot tell.
+    /// The settings file read back, `.nspawn` or nixos config (`None` for
+    /// one without the daemon's header, or none).
     async fn has_repo_binds(&self, name: &Ident) -> Result<Option<bool>, DriverError> {
-        if self.shared.profile != Profile::Nspawn {
-            return Ok(None);
-        }
-        let path = settings_files::nspawn_path(&self.shared.settings.nspawn_dir, name);
+        let settings = &self.shared.settings;
+        let nixos = self.shared.profile == Profile::Nixos;
+        let path = if nixos {
+            settings_files::nixos_conf_path(&settings.nixos_containers_dir, name)
+        } else {
+            settings_files::nspawn_path(&settings.nspawn_dir, name)
+        };
         let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(path).ok())
             .await
             .ok()
             .flatten();
-        Ok(read
-            .as_deref()
-            .and_then(settings_files::parse_nspawn)
-            .map(|file| file.spec.repos.is_some()))
+        Ok(read.as_deref().and_then(|text| {
+            if nixos {
+                settings_files::nixos_conf_binds(text).map(|(_, _, repos)| repos.is_some())
+            } else {
+                settings_files::parse_nspawn(text).map(|file| file.spec.repos.is_some())
+            }
+        }))
     }
 
     async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {

@@ -13,7 +13,7 @@
 //!
 //! Container side of the binds: the agent's runtime directory is `/run/hive`
 //! (its `mcp.sock` lives there) and its state directory is `/var/lib/hive`;
-//! the manager's container also sees the config repos (nspawn profile):
+//! the manager's container also sees the config repos (both profiles):
 //! `<state_dir>/proposed` read-write at `/hive/proposed`, `<state_dir>/applied`
 //! read-only at `/hive/applied` (the spec's [`RepoBinds`]).
 
@@ -284,6 +284,13 @@ pub fn render_nixos_conf(
          --bind={runtime}:{CONTAINER_RUNTIME_DIR} --bind={state}:{CONTAINER_STATE_DIR}",
         DROPPED_CAPABILITIES.replace(' ', ",")
     );
+    // The manager's config repos, as the nspawn profile binds them.
+    if let Some((proposed, applied)) = spec.repos.as_ref().map(repo_binds).transpose()? {
+        let _ = write!(
+            flags,
+            " --bind={proposed}:{MANAGER_PROPOSED_DIR} --bind-ro={applied}:{MANAGER_APPLIED_DIR}"
+        );
+    }
     for (k, v) in &spec.env {
         check_env(k, v, true)?;
         let _ = write!(flags, " --setenv={k}={v}");
@@ -304,15 +311,7 @@ pub fn isolate_nixos_conf(text: &str, base: u32) -> Option<(String, PathBuf, Pat
     if !text.starts_with(HEADER) || text.contains("--private-users=") {
         return None;
     }
-    let flags = text
-        .lines()
-        .find_map(|l| l.strip_prefix("EXTRA_NSPAWN_FLAGS=\""))?;
-    let bind = |inside: &str| {
-        flags.split(' ').find_map(|f| {
-            let (src, dst) = f.strip_prefix("--bind=")?.split_once(':')?;
-            (dst == inside).then(|| PathBuf::from(src))
-        })
-    };
+    let bind = |inside: &str| nixos_conf_bind(text, "--bind=", inside);
     let (runtime, state) = (bind(CONTAINER_RUNTIME_DIR)?, bind(CONTAINER_STATE_DIR)?);
     let isolating = format!(
         "EXTRA_NSPAWN_FLAGS=\"--private-users={base}:{USER_RANGE} --private-users-ownership=chown \
@@ -323,6 +322,34 @@ pub fn isolate_nixos_conf(text: &str, base: u32) -> Option<(String, PathBuf, Pat
         .replace("\nPRIVATE_NETWORK=0\n", "\nPRIVATE_NETWORK=1\n")
         .replace("EXTRA_NSPAWN_FLAGS=\"", &isolating);
     Some((text, state, runtime))
+}
+
+/// The host side of the bind to `inside` that a nixos config this daemon
+/// wrote passes as `flag` (`--bind=` or `--bind-ro=`).
+fn nixos_conf_bind(text: &str, flag: &str, inside: &str) -> Option<PathBuf> {
+    if !text.starts_with(HEADER) {
+        return None;
+    }
+    let flags = text
+        .lines()
+        .find_map(|l| l.strip_prefix("EXTRA_NSPAWN_FLAGS=\""))?;
+    flags.split([' ', '"']).find_map(|f| {
+        let (src, dst) = f.strip_prefix(flag)?.split_once(':')?;
+        (dst == inside).then(|| PathBuf::from(src))
+    })
+}
+
+/// What a nixos config this daemon wrote binds: its state and runtime
+/// directories (`None`: not ours), and the manager's config repos if any.
+pub fn nixos_conf_binds(text: &str) -> Option<(PathBuf, PathBuf, Option<RepoBinds>)> {
+    let state = nixos_conf_bind(text, "--bind=", CONTAINER_STATE_DIR)?;
+    let runtime = nixos_conf_bind(text, "--bind=", CONTAINER_RUNTIME_DIR)?;
+    let proposed = nixos_conf_bind(text, "--bind=", MANAGER_PROPOSED_DIR);
+    let applied = nixos_conf_bind(text, "--bind-ro=", MANAGER_APPLIED_DIR);
+    let repos = proposed
+        .zip(applied)
+        .map(|(proposed, applied)| RepoBinds { proposed, applied });
+    Some((state, runtime, repos))
 }
 
 /// Write `contents` to `path` through a temporary file in the same

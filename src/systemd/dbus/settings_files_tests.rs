@@ -240,3 +240,33 @@ fn an_old_nixos_conf_is_moved_into_a_user_range_with_its_system_and_binds() {
     assert_eq!(isolate_nixos_conf(&text, 0x0010_0000), None, "done once");
     assert_eq!(isolate_nixos_conf("SYSTEM_PATH=/x\n", 0), None, "not ours");
 }
+
+/// Issue 28: the nixos profile's manager sees the config repos as the
+/// nspawn profile's does, and the driver reads the binds back (a manager
+/// container made before them gets them at its next start).
+#[test]
+fn the_managers_nixos_conf_binds_the_repos_and_reads_them_back() {
+    let mut s = spec();
+    s.env.clear();
+    s.repos = Some(RepoBinds {
+        proposed: "/var/lib/hyperhive/proposed".into(),
+        applied: "/var/lib/hyperhive/applied".into(),
+    });
+    let text = alice_nixos_conf(&s);
+    assert!(
+        text.contains(
+            " --bind=/var/lib/hyperhive/proposed:/hive/proposed \
+             --bind-ro=/var/lib/hyperhive/applied:/hive/applied\"\n"
+        ),
+        "{text}"
+    );
+    let (state, runtime, repos) = nixos_conf_binds(&text).unwrap();
+    assert_eq!(state, s.state_dir);
+    assert_eq!(runtime, s.runtime_dir);
+    assert_eq!(repos, s.repos);
+    s.repos = None;
+    let agent = alice_nixos_conf(&s);
+    assert!(!agent.contains("/hive/"), "{agent}");
+    assert_eq!(nixos_conf_binds(&agent).unwrap().2, None);
+    assert_eq!(nixos_conf_binds("SYSTEM_PATH=/x\n"), None, "not ours");
+}
