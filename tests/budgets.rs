@@ -65,13 +65,15 @@ fn connections_past_an_agents_budget_are_refused_with_the_limit_and_host_sock_an
     let list = d.request(r#"{"cmd":"list"}"#);
     assert!(list.contains("alice"), "{list}");
     // Freed slots are reusable (once the daemon has seen the hang-ups).
+    // Until then a connection is refused and closed, which the request's
+    // write may meet as a broken pipe (seen in a CI run): not yet, again.
     drop(held);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let mut again = Conn::open(&path);
         if again
-            .ask(r#"{"cmd":"status"}"#)
-            .contains(r#""kind":"status""#)
+            .try_ask(r#"{"cmd":"status"}"#)
+            .is_some_and(|answer| answer.contains(r#""kind":"status""#))
         {
             break;
         }
