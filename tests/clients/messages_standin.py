@@ -3,11 +3,16 @@ Code CLI offline (ANTHROPIC_BASE_URL=http://127.0.0.1:PORT).
 
 Usage: messages_standin.py PORTFILE LOG TO BODY
 Listens on 127.0.0.1, or STANDIN_HOST (e.g. 127.0.0.2, an address NO_PROXY
-does not keep direct), on a free port written to PORTFILE; appends one JSON
+does not keep direct), on a free port, or STANDIN_PORT, written to PORTFILE
+(STANDIN_PORT: for a URL that must be known before the stand-in runs, as in
+an agent.json deployed first); appends one JSON
 line per request to LOG. POST /v1/messages:
-- when the request offers the tool `mcp__hyperhive__send` and carries no
-  tool_result yet: a tool_use block calling it with {"to": TO, "body": BODY};
-- when it carries the tool_result: a text reply quoting it, end_turn;
+- when the request carries the tool_result of a call this stand-in made and
+  has not seen answered yet: a text reply quoting it, end_turn;
+- else, when it offers the tool `mcp__hyperhive__send`: a tool_use block
+  calling it with {"to": TO, "body": BODY}, under an id of its own (so each
+  turn of a resumed session, whose history holds the earlier turns' calls
+  and results, calls the tool again, also after a restart of the stand-in);
 - anything else (title generation, etc.): a short text reply.
 Streaming requests get the SSE event sequence of the real API
 (message_start, content_block_start/delta/stop, message_delta,
@@ -19,11 +24,16 @@ answered 401 authentication_error instead (a CLI without a valid key).
 import json
 import os
 import sys
+import threading
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORTFILE, LOG, TO, BODY = sys.argv[1:5]
 MODEL = "claude-standin-1"
 TOOL = "mcp__hyperhive__send"
+# The ids of the tool calls this process made whose result has not come back yet.
+OPEN = set()
+OPEN_LOCK = threading.Lock()
 
 
 def tool_results(body):
@@ -37,12 +47,18 @@ def tool_results(body):
 
 def reply_blocks(body):
     tools = [t.get("name") for t in body.get("tools", []) or []]
-    results = tool_results(body)
-    if TOOL in tools and not results:
-        return [{"type": "tool_use", "id": "toolu_standin_1", "name": TOOL,
+    with OPEN_LOCK:
+        answered = [r for r in tool_results(body) if r.get("tool_use_id") in OPEN]
+        for r in answered:
+            OPEN.discard(r.get("tool_use_id"))
+        if not answered and TOOL in tools:
+            call = f"toolu_standin_{uuid.uuid4().hex[:16]}"
+            OPEN.add(call)
+    if answered:
+        return [{"type": "text", "text": "sent: " + json.dumps(answered[-1].get("content"))}], "end_turn"
+    if TOOL in tools:
+        return [{"type": "tool_use", "id": call, "name": TOOL,
                  "input": {"to": TO, "body": BODY}}], "tool_use"
-    if results:
-        return [{"type": "text", "text": "sent: " + json.dumps(results[-1].get("content"))}], "end_turn"
     return [{"type": "text", "text": "ok"}], "end_turn"
 
 
@@ -133,7 +149,8 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-server = ThreadingHTTPServer((os.environ.get("STANDIN_HOST") or "127.0.0.1", 0), Handler)
+server = ThreadingHTTPServer((os.environ.get("STANDIN_HOST") or "127.0.0.1",
+                              int(os.environ.get("STANDIN_PORT") or 0)), Handler)
 with open(PORTFILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os
