@@ -205,3 +205,126 @@ _img_logged_in() {
   [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
 print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == sys.argv[1]][0]["needs_login"])' "$1")" = False ]
 }
+
+# --- turn latency before and after isolation ----------------------------------------------------
+# Before issue 27 an agent shared the host's network and its Claude reached the Messages API
+# directly; now every API request goes the container's loopback -> hive-agent's egress
+# forwarder -> the daemon's egress proxy -> the upstream. The user range, the unprivileged
+# harness and the dropped capabilities act at spawn and on system calls, not per request: the
+# egress path is the per-turn difference.
+# So the same image agent takes turns in two modes, in alternating blocks of one run:
+# "after", ANTHROPIC_BASE_URL the bed's stand-in on 127.0.0.2 (through the proxy, as above);
+# "before", the same stand-in program run inside the container on 127.0.0.1 (NO_PROXY keeps
+# loopback direct: no proxy hop). Each mode is a deployed agent.json (a restart), and each turn
+# is timed from the operator's send to the turn recorded in the turn journal
+# (tests/system/turn_latency.py).
+
+TB_IMG_DIRECT=47032      # the in-container stand-in's port on the container's loopback
+TB_IMG_LAT_TURNS=5       # turns per block; blocks: proxy, direct, proxy, direct
+TB_IMG_REPLY="hello from the image's claude"
+
+# _img_lat_env URL: agent.json's environment for Claude against the API at URL.
+_img_lat_env() {
+  echo "{\"ANTHROPIC_BASE_URL\": \"$1\", \"ANTHROPIC_API_KEY\": \"sk-stand-in\",
+    \"CLAUDE_CODE_MAX_RETRIES\": \"0\", \"DISABLE_AUTOUPDATER\": \"1\",
+    \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}"
+}
+# _img_lat_lines FILE: its number of lines in the bed (0 when missing).
+_img_lat_lines() { in_c sh -c "cat '$1' 2>/dev/null | wc -l"; }
+# _img_lat_egress NAME PORT: the egress journal's lines of NAME's connections to the bed's
+# stand-in (Claude's requests to api.anthropic.com, refused, are there in both modes).
+_img_lat_egress() {
+  in_c journalctl -u hive-c0re-egress AGENT="$1" --no-pager -o cat |
+    grep -c "egress to 127\.0\.0\.2:$2:" || true
+}
+
+# _img_lat_block NAME MODE URL PORT: deploy URL as NAME's API (restarting it), in the direct
+# mode start the stand-in inside h-NAME as the harness's user, then time TB_IMG_LAT_TURNS turns
+# (turn_latency.py's lines, appended to $TB_DIR/lat-MODE). Checks where the requests went: the
+# in-container stand-in's log and the bed's (on PORT), and the egress journal.
+_img_lat_block() {
+  local n=$1 mode=$2 url=$3 port=$4 state=/var/lib/hyperhive/agents/$1 bed_log egress inside
+  _cr_deploy_key "$n" environment "$(_img_lat_env "$url")"
+  tb_wait_machine 120 "h-$n" hive-agent.service ||
+    { in_c journalctl -M "h-$n" -u hive-agent --no-pager -n 30; return 1; }
+  wait_for 30 "$n's login state (logged in)" _img_logged_in "$n"
+  if [ "$mode" = direct ]; then
+    in_c rm -f "$state/tb-direct.port"
+    in_c systemd-run -M "h-$n" -q --collect --unit=tb-direct-api -p User=agent \
+      -E STANDIN_PORT="$TB_IMG_DIRECT" /usr/bin/python3 /var/lib/hive/tb-standin.py \
+      /var/lib/hive/tb-direct.port /var/lib/hive/tb-direct.log operator "$TB_IMG_REPLY"
+    wait_for 10 "the stand-in in h-$n" in_c test -s "$state/tb-direct.port"
+  fi
+  bed_log=$(_img_lat_lines /run/tb-api.log)
+  inside=$(_img_lat_lines "$state/tb-direct.log")
+  egress=$(_img_lat_egress "$n" "$port")
+  if ! "$TB_PYTHON" "$HERE/turn_latency.py" "$TB_DIR/host.sock" "$n" "$TB_IMG_REPLY" \
+    "$TB_IMG_LAT_TURNS" >"$TB_DIR/lat-block"; then
+    sed "s/^/  $mode: /" "$TB_DIR/lat-block"
+    in_c journalctl -M "h-$n" -u hive-agent --no-pager -n 30
+    in_c tail -n 6 /run/tb-api.log "$state/tb-direct.log"; return 1
+  fi
+  sed "s/^/  $mode: /" "$TB_DIR/lat-block"
+  cat "$TB_DIR/lat-block" >>"$TB_DIR/lat-$mode"
+  if [ "$mode" = direct ]; then
+    # Two requests or more a turn (the tool call, its result) reached the stand-in on the
+    # container's loopback; none the bed's, and the proxy relayed none to it.
+    expect_eq "the bed's stand-in's requests during the direct turns" "$bed_log" \
+      "$(_img_lat_lines /run/tb-api.log)"
+    expect_eq "the egress journal's lines of $n during the direct turns" "$egress" \
+      "$(_img_lat_egress "$n" "$port")"
+    (( $(_img_lat_lines "$state/tb-direct.log") >= inside + 2 * TB_IMG_LAT_TURNS )) || {
+      echo "the in-container stand-in's log: $(_img_lat_lines "$state/tb-direct.log") lines, was $inside"
+      return 1
+    }
+  else
+    (( $(_img_lat_lines /run/tb-api.log) >= bed_log + 2 * TB_IMG_LAT_TURNS )) || {
+      echo "the bed's stand-in's log: $(_img_lat_lines /run/tb-api.log) lines, was $bed_log"
+      return 1
+    }
+    expect_eq "the in-container stand-in's requests during the proxy turns" "$inside" \
+      "$(_img_lat_lines "$state/tb-direct.log")"
+    (( $(_img_lat_egress "$n" "$port") > egress )) ||
+      { echo "no new egress journal line of $n during the proxy turns"; return 1; }
+  fi
+}
+
+# _img_lat_median FILE COLUMN: the median of COLUMN of FILE's lines.
+_img_lat_median() {
+  "$TB_PYTHON" -c 'import statistics, sys
+print(round(statistics.median(float(l.split()[int(sys.argv[2]) - 1]) for l in open(sys.argv[1]))))' "$1" "$2"
+}
+
+a_turn_through_the_egress_proxy_costs_about_what_a_direct_turn_costs() {
+  local tar port n=imglat mode proxy direct np nd
+  tar=$(tb_image_tar)
+  tb_image_template hive-image "$tar" 2>&1
+  tb_agents "$n"
+  _img_api_stand_ins
+  port=$TB_IMG_API_PORT
+  tb_hive "{\"stop_deadline_secs\": 2, \"template_image\": \"hive-image\", \"bind_host_usr\": false,
+    \"egress_allow\": [\"127.0.0.2:$port\"]}"
+  _img_spawn "$n" >/dev/null
+  cp "$TB_REPO/tests/clients/messages_standin.py" \
+    "/proc/$(tb_leader)/root/var/lib/hyperhive/agents/$n/tb-standin.py"
+  in_c chmod 0644 "/var/lib/hyperhive/agents/$n/tb-standin.py"
+  rm -f "$TB_DIR/lat-proxy" "$TB_DIR/lat-direct"
+  for mode in proxy direct proxy direct; do
+    if [ "$mode" = proxy ]; then
+      _img_lat_block "$n" proxy "http://127.0.0.2:$port" "$port"
+    else
+      _img_lat_block "$n" direct "http://127.0.0.1:$TB_IMG_DIRECT" "$port"
+    fi
+  done
+  proxy=$(_img_lat_median "$TB_DIR/lat-proxy" 1); np=$(wc -l < "$TB_DIR/lat-proxy")
+  direct=$(_img_lat_median "$TB_DIR/lat-direct" 1); nd=$(wc -l < "$TB_DIR/lat-direct")
+  echo "figure: turn latency, image agent, real Claude Code CLI against a stand-in:" \
+    "through the hive's egress proxy p50 $proxy ms ($np), direct on the container's loopback" \
+    "p50 $direct ms ($nd) (proxy/direct = $(awk -v a="$proxy" -v b="$direct" \
+      'BEGIN { printf "%.2f", a / b }')x)"
+  echo "figure: the same turns' own duration in the turn journal: through the proxy p50" \
+    "$(_img_lat_median "$TB_DIR/lat-proxy" 2) ms, direct p50" \
+    "$(_img_lat_median "$TB_DIR/lat-direct" 2) ms;" \
+    "send to the reply in the inbox: p50 $(_img_lat_median "$TB_DIR/lat-proxy" 3) ms against" \
+    "$(_img_lat_median "$TB_DIR/lat-direct" 3) ms"
+}
