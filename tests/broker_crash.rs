@@ -4,7 +4,9 @@
 //! the middle of the store's group commit (many senders at once, so every
 //! batch holds many callers) leaves each acknowledged message pending
 //! exactly once; and a kill among receives and acks brings back no
-//! message whose ack was answered.
+//! message whose ack was answered; and a kill while the writer indexes the
+//! history (`messages::index_tail`, once a second under load) leaves every
+//! acknowledged message in its recipient's history exactly once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
@@ -246,4 +248,70 @@ fn sigkill_among_receives_and_acks_brings_back_no_acked_message_and_loses_no_oth
     assert_none_lost(&confirmed, |b| {
         settled.contains(b) || after.contains(b) || cut.contains(b)
     });
+}
+
+/// The history index is written behind the table, once a second, inside a
+/// batch of senders' jobs: a kill under load (after several such seconds,
+/// at a moment unrelated to them) leaves every acknowledged message in the
+/// sink's history (`recent`: rows behind the index's mark and past it)
+/// exactly once, and indexing the rest changes nothing of that.
+#[test]
+fn sigkill_while_the_history_is_indexed_leaves_every_acknowledged_message_listed_once() {
+    use hive_c0re::hive::Recipient;
+    use hive_c0re::store::{Store, messages};
+
+    let (d, acked, senders) = three_senders_and_a_sink();
+    let db = d.state_dir().join("hive.db");
+    // The sink reads and acks (its inbox stays under its cap): the history
+    // holds handled and pending rows.
+    let sink_reader = on_sink(&d, |mut c| {
+        while next_turn(&mut c).is_some() && c.try_ask(r#"{"cmd":"ack_turn"}"#).is_some() {}
+    });
+    // Past two of the writer's index seconds, then at the 300th
+    // acknowledged send or later, 0-999 ms into the third.
+    let jitter = {
+        use std::hash::{BuildHasher, Hasher};
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+            % 1000
+    };
+    std::thread::sleep(std::time::Duration::from_millis(2000 + jitter));
+    let (_dir, confirmed) = kill_after(d, &acked, 300, senders);
+    sink_reader.join().unwrap();
+
+    let store = Store::open(&db).unwrap();
+    let sink = Recipient::Agent("sink".parse().unwrap());
+    let listed = |store: &Store| -> std::collections::HashMap<String, usize> {
+        let (rows, _) = store
+            .blocking(|c| messages::recent(c, &sink, u64::MAX, usize::MAX))
+            .unwrap();
+        let mut seen = std::collections::HashMap::new();
+        for r in rows {
+            *seen.entry(r.body).or_insert(0) += 1;
+        }
+        seen
+    };
+    let (indexed, upto): (i64, i64) = store
+        .blocking(|c| {
+            Ok(c.query_row(
+                "SELECT (SELECT COUNT(*) FROM message_index), upto FROM message_index_mark",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
+        .unwrap();
+    assert!(indexed > 0 && upto > 0, "the index never ran under load");
+    let before = listed(&store);
+    assert_none_lost(&confirmed, |b| before.contains_key(b));
+    let twice: Vec<_> = before.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "listed more than once: {twice:?}");
+    store
+        .blocking(|c| messages::index_tail(c).map(drop))
+        .unwrap();
+    assert_eq!(
+        listed(&store),
+        before,
+        "indexing the rest changed the history"
+    );
 }

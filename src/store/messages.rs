@@ -13,6 +13,12 @@
 //! `redelivered`. Handled rows are kept for an audit window, then
 //! [`vacuum`]ed. Rows for the operator stay `pending`: nobody `recv`s
 //! them, the operator's inbox lists them.
+//!
+//! The history by recipient (`recent`, a purge) is `message_index`, kept
+//! behind the table rather than with each insert: [`index_tail`] indexes
+//! the rows past its mark once a second, and readers take the rows past
+//! the mark by id. An index maintained with every insert put one leaf
+//! page per recipient into every commit, most of the WAL a message cost.
 
 use rusqlite::{Connection, params};
 
@@ -204,19 +210,35 @@ fn within_bytes<T>(
 
 /// The newest `limit` messages to `recipient` in any state, newest first,
 /// whose bodies fit in `max_bytes` (the first always goes); whether rows
-/// were left out for the byte budget.
+/// were left out for the byte budget. The rows past the index's mark are
+/// read by id (a second of traffic at most, see [`index_tail`]), the rest
+/// through `message_index`; both in one read transaction, so a chore
+/// moving the mark between them cannot hide or double a row.
 pub fn recent(
     conn: &Connection,
     recipient: &Recipient,
     limit: u64,
     max_bytes: usize,
 ) -> Result<(Vec<InboxRow>, bool), StoreError> {
-    let mut stmt = conn.prepare_cached(
+    // Inside the writer's batch (an in-memory store's reads) the batch's
+    // transaction is the snapshot already.
+    let snapshot = if conn.is_autocommit() {
+        Some(conn.unchecked_transaction()?)
+    } else {
+        None
+    };
+    let mut tail = conn.prepare_cached(
         "SELECT id, sender, body, at, in_reply_to FROM messages
-         WHERE recipient = ?1 ORDER BY id DESC LIMIT ?2",
+         WHERE id > (SELECT upto FROM message_index_mark) AND recipient = ?1
+         ORDER BY id DESC LIMIT ?2",
     )?;
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = stmt.query_map(params![recipient.as_str(), limit], |r| {
+    let mut indexed = conn.prepare_cached(
+        "SELECT m.id, m.sender, m.body, m.at, m.in_reply_to
+         FROM message_index i JOIN messages m ON m.id = i.id
+         WHERE i.recipient = ?1 AND i.id <= (SELECT upto FROM message_index_mark)
+         ORDER BY i.id DESC LIMIT ?2",
+    )?;
+    let row = |r: &rusqlite::Row<'_>| {
         Ok(InboxRow {
             id: r.get(0)?,
             from: r.get(1)?,
@@ -224,12 +246,67 @@ pub fn recent(
             at: r.get(3)?,
             in_reply_to: r.get(4)?,
         })
-    })?;
-    within_bytes(rows, max_bytes, |r| r.body.len())
+    };
+    let to = recipient.as_str();
+    let sql_limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = tail
+        .query_map(params![to, sql_limit], row)?
+        .chain(indexed.query_map(params![to, sql_limit], row)?)
+        .take(usize::try_from(limit).unwrap_or(usize::MAX));
+    let found = within_bytes(rows, max_bytes, |r| r.body.len());
+    drop(snapshot);
+    found
 }
 
-/// Delete handled messages acknowledged before `before`; how many.
+/// Index by recipient the rows past `message_index_mark` and move the mark
+/// to the newest row; how many were indexed. The writer runs it at most
+/// once a second inside a batch of its own jobs (`writer::Chore`), so an
+/// insert costs no index page of its own: the history index is written
+/// once per recipient per second, not once per recipient per commit.
+pub fn index_tail(conn: &Connection) -> Result<usize, StoreError> {
+    let n = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO message_index
+             SELECT recipient, id FROM messages WHERE id > (SELECT upto FROM message_index_mark)
+             ORDER BY recipient, id",
+        )?
+        .execute([])?;
+    if n > 0 {
+        conn.prepare_cached(
+            "UPDATE message_index_mark SET upto = (SELECT MAX(id) FROM messages) WHERE one = 1",
+        )?
+        .execute([])?;
+    }
+    Ok(n)
+}
+
+/// Delete every message to `recipient` and its index rows; how many
+/// messages.
+pub fn delete_to(conn: &Connection, recipient: &str) -> Result<usize, StoreError> {
+    let indexed = conn.execute(
+        "DELETE FROM messages WHERE id IN (SELECT id FROM message_index WHERE recipient = ?1)",
+        [recipient],
+    )?;
+    let tail = conn.execute(
+        "DELETE FROM messages
+         WHERE id > (SELECT upto FROM message_index_mark) AND recipient = ?1",
+        [recipient],
+    )?;
+    conn.execute(
+        "DELETE FROM message_index WHERE recipient = ?1",
+        [recipient],
+    )?;
+    Ok(indexed + tail)
+}
+
+/// Delete handled messages acknowledged before `before`, and their index
+/// rows; how many messages.
 pub fn vacuum(conn: &Connection, before: i64) -> Result<usize, StoreError> {
+    conn.execute(
+        "DELETE FROM message_index WHERE (recipient, id) IN
+         (SELECT recipient, id FROM messages WHERE state = 'handled' AND handled_at < ?1)",
+        [before],
+    )?;
     Ok(conn.execute(
         "DELETE FROM messages WHERE state = 'handled' AND handled_at < ?1",
         [before],

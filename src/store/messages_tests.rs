@@ -85,11 +85,20 @@ fn the_inbox_queries_search_the_indexes_not_the_table() {
                 "{}",
                 plan(c, &waiting)
             );
-            let recent = "SELECT id FROM messages WHERE recipient = 'a' ORDER BY id DESC LIMIT 10";
+            let tail = "SELECT id FROM messages
+                WHERE id > (SELECT upto FROM message_index_mark) AND recipient = 'a'
+                ORDER BY id DESC LIMIT 10";
             assert!(
-                plan(c, recent).contains("messages_by_recipient"),
+                plan(c, tail).contains("SEARCH messages USING INTEGER PRIMARY KEY"),
                 "{}",
-                plan(c, recent)
+                plan(c, tail)
+            );
+            let indexed = "SELECT m.id FROM message_index i JOIN messages m ON m.id = i.id
+                WHERE i.recipient = 'a' AND i.id <= 5 ORDER BY i.id DESC LIMIT 10";
+            assert!(
+                plan(c, indexed).contains("SEARCH i USING PRIMARY KEY"),
+                "{}",
+                plan(c, indexed)
             );
             let settle = "UPDATE messages SET state = 'handled' WHERE id = 1 AND state = 'pending'";
             assert!(
@@ -133,6 +142,76 @@ fn recent_stops_at_the_byte_budget_but_always_takes_one() {
             let (rows, truncated) = recent(c, &a, 10, 5)?;
             assert_eq!((rows.len(), truncated), (1, true));
             assert!(!recent(c, &a, 10, 100)?.1);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn recent_finds_rows_before_and_after_the_index_mark_newest_first_each_once() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .blocking(|c| {
+            let (a, b) = (Recipient::Agent(id("a")), Recipient::Agent(id("b")));
+            let old = insert(c, "x", &a, "indexed", None, 1)?;
+            insert(c, "x", &b, "not a's", None, 1)?;
+            assert_eq!(index_tail(c)?, 2);
+            assert_eq!(index_tail(c)?, 0, "indexed twice");
+            let new = insert(c, "x", &a, "in the tail", None, 2)?;
+            let ids = |limit| -> Result<Vec<i64>, StoreError> {
+                Ok(recent(c, &a, limit, usize::MAX)?
+                    .0
+                    .iter()
+                    .map(|r| r.id)
+                    .collect())
+            };
+            assert_eq!(ids(10)?, [new, old]);
+            assert_eq!(ids(1)?, [new]);
+            index_tail(c)?;
+            assert_eq!(ids(10)?, [new, old]);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_purge_deletes_an_agents_rows_on_both_sides_of_the_mark_and_their_index() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .blocking(|c| {
+            let (a, b) = (Recipient::Agent(id("a")), Recipient::Agent(id("b")));
+            insert(c, "x", &a, "indexed", None, 1)?;
+            index_tail(c)?;
+            insert(c, "x", &a, "in the tail", None, 1)?;
+            let kept = insert(c, "x", &b, "b's", None, 1)?;
+            assert_eq!(delete_to(c, "a")?, 2);
+            assert!(recent(c, &a, 10, usize::MAX)?.0.is_empty());
+            let left: i64 = c.query_row("SELECT COUNT(*) FROM message_index", [], |r| r.get(0))?;
+            assert_eq!(left, 0, "a's index row");
+            index_tail(c)?;
+            let b_rows: Vec<i64> = recent(c, &b, 10, usize::MAX)?
+                .0
+                .iter()
+                .map(|r| r.id)
+                .collect();
+            assert_eq!(b_rows, [kept]);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_vacuumed_row_leaves_no_index_row_behind() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .blocking(|c| {
+            let a = Recipient::Agent(id("a"));
+            let old = insert(c, "x", &a, "old", None, 1)?;
+            settle(c, &[old], 5)?;
+            index_tail(c)?;
+            assert_eq!(vacuum(c, 6)?, 1);
+            let left: i64 = c.query_row("SELECT COUNT(*) FROM message_index", [], |r| r.get(0))?;
+            assert_eq!(left, 0);
             Ok(())
         })
         .unwrap();

@@ -55,3 +55,34 @@ fn turns_kept_before_the_day_sums_existed_are_summed_and_counted_on_upgrade() {
         .unwrap();
     assert_eq!(kept, 2);
 }
+
+#[test]
+fn messages_kept_before_the_deferred_index_are_indexed_on_upgrade() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    // A database of the build before: schema 14, two messages to bob.
+    for (index, sql) in STEPS.iter().enumerate().take(14) {
+        conn.execute_batch(sql).unwrap();
+        conn.pragma_update(None, "user_version", index as i64 + 1)
+            .unwrap();
+    }
+    for body in ["one", "two"] {
+        conn.execute(
+            "INSERT INTO messages (sender, recipient, body, at) VALUES ('alice', 'bob', ?1, 1)",
+            [body],
+        )
+        .unwrap();
+    }
+    apply(&mut conn).unwrap();
+    let bob = crate::hive::Recipient::Agent(crate::testing::id("bob"));
+    let (rows, _) = super::super::messages::recent(&conn, &bob, 10, usize::MAX).unwrap();
+    let bodies: Vec<_> = rows.iter().map(|r| r.body.as_str()).collect();
+    assert_eq!(bodies, ["two", "one"]);
+    let (indexed, upto): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM message_index), upto FROM message_index_mark",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((indexed, upto), (2, 2), "both rows behind the mark");
+}

@@ -166,7 +166,12 @@ impl Store {
     fn start(conn: Connection, reads: Option<Sender<readers::ReadJob>>) -> std::io::Result<Self> {
         let conn = Arc::new(Mutex::new(conn));
         let counters = Arc::new(writer::Counters::default());
-        let writes = writer::spawn(Arc::clone(&conn), Arc::clone(&counters))?;
+        let index = writer::Chore {
+            name: "message index",
+            every: std::time::Duration::from_secs(1),
+            run: |c| messages::index_tail(c).map(drop),
+        };
+        let writes = writer::spawn(Arc::clone(&conn), Arc::clone(&counters), vec![index])?;
         Ok(Self {
             inner: Arc::new(Shared {
                 conn,

@@ -32,7 +32,7 @@ pub struct Purged {
 /// Delete everything of agent `name` listed in the module docs.
 pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     let del = |sql: &str| c.execute(sql, params![name]);
-    let messages = del("DELETE FROM messages WHERE recipient = ?1")?;
+    let messages = super::messages::delete_to(c, name)?;
     let questions = del("DELETE FROM questions WHERE asker = ?1 OR target = ?1")?;
     let reminders = del("DELETE FROM reminders WHERE owner = ?1")?;
     del("DELETE FROM schedule_targets WHERE target = ?1 \

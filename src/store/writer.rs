@@ -12,6 +12,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -113,20 +114,49 @@ impl Counters {
     }
 }
 
+/// Work of the store's own that the writer folds into a batch of callers'
+/// jobs at most once per `every` (while jobs come; none while it is idle),
+/// so it shares their commit: e.g. indexing the message table's tail
+/// (`messages::index_tail`). It runs last in its batch, in a savepoint of
+/// its own; a failure is logged and tried again at the next due batch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chore {
+    pub name: &'static str,
+    pub every: Duration,
+    pub run: fn(&Connection) -> Result<(), StoreError>,
+}
+
+impl Chore {
+    fn job(self) -> Job {
+        Job {
+            run: Box::new(move |conn| {
+                let result = (self.run)(conn);
+                if let Err(err) = &result {
+                    tracing::error!("the store's {} failed: {err}", self.name);
+                }
+                (result.is_ok(), Box::new(|_| {}))
+            }),
+            guarded: true,
+        }
+    }
+}
+
 /// Start the writer thread over `conn`; jobs arrive on the returned sender.
 /// The thread ends when every sender is dropped.
 pub(super) fn spawn(
     conn: Arc<Mutex<Connection>>,
     counters: Arc<Counters>,
+    chores: Vec<Chore>,
 ) -> std::io::Result<Sender<Job>> {
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("store-writer".into())
-        .spawn(move || run(&conn, &rx, &counters))?;
+        .spawn(move || run(&conn, &rx, &counters, &chores))?;
     Ok(tx)
 }
 
-fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, counters: &Counters) {
+fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, counters: &Counters, chores: &[Chore]) {
+    let mut due: Vec<Instant> = chores.iter().map(|c| Instant::now() + c.every).collect();
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -139,6 +169,13 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, counters: &Counters) {
         counters
             .jobs
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let now = Instant::now();
+        for (chore, due) in chores.iter().zip(&mut due) {
+            if now >= *due {
+                *due = now + chore.every;
+                batch.push(chore.job());
+            }
+        }
         let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
         commit_batch(&mut conn, batch);
     }

@@ -132,3 +132,26 @@ async fn concurrent_writes_to_a_file_store_are_all_committed_and_readable() {
         .unwrap();
     assert_eq!(n, 200);
 }
+
+#[tokio::test]
+async fn a_chore_rides_the_first_batch_after_its_interval_and_not_before() {
+    let store = Store::open_in_memory().unwrap();
+    let indexed = |store: &Store| {
+        store
+            .blocking(|c| {
+                Ok(c.query_row("SELECT COUNT(*) FROM message_index", [], |r| {
+                    r.get::<_, i64>(0)
+                })?)
+            })
+            .unwrap()
+    };
+    let insert = |body: &'static str| {
+        store.run(move |c| messages::insert(c, "x", &Recipient::Agent(id("bob")), body, None, 1))
+    };
+    insert("first").await.unwrap();
+    assert_eq!(indexed(&store), 0, "indexed before its second was up");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    insert("second").await.unwrap();
+    assert_eq!(indexed(&store), 2, "the chore rode the batch");
+    assert_eq!(bodies(&store), ["first", "second"]);
+}
