@@ -96,6 +96,38 @@ $(sed -n 4p <<<"$out")
     "$(in_c journalctl -M h-img-a -u hive-agent AGENT=img-a --no-pager -o cat | grep "turn failed")"
 }
 
+# The README's way to log an agent in: `machinectl shell agent@h-N` with
+# CLAUDE_CONFIG_DIR=/var/lib/hive/claude, i.e. as the harness's user in the agent's range (a
+# PAM session of the image's own systemd). What `claude login` leaves is its
+# .credentials.json (the real command needs a browser: the shell writes the file as it would);
+# it is the agent user's, in the agent's state, and the harness reports the agent logged in.
+# shellcheck disable=SC2016  # the shell's $ are the agent's
+a_login_made_with_machinectl_shell_as_agent_is_where_the_harness_finds_it() {
+  local tar out
+  tar=$(tb_image_tar)
+  tb_image_template hive-image "$tar" 2>&1
+  tb_agents imglog
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-image", "bind_host_usr": false}'
+  _img_spawn imglog >/dev/null
+  tb_wait_machine 120 h-imglog hive-agent.service ||
+    { in_c journalctl -M h-imglog -u hive-agent --no-pager -n 30; return 1; }
+  wait_for 30 "imglog's login state (needs a login)" _img_login_is imglog True
+  out=$(in_c machinectl -q shell agent@h-imglog /bin/sh -c 'export CLAUDE_CONFIG_DIR=/var/lib/hive/claude
+mkdir -p "$CLAUDE_CONFIG_DIR" && printf "{\"claudeAiOauth\": {}}\n" > "$CLAUDE_CONFIG_DIR/.credentials.json"
+chmod 600 "$CLAUDE_CONFIG_DIR/.credentials.json" && id -un' 2>&1 | tr -d '\r')
+  expect_match "the user of machinectl shell agent@h-imglog" "^agent$" "$out" ||
+    { in_c journalctl -M h-imglog --no-pager -n 30; return 1; }
+  expect_eq "the login's file, as the harness's user sees it" "agent 600" \
+    "$(_img_as_agent imglog 'stat -c "%U %a" /var/lib/hive/claude/.credentials.json')"
+  # The harness looks again between turns (within one 30 s recv wait).
+  wait_for 45 "imglog's login state (logged in)" _img_login_is imglog False ||
+    { in_c journalctl -M h-imglog -u hive-agent --no-pager -n 30; return 1; }
+}
+_img_login_is() {
+  [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == sys.argv[1]][0]["needs_login"])' "$1")" = "$2" ]
+}
+
 _img_needs_login() {
   [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
 print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == "img-a"][0]["needs_login"])')" = True ]
