@@ -19,15 +19,21 @@ fn a_database_from_a_newer_build_is_refused() {
     assert!(matches!(apply(&mut conn), Err(StoreError::TooNew { .. })));
 }
 
-#[test]
-fn turns_kept_before_the_day_sums_existed_are_summed_and_counted_on_upgrade() {
-    let mut conn = Connection::open_in_memory().unwrap();
-    // A database of the build before: schema 11, two turns of one agent.
-    for (index, sql) in STEPS.iter().enumerate().take(11) {
+/// A database as a build of schema `version` left it.
+fn at_version(version: usize) -> Connection {
+    let conn = Connection::open_in_memory().unwrap();
+    for (index, sql) in STEPS.iter().enumerate().take(version) {
         conn.execute_batch(sql).unwrap();
         conn.pragma_update(None, "user_version", index as i64 + 1)
             .unwrap();
     }
+    conn
+}
+
+#[test]
+fn turns_kept_before_the_day_sums_existed_are_summed_and_counted_on_upgrade() {
+    // A database of the build before: schema 11, two turns of one agent.
+    let mut conn = at_version(11);
     for (ended, usd) in [(86_400_000_i64 + 5, 7), (86_400_000 + 9, 3)] {
         conn.execute(
             "INSERT INTO turns (agent, started_at_ms, ended_at_ms, outcome, model, input_tokens,
@@ -58,13 +64,8 @@ fn turns_kept_before_the_day_sums_existed_are_summed_and_counted_on_upgrade() {
 
 #[test]
 fn messages_kept_before_the_deferred_index_are_indexed_on_upgrade() {
-    let mut conn = Connection::open_in_memory().unwrap();
     // A database of the build before: schema 14, two messages to bob.
-    for (index, sql) in STEPS.iter().enumerate().take(14) {
-        conn.execute_batch(sql).unwrap();
-        conn.pragma_update(None, "user_version", index as i64 + 1)
-            .unwrap();
-    }
+    let mut conn = at_version(14);
     for body in ["one", "two"] {
         conn.execute(
             "INSERT INTO messages (sender, recipient, body, at) VALUES ('alice', 'bob', ?1, 1)",
