@@ -37,6 +37,10 @@ use hive_c0re::service::Hive;
 use hive_c0re::store::{MAX_BATCH, Store, agents};
 use hive_c0re::wire::ident::Ident;
 
+/// The daemon's allocator (src/main.rs), so the broker is measured as it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The ring sizes; the database holds the largest.
 const RINGS: [usize; 2] = [100, 1000];
 const AGENTS: usize = 1000;

@@ -51,10 +51,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
 
 const AGENTS: usize = 1000;
-const ROUNDS: usize = 20;
+const ROUNDS: usize = 40;
 /// The ring size of the broker-against-Redis comparison (the issue's).
 const SMALL_RING: usize = 100;
-const SMALL_ROUNDS: usize = 100;
+const SMALL_ROUNDS: usize = 200;
 const REPS: usize = 5;
 
 fn host(socket: &Path, line: &str) -> String {

@@ -6,6 +6,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hive_c0re::config::{Config, DriverKind, Overrides};
 
+/// mimalloc, not glibc's malloc: see Cargo.toml (issue 31's profile).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(name = "hive-c0re", version, about = "The hive's host daemon")]
 struct Cli {

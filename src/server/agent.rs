@@ -25,19 +25,35 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::sync::CancellationToken;
 
 use super::agent_dispatch::dispatch;
-use super::framing::{self, FrameError, MAX_LINE, read_line};
+use super::framing::{self, FrameError, MAX_LINE, read_line_into};
 use crate::service::{Caller, Hive};
 use crate::wire::agent::{Request, Response};
 use crate::wire::codes::ErrorCode;
 
 fn to_line(response: &Response) -> String {
-    serde_json::to_string(response).unwrap_or_else(|_| {
-        r#"{"kind":"err","message":"internal: response did not serialize"}"#.into()
-    })
+    serde_json::to_string(response).unwrap_or_else(|_| UNSERIALIZABLE.into())
 }
+
+const UNSERIALIZABLE: &str = r#"{"kind":"err","message":"internal: response did not serialize"}"#;
 
 async fn write_line(w: &mut OwnedWriteHalf, response: &Response) -> std::io::Result<()> {
     framing::write_line(w, &to_line(response)).await
+}
+
+/// Write `response` and its `\n` through `out`, a connection's buffer kept
+/// across its answers (serialized in place: no string per answer, no copy).
+async fn answer_with(
+    w: &mut OwnedWriteHalf,
+    out: &mut Vec<u8>,
+    response: &Response,
+) -> std::io::Result<()> {
+    out.clear();
+    if serde_json::to_writer(&mut *out, response).is_err() {
+        out.clear();
+        out.extend_from_slice(UNSERIALIZABLE.as_bytes());
+    }
+    out.push(b'\n');
+    framing::write_terminated(w, out).await
 }
 
 /// Resolves when the client is gone: its socket is closed for good (not
@@ -75,28 +91,31 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
     tokio::pin!(idle_timer);
     let stopped = stop.cancelled();
     tokio::pin!(stopped);
+    // A request line and an answer, each one buffer for the connection's
+    // life (small: they grow to the longest line seen).
+    let (mut line, mut out) = (Vec::new(), Vec::new());
     loop {
-        let line = {
+        let got = {
             idle_timer
                 .as_mut()
                 .reset(tokio::time::Instant::now() + idle);
-            let read = read_line(&mut reader, MAX_LINE);
+            let read = read_line_into(&mut reader, MAX_LINE, &mut line);
             tokio::pin!(read);
             tokio::select! {
                 biased;
-                line = &mut read => Ok(line),
+                got = &mut read => Ok(got),
                 () = idle_timer.as_mut() => Err(()),
                 // Draining (restart, destroy): a request already on its way
                 // is still answered, so a client that connected just before
                 // the stop is not cut off; a silent one is closed.
                 // (Ready again at once when polled after the stop.)
                 () = stopped.as_mut() => match tokio::time::timeout(DRAIN_GRACE, &mut read).await {
-                    Ok(line) => Ok(line),
+                    Ok(got) => Ok(got),
                     Err(_) => return,
                 },
             }
         };
-        let Ok(line) = line else {
+        let Ok(got) = got else {
             tracing::info!(agent = %caller.name(), "agent connection idle for {idle:?}; closed");
             let message = format!(
                 "closing this connection: no complete request for {} s \
@@ -107,9 +126,9 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             let _ = write.shutdown().await;
             return;
         };
-        let line = match line {
-            Ok(Some(line)) => line,
-            Ok(None) | Err(FrameError::Io(_)) => return,
+        match got {
+            Ok(true) => {}
+            Ok(false) | Err(FrameError::Io(_)) => return,
             Err(err @ FrameError::TooLong(_)) => {
                 let _ = write_line(
                     &mut write,
@@ -119,7 +138,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
                 let _ = write.shutdown().await;
                 return;
             }
-        };
+        }
         let response = match framing::parse_request(&line, Request::COMMANDS) {
             Err(message) => Response::err(ErrorCode::BadRequest, message),
             Ok(request) => {
@@ -132,7 +151,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
                 dispatch(&hive, &caller, request, gone).await
             }
         };
-        if let Err(err) = write_line(&mut write, &response).await {
+        if let Err(err) = answer_with(&mut write, &mut out, &response).await {
             tracing::debug!(agent = %caller.name(), "{}: agent socket client went away: {err}", caller.name());
             if let Response::Messages { messages } = response
                 && !messages.is_empty()
@@ -141,11 +160,20 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             }
             return;
         }
+        // A rare long line or answer does not stay held by the connection.
+        for buffer in [&mut line, &mut out] {
+            if buffer.capacity() > KEPT_BUFFER {
+                *buffer = Vec::new();
+            }
+        }
         if stop.is_cancelled() {
             return;
         }
     }
 }
+
+/// The most a connection's line and answer buffers keep between requests.
+const KEPT_BUFFER: usize = 16 * 1024;
 
 /// How long a draining connection may take to deliver a request already
 /// on its way.

@@ -31,6 +31,9 @@ pub async fn dispatch(
         return refusal(&err);
     }
     let me = caller.name();
+    // The broker's round (send, recv, ack) is served here; every other
+    // request in a boxed future of its own ([`the_rest`]). One future for
+    // every arm was 4 KB, written out for each request (issue 31).
     match request {
         Request::Send {
             to,
@@ -42,6 +45,28 @@ pub async fn dispatch(
             answer(hive.recv(me, wait, max, gone).await, |messages| {
                 Response::Messages { messages }
             })
+        }
+        Request::AckTurn => done(hive.ack_turn(me).await),
+        Request::AwaitInterrupt => answer(hive.await_interrupt(me, gone).await, |interrupted| {
+            if interrupted {
+                Response::Interrupted
+            } else {
+                Response::ok()
+            }
+        }),
+        request => Box::pin(the_rest(hive, caller, request)).await,
+    }
+}
+
+/// Every request but the broker's round and the long polls.
+async fn the_rest(hive: &Hive, caller: &Caller, request: Request) -> Response {
+    let me = caller.name();
+    match request {
+        Request::Send { .. }
+        | Request::Recv { .. }
+        | Request::AckTurn
+        | Request::AwaitInterrupt => {
+            unreachable!("served by dispatch")
         }
         Request::Status => answer(hive.unread(me).await, |unread| Response::Status { unread }),
         Request::OperatorMsg { body } => done(hive.wake(me, OPERATOR.into(), body, false).await),
@@ -78,15 +103,7 @@ pub async fn dispatch(
                 .await
                 .map(|_| ()),
         ),
-        Request::AckTurn => done(hive.ack_turn(me).await),
         Request::ReportTurn { turn } => done(hive.report_turn(me, turn).await),
-        Request::AwaitInterrupt => answer(hive.await_interrupt(me, gone).await, |interrupted| {
-            if interrupted {
-                Response::Interrupted
-            } else {
-                Response::ok()
-            }
-        }),
         Request::TurnProgress { progress, dropped } => {
             done(hive.turn_progress(me, progress, dropped))
         }

@@ -40,10 +40,23 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
     cap: usize,
 ) -> Result<Option<Vec<u8>>, FrameError> {
     let mut line = Vec::new();
+    Ok(read_line_into(reader, cap, &mut line)
+        .await?
+        .then_some(line))
+}
+
+/// [`read_line`] into `line` (cleared first), so a long-lived connection
+/// reuses one buffer: whether a line was read.
+pub async fn read_line_into<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    cap: usize,
+    line: &mut Vec<u8>,
+) -> Result<bool, FrameError> {
+    line.clear();
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            return Ok((!line.is_empty()).then_some(line));
+            return Ok(!line.is_empty());
         }
         if let Some(pos) = buf.iter().position(|&b| b == b'\n') {
             if line.len() + pos > cap {
@@ -51,7 +64,7 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
             }
             line.extend_from_slice(&buf[..pos]);
             reader.consume(pos + 1);
-            return Ok(Some(line));
+            return Ok(true);
         }
         let n = buf.len();
         if line.len() + n > cap {
@@ -119,8 +132,16 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Write `line` and its `\n` in one call, within [`WRITE_TIMEOUT`]: a
 /// client that does not read cannot hold its connection's task forever.
 pub async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &str) -> std::io::Result<()> {
-    let bytes = terminated(line);
-    tokio::time::timeout(WRITE_TIMEOUT, w.write_all(&bytes))
+    write_terminated(w, &terminated(line)).await
+}
+
+/// Write `bytes` (a line with its `\n`) in one call, within
+/// [`WRITE_TIMEOUT`].
+pub async fn write_terminated<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    tokio::time::timeout(WRITE_TIMEOUT, w.write_all(bytes))
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client did not read"))?
 }

@@ -69,3 +69,16 @@ async fn a_line_of_exactly_the_cap_is_accepted() {
     input.push(b'\n');
     assert_eq!(lines(&input, 10, 4).await[0], Ok(Some(vec![b'x'; 10])));
 }
+
+#[tokio::test]
+async fn a_line_read_into_a_used_buffer_holds_that_line_only() {
+    let input = b"{\"a\":\"a long first line\"}\n{\"b\":2}\n";
+    let mut r = BufReader::with_capacity(8, &input[..]);
+    let mut line = Vec::new();
+    assert!(read_line_into(&mut r, 100, &mut line).await.unwrap());
+    assert_eq!(line, b"{\"a\":\"a long first line\"}");
+    assert!(read_line_into(&mut r, 100, &mut line).await.unwrap());
+    assert_eq!(line, b"{\"b\":2}");
+    assert!(!read_line_into(&mut r, 100, &mut line).await.unwrap());
+    assert!(line.is_empty(), "{line:?}");
+}

@@ -51,10 +51,13 @@ impl InboxState {
     /// The wake-up handle of an agent's inbox (one per agent, made on first
     /// use).
     pub(super) fn waker(&self, name: &Ident) -> Arc<Notify> {
-        lock(&self.wakers)
-            .entry(name.clone())
-            .or_insert_with(|| Arc::new(Notify::new()))
-            .clone()
+        let mut wakers = lock(&self.wakers);
+        // Looked up before `entry`, which needs an owned key: a name copied
+        // on every send and every `recv` was a visible cost (issue 31).
+        if let Some(waker) = wakers.get(name) {
+            return Arc::clone(waker);
+        }
+        Arc::clone(wakers.entry(name.clone()).or_default())
     }
 
     /// Wake whoever waits on `to`'s inbox: an agent's long polls, or the

@@ -104,7 +104,13 @@ impl QueueState {
         if !fits {
             row.content = None;
         }
-        let queue = queues.by_agent.entry(to.clone()).or_default();
+        // Looked up first: `entry` would copy the name for every send.
+        if !queues.by_agent.contains_key(to) {
+            queues.by_agent.insert(to.clone(), Queue::default());
+        }
+        let Some(queue) = queues.by_agent.get_mut(to) else {
+            return;
+        };
         if queue.holds(row.id) {
             return;
         }
