@@ -92,7 +92,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
     let stopped = stop.cancelled();
     tokio::pin!(stopped);
     // A request line and an answer, each one buffer for the connection's
-    // life (small: they grow to the longest line seen).
+    // life (grown to what a request took, let go past KEPT_BUFFER).
     let (mut line, mut out) = (Vec::new(), Vec::new());
     loop {
         let got = {
