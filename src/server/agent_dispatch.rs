@@ -31,8 +31,9 @@ pub async fn dispatch(
         return refusal(&err);
     }
     let me = caller.name();
-    // The broker's round (send, recv, ack) is served here; every other
-    // request in a boxed future of its own ([`the_rest`]). One future for
+    // The broker's round (send, recv, ack) and the interrupt long poll are
+    // served here; every other request in a boxed future of its own
+    // ([`the_rest`]). One future for
     // every arm was 4 KB, written out for each request (issue 31).
     match request {
         Request::Send {
