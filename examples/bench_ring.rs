@@ -55,7 +55,9 @@ const ROUNDS: usize = 40;
 /// The ring size of the broker-against-Redis comparison (the issue's).
 const SMALL_RING: usize = 100;
 const SMALL_ROUNDS: usize = 200;
-const REPS: usize = 5;
+/// Runs per contender: six, so three contenders each run first, second
+/// and third twice.
+const REPS: usize = 6;
 
 fn host(socket: &Path, line: &str) -> String {
     let mut s = StdStream::connect(socket).unwrap();
@@ -144,7 +146,8 @@ impl<'a> Contender<'a> {
     }
 }
 
-/// [`REPS`] rounds of one ring of `names` per contender, alternated; the
+/// [`REPS`] rounds of one ring of `names` per contender, alternated (the
+/// order rotating); the
 /// medians and each contender's ratios to the last (the peer).
 fn alternate(
     runtime: &tokio::runtime::Runtime,
@@ -154,7 +157,12 @@ fn alternate(
 ) {
     let n = names.len();
     for rep in 0..REPS {
-        for c in contenders.iter_mut() {
+        // Each rep starts with the next contender: at 1,000 agents whoever
+        // ran second ran ~7 % faster, whatever its build (seen with two
+        // builds of the same code), so a fixed order skewed the ratios.
+        let k = contenders.len();
+        for i in 0..k {
+            let c = &mut contenders[(rep + i) % k];
             let (cpu, bytes) = (cpu_time(c.pid), written(c.pid));
             let (received, _, wall) = runtime
                 .block_on(ring(runtime, c.server, names, rounds))

@@ -6,7 +6,9 @@
 //! exactly once; and a kill among receives and acks brings back no
 //! message whose ack was answered; and a kill while the writer indexes the
 //! history (`messages::index_tail`, once a second under load) leaves every
-//! acknowledged message in its recipient's history exactly once.
+//! acknowledged message in its recipient's history exactly once; and a
+//! kill while the writer gathers a batch (asleep before its commit) leaves
+//! every acknowledged message pending exactly once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
@@ -43,24 +45,6 @@ fn sender(d: &Daemon, name: &str, acked: &Arc<AtomicUsize>) -> JoinHandle<Vec<St
         }
         confirmed
     })
-}
-
-/// A daemon with agents s1, s2, s3 and sink, the three sending to sink
-/// (see [`sender`]): the daemon, the acknowledged count, the senders.
-fn three_senders_and_a_sink() -> (Daemon, Arc<AtomicUsize>, Vec<JoinHandle<Vec<String>>>) {
-    let d = Daemon::start(Launch::Standalone);
-    for a in ["s1", "s2", "s3", "sink"] {
-        assert_eq!(
-            d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
-            HOST_OK
-        );
-    }
-    let acked = Arc::new(AtomicUsize::new(0));
-    let senders = ["s1", "s2", "s3"]
-        .into_iter()
-        .map(|name| sender(&d, name, &acked))
-        .collect();
-    (d, acked, senders)
 }
 
 /// Run `f` on a thread with a connection to the sink's socket.
@@ -123,7 +107,7 @@ fn assert_none_lost(confirmed: &[String], delivered: impl Fn(&str) -> bool) {
 
 #[test]
 fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
-    let (d, acked, senders) = three_senders_and_a_sink();
+    let (d, acked, senders) = many_senders_and_a_sink(3);
     // The sink pops and acks while the senders run, so the crash finds
     // rows in every state: pending, in flight and handled.
     let received = Arc::new(Mutex::new(HashSet::new()));
@@ -161,12 +145,11 @@ fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
     assert_none_lost(&confirmed, |b| received.contains(b));
 }
 
-#[test]
-fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pending_exactly_once()
-{
-    const SENDERS: usize = 24;
+/// A daemon with `n` agents sending to `sink` (see [`sender`]): every
+/// batch of the store's group commit holds many callers.
+fn many_senders_and_a_sink(n: usize) -> (Daemon, Arc<AtomicUsize>, Vec<JoinHandle<Vec<String>>>) {
     let d = Daemon::start(Launch::Standalone);
-    let names: Vec<String> = (0..SENDERS).map(|i| format!("s{i}")).collect();
+    let names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
     for a in names.iter().map(String::as_str).chain(["sink"]) {
         assert_eq!(
             d.request(&format!(r#"{{"cmd":"spawn","name":"{a}"}}"#)),
@@ -174,9 +157,13 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
         );
     }
     let acked = Arc::new(AtomicUsize::new(0));
-    let senders: Vec<_> = names.iter().map(|n| sender(&d, n, &acked)).collect();
-    let (dir, confirmed) = kill_after(d, &acked, 500, senders);
+    let senders = names.iter().map(|n| sender(&d, n, &acked)).collect();
+    (d, acked, senders)
+}
 
+/// Restart in `dir` and drain the sink: every `confirmed` body is pending
+/// there, and none twice.
+fn assert_pending_exactly_once(dir: tempfile::TempDir, confirmed: &[String]) {
     let d = Daemon::start_in(dir, Launch::Standalone);
     let mut c = Conn::open(&d.agent_socket("sink"));
     let mut delivered: std::collections::HashMap<String, usize> = Default::default();
@@ -192,9 +179,72 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
         }
         assert_eq!(c.ask(r#"{"cmd":"ack_turn"}"#), r#"{"kind":"ok"}"#);
     }
-    assert_none_lost(&confirmed, |b| delivered.contains_key(b));
+    assert_none_lost(confirmed, |b| delivered.contains_key(b));
     let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "delivered more than once: {twice:?}");
+}
+
+#[test]
+fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pending_exactly_once()
+{
+    let (d, acked, senders) = many_senders_and_a_sink(24);
+    let (dir, confirmed) = kill_after(d, &acked, 500, senders);
+    assert_pending_exactly_once(dir, &confirmed);
+}
+
+/// While several callers write, a batch gathers before it commits (the
+/// writer sleeps `store::writer::GATHER` for the callers' next writes): a
+/// kill caught in that sleep — the daemon stopped, its writer seen asleep,
+/// then killed — leaves every acknowledged message pending exactly once.
+#[test]
+fn sigkill_while_a_batch_gathers_leaves_every_acknowledged_message_pending_exactly_once() {
+    let (d, acked, senders) = many_senders_and_a_sink(24);
+    wait_for_acks(&acked, 300);
+    stop_while_gathering(&d);
+    let (dir, confirmed) = kill_after(d, &acked, 300, senders);
+    assert_pending_exactly_once(dir, &confirmed);
+}
+
+/// Stop the daemon (SIGSTOP) at a moment its store writer is asleep in a
+/// batch's gather, as the kernel reports the thread's syscall.
+fn stop_while_gathering(d: &Daemon) {
+    use nix::sys::signal::{Signal, kill};
+    let pid = nix::unistd::Pid::from_raw(d.child.id() as i32);
+    let tasks = format!("/proc/{pid}/task");
+    let writer = std::fs::read_dir(&tasks)
+        .unwrap()
+        .flatten()
+        .map(|t| t.path())
+        .find(|t| std::fs::read_to_string(t.join("comm")).unwrap().trim() == "store-writer")
+        .expect("the store's writer thread");
+    let sleeps = [nix::libc::SYS_nanosleep, nix::libc::SYS_clock_nanosleep];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        kill(pid, Signal::SIGSTOP).unwrap();
+        // Stopped: state `T` in the thread's stat, after its command name.
+        while !std::fs::read_to_string(writer.join("stat"))
+            .unwrap()
+            .rsplit(") ")
+            .next()
+            .is_some_and(|rest| rest.starts_with('T'))
+        {
+            std::thread::yield_now();
+        }
+        let syscall = std::fs::read_to_string(writer.join("syscall")).unwrap();
+        let number = syscall
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok());
+        if number.is_some_and(|n: i64| sleeps.contains(&n)) {
+            return;
+        }
+        kill(pid, Signal::SIGCONT).unwrap();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer was never seen gathering (last: {syscall})"
+        );
+        std::thread::sleep(std::time::Duration::from_micros(300));
+    }
 }
 
 /// A `recv` writes nothing it waits for (the in-flight mark rides the next
@@ -203,7 +253,7 @@ fn sigkill_in_the_middle_of_a_group_commit_leaves_every_acknowledged_message_pen
 /// loses none that was received but not acked.
 #[test]
 fn sigkill_among_receives_and_acks_brings_back_no_acked_message_and_loses_no_other() {
-    let (d, acked, senders) = three_senders_and_a_sink();
+    let (d, acked, senders) = many_senders_and_a_sink(3);
     // Bodies whose ack_turn was answered; the sink's thread returns those
     // of the turn whose ack the kill cut off (handled or not).
     let settled = Arc::new(Mutex::new(HashSet::new()));
@@ -260,7 +310,7 @@ fn sigkill_while_the_history_is_indexed_leaves_every_acknowledged_message_listed
     use hive_c0re::hive::Recipient;
     use hive_c0re::store::{Store, messages};
 
-    let (d, acked, senders) = three_senders_and_a_sink();
+    let (d, acked, senders) = many_senders_and_a_sink(3);
     let db = d.state_dir().join("hive.db");
     // The sink reads and acks (its inbox stays under its cap): the history
     // holds handled and pending rows.

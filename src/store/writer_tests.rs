@@ -155,3 +155,78 @@ async fn a_chore_rides_the_first_batch_after_its_interval_and_not_before() {
     assert_eq!(indexed(&store), 2, "the chore rode the batch");
     assert_eq!(bodies(&store), ["first", "second"]);
 }
+
+/// A writer of its own over a fresh in-memory database, batches gathering
+/// for `gather`.
+fn writer(gather: Duration) -> (Arc<Mutex<Connection>>, Arc<Counters>, Sender<Job>) {
+    let conn = Store::migrate(Connection::open_in_memory().unwrap()).unwrap();
+    let conn = Arc::new(Mutex::new(conn));
+    let counters = Arc::new(Counters::default());
+    let tx = spawn(Arc::clone(&conn), Arc::clone(&counters), Vec::new(), gather).unwrap();
+    (conn, counters, tx)
+}
+
+fn send(tx: &Sender<Job>, body: &'static str) -> Reply {
+    let (job, reply) = insert_job(body, false);
+    tx.send(job).unwrap();
+    reply
+}
+
+#[test]
+fn a_batch_gathers_only_while_several_callers_write_at_once() {
+    assert_eq!(gathering(0, GATHER), None, "the first write");
+    assert_eq!(gathering(1, GATHER), None, "a lone write");
+    assert_eq!(gathering(2, GATHER), Some(GATHER));
+    assert_eq!(gathering(MAX_BATCH, Duration::ZERO), None, "gathering off");
+}
+
+#[test]
+fn a_write_while_several_callers_write_waits_to_share_the_next_commit() {
+    let (conn, counters, tx) = writer(Duration::from_secs(1));
+    // One job alone, and two queued behind it while the connection is held:
+    // a batch of one, then a batch of two.
+    let held = conn.lock().unwrap();
+    let a = send(&tx, "a");
+    while counters.read().batches == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (b, c) = (send(&tx, "b"), send(&tx, "c"));
+    drop(held);
+    for reply in [a, b, c] {
+        reply.blocking_recv().unwrap().unwrap();
+    }
+    let two = WriteStats {
+        batches: 2,
+        jobs: 3,
+    };
+    assert_eq!(counters.read(), two);
+    // The last batch carried two: a write sent a moment after the next
+    // one shares its commit.
+    let d = send(&tx, "d");
+    std::thread::sleep(Duration::from_millis(20));
+    let e = send(&tx, "e");
+    for reply in [d, e] {
+        reply.blocking_recv().unwrap().unwrap();
+    }
+    let shared = WriteStats {
+        batches: 3,
+        jobs: 5,
+    };
+    assert_eq!(counters.read(), shared, "d and e in one commit");
+}
+
+#[test]
+fn a_lone_write_commits_without_gathering() {
+    let gather = Duration::from_secs(30);
+    let (_conn, counters, tx) = writer(gather);
+    for body in ["first", "second"] {
+        let started = Instant::now();
+        send(&tx, body).blocking_recv().unwrap().unwrap();
+        assert!(
+            started.elapsed() < gather / 2,
+            "{body}: {:?}",
+            started.elapsed()
+        );
+    }
+    assert_eq!(counters.read().batches, 2);
+}
