@@ -145,7 +145,8 @@ fn sigkill_of_the_daemon_under_load_loses_no_acknowledged_message() {
     assert_none_lost(&confirmed, |b| received.contains(b));
 }
 
-/// A daemon with `n` agents sending to `sink` (see [`sender`]): every
+/// A daemon with `n` agents sending to `sink` (see [`sender`]): the
+/// daemon, the acknowledged count, the senders. With many senders every
 /// batch of the store's group commit holds many callers.
 fn many_senders_and_a_sink(n: usize) -> (Daemon, Arc<AtomicUsize>, Vec<JoinHandle<Vec<String>>>) {
     let d = Daemon::start(Launch::Standalone);
