@@ -25,8 +25,11 @@
 //!    [`SMALL_RING`] agents, alternated with the broker [`REPS`] times:
 //!    medians of messages/s, server CPU and bytes written per message, and
 //!    their ratios (target: broker ≥ 1.5× Redis's messages/s, ≤ 1.0× its
-//!    CPU per message). Without `redis-server`: "redis-server not
-//!    installed: skipped".
+//!    CPU per message); the client's own CPU per message, the rate at
+//!    which client and server together would fill every core beside the
+//!    rate run (the client shares the cores), and the mean wait for a
+//!    `send`, `recv` and `ack` answer. Without `redis-server`:
+//!    "redis-server not installed: skipped".
 //! 3. **An older build beside it** (`HIVE_BENCH_BASELINE=<path to an older
 //!    hive-c0re>`, e.g. a release build of the previous commit): its own
 //!    daemon with the same agents, alternated in the same runs, so a change
@@ -39,6 +42,8 @@
 mod daemon;
 #[path = "support/redis.rs"]
 mod redis;
+#[path = "support/ring_clients.rs"]
+mod ring_clients;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream as StdStream;
@@ -46,9 +51,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use daemon::{Killed, cpu_time, serve_fake_binary};
-
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::net::unix::OwnedWriteHalf;
+use ring_clients::{Broker, Streams, Tally, agent};
 
 const AGENTS: usize = 1000;
 const ROUNDS: usize = 40;
@@ -121,7 +124,10 @@ struct Contender<'a> {
     pid: u32,
     rates: Vec<f64>,
     cpu_us: Vec<f64>,
+    client_us: Vec<f64>,
     bytes: Vec<f64>,
+    /// Each run's mean waits for send, recv and ack answers, µs.
+    waits: Vec<[f64; 3]>,
 }
 
 impl<'a> Contender<'a> {
@@ -132,7 +138,9 @@ impl<'a> Contender<'a> {
             pid,
             rates: Vec::new(),
             cpu_us: Vec::new(),
+            client_us: Vec::new(),
             bytes: Vec::new(),
+            waits: Vec::new(),
         }
     }
 
@@ -143,6 +151,16 @@ impl<'a> Contender<'a> {
             median(self.cpu_us.clone()),
             median(self.bytes.clone()),
         )
+    }
+
+    /// The client's (this process's) CPU µs per message, median.
+    fn client_median(&self) -> f64 {
+        median(self.client_us.clone())
+    }
+
+    /// The median of each run's mean wait for send, recv and ack, µs.
+    fn wait_medians(&self) -> [f64; 3] {
+        [0, 1, 2].map(|k| median(self.waits.iter().map(|w| w[k]).collect()))
     }
 }
 
@@ -163,20 +181,27 @@ fn alternate(
         let k = contenders.len();
         for i in 0..k {
             let c = &mut contenders[(rep + i) % k];
-            let (cpu, bytes) = (cpu_time(c.pid), written(c.pid));
-            let (received, _, wall) = runtime
+            let me = std::process::id();
+            let (cpu, client, bytes) = (cpu_time(c.pid), cpu_time(me), written(c.pid));
+            let (tally, wall) = runtime
                 .block_on(ring(runtime, c.server, names, rounds))
                 .unwrap();
+            let received = tally.received;
+            let [send, recv, ack] = tally.mean_waits();
             let (cpu, bytes) = (cpu_time(c.pid) - cpu, written(c.pid) - bytes);
+            let client = cpu_time(me) - client;
             let rate = received as f64 / wall.as_secs_f64();
-            let per_message = cpu.as_secs_f64() * 1e6 / received as f64;
+            let us = |d: Duration| d.as_secs_f64() * 1e6 / received as f64;
+            let (per_message, client_per_message) = (us(cpu), us(client));
             let bytes = bytes as f64 / received as f64;
             println!(
-                "run {rep}: {} ring, {n} agents x {rounds} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, {bytes:.0} bytes written per message",
+                "run {rep}: {} ring, {n} agents x {rounds} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, client {client_per_message:.1} us, {bytes:.0} bytes written per message; answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
                 c.label
             );
+            c.waits.push([send, recv, ack]);
             c.rates.push(rate);
             c.cpu_us.push(per_message);
+            c.client_us.push(client_per_message);
             c.bytes.push(bytes);
         }
     }
@@ -199,6 +224,19 @@ fn alternate(
             b / pb
         );
     }
+    // Client and server share the machine's cores: the rate at which both
+    // together would use every core bounds a contender's messages/s.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    for c in contenders.iter() {
+        let ((r, cpu, _), client) = (c.medians(), c.client_median());
+        let ceiling = cores * 1e6 / (cpu + client);
+        let [send, recv, ack] = c.wait_medians();
+        println!(
+            "{n} agents: {} client CPU {client:.1} us per message; server + client would fill {cores} cores at {ceiling:.0} messages/s (it ran at {:.2}x that); answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
+            c.label,
+            r / ceiling
+        );
+    }
     if let [new, old, _] = contenders {
         let ((nr, nc, _), (or, oc, _)) = (new.medians(), old.medians());
         println!(
@@ -211,141 +249,6 @@ fn alternate(
     }
 }
 
-/// One agent's side of the ring, whatever the server: send to the next,
-/// wait for (at least) one message, ack what was read.
-trait RingClient {
-    /// Send one message to `next`.
-    async fn send(&mut self, next: &str, body: &str);
-    /// Long-poll the own inbox; how many messages came.
-    async fn recv(&mut self) -> usize;
-    /// Ack what the last `recv` read.
-    async fn ack(&mut self);
-}
-
-/// A JSON-lines connection to an agent's `mcp.sock`.
-struct Broker {
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>>,
-    write: OwnedWriteHalf,
-}
-
-impl Broker {
-    async fn connect(socket: &Path) -> Self {
-        let (read, write) = tokio::net::UnixStream::connect(socket)
-            .await
-            .unwrap()
-            .into_split();
-        Self {
-            lines: tokio::io::BufReader::new(read).lines(),
-            write,
-        }
-    }
-
-    async fn ask(&mut self, line: String) -> String {
-        self.write
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        self.lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the daemon answered")
-    }
-}
-
-impl RingClient for Broker {
-    async fn send(&mut self, next: &str, body: &str) {
-        let sent = self
-            .ask(format!(r#"{{"cmd":"send","to":"{next}","body":"{body}"}}"#))
-            .await;
-        assert_eq!(sent, r#"{"kind":"ok","delivered":1}"#);
-    }
-
-    async fn recv(&mut self) -> usize {
-        let got = self
-            .ask(r#"{"cmd":"recv","wait_seconds":30,"max":10}"#.to_owned())
-            .await;
-        let v: serde_json::Value = serde_json::from_str(&got).unwrap();
-        v["messages"].as_array().map_or(0, Vec::len)
-    }
-
-    async fn ack(&mut self) {
-        let acked = self.ask(r#"{"cmd":"ack_turn"}"#.to_owned()).await;
-        assert_eq!(acked, r#"{"kind":"ok"}"#);
-    }
-}
-
-/// A connection to Redis acting as agent `me`: its inbox is the stream
-/// `me`, read through the consumer group `g`.
-struct Streams {
-    client: redis::Client,
-    me: String,
-    read: Vec<Vec<u8>>,
-}
-
-impl RingClient for Streams {
-    async fn send(&mut self, next: &str, body: &str) {
-        let id = self
-            .client
-            .ask(&[b"XADD", next.as_bytes(), b"*", b"body", body.as_bytes()])
-            .await
-            .unwrap();
-        assert!(matches!(id, redis::Value::Bulk(Some(_))), "XADD: {id:?}");
-    }
-
-    async fn recv(&mut self) -> usize {
-        let got = self
-            .client
-            .ask(&[
-                b"XREADGROUP",
-                b"GROUP",
-                b"g",
-                self.me.as_bytes(),
-                b"COUNT",
-                b"10",
-                b"BLOCK",
-                b"30000",
-                b"STREAMS",
-                self.me.as_bytes(),
-                b">",
-            ])
-            .await
-            .unwrap();
-        // [[stream, [[id, [field, value]], ...]]], or nil on timeout.
-        self.read = got
-            .items()
-            .iter()
-            .flat_map(|stream| stream.items().get(1).map_or(&[][..], |e| e.items()))
-            .map(|entry| entry.items()[0].bytes().to_vec())
-            .collect();
-        self.read.len()
-    }
-
-    async fn ack(&mut self) {
-        let mut args: Vec<&[u8]> = vec![b"XACK", self.me.as_bytes(), b"g"];
-        args.extend(self.read.iter().map(Vec::as_slice));
-        let acked = self.client.ask(&args).await.unwrap();
-        assert_eq!(acked, redis::Value::Int(self.read.len() as i64));
-    }
-}
-
-/// `rounds` rounds of the ring for one agent; (received, requests answered).
-async fn agent(mut client: impl RingClient, next: String, rounds: usize) -> (usize, usize) {
-    let (mut received, mut answered) = (0, 0);
-    for round in 0..rounds {
-        client.send(&next, &format!("round {round}")).await;
-        answered += 1;
-        while received < round + 1 {
-            let n = client.recv().await;
-            assert!(n > 0, "a round timed out");
-            received += n;
-            client.ack().await;
-            answered += 2;
-        }
-    }
-    (received, answered)
-}
-
 /// Which server a ring runs against.
 #[derive(Clone, Copy)]
 enum Server<'a> {
@@ -355,13 +258,13 @@ enum Server<'a> {
     Redis(&'a Path),
 }
 
-/// Run a ring of `names` for `rounds` rounds; (received, answered, wall).
+/// Run a ring of `names` for `rounds` rounds; what it came to, and its wall time.
 fn ring(
     runtime: &tokio::runtime::Runtime,
     server: Server<'_>,
     names: &[String],
     rounds: usize,
-) -> tokio::task::JoinHandle<(usize, usize, Duration)> {
+) -> tokio::task::JoinHandle<(Tally, Duration)> {
     let names = names.to_vec();
     let server = match server {
         Server::Broker(p) => (true, p.to_path_buf()),
@@ -388,13 +291,11 @@ fn ring(
                 }
             });
         }
-        let (mut received, mut answered) = (0, 0);
+        let mut tally = Tally::default();
         while let Some(done) = tasks.join_next().await {
-            let (r, a) = done.unwrap();
-            received += r;
-            answered += a;
+            tally.add(&done.unwrap());
         }
-        (received, answered, started.elapsed())
+        (tally, started.elapsed())
     })
 }
 
@@ -482,7 +383,12 @@ fn main() {
     let status_took = t.elapsed();
     assert!(status.starts_with(r#"{"version":1,"ok":true"#), "{status}");
     let ((threads, rss), ring_1000) = sampler.join().unwrap();
-    let (received, answered, wall) = runtime.block_on(ring_1000).unwrap();
+    let (
+        Tally {
+            received, answered, ..
+        },
+        wall,
+    ) = runtime.block_on(ring_1000).unwrap();
     let broker_1000 = received as f64 / wall.as_secs_f64();
     let (threads_end, rss_end) = threads_and_rss(daemon.0.id());
     println!(
@@ -521,7 +427,7 @@ fn main() {
     contenders.push(Contender::new("redis", peer, server.pid()));
     alternate(&runtime, &mut contenders, &names, ROUNDS);
     for c in &mut contenders {
-        (c.rates, c.cpu_us, c.bytes) = Default::default();
+        (c.rates, c.cpu_us, c.client_us, c.bytes, c.waits) = Default::default();
     }
     alternate(
         &runtime,
