@@ -117,6 +117,13 @@ fn baseline() -> Option<PathBuf> {
     Some(path)
 }
 
+/// Whether each agent writes its ack with its next long poll
+/// (`HIVE_BENCH_PIPELINED=1`; both servers answer pipelined requests in
+/// order) instead of waiting for the ack's answer first.
+fn pipelined() -> bool {
+    std::env::var_os("HIVE_BENCH_PIPELINED").is_some_and(|v| v == "1")
+}
+
 /// One server of the alternated runs and what each of its runs measured.
 struct Contender<'a> {
     label: &'static str,
@@ -187,6 +194,7 @@ fn alternate(
                 .block_on(ring(runtime, c.server, names, rounds))
                 .unwrap();
             let received = tally.received;
+            let requests = tally.answered as f64 / received as f64;
             let [send, recv, ack] = tally.mean_waits();
             let (cpu, bytes) = (cpu_time(c.pid) - cpu, written(c.pid) - bytes);
             let client = cpu_time(me) - client;
@@ -195,7 +203,7 @@ fn alternate(
             let (per_message, client_per_message) = (us(cpu), us(client));
             let bytes = bytes as f64 / received as f64;
             println!(
-                "run {rep}: {} ring, {n} agents x {rounds} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, client {client_per_message:.1} us, {bytes:.0} bytes written per message; answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
+                "run {rep}: {} ring, {n} agents x {rounds} rounds: {received} messages in {wall:.2?} = {rate:.0} messages/s; server CPU {cpu:.2?} = {per_message:.1} us per message, client {client_per_message:.1} us, {bytes:.0} bytes written per message; {requests:.2} requests per message; answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
                 c.label
             );
             c.waits.push([send, recv, ack]);
@@ -266,6 +274,7 @@ fn ring(
     rounds: usize,
 ) -> tokio::task::JoinHandle<(Tally, Duration)> {
     let names = names.to_vec();
+    let pipelined = pipelined();
     let server = match server {
         Server::Broker(p) => (true, p.to_path_buf()),
         Server::Redis(p) => (false, p.to_path_buf()),
@@ -279,7 +288,7 @@ fn ring(
             tasks.spawn(async move {
                 if broker {
                     let client = Broker::connect(&path.join(&me).join("mcp.sock")).await;
-                    agent(client, next, rounds).await
+                    agent(client, next, rounds, pipelined).await
                 } else {
                     let client = redis::Client::connect(&path).await.unwrap();
                     let client = Streams {
@@ -287,7 +296,7 @@ fn ring(
                         me,
                         read: Vec::new(),
                     };
-                    agent(client, next, rounds).await
+                    agent(client, next, rounds, pipelined).await
                 }
             });
         }
@@ -363,6 +372,9 @@ fn main() {
     });
     let (_, rss_spawned) = threads_and_rss(daemon.0.id());
     println!("spawned {AGENTS} agents in {:.1?}", started.elapsed());
+    if pipelined() {
+        println!("pipelined: each ack is written with the next recv (HIVE_BENCH_PIPELINED=1)");
+    }
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

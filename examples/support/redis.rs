@@ -134,14 +134,28 @@ impl Client {
 
     /// Send one command (written in one call) and read its reply.
     pub async fn ask(&mut self, args: &[&[u8]]) -> std::io::Result<Value> {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
+        let mut replies = self.ask_all(&[args]).await?;
+        Ok(replies.remove(0))
+    }
+
+    /// Send several commands in one write (pipelined) and read their
+    /// replies, in order.
+    pub async fn ask_all(&mut self, commands: &[&[&[u8]]]) -> std::io::Result<Vec<Value>> {
+        let mut out = Vec::new();
+        for args in commands {
+            out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+            for a in *args {
+                out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+                out.extend_from_slice(a);
+                out.extend_from_slice(b"\r\n");
+            }
         }
         self.write.write_all(&out).await?;
-        read_value(&mut self.read).await
+        let mut replies = Vec::with_capacity(commands.len());
+        for _ in commands {
+            replies.push(read_value(&mut self.read).await?);
+        }
+        Ok(replies)
     }
 }
 

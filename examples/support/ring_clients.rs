@@ -18,6 +18,19 @@ pub trait RingClient {
     async fn recv(&mut self) -> usize;
     /// Ack what the last `recv` read.
     async fn ack(&mut self);
+    /// The ack and the next long poll written at once (pipelined), their
+    /// answers read in order; how many messages came.
+    async fn ack_and_recv(&mut self) -> usize;
+}
+
+const RECV: &str = r#"{"cmd":"recv","wait_seconds":30,"max":10}"#;
+const ACK: &str = r#"{"cmd":"ack_turn"}"#;
+const ACKED: &str = r#"{"kind":"ok"}"#;
+
+/// How many messages a `recv` answer holds.
+fn received(answer: &str) -> usize {
+    let v: serde_json::Value = serde_json::from_str(answer).unwrap();
+    v["messages"].as_array().map_or(0, Vec::len)
 }
 
 /// A JSON-lines connection to an agent's `mcp.sock`.
@@ -38,38 +51,45 @@ impl Broker {
         }
     }
 
-    async fn ask(&mut self, line: String) -> String {
-        self.write
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        self.lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the daemon answered")
+    async fn ask(&mut self, line: &str) -> String {
+        self.ask_all(&[line]).await.remove(0)
+    }
+
+    /// Write `lines` at once, read their answers in order.
+    async fn ask_all(&mut self, lines: &[&str]) -> Vec<String> {
+        let out: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        self.write.write_all(out.as_bytes()).await.unwrap();
+        let mut answers = Vec::with_capacity(lines.len());
+        for _ in lines {
+            let line = self.lines.next_line().await.unwrap();
+            answers.push(line.expect("the daemon answered"));
+        }
+        answers
     }
 }
 
 impl RingClient for Broker {
     async fn send(&mut self, next: &str, body: &str) {
         let sent = self
-            .ask(format!(r#"{{"cmd":"send","to":"{next}","body":"{body}"}}"#))
+            .ask(&format!(
+                r#"{{"cmd":"send","to":"{next}","body":"{body}"}}"#
+            ))
             .await;
         assert_eq!(sent, r#"{"kind":"ok","delivered":1}"#);
     }
 
     async fn recv(&mut self) -> usize {
-        let got = self
-            .ask(r#"{"cmd":"recv","wait_seconds":30,"max":10}"#.to_owned())
-            .await;
-        let v: serde_json::Value = serde_json::from_str(&got).unwrap();
-        v["messages"].as_array().map_or(0, Vec::len)
+        received(&self.ask(RECV).await)
     }
 
     async fn ack(&mut self) {
-        let acked = self.ask(r#"{"cmd":"ack_turn"}"#.to_owned()).await;
-        assert_eq!(acked, r#"{"kind":"ok"}"#);
+        assert_eq!(self.ask(ACK).await, ACKED);
+    }
+
+    async fn ack_and_recv(&mut self) -> usize {
+        let [acked, got] = <[String; 2]>::try_from(self.ask_all(&[ACK, RECV]).await).unwrap();
+        assert_eq!(acked, ACKED);
+        received(&got)
     }
 }
 
@@ -79,6 +99,49 @@ pub struct Streams {
     pub client: redis::Client,
     pub me: String,
     pub read: Vec<Vec<u8>>,
+}
+
+/// `XREADGROUP` of up to 10 new entries of `me`'s stream, blocking.
+fn read_args(me: &str) -> [&[u8]; 11] {
+    let me = me.as_bytes();
+    [
+        b"XREADGROUP",
+        b"GROUP",
+        b"g",
+        me,
+        b"COUNT",
+        b"10",
+        b"BLOCK",
+        b"30000",
+        b"STREAMS",
+        me,
+        b">",
+    ]
+}
+
+/// `XACK` of the ids `read` from `me`'s stream.
+fn ack_args<'a>(me: &'a str, read: &'a [Vec<u8>]) -> Vec<&'a [u8]> {
+    let mut args: Vec<&[u8]> = vec![b"XACK", me.as_bytes(), b"g"];
+    args.extend(read.iter().map(Vec::as_slice));
+    args
+}
+
+impl Streams {
+    /// Keep the ids an `XREADGROUP` reply read; how many.
+    fn took(&mut self, got: &redis::Value) -> usize {
+        // [[stream, [[id, [field, value]], ...]]], or nil on timeout.
+        self.read = got
+            .items()
+            .iter()
+            .flat_map(|stream| stream.items().get(1).map_or(&[][..], |e| e.items()))
+            .map(|entry| entry.items()[0].bytes().to_vec())
+            .collect();
+        self.read.len()
+    }
+
+    fn assert_acked(&self, acked: &redis::Value) {
+        assert_eq!(*acked, redis::Value::Int(self.read.len() as i64));
+    }
 }
 
 impl RingClient for Streams {
@@ -92,38 +155,25 @@ impl RingClient for Streams {
     }
 
     async fn recv(&mut self) -> usize {
-        let got = self
-            .client
-            .ask(&[
-                b"XREADGROUP",
-                b"GROUP",
-                b"g",
-                self.me.as_bytes(),
-                b"COUNT",
-                b"10",
-                b"BLOCK",
-                b"30000",
-                b"STREAMS",
-                self.me.as_bytes(),
-                b">",
-            ])
-            .await
-            .unwrap();
-        // [[stream, [[id, [field, value]], ...]]], or nil on timeout.
-        self.read = got
-            .items()
-            .iter()
-            .flat_map(|stream| stream.items().get(1).map_or(&[][..], |e| e.items()))
-            .map(|entry| entry.items()[0].bytes().to_vec())
-            .collect();
-        self.read.len()
+        let got = self.client.ask(&read_args(&self.me)).await.unwrap();
+        self.took(&got)
     }
 
     async fn ack(&mut self) {
-        let mut args: Vec<&[u8]> = vec![b"XACK", self.me.as_bytes(), b"g"];
-        args.extend(self.read.iter().map(Vec::as_slice));
-        let acked = self.client.ask(&args).await.unwrap();
-        assert_eq!(acked, redis::Value::Int(self.read.len() as i64));
+        let acked = self
+            .client
+            .ask(&ack_args(&self.me, &self.read))
+            .await
+            .unwrap();
+        self.assert_acked(&acked);
+    }
+
+    async fn ack_and_recv(&mut self) -> usize {
+        let (ack, read) = (ack_args(&self.me, &self.read), read_args(&self.me));
+        let replies = self.client.ask_all(&[&ack, &read]).await.unwrap();
+        let [acked, got] = <[redis::Value; 2]>::try_from(replies).unwrap();
+        self.assert_acked(&acked);
+        self.took(&got)
     }
 }
 
@@ -164,18 +214,37 @@ impl Tally {
     }
 }
 
-/// `rounds` rounds of the ring for one agent.
-pub async fn agent(mut client: impl RingClient, next: String, rounds: usize) -> Tally {
+/// `rounds` rounds of the ring for one agent. `pipelined`: each ack is
+/// written with the next long poll ([`RingClient::ack_and_recv`], timed as
+/// a `recv`) instead of on its own, the last one after the rounds.
+pub async fn agent(
+    mut client: impl RingClient,
+    next: String,
+    rounds: usize,
+    pipelined: bool,
+) -> Tally {
     let mut tally = Tally::default();
+    let mut unacked = false;
     for round in 0..rounds {
         let body = format!("round {round}");
         tally.time(0, client.send(&next, &body)).await;
         while tally.received < round + 1 {
-            let n = tally.time(1, client.recv()).await;
+            let n = if unacked {
+                tally.answered += 1;
+                tally.time(1, client.ack_and_recv()).await
+            } else {
+                tally.time(1, client.recv()).await
+            };
             assert!(n > 0, "a round timed out");
             tally.received += n;
-            tally.time(2, client.ack()).await;
+            unacked = pipelined;
+            if !pipelined {
+                tally.time(2, client.ack()).await;
+            }
         }
+    }
+    if unacked {
+        tally.time(2, client.ack()).await;
     }
     tally
 }
