@@ -27,9 +27,12 @@
 //!    their ratios (target: broker ≥ 1.5× Redis's messages/s, ≤ 1.0× its
 //!    CPU per message); the client's own CPU per message, the rate at
 //!    which client and server together would fill every core beside the
-//!    rate run (the client shares the cores), and the mean wait for a
-//!    `send`, `recv` and `ack` answer. Without `redis-server`:
-//!    "redis-server not installed: skipped".
+//!    rate run (the client shares the cores), the requests per message,
+//!    and the mean wait for a `send`, `recv` and `ack` answer. With
+//!    `HIVE_BENCH_PIPELINED=1` every agent writes its ack together with its
+//!    next `recv` (`XACK` with `XREADGROUP`) and reads both answers in
+//!    order. Without `redis-server`: "redis-server not installed:
+//!    skipped".
 //! 3. **An older build beside it** (`HIVE_BENCH_BASELINE=<path to an older
 //!    hive-c0re>`, e.g. a release build of the previous commit): its own
 //!    daemon with the same agents, alternated in the same runs, so a change

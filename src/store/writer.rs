@@ -32,9 +32,10 @@ pub const MAX_BATCH: usize = 512;
 /// build without it): CPU per message 0.84–0.94× at 100 agents over four
 /// runs (about twice the jobs per commit, 35), 0.94–0.96× at 1,000 in the
 /// two runs in rotating order (75–125 jobs a commit either way);
-/// messages per second within the run-to-run noise (0.92–1.17×). 50 µs saved less; 200 µs and 400 µs cost
-/// messages per second at 100 agents (a message's round waits on two
-/// commits). The kernel's timer slack adds up to 50 µs to the sleep.
+/// messages per second within the run-to-run noise (0.92–1.17×). 50 µs
+/// saved less; 200 µs and 400 µs cost messages per second at 100 agents
+/// (a message's round waits on two commits). The kernel's timer slack adds
+/// up to 50 µs to the sleep.
 pub const GATHER: Duration = Duration::from_micros(100);
 
 /// How long a batch whose first job just came gathers, after a batch of
