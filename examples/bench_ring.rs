@@ -27,7 +27,8 @@
 //!    their ratios (target: broker ≥ 1.5× Redis's messages/s, ≤ 1.0× its
 //!    CPU per message); the client's own CPU per message, the rate at
 //!    which client and server together would fill every core beside the
-//!    rate run (the client shares the cores), the requests per message,
+//!    rate run (the client shares the cores) and the cores each used,
+//!    the requests per message,
 //!    and the mean wait for a `send`, `recv` and `ack` answer. With
 //!    `HIVE_BENCH_PIPELINED=1` every agent writes its ack together with its
 //!    next `recv` (`XACK` with `XREADGROUP`) and reads both answers in
@@ -242,10 +243,15 @@ fn alternate(
         let ((r, cpu, _), client) = (c.medians(), c.client_median());
         let ceiling = cores * 1e6 / (cpu + client);
         let [send, recv, ack] = c.wait_medians();
+        // Cores busy while it ran (Redis serves from one thread: 1.0 is
+        // its ceiling whatever the machine).
+        let busy = |us: f64| r * us / 1e6;
         println!(
-            "{n} agents: {} client CPU {client:.1} us per message; server + client would fill {cores} cores at {ceiling:.0} messages/s (it ran at {:.2}x that); answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
+            "{n} agents: {} client CPU {client:.1} us per message; server + client would fill {cores} cores at {ceiling:.0} messages/s (it ran at {:.2}x that); cores used: server {:.2}, client {:.2}; answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
             c.label,
-            r / ceiling
+            r / ceiling,
+            busy(cpu),
+            busy(client)
         );
     }
     if let [new, old, _] = contenders {
