@@ -243,8 +243,9 @@ fn alternate(
         let ((r, cpu, _), client) = (c.medians(), c.client_median());
         let ceiling = cores * 1e6 / (cpu + client);
         let [send, recv, ack] = c.wait_medians();
-        // Cores busy while it ran (Redis serves from one thread: 1.0 is
-        // its ceiling whatever the machine).
+        // Cores busy while it ran, from the medians (rate x CPU per
+        // message). Redis serves from one thread (io-threads left at its
+        // default): 1.0 is its ceiling whatever the machine.
         let busy = |us: f64| r * us / 1e6;
         println!(
             "{n} agents: {} client CPU {client:.1} us per message; server + client would fill {cores} cores at {ceiling:.0} messages/s (it ran at {:.2}x that); cores used: server {:.2}, client {:.2}; answers waited for: send {send:.0} us, recv {recv:.0} us, ack {ack:.0} us",
