@@ -119,6 +119,9 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     let store = startup::open_store(&config.database()).await?;
 
     notify::status("loading container states");
+    startup::import_pause_markers(&store, &config)
+        .await
+        .context("read the pause markers of agents from before the upgrade")?;
     let names = startup::container_names(&store, &config).await?;
     let driver = build_driver(&config, names).await;
     if let Err(err) = driver.resync().await {

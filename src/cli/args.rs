@@ -138,14 +138,15 @@ pub enum Command {
     /// Restart every managed container, one after the other.
     #[command(after_help = "Example:\n  hivectl restart-all")]
     RestartAll,
-    /// Park an agent's turn loop (works on a stopped container too).
+    /// Pause an agent's turns: it takes no new message until resumed (a
+    /// turn in progress finishes; works on a stopped container too).
     #[command(after_help = "Example:\n  hivectl pause alice")]
     Pause {
         /// The agent's name.
         #[arg(add = agent_names())]
         name: Ident,
     },
-    /// Un-park an agent's turn loop.
+    /// Resume a paused agent's turns: its waiting messages are handed out.
     #[command(after_help = "Example:\n  hivectl resume alice")]
     Resume {
         /// The agent's name.

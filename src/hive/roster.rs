@@ -21,6 +21,8 @@ pub struct AgentRecord {
     pub active_model: Option<String>,
     /// The session state its hooks reported last, if any.
     pub session: Option<Attention>,
+    /// The operator paused its turns: `recv` pops nothing for it.
+    pub paused: bool,
 }
 
 /// Everything a row is built from.
@@ -29,7 +31,6 @@ pub struct RowInputs<'a> {
     pub record: &'a AgentRecord,
     /// The container unit's state; `None` when systemd does not know it.
     pub unit: Option<&'a UnitState>,
-    pub paused: bool,
     pub pending_reminders: u64,
     pub domain: Option<&'a str>,
     /// The crash watcher saw the unit crash, and it has not run since.
@@ -63,7 +64,7 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
             .as_ref()
             .map(|s| s.chars().take(12).collect()),
         pending_reminders: i.pending_reminders,
-        paused: i.paused,
+        paused: i.record.paused,
         parent: i.record.parent.clone(),
         active_model: i.record.active_model.clone(),
         status_text,

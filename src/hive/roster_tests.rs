@@ -13,6 +13,7 @@ fn record() -> AgentRecord {
         needs_login: false,
         active_model: None,
         session: None,
+        paused: false,
     }
 }
 
@@ -23,7 +24,6 @@ fn a_running_agent_shows_its_status_text_url_and_short_sha() {
     let r = row(RowInputs {
         record: &rec,
         unit: Some(&unit),
-        paused: false,
         pending_reminders: 2,
         domain: Some("hive.example"),
         crashed: false,
@@ -48,7 +48,6 @@ fn a_session_state_appends_its_three_keys_after_the_spec_ones() {
     let r = row(RowInputs {
         record: &rec,
         unit: None,
-        paused: false,
         pending_reminders: 0,
         domain: None,
         crashed: false,
@@ -64,12 +63,14 @@ fn a_session_state_appends_its_three_keys_after_the_spec_ones() {
 
 #[test]
 fn a_stopped_agent_hides_its_status_text_and_time_together() {
-    let rec = record();
+    let rec = AgentRecord {
+        paused: true,
+        ..record()
+    };
     let unit = UnitState::inactive();
     let r = row(RowInputs {
         record: &rec,
         unit: Some(&unit),
-        paused: true,
         pending_reminders: 0,
         domain: None,
         crashed: false,
@@ -92,7 +93,6 @@ fn a_failed_unit_carries_its_result_and_only_a_failed_one() {
     let inputs = |unit, crashed| RowInputs {
         record: &rec,
         unit,
-        paused: false,
         pending_reminders: 0,
         domain: None,
         crashed,
@@ -123,7 +123,6 @@ fn a_running_unit_says_since_when_and_a_stopped_one_does_not() {
     let inputs = |unit| RowInputs {
         record: &rec,
         unit,
-        paused: false,
         pending_reminders: 0,
         domain: None,
         crashed: false,

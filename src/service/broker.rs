@@ -173,9 +173,9 @@ impl Hive {
     /// Pop up to `max` (default [`DEFAULT_RECV_MAX`]) messages of `agent`,
     /// oldest first, transient ones first. With `wait`, wait up to it
     /// (capped at [`LONG_POLL_CAP`]) for at least one; an empty answer
-    /// when it runs out or `cancel` fires. While a reached budget holds
-    /// the agent ([`super::spend`]) nothing is popped: the call waits as
-    /// for an empty inbox.
+    /// when it runs out or `cancel` fires. While a reached budget
+    /// ([`super::spend`]) or the operator's pause holds the agent nothing
+    /// is popped: the call waits as for an empty inbox.
     pub async fn recv(
         &self,
         agent: &Ident,
@@ -193,9 +193,10 @@ impl Hive {
             // the read still wakes this waiter.
             let mut notified = std::pin::pin!(waker.notified());
             notified.as_mut().enable();
-            // A reached budget holds the agent: nothing is popped, the
-            // poll waits as for an empty inbox; letting it go wakes it.
-            let popped = if self.inner.spend.is_held(agent) {
+            // A reached budget or the operator's pause holds the agent:
+            // nothing is popped, the poll waits as for an empty inbox;
+            // letting it go wakes it.
+            let popped = if self.inner.spend.is_held(agent) || self.inner.roster.is_paused(agent) {
                 Vec::new()
             } else {
                 self.pop(agent, max).await?

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::clock::ManualClock;
 use crate::config::Config;
+use crate::hive::Outcome;
 use crate::store::Store;
 
 /// Every waiting test ends within this.
@@ -295,4 +296,58 @@ async fn messages_sent_at_once_by_many_senders_are_each_handed_out_once_in_id_or
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!((got.len(), &got), (50, &sorted));
+}
+
+#[tokio::test]
+async fn a_paused_agents_recv_pops_nothing_until_it_is_resumed_and_a_waiting_poll_then_gets_the_message()
+ {
+    let (hive, _clock, _dir) = hive().await;
+    assert_eq!(
+        hive.set_paused(&id("bob"), true).await.unwrap(),
+        Outcome::Done
+    );
+    to_bob(&hive, "held").await;
+    assert!(
+        recv_now(&hive, "bob").await.is_empty(),
+        "popped while paused"
+    );
+    // Pausing twice is "already so"; the flag is in the store, so a hive
+    // restarted on it still holds bob.
+    assert_eq!(
+        hive.set_paused(&id("bob"), true).await.unwrap(),
+        Outcome::AlreadyInState
+    );
+    let clock = Arc::new(ManualClock::new(1000));
+    let again = restarted(&hive, clock).await;
+    assert!(
+        again
+            .roster()
+            .rows()
+            .iter()
+            .any(|r| r.name.as_str() == "bob" && r.paused)
+    );
+    assert!(
+        recv_now(&again, "bob").await.is_empty(),
+        "popped after a restart"
+    );
+    let poll = {
+        let hive = again.clone();
+        tokio::spawn(async move {
+            hive.recv(
+                &id("bob"),
+                Some(Duration::from_secs(60)),
+                None,
+                std::future::pending(),
+            )
+            .await
+        })
+    };
+    tokio::task::yield_now().await;
+    again.set_paused(&id("bob"), false).await.unwrap();
+    let got = tokio::time::timeout(LIMIT, poll)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got[0].body, "held");
 }

@@ -56,7 +56,7 @@
 //! - `base`: `needs_update` — what each agent was built from against
 //!   the hive's current base; `auto_update` at start.
 //! - [`review`]: `show`, an approval with its proposal's diff.
-//! - [`roster`]: the roster, pause markers, topology moves, the crash watcher.
+//! - [`roster`]: the roster, the pause, topology moves, the crash watcher.
 //! - [`inbox`]: delivering messages and manager events.
 //! - [`logs`]: container and host journals.
 //! - [`questions`], [`reminders`], [`loose_ends`], [`schedules`]: the
@@ -133,7 +133,6 @@ pub mod transcripts;
 pub mod turns;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -378,7 +377,6 @@ impl Hive {
                 crate::hive::roster::row(RowInputs {
                     record,
                     unit: view.get(&record.name),
-                    paused: self.paused_marker(&record.name).exists(),
                     pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
                     domain: self.config().domain.as_deref(),
                     crashed: self.inner.roster.is_crashed(&record.name),
@@ -387,10 +385,5 @@ impl Hive {
                 })
             })
             .collect()
-    }
-
-    /// The pause marker of an agent.
-    pub fn paused_marker(&self, name: &Ident) -> PathBuf {
-        self.inner.config.agent_state_dir(name).join("paused")
     }
 }

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
 
+use super::inbox::Wakes;
 use super::snapshot::Roster;
 use super::{Hive, HiveError};
 use crate::containers::{StopMode, UnitChange, UnitState};
-use crate::hive::Outcome;
 use crate::hive::roster::{self, RowInputs};
 use crate::hive::topology::Topology;
+use crate::hive::{Outcome, Recipient};
 use crate::store::{agents, immediate, reminders};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
@@ -71,7 +72,6 @@ impl Hive {
         Ok(Some(roster::row(RowInputs {
             record: &record,
             unit: unit.as_ref(),
-            paused: self.is_paused(name).await,
             pending_reminders,
             domain: self.config().domain.as_deref(),
             crashed: self.inner.roster.is_crashed(name),
@@ -93,12 +93,6 @@ impl Hive {
         }
     }
 
-    async fn is_paused(&self, name: &Ident) -> bool {
-        tokio::fs::try_exists(self.paused_marker(name))
-            .await
-            .unwrap_or(false)
-    }
-
     /// The hive's URLs.
     pub fn urls(&self) -> HiveUrls {
         let c = self.config();
@@ -109,40 +103,27 @@ impl Hive {
         )
     }
 
-    /// Park (`true`) or un-park an agent's turn loop: a marker file in its
-    /// state directory, which the harness watches. Works whether or not the
-    /// container runs.
+    /// Pause (`true`) or resume an agent's turns: a flag in the store
+    /// that `recv` honours (a paused agent's `recv` pops nothing, as for a
+    /// reached budget) and the roster shows. Nothing of the agent's decides
+    /// it. Works whether or not the container runs; a turn in progress
+    /// finishes.
     pub async fn set_paused(&self, name: &Ident, paused: bool) -> Result<Outcome, HiveError> {
         self.require(name).await?;
-        let marker = self.paused_marker(name);
-        let changed = if paused {
-            if let Some(dir) = marker.parent() {
-                tokio::fs::create_dir_all(dir)
-                    .await
-                    .map_err(|e| HiveError::io(dir, e))?;
-            }
-            match tokio::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&marker)
-                .await
-            {
-                Ok(_) => Outcome::Done,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Outcome::AlreadyInState,
-                Err(e) => return Err(HiveError::io(marker, e)),
-            }
-        } else {
-            match tokio::fs::remove_file(&marker).await {
-                Ok(()) => Outcome::Done,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::AlreadyInState,
-                Err(e) => return Err(HiveError::io(marker, e)),
-            }
-        };
-        if changed == Outcome::Done {
-            tracing::info!(agent = %name, paused, "{name}: {}", if paused { "paused" } else { "resumed" });
-            self.publish(name).await;
+        let n = name.clone();
+        let changed = self
+            .store()
+            .run(move |c| agents::set_paused(c, &n, paused))
+            .await?;
+        if !changed {
+            return Ok(Outcome::AlreadyInState);
         }
-        Ok(changed)
+        tracing::info!(agent = %name, paused, "{name}: {}", if paused { "paused" } else { "resumed" });
+        self.publish(name).await;
+        if !paused {
+            self.wake_inboxes(Wakes::of(Recipient::Agent(name.clone())));
+        }
+        Ok(Outcome::Done)
     }
 
     /// Move `child` under `new_parent` (`None` = root). Checked and applied in

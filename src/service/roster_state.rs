@@ -116,6 +116,13 @@ impl RosterState {
         }
     }
 
+    /// Is `name` paused? Read from its published row (the store's flag,
+    /// see [`Hive::set_paused`](super::Hive::set_paused)), so `recv` asks
+    /// no query.
+    pub(super) fn is_paused(&self, name: &Ident) -> bool {
+        lock(&self.rows).is_paused(name)
+    }
+
     /// Has `name`'s unit crashed and not run since?
     pub(super) fn is_crashed(&self, name: &Ident) -> bool {
         lock(&self.crashed).contains(name)

@@ -64,6 +64,11 @@ impl Rows {
         Arc::clone(&self.current)
     }
 
+    /// Whether `name`'s row says it is paused.
+    pub(super) fn is_paused(&self, name: &Ident) -> bool {
+        self.by_name.get(name).is_some_and(|r| r.paused)
+    }
+
     /// A ticket for a build about to read the state it builds rows from.
     pub(super) fn ticket(&mut self) -> Ticket {
         self.issued += 1;

@@ -48,6 +48,34 @@ pub async fn container_names(store: &Store, config: &Config) -> Result<Vec<Ident
     Ok(names)
 }
 
+/// Agents registered before the pause moved into the store (migration 16)
+/// keep it: each one's old marker file `<agent state>/paused` is read once,
+/// by `lstat` (a link counts as no marker and is never followed), then
+/// removed, and the flag written. From then on only the store decides.
+/// Before the roster is first built, so the first rows are right.
+pub async fn import_pause_markers(store: &Store, config: &Config) -> Result<(), StoreError> {
+    for name in store.read(agents::pause_undecided).await? {
+        let marker = config.agent_state_dir(&name).join("paused");
+        let paused = tokio::fs::symlink_metadata(&marker)
+            .await
+            .is_ok_and(|m| m.file_type().is_file());
+        match tokio::fs::remove_file(&marker).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(agent = %name, "{name}: cannot remove its old pause marker {}: {e}", marker.display())
+            }
+        }
+        if paused {
+            tracing::info!(agent = %name, "{name}: paused before the upgrade; the pause is now the hive's");
+        }
+        store
+            .run(move |c| agents::set_paused(c, &name, paused))
+            .await?;
+    }
+    Ok(())
+}
+
 impl Hive {
     /// Bind the socket of every managed agent (the manager's is its own), as
     /// spawn does for a new one.

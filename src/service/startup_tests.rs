@@ -217,3 +217,60 @@ async fn the_managers_container_is_never_taken_for_a_spawn_to_finish() {
     assert!(hive.reconcile_registry().await.unwrap().is_empty());
     assert!(!driver.exists(&id("ruth")).await.unwrap());
 }
+
+/// An agent registered before the pause moved into the store (its flag
+/// NULL, as migration 16 leaves it).
+async fn from_before_the_upgrade(store: &crate::store::Store, name: &str) {
+    let n = id(name);
+    store
+        .run(move |c| {
+            agents::insert(c, &n, None, 1000)?;
+            c.execute(
+                "UPDATE agents SET paused = NULL WHERE name = ?1",
+                [n.as_str()],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_old_pause_marker_is_taken_once_a_link_counts_as_none_and_later_files_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let store = crate::store::Store::open_in_memory().unwrap();
+    for name in ["kept", "linked", "never"] {
+        from_before_the_upgrade(&store, name).await;
+        std::fs::create_dir_all(config.agent_state_dir(&id(name))).unwrap();
+    }
+    let marker = |name: &str| config.agent_state_dir(&id(name)).join("paused");
+    std::fs::write(marker("kept"), b"").unwrap();
+    // A link the agent planted at a host path that exists: not followed.
+    std::os::unix::fs::symlink(dir.path(), marker("linked")).unwrap();
+
+    super::import_pause_markers(&store, &config).await.unwrap();
+    let paused = |store: &crate::store::Store, name: &str| {
+        let (store, n) = (store.clone(), id(name));
+        async move {
+            store
+                .read(move |c| agents::get(c, &n))
+                .await
+                .unwrap()
+                .unwrap()
+                .paused
+        }
+    };
+    assert!(paused(&store, "kept").await);
+    assert!(!paused(&store, "linked").await);
+    assert!(!paused(&store, "never").await);
+    assert!(!marker("kept").exists() && marker("linked").symlink_metadata().is_err());
+    assert!(dir.path().exists(), "the link's target is untouched");
+
+    // After the import the agent's files decide nothing: a new marker is
+    // neither read nor removed.
+    std::fs::write(marker("never"), b"").unwrap();
+    super::import_pause_markers(&store, &config).await.unwrap();
+    assert!(!paused(&store, "never").await);
+    assert!(marker("never").exists());
+}

@@ -13,7 +13,7 @@ pub use crate::hive::roster::AgentRecord;
 
 const COLUMNS: &str = "name, parent, created_at, status_text, status_set_at, deployed_sha, \
                        needs_update, needs_login, active_model, session_state, session_message, \
-                       session_since";
+                       session_since, COALESCE(paused, 0)";
 
 pub(crate) fn ident(value: String) -> Result<Ident, StoreError> {
     Ident::new(value).map_err(|e| StoreError::Corrupt(e.to_string()))
@@ -32,6 +32,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(String, Option<String>, AgentRec
             needs_login: row.get(7)?,
             active_model: row.get(8)?,
             session: (row.get(9)?, row.get(10)?, row.get(11)?),
+            paused: row.get(12)?,
         },
     ))
 }
@@ -45,6 +46,7 @@ struct AgentRecordRest {
     needs_login: bool,
     active_model: Option<String>,
     session: (Option<String>, Option<String>, Option<i64>),
+    paused: bool,
 }
 
 fn build(
@@ -61,6 +63,7 @@ fn build(
         needs_login: rest.needs_login,
         active_model: rest.active_model,
         session: super::hooks::attention(rest.session)?,
+        paused: rest.paused,
     })
 }
 
@@ -146,7 +149,7 @@ pub fn insert(
     at: i64,
 ) -> Result<bool, StoreError> {
     let n = conn.execute(
-        "INSERT OR IGNORE INTO agents (name, parent, created_at) VALUES (?1, ?2, ?3)",
+        "INSERT OR IGNORE INTO agents (name, parent, created_at, paused) VALUES (?1, ?2, ?3, 0)",
         params![name.as_str(), parent.map(Ident::as_str), at],
     )?;
     Ok(n == 1)
@@ -276,6 +279,24 @@ pub fn set_needs_update(conn: &Connection, name: &Ident, on: bool) -> Result<boo
         params![name.as_str(), on],
     )?;
     Ok(changed > 0)
+}
+
+/// Pause (`true`) or resume an agent's turns; whether it changed (`false`
+/// for an unknown agent, or when it already was so).
+pub fn set_paused(conn: &Connection, name: &Ident, on: bool) -> Result<bool, StoreError> {
+    let changed = conn.execute(
+        "UPDATE agents SET paused = ?2 WHERE name = ?1 AND paused IS NOT ?2",
+        params![name.as_str(), on],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Agents registered before the pause moved into the store (migration
+/// 16), whose flag is still to be taken from their old marker file.
+pub fn pause_undecided(conn: &Connection) -> Result<Vec<Ident>, StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT name FROM agents WHERE paused IS NULL")?;
+    let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    names.map(|n| ident(n?)).collect()
 }
 
 /// Set (or, with `None`, clear) an agent's free-text status.

@@ -289,6 +289,11 @@ const STEPS: &[&str] = &[
     );
     INSERT INTO message_index SELECT recipient, id FROM messages ORDER BY recipient, id;
     INSERT INTO message_index_mark VALUES (1, (SELECT COALESCE(MAX(id), 0) FROM messages));",
+    // 16: the pause is the host's (issue 44): a flag in the store, not a
+    // marker file in the agent's own state, which any of its processes
+    // could delete. NULL: an agent from before this step, whose old marker
+    // the daemon reads once at its next start (`startup::import_pause_markers`).
+    "ALTER TABLE agents ADD COLUMN paused INTEGER;",
 ];
 
 /// The schema version this build writes.

@@ -44,7 +44,8 @@ pub enum HostRequest {
     SwarmStatus,
     /// The hive's domain and browser URLs.
     Urls,
-    /// Park or un-park an agent's turn loop (a marker file).
+    /// Pause or resume an agent's turns (a flag in the store: a paused
+    /// agent's `recv` pops nothing).
     SetPaused { name: Ident, paused: bool },
     /// Start the containers the scope selects.
     Start { scope: LifecycleScope },
