@@ -107,6 +107,8 @@ in
     "`CPUQuota=` of every agent container (200% = two CPUs); null for no limit.";
   agent_memory_max = opt (types.nullOr (types.strMatching "[0-9]+[KMGTPE]?|[0-9]+(\\.[0-9]+)?%|infinity")) "4G"
     "`MemoryMax=` of every agent container; null for no limit.";
+  agent_tasks_max = opt (types.nullOr types.ints.positive) 4096
+    "`TasksMax=` of every agent container: the processes and threads it may hold at once (an agent's `agent.json` `tasks_max` overrides it); null for no limit.";
   max_agents = opt types.ints.positive 1000
     "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's `LimitNOFILE=` and `FileDescriptorStoreMax=` are raised to fit it (every agent socket at `agent_max_connections`).";
   max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";

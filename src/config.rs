@@ -36,6 +36,9 @@ pub const ADMIN_GROUP: &str = "hive-admin";
 pub const DEFAULT_EGRESS_ALLOW: &[&str] = &["api.anthropic.com:443"];
 /// The manager agent's logical name.
 pub const MANAGER: &str = "ruth";
+/// `agent_tasks_max`'s default: room for Claude Code, its Node workers, a
+/// build or a test run with their threads, far below the host's pid space.
+pub const DEFAULT_TASKS_MAX: u64 = 4096;
 
 /// Which container driver runs the containers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -120,6 +123,10 @@ pub struct Config {
     pub agent_cpu_quota: Option<String>,
     /// `MemoryMax=` for every agent container.
     pub agent_memory_max: Option<String>,
+    /// `TasksMax=` for every agent container: the processes and threads
+    /// it may hold at once (issue 44: systemd's default, 15% of the host's
+    /// pid_max, let one agent start 17,000 threads). `null`: no limit.
+    pub agent_tasks_max: Option<u64>,
     /// Most agents the hive manages, the manager included; `spawn` past it
     /// is refused. The daemon's open-files limit must hold
     /// [`Config::fd_budget`]: it warns at start when it does not.
@@ -242,6 +249,7 @@ impl Default for Config {
             auto_update: false,
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
+            agent_tasks_max: Some(DEFAULT_TASKS_MAX),
             max_agents: 1000,
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,

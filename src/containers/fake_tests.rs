@@ -8,6 +8,7 @@ fn spec() -> ContainerSpec {
         state_dir: "/var/x".into(),
         cpu_quota: None,
         memory_max: None,
+        tasks_max: None,
         env: vec![],
         repos: None,
         system: None,

@@ -109,6 +109,8 @@ pub struct ContainerSpec {
     pub cpu_quota: Option<String>,
     /// systemd `MemoryMax=` for the unit, e.g. `4G`.
     pub memory_max: Option<String>,
+    /// systemd `TasksMax=` for the unit: processes and threads at once.
+    pub tasks_max: Option<u64>,
     /// Environment handed to the container (`HIVE_CAPABILITIES`, ...).
     pub env: Vec<(String, String)>,
     /// The config repos this container sees: the manager's, `None` for

@@ -61,6 +61,10 @@ pub struct AgentConfig {
     /// systemd `MemoryMax=` of the container, e.g. `4G` (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_max: Option<String>,
+    /// systemd `TasksMax=` of the container, 1 or more (absent: the hive's
+    /// `agent_tasks_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_max: Option<u64>,
     /// Environment variables for Claude (the harness hands them to each
     /// turn: `crate::wire::claude_env`).
     #[serde(default)]
@@ -117,6 +121,12 @@ impl AgentConfig {
             return Err(invalid(format!(
                 "{AGENT_JSON}: \"memory_max\" {m:?} is not bytes with an optional K, M, G or T \
                  (such as \"4G\") or \"infinity\""
+            )));
+        }
+        if self.tasks_max == Some(0) {
+            return Err(invalid(format!(
+                "{AGENT_JSON}: \"tasks_max\" is 0, which would let the container start \
+                 nothing; give a count such as 4096, or leave it out for the hive's default"
             )));
         }
         if self.egress.len() > MAX_EGRESS {
@@ -456,6 +466,8 @@ Strict: a key not listed here fails validation by name.\n\n\
 - `cpu_quota`: systemd `CPUQuota=` of the container, such as `\"200%\"`\n\
 - `memory_max`: systemd `MemoryMax=`, bytes with an optional `K`, `M`, `G` or `T`, or \
 `\"infinity\"`\n\
+- `tasks_max`: systemd `TasksMax=`, the processes and threads the container may hold at \
+once (a number, 1 or more; absent: the hive's `agent_tasks_max`)\n\
 - `environment`: an object of environment variables for Claude Code (names of A-Z, a-z, \
 0-9 and `_`, not starting with `{RESERVED_ENV_PREFIX}`)\n\
 - `egress`: a list of `host[:port]` or `*.domain[:port]` patterns this agent may reach \

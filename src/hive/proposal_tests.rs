@@ -43,6 +43,9 @@ fn agent_json_values_must_have_the_shapes_systemd_takes() {
         r#"{"cpu_quota":"0%"}"#,
         r#"{"memory_max":"4GB"}"#,
         r#"{"memory_max":"-1"}"#,
+        r#"{"tasks_max":0}"#,
+        r#"{"tasks_max":-5}"#,
+        r#"{"tasks_max":"4096"}"#,
         r#"{"environment":{"HIVE_CAPABILITIES":"all"}}"#,
         r#"{"environment":{"A":"x\ny"}}"#,
         r#"{"environment":{"1A":"x"}}"#,
@@ -52,6 +55,14 @@ fn agent_json_values_must_have_the_shapes_systemd_takes() {
         assert!(AgentConfig::parse(bad.as_bytes()).is_err(), "{bad}");
     }
     assert!(AgentConfig::parse(br#"{"memory_max":"infinity","cpu_quota":"12.5%"}"#).is_ok());
+    let zero = AgentConfig::parse(br#"{"tasks_max":0}"#).unwrap_err();
+    assert!(zero.to_string().contains("\"tasks_max\" is 0"), "{zero}");
+    assert_eq!(
+        AgentConfig::parse(br#"{"tasks_max":512}"#)
+            .unwrap()
+            .tasks_max,
+        Some(512)
+    );
 }
 
 #[test]

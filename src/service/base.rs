@@ -57,6 +57,11 @@ struct BuiltFrom<'a> {
     state_dir: &'a std::path::Path,
     cpu_quota: Option<&'a str>,
     memory_max: Option<&'a str>,
+    /// Left out when the spec has none. A record from before the field
+    /// existed lacks it, so the first start with a limit marks each agent
+    /// `needs_update` once: its unit has the limit after a rebuild.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks_max: Option<u64>,
     env: &'a [(String, String)],
     #[serde(skip_serializing_if = "Option::is_none")]
     nixos_build_command: Option<&'a [String]>,
@@ -81,6 +86,7 @@ impl Hive {
             state_dir: &spec.state_dir,
             cpu_quota: spec.cpu_quota.as_deref(),
             memory_max: spec.memory_max.as_deref(),
+            tasks_max: spec.tasks_max,
             env: &spec.env,
             nixos_build_command: (c.profile == Profile::Nixos)
                 .then_some(c.nixos_build_command.as_slice()),

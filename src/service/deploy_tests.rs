@@ -31,8 +31,7 @@ async fn running_alice() -> (Hive, Arc<FakeDriver>, tempfile::TempDir, PathBuf) 
     (hive, driver, dir, proposed)
 }
 
-const NEW_CONFIG: &str =
-    r#"{"memory_max":"2G","cpu_quota":"50%","model":"claude-x","environment":{"TZ":"UTC"}}"#;
+const NEW_CONFIG: &str = r#"{"memory_max":"2G","cpu_quota":"50%","tasks_max":512,"model":"claude-x","environment":{"TZ":"UTC"}}"#;
 
 #[tokio::test]
 async fn an_approved_commit_is_deployed_tagged_recorded_and_announced() {
@@ -64,6 +63,11 @@ async fn an_approved_commit_is_deployed_tagged_recorded_and_announced() {
     assert_eq!(
         (spec.memory_max.as_deref(), spec.cpu_quota.as_deref()),
         (Some("2G"), Some("50%"))
+    );
+    assert_eq!(
+        spec.tasks_max,
+        Some(512),
+        "agent.json's tasks_max over the hive's"
     );
     // For Claude, in the one variable the harness passes on.
     let (_, vars) = spec
@@ -131,6 +135,7 @@ async fn a_failed_switch_tags_failed_keeps_main_and_puts_the_old_config_back() {
     );
     let spec = driver.spec_of(&alice).unwrap();
     assert_eq!(spec.memory_max.as_deref(), Some("4G"), "the old limits");
+    assert_eq!(spec.tasks_max, Some(crate::config::DEFAULT_TASKS_MAX));
     let record = hive.require(&alice).await.unwrap();
     assert_eq!(record.deployed_sha.as_deref(), Some(main.as_str()));
     let events = manager_events(&hive, &["\"rebuilt\""]).await;

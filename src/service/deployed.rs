@@ -54,7 +54,7 @@ impl Hive {
 }
 
 /// `config` over `spec`: its limits where it sets them (absent: the hive's
-/// `agent_cpu_quota`/`agent_memory_max`); its model as `ANTHROPIC_MODEL`
+/// `agent_cpu_quota`/`agent_memory_max`/`agent_tasks_max`); its model as `ANTHROPIC_MODEL`
 /// and its environment, for Claude, in the one variable the harness passes
 /// on (`HIVE_CLAUDE_ENV`, [`crate::wire::claude_env`]), none when it sets
 /// neither.
@@ -64,6 +64,9 @@ pub(super) fn apply_config(spec: &mut ContainerSpec, config: &AgentConfig) {
     }
     if let Some(m) = &config.memory_max {
         spec.memory_max = Some(m.clone());
+    }
+    if let Some(t) = config.tasks_max {
+        spec.tasks_max = Some(t);
     }
     let model = config.model.as_deref().map(|m| (MODEL_ENV, m));
     let vars: Vec<(&str, &str)> = model

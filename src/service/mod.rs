@@ -357,6 +357,7 @@ impl Hive {
             state_dir: c.agent_state_dir(name),
             cpu_quota: c.agent_cpu_quota.clone(),
             memory_max: c.agent_memory_max.clone(),
+            tasks_max: c.agent_tasks_max,
             env: grants::grant_env(capabilities, tool_groups),
             system: None,
             repos,

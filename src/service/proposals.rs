@@ -49,6 +49,7 @@ impl Hive {
             model: None,
             cpu_quota: self.config().agent_cpu_quota.clone(),
             memory_max: self.config().agent_memory_max.clone(),
+            tasks_max: None,
             environment: Default::default(),
             egress: Vec::new(),
         }

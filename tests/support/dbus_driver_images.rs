@@ -24,7 +24,7 @@ async fn create_clones_the_template_writes_the_nspawn_file_and_sets_limits() {
             rig.fake.calls(),
             vec![
                 format!(
-                    "SetUnitProperties {} runtime=false CPUQuotaPerSecUSec=2000000 MemoryMax=4294967296",
+                    "SetUnitProperties {} runtime=false CPUQuotaPerSecUSec=2000000 MemoryMax=4294967296 TasksMax=4096",
                     nspawn("a")
                 ),
                 "CloneImage hive-template h-a false".to_string(),

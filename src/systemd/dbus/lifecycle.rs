@@ -443,8 +443,12 @@ impl Shared {
 
     async fn set_limits(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
         let unit = self.unit(name);
-        let props = limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref())
-            .map_err(setup)?;
+        let props = limits::properties(
+            spec.cpu_quota.as_deref(),
+            spec.memory_max.as_deref(),
+            spec.tasks_max,
+        )
+        .map_err(setup)?;
         let conn = self.conn();
         let systemd = proxies::systemd(&conn)
             .await
@@ -461,7 +465,12 @@ impl Shared {
         spec: &ContainerSpec,
     ) -> Result<(), DriverError> {
         // Refuse a bad spec before anything is written.
-        limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref()).map_err(setup)?;
+        limits::properties(
+            spec.cpu_quota.as_deref(),
+            spec.memory_max.as_deref(),
+            spec.tasks_max,
+        )
+        .map_err(setup)?;
         // What the container needs first, what makes it exist last: a kill
         // in between leaves an agent that is not created yet, not one that
         // exists and cannot start (issue 32: a clone without settings
@@ -519,7 +528,12 @@ impl Shared {
         spec: &ContainerSpec,
     ) -> Result<Outcome, DriverError> {
         self.ensure_exists(name).await?;
-        limits::properties(spec.cpu_quota.as_deref(), spec.memory_max.as_deref()).map_err(setup)?;
+        limits::properties(
+            spec.cpu_quota.as_deref(),
+            spec.memory_max.as_deref(),
+            spec.tasks_max,
+        )
+        .map_err(setup)?;
         self.write_settings(name, spec).await?;
         self.set_limits(name, spec).await?;
         Ok(Outcome::Done)

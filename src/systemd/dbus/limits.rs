@@ -2,7 +2,8 @@
 //!
 //! The spec carries unit-file syntax (`CPUQuota=200%`, `MemoryMax=4G`), but
 //! over D-Bus systemd takes the underlying properties: `CPUQuotaPerSecUSec`
-//! (microseconds of CPU time per second) and `MemoryMax` (bytes). We convert
+//! (microseconds of CPU time per second), `MemoryMax` (bytes) and `TasksMax`
+//! (a count, already one in the spec). We convert
 //! here, as `systemctl set-property` does. Decision: `SetUnitProperties` with
 //! `runtime=false` rather than writing a drop-in file ourselves — systemd
 //! persists it under `/etc/systemd/system.control/` and applies it to a
@@ -21,7 +22,7 @@ pub struct LimitError {
     why: &'static str,
 }
 
-/// "No limit" for both properties.
+/// "No limit" for each property.
 const INFINITY: u64 = u64::MAX;
 
 /// `CPUQuota=` (`"150%"`, `"12.5%"`) as microseconds per second.
@@ -87,6 +88,7 @@ pub fn memory_bytes(value: &str) -> Result<u64, LimitError> {
 pub fn properties(
     cpu_quota: Option<&str>,
     memory_max: Option<&str>,
+    tasks_max: Option<u64>,
 ) -> Result<Vec<(&'static str, Value<'static>)>, LimitError> {
     let cpu = cpu_quota
         .map(cpu_quota_usec)
@@ -99,6 +101,7 @@ pub fn properties(
     Ok(vec![
         ("CPUQuotaPerSecUSec", Value::U64(cpu)),
         ("MemoryMax", Value::U64(mem)),
+        ("TasksMax", Value::U64(tasks_max.unwrap_or(INFINITY))),
     ])
 }
 

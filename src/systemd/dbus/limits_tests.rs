@@ -23,7 +23,14 @@ fn memory_sizes_use_powers_of_1024() {
 
 #[test]
 fn an_absent_limit_is_sent_as_no_limit() {
-    let props = properties(None, Some("1K")).unwrap();
+    let props = properties(None, Some("1K"), None).unwrap();
     assert_eq!(props[0], ("CPUQuotaPerSecUSec", Value::U64(u64::MAX)));
     assert_eq!(props[1], ("MemoryMax", Value::U64(1024)));
+    assert_eq!(props[2], ("TasksMax", Value::U64(u64::MAX)));
+}
+
+#[test]
+fn a_tasks_limit_is_sent_as_the_count_it_is() {
+    let props = properties(None, None, Some(4096)).unwrap();
+    assert_eq!(props[2], ("TasksMax", Value::U64(4096)));
 }

@@ -213,6 +213,7 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
         state_dir: PathBuf::new(),
         cpu_quota: None,
         memory_max: None,
+        tasks_max: None,
         env: Vec::new(),
         repos: None,
         system: None,

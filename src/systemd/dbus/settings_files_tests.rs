@@ -9,6 +9,7 @@ fn spec() -> ContainerSpec {
         state_dir: "/var/lib/hyperhive/agents/alice".into(),
         cpu_quota: None,
         memory_max: None,
+        tasks_max: None,
         env: vec![("HIVE_CAPABILITIES".into(), "spawn, ask".into())],
         repos: None,
         system: None,

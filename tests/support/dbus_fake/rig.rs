@@ -104,6 +104,7 @@ impl Rig {
             state_dir: self.dir.path().join("state").join(n),
             cpu_quota: Some("200%".into()),
             memory_max: Some("4G".into()),
+            tasks_max: Some(4096),
             env: vec![("HIVE_CAPABILITIES".into(), "spawn".into())],
             repos: None,
             system: None,
