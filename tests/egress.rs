@@ -271,3 +271,57 @@ fn request_egress_then_approve_opens_the_host_to_the_agent_that_asked() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("already_allowed"), "{out}");
 }
+
+#[test]
+fn an_allow_listed_name_resolving_to_loopback_is_refused_naming_the_address() {
+    // Before issue 44 the service dialled whatever the granted name
+    // resolved to: here the host's own loopback listener.
+    let port = target();
+    let d = Daemon::start_with_config(&format!(
+        r#"{{"egress_allow": ["localhost:{port}", "127.0.0.1:{port}"]}}"#
+    ));
+    let _service = egress_service(&d);
+    spawn(&d, "alice");
+    let (_fwd, fwd) = forwarder(&d, "alice");
+    let answer = through(fwd, &format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n"));
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+    assert!(
+        answer.contains(&format!("localhost:{port} resolved to ")) && answer.contains("loopback"),
+        "{answer}"
+    );
+    assert!(answer.contains("grant its IP literal"), "{answer}");
+    // The operator's IP literal of the same service is dialled.
+    let answer = through(fwd, &format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n"));
+    assert!(answer.ends_with("\r\n\r\npong"), "{answer}");
+}
+
+#[test]
+fn one_agents_connection_flood_is_answered_429_and_leaves_another_agent_served() {
+    let d = Daemon::start_with_config("{}");
+    let _service = egress_service(&d);
+    spawn(&d, "mallory");
+    spawn(&d, "bob");
+    let mallory = d.agent_socket("mallory").with_file_name("egress.sock");
+    let request = "CONNECT example.org:443 HTTP/1.1\r\n\r\n";
+    // 150 in a row: the first 64 and what refills (16 a second) are
+    // refused 403 as off the list, the rest 429.
+    let answers: Vec<String> = (0..150).map(|_| on_socket(&mallory, request)).collect();
+    let limited = answers
+        .iter()
+        .filter(|a| a.starts_with("HTTP/1.1 429 "))
+        .count();
+    assert!(limited > 0, "no 429 in 150 connections");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains("agent mallory opened more than 64 connections")),
+        "{:?}",
+        answers.last()
+    );
+    let bob = d.agent_socket("bob").with_file_name("egress.sock");
+    let answer = on_socket(&bob, request);
+    assert!(
+        answer.contains("example.org:443 is not on agent bob's allow-list"),
+        "{answer}"
+    );
+}

@@ -38,7 +38,8 @@ async fn ask(
 ) -> (UnixStream, tokio::task::JoinHandle<Outcome>) {
     let (mut mine, proxy_end) = UnixStream::pair().unwrap();
     let (name, list) = (id(agent), list.clone());
-    let proxy = tokio::spawn(async move { serve(proxy_end, &name, &list).await });
+    let proxy =
+        tokio::spawn(async move { serve(proxy_end, &name, &list, &Audit::default()).await });
     mine.write_all(request.as_bytes()).await.unwrap();
     (mine, proxy)
 }
@@ -116,8 +117,8 @@ fn request_heads_become_a_tunnel_or_an_origin_form_request() {
 #[tokio::test]
 async fn an_allowed_connect_tunnels_bytes_both_ways() {
     let (port, got) = target(b"from the target").await;
-    let list = allow(&[&format!("localhost:{port}")]);
-    let request = format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\nfrom the agent");
+    let list = allow(&[&format!("127.0.0.1:{port}")]);
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nfrom the agent");
     let (mut agent, proxy) = ask("alice", &list, &request).await;
     let text = read_all(&mut agent).await;
     assert_eq!(
@@ -128,7 +129,7 @@ async fn an_allowed_connect_tunnels_bytes_both_ways() {
     drop(agent);
     match proxy.await.unwrap() {
         Outcome::Allowed { host, up, down } => {
-            assert_eq!((host.as_str(), up, down), ("localhost", 14, 15));
+            assert_eq!((host.as_str(), up, down), ("127.0.0.1", 14, 15));
         }
         other => panic!("{other:?}"),
     }
@@ -193,5 +194,83 @@ async fn garbage_is_a_400_and_a_dead_target_a_502() {
     let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
     let (mut agent, proxy) = ask("dan", &list, &request).await;
     assert!(read_all(&mut agent).await.starts_with("HTTP/1.1 502 "));
+    assert_eq!(proxy.await.unwrap(), Outcome::Failed);
+}
+
+#[tokio::test]
+async fn an_allowed_name_resolving_to_loopback_is_refused_naming_the_address_and_never_dialled() {
+    // Before issue 44 this tunnelled to the host's loopback listener.
+    let (port, never) = target(b"the host's loopback service").await;
+    let list = allow(&[&format!("localhost:{port}")]);
+    let request = format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n");
+    let (mut agent, proxy) = ask("eve", &list, &request).await;
+    let text = read_all(&mut agent).await;
+    assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
+    assert!(
+        text.contains(&format!("localhost:{port} resolved to ")) && text.contains("loopback"),
+        "{text}"
+    );
+    assert!(text.contains("grant its IP literal"), "{text}");
+    assert_eq!(
+        proxy.await.unwrap(),
+        Outcome::Refused {
+            host: "localhost".into()
+        }
+    );
+    assert!(!never.is_finished(), "the loopback target was dialled");
+}
+
+#[tokio::test]
+async fn a_wildcard_matching_an_ip_literal_does_not_open_loopback() {
+    let (port, never) = target(b"").await;
+    let list = allow(&["*.0.0.1"]);
+    let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
+    let (mut agent, proxy) = ask("eve", &list, &request).await;
+    let text = read_all(&mut agent).await;
+    assert!(
+        text.contains(&format!("127.0.0.1:{port} is a loopback address")),
+        "{text}"
+    );
+    assert!(matches!(proxy.await.unwrap(), Outcome::Refused { .. }));
+    assert!(!never.is_finished());
+}
+
+#[test]
+fn only_an_exact_pattern_grants_an_ip_literal() {
+    let list = allow(&["127.0.0.2:47021", "*.0.0.1", "10.1.2.3", "example.org"]);
+    assert!(list.grants_literal("127.0.0.2", 47021));
+    assert!(!list.grants_literal("127.0.0.2", 47022));
+    assert!(!list.grants_literal("127.0.0.1", 80), "a wildcard");
+    assert!(list.grants_literal("10.1.2.3", 1));
+    assert!(!list.grants_literal("example.org", 80), "a name");
+    assert!(
+        !list.grants_literal("0177.0.0.1", 80),
+        "not a canonical literal"
+    );
+}
+
+#[tokio::test]
+async fn an_unfinished_request_head_is_answered_408_at_its_deadline() {
+    // Before issue 44 a head never finished held the task for ever.
+    let (mut mine, proxy_end) = UnixStream::pair().unwrap();
+    let list = allow(&["127.0.0.1"]);
+    let proxy = tokio::spawn(async move {
+        let deadline = std::time::Duration::from_millis(200);
+        serve_within(proxy_end, &id("sly"), &list, &Audit::default(), deadline).await
+    });
+    mine.write_all(b"CONNECT 127.0.0.1:1 HTTP/1.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let text = tokio::time::timeout(std::time::Duration::from_secs(5), read_all(&mut mine))
+        .await
+        .expect("no answer within 5 s");
+    assert!(
+        text.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no complete request head within 0.2 s"),
+        "{text}"
+    );
     assert_eq!(proxy.await.unwrap(), Outcome::Failed);
 }

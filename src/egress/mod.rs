@@ -15,14 +15,25 @@
 //! - **A refusal is a 403 whose body names the host and says how to ask for
 //!   it**, so Claude (which sees the body) can tell its operator what to
 //!   grant.
-//! - The request head is read up to [`MAX_HEAD`] bytes; a longer or
-//!   malformed one is answered 400 and closed.
+//! - **Egress is by address** ([`address`], issue 44): the name is
+//!   resolved here, every address of the answer checked, and only those
+//!   dialled (no second resolution); loopback, private, link-local and the
+//!   other non-global addresses are refused whatever the name, unless the
+//!   request is the IP literal the operator granted by an exact pattern.
+//! - **Per-agent limits** ([`audit`]): connections past an agent's rate
+//!   are answered 429, and its journal lines past its budget are counted
+//!   into one summary line instead, so one agent's flood cannot push
+//!   another's lines out of the journal.
+//! - The request head is read up to [`MAX_HEAD`] bytes within
+//!   [`HEAD_TIMEOUT`]; a longer or malformed one is answered 400, a late
+//!   one 408, and closed.
 //! - Plain HTTP is forwarded once per connection (`Connection: close` to the
 //!   origin), in origin form; `Proxy-*` headers are dropped.
 //! - It runs in a process of its own ([`service`], `hive-c0re egress`), the
 //!   hive's only one with a network.
 
-use std::time::Instant;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
 
 use tokio::io::{
     AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, copy_bidirectional_with_sizes,
@@ -31,7 +42,11 @@ use tokio::net::TcpStream;
 
 use crate::wire::ident::Ident;
 
+pub mod address;
+pub mod audit;
 pub mod service;
+
+use audit::{Audit, Line};
 
 #[cfg(test)]
 mod egress_tests;
@@ -44,6 +59,18 @@ pub const COPY_BUF: usize = 64 * 1024;
 
 /// The longest request head read before refusing (400).
 pub const MAX_HEAD: usize = 16 * 1024;
+
+/// How long a client may take to send its whole request head before it is
+/// answered 408 and closed (issue 44: an unfinished head held its task and
+/// the agent's connection slots for ever). A real client sends its head in
+/// one write; ten seconds covers a loaded host. Rejected: a per-read idle
+/// timeout, which a client dripping one byte a second never trips.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long resolving a name may take before the agent gets a 502
+/// (glibc's resolver retries for up to 30 s by default; an agent waiting
+/// that long is better told).
+pub const DNS_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub use crate::wire::egress::{BadPattern, EgressPattern};
 
@@ -69,6 +96,17 @@ impl AllowList {
     /// Whether `host:port` is allowed.
     pub fn allows(&self, host: &str, port: u16) -> bool {
         self.0.iter().any(|p| p.matches(host, port))
+    }
+
+    /// Whether `host` is an IP literal that an exact pattern (not a
+    /// `*.domain` one) grants at `port`: the one case the proxy dials a
+    /// loopback, private or link-local address ([`address`]).
+    pub fn grants_literal(&self, host: &str, port: u16) -> bool {
+        host.parse::<IpAddr>().is_ok()
+            && self
+                .0
+                .iter()
+                .any(|p| !p.host().starts_with("*.") && p.matches(host, port))
     }
 }
 
@@ -184,8 +222,14 @@ async fn answer<S: AsyncWrite + Unpin>(s: &mut S, status: &str, body: &str) -> s
 /// Answer `503 Service Unavailable` with `body` and close: the hive
 /// cannot serve this connection now (the agent is at its connection
 /// budget, or its allow-list cannot be read).
-pub async fn unavailable<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, body: &str) {
-    let _ = answer(&mut s, "503 Service Unavailable", body).await;
+pub async fn unavailable<S: AsyncRead + AsyncWrite + Unpin>(s: S, body: &str) {
+    answer_early(s, "503 Service Unavailable", body).await;
+}
+
+/// Answer `status` with `body` before reading the request, and close
+/// after a [`linger`].
+pub async fn answer_early<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, status: &str, body: &str) {
+    let _ = answer(&mut s, status, body).await;
     linger(&mut s).await;
 }
 
@@ -222,27 +266,57 @@ pub fn refusal_body(agent: &Ident, host: &str, port: u16) -> String {
 pub enum Outcome {
     /// Tunnelled or forwarded: bytes from the agent, bytes to it.
     Allowed { host: String, up: u64, down: u64 },
-    /// Not on the allow-list: answered 403.
+    /// Not on the allow-list, or resolved to an address the proxy does
+    /// not dial ([`address`]): answered 403.
     Refused { host: String },
-    /// Not a request this proxy takes (400), or the target did not answer
-    /// (502).
+    /// Over the agent's connection rate ([`audit::CONNECTIONS`]): 429.
+    Limited,
+    /// Not a request this proxy takes (400), a head not sent in time
+    /// (408), or the target did not resolve or answer (502).
     Failed,
 }
 
-/// Serve one connection of agent `agent` under `allow`; logs it.
-pub async fn serve<S>(mut client: S, agent: &Ident, allow: &AllowList) -> Outcome
+/// Serve one connection of agent `agent` under `allow`; logs it within
+/// the agent's budget of `audit`.
+pub async fn serve<S>(client: S, agent: &Ident, allow: &AllowList, audit: &Audit) -> Outcome
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    serve_within(client, agent, allow, audit, HEAD_TIMEOUT).await
+}
+
+/// [`serve`] with the head's deadline a parameter (the tests' is short).
+async fn serve_within<S>(
+    mut client: S,
+    agent: &Ident,
+    allow: &AllowList,
+    audit: &Audit,
+    head_timeout: Duration,
+) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let started = Instant::now();
-    let Ok(Some((head, early))) = read_head(&mut client).await else {
-        let _ = answer(
-            &mut client,
-            "400 Bad Request",
-            "hive-c0re egress: no request head\n",
-        )
-        .await;
-        return Outcome::Failed;
+    let (head, early) = match tokio::time::timeout(head_timeout, read_head(&mut client)).await {
+        Ok(Ok(Some(read))) => read,
+        Err(_) => {
+            let secs = head_timeout.as_secs_f64();
+            if audit.may_log(agent, &Line::Failed, Instant::now()) {
+                tracing::warn!(agent = %agent, "{agent}: egress request head not complete after {secs} s; answered 408");
+            }
+            let body = format!("hive-c0re egress: no complete request head within {secs} s\n");
+            let _ = answer(&mut client, "408 Request Timeout", &body).await;
+            return Outcome::Failed;
+        }
+        Ok(_) => {
+            let _ = answer(
+                &mut client,
+                "400 Bad Request",
+                "hive-c0re egress: no request head\n",
+            )
+            .await;
+            return Outcome::Failed;
+        }
     };
     let Some(request) = parse_head(&head) else {
         let _ = answer(
@@ -256,8 +330,11 @@ where
     let (host, port) = match &request {
         Request::Connect { host, port } | Request::Http { host, port, .. } => (host.clone(), *port),
     };
+    let refused = Line::Refused(format!("{host}:{port}"));
     if !allow.allows(&host, port) {
-        tracing::warn!(agent = %agent, host = %host, port, "{agent}: egress to {host}:{port} refused (not on its allow-list)");
+        if audit.may_log(agent, &refused, Instant::now()) {
+            tracing::warn!(agent = %agent, host = %host, port, "{agent}: egress to {host}:{port} refused (not on its allow-list)");
+        }
         let _ = answer(
             &mut client,
             "403 Forbidden",
@@ -266,17 +343,45 @@ where
         .await;
         return Outcome::Refused { host };
     }
-    // DNS here, never in the container: tokio resolves with the host's
-    // resolver.
-    let mut upstream = match TcpStream::connect((host.as_str(), port)).await {
+    let answer_addrs = match resolve(&host, port).await {
+        Ok(addrs) => addrs,
+        Err(e) => {
+            if audit.may_log(agent, &Line::Failed, Instant::now()) {
+                tracing::warn!(agent = %agent, host = %host, port, error = %e, "{agent}: egress to {host}:{port} failed: {e}");
+            }
+            let body = format!("hive-c0re egress: {host}:{port} did not resolve: {e}\n");
+            let _ = answer(&mut client, "502 Bad Gateway", &body).await;
+            return Outcome::Failed;
+        }
+    };
+    let literal = allow.grants_literal(&host, port);
+    let addrs = match address::check(&host, port, answer_addrs, literal) {
+        Ok(addrs) => addrs,
+        Err(refusal) => {
+            if audit.may_log(agent, &refused, Instant::now()) {
+                let what = refusal.what();
+                tracing::warn!(agent = %agent, host = %host, port, address = %refusal.address, "{agent}: egress to {host}:{port} refused ({what}; not dialled)");
+            }
+            let _ = answer(&mut client, "403 Forbidden", &refusal.body()).await;
+            return Outcome::Refused { host };
+        }
+    };
+    // Exactly the addresses checked, in the resolver's order: no second
+    // resolution between the check and the dial.
+    let mut upstream = match TcpStream::connect(&addrs[..]).await {
         Ok(s) => s,
         Err(e) => {
-            tracing::warn!(agent = %agent, host = %host, port, error = %e, "{agent}: egress to {host}:{port} failed");
+            if audit.may_log(agent, &Line::Failed, Instant::now()) {
+                tracing::warn!(agent = %agent, host = %host, port, error = %e, "{agent}: egress to {host}:{port} failed");
+            }
             let body = format!("hive-c0re egress: {host}:{port} did not answer: {e}\n");
             let _ = answer(&mut client, "502 Bad Gateway", &body).await;
             return Outcome::Failed;
         }
     };
+    let dialled = upstream
+        .peer_addr()
+        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
     let sent = match &request {
         Request::Connect { .. } => {
             if client
@@ -303,6 +408,34 @@ where
         .unwrap_or((0, 0));
     let up = up + sent + early.len() as u64;
     let ms = started.elapsed().as_millis() as u64;
-    tracing::info!(agent = %agent, host = %host, port, up, down, ms, "{agent}: egress to {host}:{port}: {up} bytes out, {down} in, {ms} ms");
+    if audit.may_log(agent, &Line::Allowed, Instant::now()) {
+        tracing::info!(agent = %agent, host = %host, port, address = %dialled, up, down, ms, "{agent}: egress to {host}:{port}: {up} bytes out, {down} in, {ms} ms (dialled {dialled})");
+    }
     Outcome::Allowed { host, up, down }
+}
+
+/// The addresses `host` stands for: an IP literal itself, else the host's
+/// resolver's answer (DNS only in this process), within [`DNS_TIMEOUT`];
+/// an empty answer is an error.
+async fn resolve(host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let lookup = tokio::net::lookup_host((host, port));
+    let addrs: Vec<SocketAddr> = match tokio::time::timeout(DNS_TIMEOUT, lookup).await {
+        Ok(found) => found?.collect(),
+        Err(_) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", DNS_TIMEOUT.as_secs()),
+            ));
+        }
+    };
+    if addrs.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no address",
+        ));
+    }
+    Ok(addrs)
 }

@@ -14,13 +14,25 @@
 //! its listening socket, which only root may connect to
 //! (`hive-c0re-egress.socket`, `SocketMode=0600`). It trusts the line
 //! because of that, and checks its shape anyway.
+//!
+//! One process serves every agent, so the per-agent limits live here
+//! ([`super::audit::Audit`], shared by the connections' tasks).
+//!
+//! At start it probes whether the unit's `IPAddressDeny=` is enforced
+//! ([`probe_address_filter`]): systemd drops the directive without a word
+//! where cgroup BPF is missing, and an operator should know the proxy's own
+//! address check ([`super::address`]) is then the only wall.
 
-use std::time::Duration;
+use std::io::ErrorKind;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
-use tokio::net::UnixListener;
+use tokio::net::{TcpStream, UnixListener};
 
-use super::{AllowList, Outcome, serve, unavailable};
+use super::audit::{self, Audit, Line};
+use super::{AllowList, Outcome, answer_early, serve, unavailable};
 use crate::wire::egress::DialRequest;
 
 /// The longest [`DialRequest`] line read.
@@ -29,9 +41,77 @@ pub const MAX_DIAL_LINE: u64 = 256 * 1024;
 /// How long the daemon may take to send its line.
 const LINE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The address the unit's `IPAddressDeny=` names only to be probed
+/// (`127.0.0.253/32`, in `systemd/hive-c0re-egress.service`): loopback, so
+/// the probe's one SYN never leaves the host, and an address nothing
+/// listens on. Port 9 (discard).
+pub const FILTER_SENTINEL: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 253), 9);
+
+/// What the start-up probe of `IPAddressDeny=` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddressFilter {
+    /// The connect failed with EPERM/EACCES: the cgroup's BPF filter
+    /// dropped it.
+    Enforced,
+    /// The connect reached the network stack (refused, or even answered):
+    /// systemd did not install the filter.
+    NotEnforced,
+    /// Anything else (a time-out, another error): said as it was.
+    Unknown(String),
+}
+
+/// Classify the sentinel connect's result.
+pub fn address_filter(result: Result<(), (ErrorKind, String)>) -> AddressFilter {
+    match result {
+        Ok(()) => AddressFilter::NotEnforced,
+        Err((ErrorKind::PermissionDenied, _)) => AddressFilter::Enforced,
+        Err((ErrorKind::ConnectionRefused, _)) => AddressFilter::NotEnforced,
+        Err((_, text)) => AddressFilter::Unknown(text),
+    }
+}
+
+/// Try a TCP connect to `sentinel` (within a second) and say whether the
+/// unit's `IPAddressDeny=` stopped it. Rejected: reading the cgroup's BPF
+/// programs (needs privileges this service does not have) or trusting
+/// systemd's version (it drops the directive on old kernels and in
+/// containers without BPF).
+pub async fn probe_address_filter(sentinel: SocketAddr) -> AddressFilter {
+    let connect = tokio::time::timeout(Duration::from_secs(1), TcpStream::connect(sentinel));
+    address_filter(match connect.await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err((e.kind(), e.to_string())),
+        Err(_) => Err((ErrorKind::TimedOut, "no answer within 1 s".to_owned())),
+    })
+}
+
+/// Say the probe's finding in the journal, once at start.
+pub fn report_address_filter(found: &AddressFilter) {
+    match found {
+        AddressFilter::Enforced => tracing::info!(
+            "IPAddressDeny= is enforced on this host: the unit's address filter backs the proxy's own address check"
+        ),
+        AddressFilter::NotEnforced => tracing::warn!(
+            "IPAddressDeny= is not enforced on this host (no cgroup BPF): the proxy's own address check is the only wall"
+        ),
+        AddressFilter::Unknown(error) => tracing::warn!(
+            "IPAddressDeny= may not be enforced on this host (the probe of {FILTER_SENTINEL} got: {error}): the proxy's own address check may be the only wall"
+        ),
+    }
+}
+
+/// The 429 body: the agent, its rate, when to retry.
+pub fn limited_body(agent: &crate::wire::ident::Ident) -> String {
+    format!(
+        "hive-c0re egress: agent {agent} opened more than {} connections at once or {} a \
+         second, so this one was refused (429 Too Many Requests); wait a second and retry.\n",
+        audit::CONNECTIONS.burst,
+        audit::CONNECTIONS.per_sec
+    )
+}
+
 /// Serve one connection from the daemon: its [`DialRequest`] line, then
-/// the agent's request.
-pub async fn serve_dialled<S>(stream: S) -> Outcome
+/// the agent's request (or a 429 past the agent's connection rate).
+pub async fn serve_dialled<S>(stream: S, audit: &Audit) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -51,7 +131,16 @@ where
         }
     };
     match request {
-        Ok(DialRequest { agent, allow }) => serve(reader, &agent, &AllowList::new(allow)).await,
+        Ok(DialRequest { agent, allow }) => {
+            if !audit.admit(&agent, Instant::now()) {
+                if audit.may_log(&agent, &Line::Limited, Instant::now()) {
+                    tracing::warn!(agent = %agent, "{agent}: egress connection refused: over its connection rate (429)");
+                }
+                answer_early(reader, "429 Too Many Requests", &limited_body(&agent)).await;
+                return Outcome::Limited;
+            }
+            serve(reader, &agent, &AllowList::new(allow), audit).await
+        }
         Err(err) => {
             tracing::warn!("egress: a bad dial line: {err}");
             unavailable(reader, "hive-c0re egress: a bad dial line\n").await;
@@ -60,13 +149,28 @@ where
     }
 }
 
-/// Accept the daemon's connections on `listener` for ever, each served in
-/// a task of its own.
+/// How often the summaries of floods that stopped are written and idle
+/// agents' entries dropped ([`Audit::sweep`]).
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Probe the address filter, then accept the daemon's connections on
+/// `listener` for ever, each served in a task of its own.
 pub async fn run(listener: UnixListener) {
+    report_address_filter(&probe_address_filter(FILTER_SENTINEL.into()).await);
+    let audit = Arc::new(Audit::default());
+    let sweeper = Arc::clone(&audit);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            every.tick().await;
+            sweeper.sweep(Instant::now());
+        }
+    });
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                tokio::spawn(serve_dialled(stream));
+                let audit = Arc::clone(&audit);
+                tokio::spawn(async move { serve_dialled(stream, &audit).await });
             }
             Err(err) => {
                 tracing::warn!("egress: accept failed: {err}");

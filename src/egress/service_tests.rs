@@ -23,8 +23,13 @@ fn line(agent: &str, allow: &[&str]) -> String {
 /// Write `bytes` as the daemon would and read everything the service
 /// answers; its outcome.
 async fn dial(bytes: String) -> (String, Outcome) {
+    dial_with(bytes, Arc::new(Audit::default())).await
+}
+
+/// [`dial`] with the service's shared per-agent state.
+async fn dial_with(bytes: String, audit: Arc<Audit>) -> (String, Outcome) {
     let (mut daemon, service) = UnixStream::pair().unwrap();
-    let task = tokio::spawn(serve_dialled(service));
+    let task = tokio::spawn(async move { serve_dialled(service, &audit).await });
     daemon.write_all(bytes.as_bytes()).await.unwrap();
     let mut out = Vec::new();
     daemon.read_to_end(&mut out).await.unwrap();
@@ -90,4 +95,68 @@ async fn a_connection_without_a_valid_dial_line_is_answered_503_and_dials_nothin
         assert!(text.starts_with("HTTP/1.1 503 "), "{bytes:?}: {text}");
         assert_eq!(outcome, Outcome::Failed, "{bytes:?}");
     }
+}
+
+#[tokio::test]
+async fn an_agent_over_its_connection_rate_is_answered_429_and_another_agent_is_not() {
+    let audit = Arc::new(Audit::default());
+    let now = Instant::now();
+    for _ in 0..64 {
+        assert!(audit.admit(&id("mallory"), now));
+    }
+    let request = |agent| {
+        format!(
+            "{}CONNECT example.org:443 HTTP/1.1\r\n\r\n",
+            line(agent, &["api.anthropic.com:443"])
+        )
+    };
+    let (text, outcome) = dial_with(request("mallory"), Arc::clone(&audit)).await;
+    assert!(
+        text.starts_with("HTTP/1.1 429 Too Many Requests\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("agent mallory opened more than 64 connections at once or 16 a second"),
+        "{text}"
+    );
+    assert_eq!(outcome, Outcome::Limited);
+    let (text, outcome) = dial_with(request("bob"), audit).await;
+    assert!(text.starts_with("HTTP/1.1 403 "), "{text}");
+    assert!(matches!(outcome, Outcome::Refused { .. }));
+}
+
+#[test]
+fn the_filter_probe_reads_eperm_as_enforced_and_a_reached_stack_as_not() {
+    let err = |kind, text: &str| Err((kind, text.to_owned()));
+    assert_eq!(
+        address_filter(err(ErrorKind::PermissionDenied, "Operation not permitted")),
+        AddressFilter::Enforced
+    );
+    assert_eq!(
+        address_filter(err(ErrorKind::ConnectionRefused, "refused")),
+        AddressFilter::NotEnforced
+    );
+    assert_eq!(address_filter(Ok(())), AddressFilter::NotEnforced);
+    assert_eq!(
+        address_filter(err(ErrorKind::TimedOut, "no answer within 1 s")),
+        AddressFilter::Unknown("no answer within 1 s".into())
+    );
+}
+
+#[tokio::test]
+async fn without_a_filter_the_probe_of_a_closed_loopback_port_says_not_enforced() {
+    // A port nobody listens on (bound, then closed); this test process has
+    // no IPAddressDeny=.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sentinel = SocketAddr::from(([127, 0, 0, 1], port));
+    assert_eq!(
+        probe_address_filter(sentinel).await,
+        AddressFilter::NotEnforced
+    );
+    assert_eq!(FILTER_SENTINEL.to_string(), "127.0.0.253:9");
 }
