@@ -185,7 +185,12 @@ fn the_egress_service_listens_where_the_daemon_dials_and_alone_has_a_network() {
     assert_eq!(values(&egress, "DynamicUser"), ["yes"]);
     assert_eq!(values(&egress, "CapabilityBoundingSet"), [""]);
     assert!(values(&egress, "PrivateNetwork").is_empty());
-    assert_eq!(values(&egress, "IPAddressDeny"), ["link-local multicast"]);
+    // The sentinel the service probes at start is the one the unit denies.
+    let sentinel = hive_c0re::egress::service::FILTER_SENTINEL;
+    assert_eq!(
+        values(&egress, "IPAddressDeny"),
+        [format!("link-local multicast {}/32", sentinel.ip())]
+    );
     let daemon = unit("hive-c0re.service");
     assert!(values(&daemon, "Wants").contains(&"hive-c0re-egress.socket".to_owned()));
     assert_eq!(
