@@ -128,9 +128,11 @@
 //!   system config, and the upload side of a fetch sandboxed; the commit
 //!   of the meta flake's lock.
 //! - [`egress`]: the egress proxy — one agent's connection (CONNECT or plain
-//!   HTTP) checked against its `host[:port]` allow-list, dialled from the
-//!   host, logged with `AGENT=`; `server` serves it on each agent's
-//!   `egress.sock`.
+//!   HTTP) checked against its `host[:port]` allow-list, resolved and
+//!   checked by address (no loopback, private, link-local ... address
+//!   through a name), dialled from the host, logged with `AGENT=` within
+//!   per-agent connection and journal-line budgets; `server` serves it on
+//!   each agent's `egress.sock`.
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.
