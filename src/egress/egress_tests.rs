@@ -184,13 +184,7 @@ async fn garbage_is_a_400_and_a_dead_target_a_502() {
     let (mut agent, proxy) = ask("dan", &list, "HELLO\r\n\r\n").await;
     assert!(read_all(&mut agent).await.starts_with("HTTP/1.1 400 "));
     assert_eq!(proxy.await.unwrap(), Outcome::Failed);
-    // A port nobody listens on (bound, then closed).
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port().await;
     let request = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
     let (mut agent, proxy) = ask("dan", &list, &request).await;
     assert!(read_all(&mut agent).await.starts_with("HTTP/1.1 502 "));
@@ -273,4 +267,14 @@ async fn an_unfinished_request_head_is_answered_408_at_its_deadline() {
         "{text}"
     );
     assert_eq!(proxy.await.unwrap(), Outcome::Failed);
+}
+
+/// A loopback port nobody listens on (bound, then closed).
+pub(super) async fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

@@ -145,14 +145,8 @@ fn the_filter_probe_reads_eperm_as_enforced_and_a_reached_stack_as_not() {
 
 #[tokio::test]
 async fn without_a_filter_the_probe_of_a_closed_loopback_port_says_not_enforced() {
-    // A port nobody listens on (bound, then closed); this test process has
-    // no IPAddressDeny=.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nobody listens on; this test process has no IPAddressDeny=.
+    let port = crate::egress::egress_tests::closed_port().await;
     let sentinel = SocketAddr::from(([127, 0, 0, 1], port));
     assert_eq!(
         probe_address_filter(sentinel).await,

@@ -48,6 +48,34 @@ async fn to_bob(hive: &Hive, body: &str) {
         .unwrap();
 }
 
+/// A 60 s long poll of `who`'s, in a task of its own.
+fn long_poll(
+    hive: &Hive,
+    who: &str,
+) -> tokio::task::JoinHandle<Result<Vec<DeliveredMessage>, HiveError>> {
+    let (hive, who) = (hive.clone(), id(who));
+    tokio::spawn(async move {
+        hive.recv(
+            &who,
+            Some(Duration::from_secs(60)),
+            None,
+            std::future::pending(),
+        )
+        .await
+    })
+}
+
+/// What the long poll `poll` answered, within [`LIMIT`].
+async fn answered(
+    poll: tokio::task::JoinHandle<Result<Vec<DeliveredMessage>, HiveError>>,
+) -> Vec<DeliveredMessage> {
+    tokio::time::timeout(LIMIT, poll)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+}
+
 /// At most one message of `who`'s, without waiting.
 async fn recv_one(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
     hive.recv(&id(who), None, Some(1), std::future::pending())
@@ -178,26 +206,11 @@ async fn a_long_poll_wakes_on_a_requeue() {
     let (hive, _clock, _dir) = hive().await;
     to_bob(&hive, "first").await;
     recv_now(&hive, "bob").await;
-    let poll = {
-        let hive = hive.clone();
-        tokio::spawn(async move {
-            hive.recv(
-                &id("bob"),
-                Some(Duration::from_secs(60)),
-                None,
-                std::future::pending(),
-            )
-            .await
-        })
-    };
+    let poll = long_poll(&hive, "bob");
     // Whether the poll is already waiting or not, the requeued row reaches
     // it well before its 60 s.
     hive.requeue_inflight(&id("bob")).await.unwrap();
-    let got = tokio::time::timeout(LIMIT, poll)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let got = answered(poll).await;
     assert_eq!(got[0].body, "first");
     assert!(got[0].redelivered);
 }
@@ -330,24 +343,9 @@ async fn a_paused_agents_recv_pops_nothing_until_it_is_resumed_and_a_waiting_pol
         recv_now(&again, "bob").await.is_empty(),
         "popped after a restart"
     );
-    let poll = {
-        let hive = again.clone();
-        tokio::spawn(async move {
-            hive.recv(
-                &id("bob"),
-                Some(Duration::from_secs(60)),
-                None,
-                std::future::pending(),
-            )
-            .await
-        })
-    };
+    let poll = long_poll(&again, "bob");
     tokio::task::yield_now().await;
     again.set_paused(&id("bob"), false).await.unwrap();
-    let got = tokio::time::timeout(LIMIT, poll)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let got = answered(poll).await;
     assert_eq!(got[0].body, "held");
 }
