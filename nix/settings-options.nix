@@ -124,6 +124,8 @@ in
     "Bytes of pending message bodies one agent's inbox holds; past it a send to it is refused.";
   transient_max_bytes = opt types.ints.positive 1048576
     "Bytes of transient wakes kept in memory per agent; past it the oldest are dropped.";
+  agent_max_pending_approvals = opt types.ints.positive 16
+    "Pending approval requests one agent (the manager included) may hold; past it a request is refused (`too_many_pending`) until the operator decides one. Asking the same again is answered with the pending row.";
   egress_allow = opt (types.listOf types.str) [ "api.anthropic.com:443" ] ''
     The `host[:port]` or `*.domain[:port]` patterns every agent may reach
     through the hive's egress proxy (the only way out of its container);

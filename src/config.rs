@@ -171,6 +171,12 @@ pub struct Config {
     /// Bytes of transient wakes kept in memory per agent; past it the
     /// oldest are dropped (logged).
     pub transient_max_bytes: usize,
+    /// Pending approval requests one agent (the manager included) may hold;
+    /// past it a request is refused (`too_many_pending`) until the operator
+    /// decides one. The same request asked again while pending is answered
+    /// with its row and takes no slot. The operator's requests are not
+    /// counted.
+    pub agent_max_pending_approvals: usize,
     /// The `host[:port]` / `*.domain[:port]` patterns every agent may reach
     /// through the hive's egress proxy (its `egress.sock`); the operator's
     /// grants (`hivectl grant N --egress HOST`) add to them per agent.
@@ -264,6 +270,7 @@ impl Default for Config {
             inbox_max_messages: 10_000,
             inbox_max_bytes: 64 << 20,
             transient_max_bytes: 1 << 20,
+            agent_max_pending_approvals: 16,
             egress_allow: DEFAULT_EGRESS_ALLOW
                 .iter()
                 .map(|p| EgressPattern::from_static(p))

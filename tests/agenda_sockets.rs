@@ -125,7 +125,7 @@ fn an_approved_schedule_prompt_is_listed_and_fired_to_its_targets() {
     assert!(refused.contains("refused on an agent socket"), "{refused}");
     assert_eq!(
         ruth.ask(r#"{"cmd":"request_schedule_prompt","targets":["alice","operator"],"body":"standup","first_fire_at_unix":4102444800,"interval_seconds":86400}"#),
-        OK
+        r#"{"kind":"ok","approval":1}"#
     );
     assert_eq!(d.request(r#"{"cmd":"approve","id":1}"#), HOST_OK);
     let listed = d.request(r#"{"cmd":"schedules"}"#);

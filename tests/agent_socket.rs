@@ -321,7 +321,7 @@ fn the_manager_receives_config_ready_and_approval_resolved_after_an_operator_app
     ruth.recv(0, 100); // the spawn event
     assert_eq!(
         ruth.ask(r#"{"cmd":"request_init_config","name":"carol","description":"a tester"}"#),
-        OK
+        r#"{"kind":"ok","approval":1}"#
     );
     let pending = d.request(r#"{"cmd":"pending"}"#);
     assert!(

@@ -312,3 +312,67 @@ fn an_open_files_limit_below_a_full_hives_budget_is_named_in_the_log_at_start() 
     );
     assert!(!enough.contains("open files limit"), "{enough}");
 }
+
+/// Used to be (issue 44): 1,100 identical `request_egress` were 1,100
+/// pending rows in 0.4 s, drowning the operator's queue. Now the same
+/// request asked again is answered with its pending row, and an agent past
+/// `agent_max_pending_approvals` is refused with `too_many_pending`.
+#[test]
+fn a_thousand_identical_egress_requests_leave_one_row_and_an_agent_over_its_cap_is_refused() {
+    let d = configured(r#"{"agent_max_pending_approvals": 3}"#, &["alice", "bob"]);
+    let ask = |host: &str| format!(r#"{{"cmd":"request_egress","host":"{host}","reason":"r"}}"#);
+    // Four connections racing, 250 each.
+    let answers: Vec<String> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, line) = (d.agent_socket("alice"), ask("pypi.org:443"));
+                s.spawn(move || {
+                    let mut c = Conn::open(&path);
+                    (0..250).map(|_| c.ask(&line)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let first = r#"{"kind":"ok","approval":1}"#;
+    let again = r#"{"kind":"ok","approval":1,"already_pending":true}"#;
+    assert_eq!(answers.iter().filter(|a| *a == first).count(), 1);
+    assert_eq!(answers.iter().filter(|a| *a == again).count(), 999);
+    let pending = d.request(r#"{"cmd":"pending"}"#);
+    assert_eq!(
+        pending.matches(r#""status":"pending""#).count(),
+        1,
+        "{pending}"
+    );
+
+    let mut alice = Conn::open(&d.agent_socket("alice"));
+    for host in ["a.example:443", "b.example:443"] {
+        assert!(
+            alice
+                .ask(&ask(host))
+                .starts_with(r#"{"kind":"ok","approval":"#)
+        );
+    }
+    let refused = alice.ask(&ask("c.example:443"));
+    assert!(
+        refused.contains(r#""code":"too_many_pending""#)
+            && refused.contains("agent alice already has 3 approval requests pending")
+            && refused.contains("agent_max_pending_approvals"),
+        "{refused}"
+    );
+    // Bob's slots are his own; host.sock still lists four rows.
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    assert!(
+        bob.ask(&ask("c.example:443"))
+            .starts_with(r#"{"kind":"ok","approval":"#)
+    );
+    let pending = d.request(r#"{"cmd":"pending"}"#);
+    assert_eq!(
+        pending.matches(r#""status":"pending""#).count(),
+        4,
+        "{pending}"
+    );
+}

@@ -35,14 +35,35 @@ pub fn response_text(response: &Response) -> (String, bool) {
             message,
             code: None,
         } => (cap(message, MAX_TOOL_OUTPUT), true),
-        Response::Ok { delivered: Some(0) } => (
+        Response::Ok {
+            delivered: Some(0), ..
+        } => (
             "sent, but it reached nobody: no agent answers to that recipient now \
              (`<children>` of an agent without children)"
                 .into(),
             false,
         ),
-        Response::Ok { delivered: Some(n) } => (format!("ok: delivered to {n} inbox(es)"), false),
-        Response::Ok { delivered: None } => ("ok".into(), false),
+        Response::Ok {
+            delivered: Some(n), ..
+        } => (format!("ok: delivered to {n} inbox(es)"), false),
+        Response::Ok {
+            approval: Some(id),
+            already_pending: true,
+            ..
+        } => (
+            format!(
+                "already pending: approval {id} asks the same; the operator has not decided it \
+                 yet (asking again adds nothing)"
+            ),
+            false,
+        ),
+        Response::Ok {
+            approval: Some(id), ..
+        } => (
+            format!("ok: approval {id} queued; the operator decides"),
+            false,
+        ),
+        Response::Ok { .. } => ("ok".into(), false),
         Response::Messages { messages } if messages.is_empty() => {
             ("no messages are pending".into(), false)
         }

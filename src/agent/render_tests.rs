@@ -30,3 +30,22 @@ fn a_refusal_is_an_error_result_with_the_daemons_words() {
     assert!(!is_error);
     assert_eq!(text, r#"{"kind":"status","unread":2}"#);
 }
+
+#[test]
+fn a_queued_request_names_its_approval_and_a_repeat_says_it_is_already_pending() {
+    assert_eq!(
+        response_text(&Response::queued(12, false)),
+        ("ok: approval 12 queued; the operator decides".into(), false)
+    );
+    let (text, is_error) = response_text(&Response::queued(12, true));
+    assert!(!is_error);
+    assert!(
+        text.starts_with("already pending: approval 12 asks the same"),
+        "{text}"
+    );
+    let (text, _) = response_text(&Response::err(ErrorCode::TooManyPending, "16 pending"));
+    assert!(
+        text.ends_with("[code: too_many_pending; retry later]"),
+        "{text}"
+    );
+}

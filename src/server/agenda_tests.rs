@@ -83,7 +83,7 @@ async fn schedule_variants_are_refused_on_an_agent_socket_and_served_on_the_mana
     let request = r#"{"cmd":"request_schedule_prompt","targets":["alice","operator"],"body":"b","first_fire_at_unix":2000,"interval_seconds":60}"#;
     assert_eq!(
         call(&hive, &manager(), request).await,
-        Some(r#"{"kind":"ok"}"#.into())
+        Some(r#"{"kind":"ok","approval":1}"#.into())
     );
     hive.approve(1, None).await.unwrap();
     let listed = call(&hive, &manager(), r#"{"cmd":"list_schedules"}"#)

@@ -132,7 +132,7 @@ async fn the_rest(hive: &Hive, caller: &Caller, request: Request) -> Response {
             agent,
             amount,
             reason,
-        } => done(hive.request_budget(&agent, amount, &reason).await),
+        } => manager::queued(hive.request_budget(&agent, amount, &reason).await),
         Request::RequestUpdateMetaInputs {
             inputs,
             description,
@@ -176,10 +176,10 @@ async fn the_rest(hive: &Hive, caller: &Caller, request: Request) -> Response {
         ),
         Request::CancelLooseEnd { kind, id } => done(hive.cancel_loose_end(caller, kind, id).await),
         Request::RequestEgress { host, reason } => {
-            done(hive.request_egress(me, host, &reason).await)
+            manager::queued(hive.request_egress(me, host, &reason).await)
         }
         Request::RequestSchedulePrompt(payload) => {
-            done(hive.request_schedule_prompt(payload).await)
+            manager::queued(hive.request_schedule_prompt(payload).await)
         }
         Request::CancelSchedule { id, targets } => done(hive.cancel_schedule(id, targets).await),
         Request::ListSchedules => answer(hive.list_schedules().await, |schedules| {

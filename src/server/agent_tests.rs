@@ -242,7 +242,7 @@ async fn the_manager_withdraws_an_approval_and_an_agent_cannot() {
             r#"{"cmd":"request_init_config","name":"carol"}"#
         )
         .await,
-        r#"{"kind":"ok"}"#
+        r#"{"kind":"ok","approval":1}"#
     );
     let cancel = r#"{"cmd":"cancel_loose_end","kind":"approval","id":1}"#;
     assert!(
@@ -295,7 +295,12 @@ async fn manager_requests_check_their_arguments_before_queueing() {
     assert!(answer.contains("bad_request"), "{answer}");
     assert_eq!(
         ask(&mut m, r#"{"cmd":"request_init_config","name":"carol"}"#).await,
-        r#"{"kind":"ok"}"#
+        r#"{"kind":"ok","approval":1}"#
+    );
+    // The same request again: its pending row, nothing new queued.
+    assert_eq!(
+        ask(&mut m, r#"{"cmd":"request_init_config","name":"carol"}"#).await,
+        r#"{"kind":"ok","approval":1,"already_pending":true}"#
     );
     let rows = hive.approvals().await.unwrap();
     assert_eq!(rows.len(), 1);

@@ -8,20 +8,17 @@
 //! 7-40 hex digits, a flake input name cannot look like an option.
 
 use super::reply::{answer, done, refusal};
+use crate::service::approvals::Queued;
 use crate::service::{Hive, HiveError, NewApproval};
 use crate::wire::agent::Response;
 use crate::wire::host::{ApprovalKind, LifecycleScope};
 use crate::wire::ident::Ident;
 
-fn queued(result: Result<crate::wire::host::Approval, HiveError>) -> Response {
-    answer(result, |row| {
-        tracing::info!(
-            id = row.id,
-            kind = row.kind.as_str(),
-            "manager queued an approval"
-        );
-        Response::ok()
-    })
+/// The answer of an approval request on an agent or the manager socket:
+/// `{"kind":"ok","approval":<id>}`, with `"already_pending":true` when
+/// the same request was pending already (its row is the answer).
+pub(super) fn queued(result: Result<Queued, HiveError>) -> Response {
+    answer(result, |q| Response::queued(q.row.id, q.already_pending))
 }
 
 /// `request_apply_commit`: queue an `apply_commit` approval for `agent`.
@@ -32,7 +29,7 @@ pub async fn request_apply_commit(
     description: Option<String>,
 ) -> Response {
     queued(
-        hive.request_approval(NewApproval {
+        hive.queue(NewApproval {
             agent,
             kind: ApprovalKind::ApplyCommit,
             commit_ref,
@@ -49,7 +46,7 @@ pub async fn request_init_config(
     description: Option<String>,
 ) -> Response {
     queued(
-        hive.request_approval(NewApproval {
+        hive.queue(NewApproval {
             agent: name,
             kind: ApprovalKind::InitConfig,
             commit_ref: String::new(),
@@ -68,7 +65,7 @@ pub async fn request_update_meta_inputs(
 ) -> Response {
     let commit_ref = serde_json::Value::from(inputs).to_string();
     queued(
-        hive.request_approval(NewApproval {
+        hive.queue(NewApproval {
             agent: hive.config().manager(),
             kind: ApprovalKind::UpdateMetaInputs,
             commit_ref,

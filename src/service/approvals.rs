@@ -10,7 +10,7 @@ use super::{Hive, HiveError};
 use rusqlite::Connection;
 
 use crate::hive::Recipient;
-use crate::hive::approvals::{self as rules, Decision, Refusal};
+use crate::hive::approvals::{self as rules, Admission, Decision, Refusal, Requester};
 use crate::hive::{arguments, names};
 use crate::store::approvals::{self, NewApproval};
 use crate::store::{StoreError, agents, immediate};
@@ -31,11 +31,22 @@ impl Hive {
     /// a name with a config repo); an `apply_commit` is fetched and
     /// validated first (`proposals`); an `update_meta_inputs` needs the
     /// nixos profile and a `meta_flake`, and flake input names (they end
-    /// up in `nix flake update`'s argv).
+    /// up in `nix flake update`'s argv). The row, new or already pending
+    /// ([`Hive::queue`] says which).
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
-        let row = self.queue_approval(new).await?;
+        Ok(self.queue(new).await?.row)
+    }
+
+    /// [`Hive::request_approval`], saying whether the same request was
+    /// pending already: then that row is the answer, nothing new is queued
+    /// and the operator is not told again. An agent holding
+    /// `agent_max_pending_approvals` pending rows is refused
+    /// ([`HiveError::TooManyPending`]); see [`crate::hive::approvals`].
+    pub async fn queue(&self, new: NewApproval) -> Result<Queued, HiveError> {
+        let queued = self.queue_approval(new).await?;
+        let row = &queued.row;
         // A proposal that failed validation is already over.
-        if row.status == ApprovalStatus::Pending {
+        if !queued.already_pending && row.status == ApprovalStatus::Pending {
             self.notify_operator(NotifyEvent::ApprovalWaiting {
                 id: row.id,
                 agent: row.agent.clone(),
@@ -43,10 +54,10 @@ impl Hive {
                 description: row.description.clone(),
             });
         }
-        Ok(row)
+        Ok(queued)
     }
 
-    async fn queue_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
+    async fn queue_approval(&self, new: NewApproval) -> Result<Queued, HiveError> {
         match new.kind {
             ApprovalKind::Spawn => self.check_new_name(&new.agent).await?,
             ApprovalKind::InitConfig => {
@@ -71,13 +82,23 @@ impl Hive {
                 self.require(&new.agent).await?;
             }
         }
-        let now = self.now();
-        let row = self
+        let (now, manager, cap) = (
+            self.now(),
+            self.config().manager(),
+            self.config().agent_max_pending_approvals,
+        );
+        let admitted = self
             .store()
-            .run(move |c| approvals::insert(c, &new, now))
+            .run(move |c| admit_row(c, &new, None, false, &manager, cap, now))
             .await?;
-        tracing::info!(agent = %row.agent, id = row.id, kind = row.kind.as_str(), "{}: approval {} requested ({})", row.agent, row.id, row.kind.as_str());
-        Ok(row)
+        let queued = admitted.into_queued()?;
+        let row = &queued.row;
+        if queued.already_pending {
+            tracing::debug!(agent = %row.agent, id = row.id, "{}: approval {} asked again while pending", row.agent, row.id);
+        } else {
+            tracing::info!(agent = %row.agent, id = row.id, kind = row.kind.as_str(), "{}: approval {} requested ({})", row.agent, row.id, row.kind.as_str());
+        }
+        Ok(queued)
     }
 
     /// Queue a `spawn` approval for a name not yet in the hive.
@@ -150,6 +171,75 @@ impl Hive {
     pub async fn cancel_approval(&self, id: i64) -> Result<Approval, HiveError> {
         self.decide(id, Decision::Cancel).await
     }
+}
+
+/// A request's answer: its row, and whether the same request was pending
+/// already (nothing new was queued, nobody was told again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    pub row: Approval,
+    pub already_pending: bool,
+}
+
+/// What [`admit_row`] did with a request.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Admitted {
+    /// Inserted (and claimed, if asked): this row.
+    New(Approval),
+    /// The same request is pending as this row; nothing was inserted.
+    Pending(Approval),
+    /// Refused: the requester holds `cap` pending rows.
+    OverCap { agent: Ident, cap: usize },
+}
+
+impl Admitted {
+    pub(super) fn into_queued(self) -> Result<Queued, HiveError> {
+        match self {
+            Self::New(row) => Ok(Queued {
+                row,
+                already_pending: false,
+            }),
+            Self::Pending(row) => Ok(Queued {
+                row,
+                already_pending: true,
+            }),
+            Self::OverCap { agent, cap } => Err(HiveError::TooManyPending { agent, cap }),
+        }
+    }
+}
+
+/// Admit `new` by [`rules::admit`] and insert it if admitted, in one write
+/// transaction: a thousand identical requests racing leave one row. A
+/// proposal passes the commit its ref `resolved` to, and `claim`s its row
+/// while it is fetched.
+pub(super) fn admit_row(
+    conn: &mut Connection,
+    new: &NewApproval,
+    resolved: Option<&str>,
+    claim: bool,
+    manager: &Ident,
+    cap: usize,
+    at: i64,
+) -> Result<Admitted, StoreError> {
+    let tx = immediate(conn)?;
+    let who = rules::requester(new.kind, &new.agent, manager);
+    let pending = match &who {
+        Requester::Agent(agent) => approvals::pending_requested_by(&tx, agent, manager)?,
+        Requester::Operator => Vec::new(),
+    };
+    let admitted = match rules::admit(&who, &pending, new, resolved, cap) {
+        Admission::AlreadyPending(row) => Admitted::Pending(*row),
+        Admission::OverCap { agent, cap } => Admitted::OverCap { agent, cap },
+        Admission::Insert => {
+            let row = approvals::insert(&tx, new, at)?;
+            if claim {
+                approvals::claim(&tx, row.id)?;
+            }
+            Admitted::New(row)
+        }
+    };
+    tx.commit()?;
+    Ok(admitted)
 }
 
 /// The answer of a decision on a row.

@@ -47,7 +47,7 @@ impl Hive {
         name: &Ident,
         host: EgressPattern,
         reason: &str,
-    ) -> Result<Approval, HiveError> {
+    ) -> Result<super::approvals::Queued, HiveError> {
         arguments::check_reason("request_egress", reason)?;
         let allowed = self.egress_allow(name).await?;
         let concrete = match (host.host().starts_with("*."), host.port()) {
@@ -63,7 +63,7 @@ impl Hive {
                 host: host.to_string(),
             });
         }
-        self.request_approval(NewApproval {
+        self.queue(NewApproval {
             agent: name.clone(),
             kind: ApprovalKind::Egress,
             commit_ref: host.to_string(),

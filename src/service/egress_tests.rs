@@ -93,7 +93,8 @@ async fn request_egress_queues_an_approval_whose_approval_grants_the_host_to_the
     let row = hive
         .request_egress(&id("alice"), pattern("pypi.org:443"), "pip install")
         .await
-        .unwrap();
+        .unwrap()
+        .row;
     assert_eq!(row.kind, ApprovalKind::Egress);
     assert_eq!(row.commit_ref, "pypi.org:443");
     assert_eq!(row.description.as_deref(), Some("pip install"));
@@ -118,7 +119,8 @@ async fn an_egress_request_approved_for_a_time_is_granted_until_then_only() {
     let row = hive
         .request_egress(&id("alice"), pattern("pypi.org:443"), "pip install")
         .await
-        .unwrap();
+        .unwrap()
+        .row;
     let done = hive
         .approve(row.id, Some(Duration::from_secs(7_200)))
         .await
@@ -167,7 +169,8 @@ async fn a_duration_on_any_other_approval_is_refused_and_leaves_it_pending() {
     let egress = hive
         .request_egress(&id("alice"), pattern("pypi.org:443"), "pip install")
         .await
-        .unwrap();
+        .unwrap()
+        .row;
     let zero = hive
         .approve(egress.id, Some(Duration::ZERO))
         .await
@@ -190,7 +193,8 @@ async fn a_denied_request_grants_nothing() {
     let row = hive
         .request_egress(&id("alice"), pattern("evil.example:443"), "trust me")
         .await
-        .unwrap();
+        .unwrap()
+        .row;
     hive.deny(row.id, None).await.unwrap();
     assert_eq!(list(&hive, "alice").await, ["api.anthropic.com:443"]);
 }

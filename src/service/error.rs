@@ -159,6 +159,17 @@ pub enum HiveError {
     /// stops asking, or the operator changes the config. No row is queued.
     #[error("{0}")]
     NotOffered(String),
+    /// An agent asked for an approval while holding the most pending ones
+    /// one agent may (`agent_max_pending_approvals`): it waits until the
+    /// operator decides one (or the manager cancels one), then asks again.
+    /// Nothing was queued. (Issue 44: one agent's requests drowned the
+    /// operator's queue.)
+    #[error(
+        "agent {agent} already has {cap} approval requests pending, the most one agent may \
+         have (agent_max_pending_approvals); wait for the operator to approve or deny one \
+         (or the manager to cancel one), then ask again"
+    )]
+    TooManyPending { agent: Ident, cap: usize },
 }
 
 impl From<JournalError> for HiveError {
@@ -244,6 +255,7 @@ impl HiveError {
             Self::BadHook(_) => ErrorCode::BadHook,
             Self::BadArgument(_) | Self::NotOffered(_) => ErrorCode::BadRequest,
             Self::EgressAllowed { .. } => ErrorCode::AlreadyAllowed,
+            Self::TooManyPending { .. } => ErrorCode::TooManyPending,
             Self::Agenda(e) => agenda_code(e),
             Self::AgentSocket { .. } | Self::Io { .. } | Self::Internal(_) | Self::Store(_) => {
                 ErrorCode::Internal

@@ -90,6 +90,10 @@ fn one_of_each() -> Vec<HiveError> {
         HiveError::ConfigExists(id("kid")),
         HiveError::NoTurn(id("a")),
         HiveError::NotOffered("update_meta_inputs is for the nixos profile".into()),
+        HiveError::TooManyPending {
+            agent: id("a"),
+            cap: 16,
+        },
     ]
 }
 
@@ -129,6 +133,7 @@ fn variant(err: &HiveError) -> usize {
         HiveError::ConfigExists(_) => 29,
         HiveError::NoTurn(_) => 30,
         HiveError::NotOffered(_) => 31,
+        HiveError::TooManyPending { .. } => 32,
     }
 }
 
@@ -136,7 +141,7 @@ fn variant(err: &HiveError) -> usize {
 fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
     let all = one_of_each();
     let seen: Vec<usize> = all.iter().map(variant).collect();
-    assert_eq!(seen, (0..32).collect::<Vec<_>>(), "one example per variant");
+    assert_eq!(seen, (0..33).collect::<Vec<_>>(), "one example per variant");
     for err in &all {
         let code = err.code();
         assert_ne!(code, ErrorCode::Unknown, "{err}");
@@ -152,7 +157,9 @@ fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
         // Whoever reacts differently gets a different code.
         let expected_exit = match err {
             HiveError::StillRunning { .. } => exit::IN_PROGRESS,
-            HiveError::InboxFull(_) | HiveError::ApprovalInProgress(_) => exit::RETRY_LATER,
+            HiveError::InboxFull(_)
+            | HiveError::ApprovalInProgress(_)
+            | HiveError::TooManyPending { .. } => exit::RETRY_LATER,
             HiveError::AgentSocket { .. }
             | HiveError::Io { .. }
             | HiveError::Internal(_)

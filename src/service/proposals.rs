@@ -17,7 +17,7 @@
 //! stands for (`fetched_sha`, tag `proposal/<id>`): amending or
 //! force-moving a branch in the proposed repo afterwards changes nothing.
 
-use super::approvals::finish_row;
+use super::approvals::{Admitted, Queued, admit_row, finish_row};
 use super::{Hive, HiveError};
 use crate::config::{Config, DriverKind};
 use crate::containers::Profile;
@@ -186,7 +186,7 @@ impl Hive {
     pub(super) async fn propose(
         &self,
         new: crate::hive::approvals::NewApproval,
-    ) -> Result<Approval, HiveError> {
+    ) -> Result<Queued, HiveError> {
         arguments::check_commit_ref(&new.commit_ref)?;
         let n = new.agent.clone();
         if n == self.config().manager() || !self.repos().has_config(&n) {
@@ -198,15 +198,21 @@ impl Hive {
         }
         self.repos().check_layout(&n)?;
         let sha = self.repos().resolve(&n, &new.commit_ref).await?;
-        let now = self.now();
-        let row = self
+        let (now, manager, cap) = (
+            self.now(),
+            self.config().manager(),
+            self.config().agent_max_pending_approvals,
+        );
+        let resolved = sha.clone();
+        let admitted = self
             .store()
-            .run(move |c| {
-                let row = approvals::insert(c, &new, now)?;
-                approvals::claim(c, row.id)?;
-                Ok(row)
-            })
+            .run(move |c| admit_row(c, &new, Some(&resolved), true, &manager, cap, now))
             .await?;
+        // The same commit proposed again while pending: that row, not fetched twice.
+        let row = match admitted {
+            Admitted::New(row) => row,
+            other => return other.into_queued(),
+        };
         let id = row.id;
         let checked = self.fetch_and_check(&n, &sha, id).await;
         let (fetched, outcome) = match checked {
@@ -228,7 +234,10 @@ impl Hive {
                     })
                     .await?;
                 tracing::info!(agent = %n, id, "{n}: proposal {id} fetched as {} and valid", short(&sha));
-                Ok(row)
+                Ok(Queued {
+                    row,
+                    already_pending: false,
+                })
             }
             Err(why) => {
                 if fetched {

@@ -19,7 +19,7 @@ fn payload(targets: &[&str], first: i64, every: Option<u64>) -> SchedulePromptPa
 
 /// Request and approve a schedule; its id.
 async fn approved_schedule(w: &World, p: SchedulePromptPayload) -> i64 {
-    let row = w.hive.request_schedule_prompt(p).await.unwrap();
+    let row = w.hive.request_schedule_prompt(p).await.unwrap().row;
     let done = w.hive.approve(row.id, None).await.unwrap();
     assert_eq!(done.status, ApprovalStatus::Approved);
     let all = w.hive.list_schedules().await.unwrap();
@@ -175,7 +175,8 @@ async fn an_approved_schedule_whose_target_vanished_ends_the_approval_failed() {
         .hive
         .request_schedule_prompt(payload(&["bob"], T0, None))
         .await
-        .unwrap();
+        .unwrap()
+        .row;
     w.hive.destroy(&id("bob"), false).await.unwrap();
     let err = w.hive.approve(row.id, None).await.unwrap_err();
     assert!(err.to_string().contains("\"bob\""), "{err}");

@@ -59,11 +59,11 @@ impl Hive {
     pub async fn request_schedule_prompt(
         &self,
         payload: SchedulePromptPayload,
-    ) -> Result<Approval, HiveError> {
+    ) -> Result<super::approvals::Queued, HiveError> {
         self.check_payload(&payload).await?;
         let commit_ref = serde_json::to_string(&payload)
             .map_err(|e| HiveError::Internal(format!("schedule payload: {e}")))?;
-        self.request_approval(NewApproval {
+        self.queue(NewApproval {
             agent: self.config().manager(),
             kind: ApprovalKind::SchedulePrompt,
             commit_ref,

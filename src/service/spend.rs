@@ -116,9 +116,9 @@ impl Hive {
         agent: &Ident,
         cap: SpendCap,
         reason: &str,
-    ) -> Result<Approval, HiveError> {
+    ) -> Result<super::approvals::Queued, HiveError> {
         arguments::check_reason("request_budget", reason)?;
-        self.request_approval(NewApproval {
+        self.queue(NewApproval {
             agent: agent.clone(),
             kind: ApprovalKind::Budget,
             commit_ref: cap.to_string(),

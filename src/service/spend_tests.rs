@@ -259,7 +259,8 @@ async fn request_budget_queues_an_approval_and_approving_it_sets_the_budget() {
             "the migration needs a long run",
         )
         .await
-        .unwrap();
+        .unwrap()
+        .row;
     assert_eq!(
         (row.kind.as_str(), row.commit_ref.as_str()),
         ("budget", "3usd/day")

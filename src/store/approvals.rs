@@ -99,6 +99,30 @@ pub fn pending(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
         .collect())
 }
 
+/// The pending rows `agent` asked for (who asked: the kind says,
+/// [`crate::hive::approvals::requester`]); `manager` is the hive's. Rows
+/// about the agent are read by the index on `status`, then kept if the
+/// agent asked them; the manager's are every pending row of its kinds.
+pub fn pending_requested_by(
+    conn: &Connection,
+    agent: &Ident,
+    manager: &Ident,
+) -> Result<Vec<Approval>, StoreError> {
+    use crate::hive::approvals::{Requester, requester};
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' AND (agent = ?1 OR ?2)"
+    ))?;
+    let rows = stmt.query_map(params![agent.as_str(), agent == manager], read)?;
+    let mut out = Vec::new();
+    for r in rows {
+        let row = r??.0;
+        if requester(row.kind, &row.agent, manager) == Requester::Agent(agent.clone()) {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
 /// How many rows are pending.
 pub fn pending_count(conn: &Connection) -> Result<u64, StoreError> {
     let n: i64 = conn

@@ -311,11 +311,19 @@ impl Request {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Response {
     /// Done. A `send` says how many inboxes it reached (`delivered`; 0
-    /// for a `<children>` send from an agent without children); absent for
-    /// every other verb.
+    /// for a `<children>` send from an agent without children); a
+    /// `request_*` the id of its approval row (`approval`), and
+    /// `already_pending: true` when the same request was pending already
+    /// (that row is the answer; nothing new was queued). Absent otherwise:
+    /// both additive, so `{"kind":"ok"}` clients read these answers as
+    /// before.
     Ok {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         delivered: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approval: Option<i64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        already_pending: bool,
     },
     Err {
         message: String,
@@ -389,13 +397,29 @@ fn is_zero(n: &u64) -> bool {
 impl Response {
     /// `{"kind":"ok"}`.
     pub fn ok() -> Self {
-        Self::Ok { delivered: None }
+        Self::Ok {
+            delivered: None,
+            approval: None,
+            already_pending: false,
+        }
     }
 
     /// `{"kind":"ok","delivered":n}`: a send that reached `n` inboxes.
     pub fn sent(n: usize) -> Self {
         Self::Ok {
             delivered: Some(u64::try_from(n).unwrap_or(u64::MAX)),
+            approval: None,
+            already_pending: false,
+        }
+    }
+
+    /// `{"kind":"ok","approval":id}` for a queued request, with
+    /// `"already_pending":true` when row `id` was that request already.
+    pub fn queued(id: i64, already_pending: bool) -> Self {
+        Self::Ok {
+            delivered: None,
+            approval: Some(id),
+            already_pending,
         }
     }
 

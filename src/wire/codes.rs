@@ -118,6 +118,12 @@ pub enum ErrorCode {
     /// Too many open items of one kind, or a text too long: close some or
     /// shorten it.
     LimitReached,
+    /// The agent holds the most pending approval requests one agent may
+    /// (`agent_max_pending_approvals`): wait until the operator decides
+    /// one, then ask again. Not [`ErrorCode::LimitReached`]: nothing the
+    /// caller can close or shorten frees a slot; the operator's decision
+    /// does.
+    TooManyPending,
     /// The socket is at its connection cap: close one of yours, connect
     /// again later.
     TooManyConnections,
@@ -138,7 +144,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code the daemon sends (not [`ErrorCode::Unknown`]), in the
     /// order of the table in the README.
-    pub const ALL: [ErrorCode; 32] = [
+    pub const ALL: [ErrorCode; 33] = [
         Self::BadRequest,
         Self::UnknownAgent,
         Self::AlreadyExists,
@@ -167,6 +173,7 @@ impl ErrorCode {
         Self::ItemClosed,
         Self::InvalidItem,
         Self::LimitReached,
+        Self::TooManyPending,
         Self::TooManyConnections,
         Self::AlreadyAllowed,
         Self::IdleClosed,
@@ -204,6 +211,7 @@ impl ErrorCode {
             Self::ItemClosed => "item_closed",
             Self::InvalidItem => "invalid_item",
             Self::LimitReached => "limit_reached",
+            Self::TooManyPending => "too_many_pending",
             Self::TooManyConnections => "too_many_connections",
             Self::AlreadyAllowed => "already_allowed",
             Self::IdleClosed => "idle_closed",
@@ -238,7 +246,7 @@ impl ErrorCode {
             | Self::AlreadyAllowed => 409,
             Self::IdleClosed => 408,
             Self::BodyTooLarge => 413,
-            Self::InboxFull | Self::LimitReached => 429,
+            Self::InboxFull | Self::LimitReached | Self::TooManyPending => 429,
             // Accepted, not done: the page says so and the roster follows.
             Self::InProgress => 202,
             // Something outside the daemon (systemd, journalctl, an
@@ -257,7 +265,10 @@ impl ErrorCode {
     pub fn reaction(self) -> Reaction {
         match self {
             Self::InProgress => Reaction::Wait,
-            Self::InboxFull | Self::ApprovalBusy | Self::TooManyConnections => Reaction::RetryLater,
+            Self::InboxFull
+            | Self::ApprovalBusy
+            | Self::TooManyConnections
+            | Self::TooManyPending => Reaction::RetryLater,
             Self::Internal | Self::Unknown => Reaction::HiveFailed,
             Self::Denied => Reaction::AskPermission,
             Self::IdleClosed => Reaction::Reconnect,
