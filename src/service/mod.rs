@@ -104,6 +104,7 @@ pub mod loose_ends;
 mod meta_inputs;
 pub mod metrics;
 pub mod notify;
+mod notify_state;
 pub mod proposals;
 pub mod questions;
 mod queue_state;
@@ -198,7 +199,7 @@ struct Inner {
     /// The counters `/metrics` shows.
     metrics: metrics::MetricsState,
     /// Events queued for the operator's `notify_command`.
-    notify: notify::NotifyState,
+    notify: notify_state::NotifyState,
     /// The harnesses waiting on `await_interrupt` (turns in progress).
     interrupts: interrupt::InterruptState,
     /// Each agent's turn in progress (memory only).
@@ -238,7 +239,7 @@ impl Hive {
                 spend: spend_state::SpendState::default(),
                 deploys: tokio::sync::Mutex::new(()),
                 metrics: metrics::MetricsState::default(),
-                notify: notify::NotifyState::default(),
+                notify: notify_state::NotifyState::default(),
                 interrupts: interrupt::InterruptState::default(),
                 live: live_state::LiveState::default(),
                 transcript_logged: std::sync::Mutex::default(),

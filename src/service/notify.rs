@@ -5,44 +5,27 @@
 //!
 //! Decisions:
 //! - **It never holds up the hive.** An event is handed to one worker task
-//!   through a bounded queue ([`QUEUE`]); a full queue drops the event with
-//!   a warning. The worker runs one command at a time, each for at most
-//!   [`RUN_LIMIT`], and logs a failure at warn; nothing waits on it.
-//! - **Rate-limited per event and agent**: a second run for the same event
-//!   name and agent within `notify_interval_secs` is dropped (debug log),
-//!   so a flapping agent sends one page, not hundreds.
+//!   through a queue ([`super::notify_state`]) and nothing waits on it.
+//!   The worker runs one command at a time, each for at most
+//!   [`RUN_LIMIT`], and logs a failure at warn.
+//! - **Rate-limited per event and agent, before queueing**: an event of
+//!   the same name for the same agent accepted within
+//!   `notify_interval_secs` is dropped at once (debug log), so a flapping
+//!   agent sends one page, not hundreds, and a flood takes no place.
+//! - **Fair per agent**: each agent has its own place in the queue and the
+//!   worker serves agents in turn, so one agent's events never drop
+//!   another's (issue 44: one agent's approval spam filled the old 64-slot
+//!   queue and another's approval was never told).
 //! - argv from the config, no shell ([`crate::command`]).
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
-
-use tokio::sync::mpsc;
+use std::time::Duration;
 
 use super::Hive;
+use super::notify_state::Pushed;
 use crate::wire::notify::{Notification, NotifyEvent};
 
-/// Events waiting for the worker at most.
-const QUEUE: usize = 64;
 /// How long one run may take before it is killed.
 const RUN_LIMIT: Duration = Duration::from_secs(30);
-
-/// The queue to the worker; the receiving end until the worker takes it.
-#[derive(Debug)]
-pub(super) struct NotifyState {
-    tx: mpsc::Sender<Notification>,
-    rx: Mutex<Option<mpsc::Receiver<Notification>>>,
-}
-
-impl Default for NotifyState {
-    fn default() -> Self {
-        let (tx, rx) = mpsc::channel(QUEUE);
-        Self {
-            tx,
-            rx: Mutex::new(Some(rx)),
-        }
-    }
-}
 
 impl Hive {
     /// Queue `event` for `notify_command`, if one is configured; never
@@ -51,40 +34,29 @@ impl Hive {
         if self.config().notify_command.is_empty() {
             return;
         }
-        let name = event.name();
+        let interval = i64::try_from(self.config().notify_interval_secs).unwrap_or(i64::MAX);
+        let (name, agent) = (event.name(), event.agent().clone());
         let at = self.now();
-        if let Err(mpsc::error::TrySendError::Full(n)) =
-            self.inner.notify.tx.try_send(Notification { at, event })
-        {
-            tracing::warn!(agent = %n.event.agent(), "notify_command is behind: {name} event dropped");
+        if self.inner.notify.push(Notification { at, event }, interval) == Pushed::TooSoon {
+            tracing::debug!(%agent, "{agent}: {name} not notified again within {interval} s");
         }
     }
 
     /// The worker: run `notify_command` for each queued event, one at a
-    /// time, until `shutdown`. Started once by the daemon; a second call
-    /// returns at once.
+    /// time, agent after agent, until `shutdown`. Started once by the
+    /// daemon; a second call returns at once.
     pub async fn run_notifier(self, shutdown: tokio_util::sync::CancellationToken) {
-        let taken = self
-            .inner
-            .notify
-            .rx
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        let Some(mut rx) = taken else { return };
-        let interval = Duration::from_secs(self.config().notify_interval_secs);
-        let mut last: HashMap<(&'static str, String), Instant> = HashMap::new();
-        while let Some(n) = tokio::select! {
-            () = shutdown.cancelled() => None,
-            n = rx.recv() => n,
-        } {
-            let key = (n.event.name(), n.event.agent().to_string());
-            if last.get(&key).is_some_and(|t| t.elapsed() < interval) {
-                tracing::debug!(agent = %key.1, "{}: {} not notified again within {interval:?}", key.1, key.0);
-                continue;
+        if !self.inner.notify.take() {
+            return;
+        }
+        while !shutdown.is_cancelled() {
+            match self.inner.notify.pop() {
+                Some(n) => self.notify_once(&n).await,
+                None => tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = self.inner.notify.ready() => {}
+                },
             }
-            last.insert(key, Instant::now());
-            self.notify_once(&n).await;
         }
     }
 

@@ -89,3 +89,31 @@ async fn a_notify_command_that_cannot_run_costs_the_hive_nothing() {
     hive.request_spawn(&id("bob")).await.unwrap();
     assert_eq!(hive.approvals().await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn one_agents_thousand_events_leave_another_agents_event_delivered() {
+    // Issue 44: alice's approval spam filled the 64-slot queue before the
+    // worker deduplicated it, and bob's approval never reached the operator.
+    use crate::wire::host::ApprovalKind;
+    use crate::wire::notify::NotifyEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("events");
+    let (hive, _driver) = hive_notifying(dir.path(), &["tee", "-a", out.to_str().unwrap()]);
+    let waiting = |id: i64, agent: &str| NotifyEvent::ApprovalWaiting {
+        id,
+        agent: crate::testing::id(agent),
+        kind: ApprovalKind::Egress,
+        description: None,
+    };
+    for i in 0..1_000 {
+        hive.notify_operator(waiting(i, "alice"));
+    }
+    hive.notify_operator(waiting(5_000, "bob"));
+    written(&out, 2).await;
+    // Nothing more comes: alice's 999 others were dropped at the door.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let got = written(&out, 2).await;
+    let agents: Vec<String> = got.iter().map(|n| n.event.agent().to_string()).collect();
+    assert_eq!(agents, ["alice", "bob"], "{got:?}");
+    assert_eq!(got[1].event, waiting(5_000, "bob"));
+}
