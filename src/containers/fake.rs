@@ -24,6 +24,10 @@
 //! - destroy stops a running unit first; every state change is published on
 //!   the change channel, as the real driver does from `PropertiesChanged`.
 //!
+//! - a stop job that outlives the driver's wait ([`FakeDriver::stall_stops`],
+//!   a test switch) leaves the unit `deactivating`, its processes alive, and
+//!   answers [`Outcome::Pending`], as the real driver does when the job (or
+//!   the bus) outlasts its wait;
 //! - with a job delay ([`FakeDriver::with_job_delay`], `serve
 //!   --fake-job-delay-ms`), a start job holds the unit `activating` that
 //!   long before it is `active`, as a container whose boot systemd waits
@@ -54,6 +58,8 @@ pub struct FakeDriver {
     units: Mutex<HashMap<Ident, UnitState>>,
     /// Start jobs of these agents fail (a test switch).
     failing: Mutex<Vec<Ident>>,
+    /// Stop jobs of these agents outlive the wait (a test switch).
+    stalling: Mutex<Vec<Ident>>,
     changes: broadcast::Sender<UnitChange>,
     /// Stamps `since` when a unit becomes active.
     clock: SharedClock,
@@ -76,6 +82,7 @@ impl FakeDriver {
             profile,
             units: Mutex::new(HashMap::new()),
             failing: Mutex::new(Vec::new()),
+            stalling: Mutex::new(Vec::new()),
             changes: broadcast::channel(1024).0,
             clock: std::sync::Arc::new(SystemClock),
             job_delay: Duration::ZERO,
@@ -143,6 +150,17 @@ impl FakeDriver {
     #[cfg(test)]
     pub fn fail_starts(&self, name: &Ident) {
         self.failing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(name.clone());
+    }
+
+    /// Stop jobs of `name` outlive the driver's wait from now on: the unit
+    /// stays `deactivating` and `stop` answers [`Outcome::Pending`] (a test
+    /// switch, as `fail_starts`).
+    #[cfg(test)]
+    pub fn stall_stops(&self, name: &Ident) {
+        self.stalling
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(name.clone());
@@ -281,6 +299,20 @@ impl ContainerDriver for FakeDriver {
 
     async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
         let state = self.current(name)?;
+        let stalled = self
+            .stalling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(name);
+        if stalled && (state.is_running() || state.active == ActiveState::Deactivating) {
+            let going = UnitState {
+                active: ActiveState::Deactivating,
+                sub: "stop-sigterm".into(),
+                ..state
+            };
+            self.set(name, going);
+            return Ok(Outcome::Pending);
+        }
         let starting = state.active == ActiveState::Activating;
         if !state.is_running() && !starting && state.active != ActiveState::Failed {
             return Ok(Outcome::AlreadyInState);

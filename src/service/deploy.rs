@@ -29,7 +29,7 @@ use super::budget::within_budget;
 use super::deployed::apply_config;
 use super::proposals::short;
 use super::{Hive, HiveError};
-use crate::containers::{ContainerSpec, StopMode};
+use crate::containers::{ContainerSpec, Outcome, StopMode};
 use crate::hive::proposal::{AGENT_JSON, AgentConfig, Tag, not_on_main};
 use crate::repos::install_claude_files;
 use crate::store::agents;
@@ -242,7 +242,9 @@ impl Hive {
     }
 
     /// Stop `n`, install `tree`'s Claude files, rebuild with `spec` (and
-    /// record it: `base`), and `start` it again.
+    /// record it: `base`), and `start` it again. A stop that has not ended
+    /// ([`Outcome::Pending`]) ends it here: [`HiveError::StillRunning`],
+    /// nothing installed (the agent's processes may still be alive).
     async fn switch_to(
         &self,
         n: &Ident,
@@ -256,10 +258,24 @@ impl Hive {
         };
         self.mark_going_down(n);
         let deadline = self.config().stop_deadline();
-        self.driver()
+        let stopped = self
+            .driver()
             .stop(n, StopMode::Graceful { deadline })
             .await
             .map_err(driver_err)?;
+        match stopped {
+            Outcome::Done | Outcome::AlreadyInState => {}
+            // The stop goes on past the driver's wait (or its bus went
+            // away): the agent's processes may still run and write its
+            // state directory, so nothing is installed into it; the
+            // caller hears "still in progress" (the roster shows the end).
+            Outcome::Pending => {
+                return Err(HiveError::StillRunning {
+                    verb: "stop",
+                    agents: vec![n.to_string()],
+                });
+            }
+        }
         if tree.exists() {
             install_claude_files(tree, &spec.state_dir)?;
         }

@@ -361,3 +361,45 @@ async fn a_deployed_agent_json_opens_its_egress_hosts_to_that_agent_until_rolled
     hive.rollback(&alice, 0).await.unwrap();
     assert!(!egress_allows(&hive, "alice", "pypi.org", 443).await);
 }
+
+/// A stop that outlives the driver's wait (or loses the bus) leaves the
+/// agent's processes alive: a rebuild must not install anything into the
+/// state directory they write, where a `.claude` they swapped for a link
+/// would lead the install to a host path. (Before, `switch_to` ignored the
+/// stop's `Pending` and installed: the planted link was replaced.)
+#[tokio::test]
+async fn a_rebuild_whose_stop_is_still_pending_installs_nothing_and_says_so() {
+    let (hive, driver, dir, proposed) = running_alice().await;
+    let alice = id("alice");
+    let files = [
+        ("agent.json", NEW_CONFIG),
+        (".claude/commands/hi.md", "hi\n"),
+    ];
+    let sha = commit(&proposed, &files);
+    let row = ask(&hive, ApprovalKind::ApplyCommit, "alice", &sha).await;
+    hive.approve(row.id, None).await.unwrap();
+    assert!(hive.deployed_tree(&alice).join(".claude").is_dir());
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    // The agent moves the installed `.claude` away and plants a link.
+    let state = hive.config().agent_state_dir(&alice);
+    let planted = state.join(".claude");
+    std::fs::rename(&planted, state.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&outside, &planted).unwrap();
+    driver.stall_stops(&alice);
+    let err = hive.rebuild(&alice).await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        crate::wire::codes::ErrorCode::InProgress,
+        "{err}"
+    );
+    assert!(err.to_string().contains("stop of alice"), "{err}");
+    let link = std::fs::symlink_metadata(&planted).unwrap();
+    assert!(link.is_symlink(), "the agent's state was touched");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    let events = manager_events(&hive, &["\"rebuilt\""]).await;
+    assert!(
+        events.last().unwrap().contains(r#""ok":false"#),
+        "{events:?}"
+    );
+}
