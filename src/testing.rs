@@ -196,3 +196,40 @@ pub fn commit(repo: &Path, files: &[(&str, &str)]) -> String {
     git(repo, &["commit", "-q", "-m", "change"]);
     git(repo, &["rev-parse", "HEAD"])
 }
+
+/// The agent racing the daemon from inside its state directory: a thread
+/// that plays `round` (say, swap a directory for a link and back) again
+/// and again until the attacker is dropped.
+#[derive(Debug)]
+pub struct Attacker {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Attacker {
+    pub fn start(mut round: impl FnMut() + Send + 'static) -> Self {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = std::thread::spawn({
+            let stop = stop.clone();
+            move || {
+                while !stop.load(Ordering::Relaxed) {
+                    round();
+                }
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Attacker {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! A validated commit's tree written out into a hive-owned directory (the
-//! hive never builds in the proposed repo), and its Claude Code files
-//! installed into an agent's working directory.
+//! hive never builds in the proposed repo); the names of its Claude Code
+//! files, which the service installs into an agent's working directory
+//! (`service::claude_files`, by descriptor: that directory is the
+//! agent's).
 //!
 //! Decisions:
 //! - The tree is read with one `git cat-file --batch` in the applied repo
@@ -8,10 +10,6 @@
 //!   created new (`create_new`), so nothing in the destination is followed.
 //!   Rejected: `git checkout --work-tree` (an index, attributes, filters)
 //!   and `git archive | tar` (a second program deciding paths).
-//! - Installing into the agent's working directory (a directory the agent
-//!   writes) happens only while its container is stopped (the caller's
-//!   rule), and removes what is there first without following it: a
-//!   symlink the agent planted as `.claude` is removed, not written through.
 
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
@@ -66,52 +64,6 @@ impl Repos {
             }
         }
         Ok(())
-    }
-}
-
-/// Replace the Claude Code files of `workdir` with those of the exported
-/// tree `tree` (a name the tree lacks is removed). The container must be
-/// stopped.
-pub fn install_claude_files(tree: &Path, workdir: &Path) -> Result<(), RepoError> {
-    std::fs::create_dir_all(workdir).map_err(Repos::io(workdir))?;
-    for name in CLAUDE_FILES {
-        let target = workdir.join(name);
-        match std::fs::symlink_metadata(&target) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&target),
-            Ok(_) => std::fs::remove_file(&target),
-            Err(_) => Ok(()),
-        }
-        .map_err(Repos::io(&target))?;
-        let source = tree.join(name);
-        if std::fs::symlink_metadata(&source).is_ok() {
-            copy(&source, &target)?;
-        }
-    }
-    Ok(())
-}
-
-/// Copy `src` to `dst` (new), directories recursively, symlinks as
-/// symlinks, never following one.
-fn copy(src: &Path, dst: &Path) -> Result<(), RepoError> {
-    let meta = std::fs::symlink_metadata(src).map_err(Repos::io(src))?;
-    if meta.is_symlink() {
-        let target = std::fs::read_link(src).map_err(Repos::io(src))?;
-        std::os::unix::fs::symlink(target, dst).map_err(Repos::io(dst))
-    } else if meta.is_dir() {
-        std::fs::create_dir(dst).map_err(Repos::io(dst))?;
-        // Explicit modes: the daemon's umask (0077) must not hide the files
-        // from the agent (its user reads them as `nobody`'s).
-        std::fs::set_permissions(dst, std::fs::Permissions::from_mode(0o755))
-            .map_err(Repos::io(dst))?;
-        for entry in std::fs::read_dir(src).map_err(Repos::io(src))? {
-            let entry = entry.map_err(Repos::io(src))?;
-            copy(&entry.path(), &dst.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        let bytes = std::fs::read(src).map_err(Repos::io(src))?;
-        let executable = meta.permissions().mode() & 0o100 != 0;
-        create_file(dst, executable, &bytes).map_err(Repos::io(dst))
     }
 }
 

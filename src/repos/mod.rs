@@ -41,7 +41,7 @@ mod meta;
 
 use std::path::{Path, PathBuf};
 
-pub use export::{CLAUDE_FILES, install_claude_files};
+pub use export::CLAUDE_FILES;
 pub use git::GitError;
 
 use crate::wire::ident::Ident;

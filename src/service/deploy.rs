@@ -26,12 +26,12 @@
 use std::path::Path;
 
 use super::budget::within_budget;
+use super::claude_files::install_off_reactor;
 use super::deployed::apply_config;
 use super::proposals::short;
 use super::{Hive, HiveError};
 use crate::containers::{ContainerSpec, Outcome, StopMode};
 use crate::hive::proposal::{AGENT_JSON, AgentConfig, Tag, not_on_main};
-use crate::repos::install_claude_files;
 use crate::store::agents;
 use crate::wire::events::HelperEvent;
 use crate::wire::host::Approval;
@@ -277,7 +277,7 @@ impl Hive {
             }
         }
         if tree.exists() {
-            install_claude_files(tree, &spec.state_dir)?;
+            install_off_reactor(tree, &spec.state_dir).await?;
         }
         self.driver().rebuild(n, spec).await.map_err(driver_err)?;
         self.built(n, spec).await;
@@ -294,7 +294,7 @@ impl Hive {
     async fn first_deploy(&self, n: &Ident, sha: &str, build: &Path) -> Result<(), String> {
         self.promote(n, sha, build)?;
         let state = self.config().agent_state_dir(n);
-        let installed = install_claude_files(&self.deployed_tree(n), &state);
+        let installed = install_off_reactor(&self.deployed_tree(n), &state).await;
         let spawned = match installed {
             Ok(()) => self.spawn_queued(n, false).await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),

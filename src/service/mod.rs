@@ -46,7 +46,12 @@
 //!   before its row is shown.
 //! - `deploy`: an approved proposal built and switched to (export, the
 //!   container's limits and Claude files, restart), recorded (tags,
-//!   `main`, `deployed_sha`), and the deployed config read back.
+//!   `main`, `deployed_sha`), and the deployed config read back;
+//!   `claude_files`: those files installed into the agent's state
+//!   directory, by descriptor, once its container is stopped.
+//! - `confined`: paths under an agent's state directory reached by
+//!   descriptor, never following a link (reminder files, transcripts,
+//!   the Claude files).
 //! - `system_build`: the nixos profile's build of a config's `agent.nix`
 //!   (`nixos_build_command` given the exported tree and the sha).
 //! - `meta_inputs`: `update_meta_inputs` — `nix flake update` of the
@@ -85,6 +90,8 @@ pub mod approvals;
 mod base;
 pub mod broker;
 mod budget;
+mod claude_files;
+mod confined;
 mod deploy;
 mod deployed;
 pub mod egress;

@@ -14,21 +14,21 @@
 //! check and the write — makes the open fail instead of leading out. The
 //! final file must be a regular file with one link (a hard link to a file
 //! elsewhere on the same filesystem is refused), and it is opened
-//! `O_NONBLOCK` so a planted FIFO cannot hang the daemon. Rejected:
+//! `O_NONBLOCK` so a planted FIFO cannot hang the daemon (the walk and the
+//! open are [`super::confined`]'s). Rejected:
 //! canonicalize-and-compare-prefix, which races with a symlink swapped in
 //! after the check.
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, open, openat};
-use nix::sys::stat::{Mode, mkdirat};
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 
-use super::{Hive, HiveError};
+use super::{Hive, HiveError, confined};
 use crate::hive::agenda::{
     AgendaError, MAX_PENDING_REMINDERS, REMINDER_FILE_MAX, REMINDER_INLINE_MAX, check_len,
     check_relative_path, reminder_due,
@@ -141,30 +141,21 @@ pub(crate) fn write_confined(
         return Err(refused(shown, "it names no file"));
     };
     std::fs::create_dir_all(root).map_err(|e| HiveError::io(root, e))?;
-    let dir_flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_RDONLY;
-    let mut dir: OwnedFd = open(root, dir_flags, Mode::empty()).map_err(io)?;
-    for part in dirs {
-        match mkdirat(&dir, part.as_str(), Mode::from_bits_truncate(0o755)) {
-            Ok(()) | Err(Errno::EEXIST) => {}
-            Err(e) => return Err(io(e)),
+    let top = confined::open_dir(root).map_err(io)?;
+    let dir = match confined::beneath(top, dirs, Some(Mode::from_bits_truncate(0o755))) {
+        Ok(dir) => dir,
+        Err((_, Errno::ELOOP | Errno::ENOTDIR)) => {
+            return Err(refused(
+                shown,
+                "a directory on the way is a symbolic link or not a directory",
+            ));
         }
-        dir = match openat(&dir, part.as_str(), dir_flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::ELOOP | Errno::ENOTDIR) => {
-                return Err(refused(
-                    shown,
-                    "a directory on the way is a symbolic link or not a directory",
-                ));
-            }
-            Err(e) => return Err(io(e)),
-        };
-    }
-    let file_flags =
-        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
-    let fd = match openat(
+        Err((_, e)) => return Err(io(e)),
+    };
+    let fd = match confined::file_at(
         &dir,
         file.as_str(),
-        file_flags,
+        OFlag::O_WRONLY | OFlag::O_CREAT,
         Mode::from_bits_truncate(0o644),
     ) {
         Ok(fd) => fd,

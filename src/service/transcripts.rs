@@ -18,14 +18,13 @@
 //! turn's last hooks.
 
 use std::fs::File;
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use nix::fcntl::{OFlag, openat};
+use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
-use super::{Hive, HiveError};
+use super::{Hive, HiveError, confined};
 use crate::hive::transcript::{self, Counted, MAX_READ};
 use crate::store::{agents, transcripts, turns};
 use crate::wire::ident::Ident;
@@ -219,19 +218,13 @@ fn read_from(
 }
 
 fn open_beneath(dir: &Path, parts: &[String]) -> Result<File, String> {
-    let dirs = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-    let mut at: OwnedFd = File::open(dir)
-        .map_err(|e| format!("the agent's state directory: {e}"))?
-        .into();
+    let top = confined::open_dir(dir).map_err(|e| format!("the agent's state directory: {e}"))?;
     let Some((last, middle)) = parts.split_last() else {
         return Err("no file named".into());
     };
-    for part in middle {
-        at = openat(&at, part.as_str(), dirs | OFlag::O_NOFOLLOW, Mode::empty())
-            .map_err(|e| format!("{part}: {e} (a symlink is not followed)"))?;
-    }
-    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    let fd = openat(&at, last.as_str(), flags, Mode::empty())
+    let at = confined::beneath(top, middle, None)
+        .map_err(|(part, e)| format!("{part}: {e} (a symlink is not followed)"))?;
+    let fd = confined::file_at(&at, last.as_str(), OFlag::O_RDONLY, Mode::empty())
         .map_err(|e| format!("{last}: {e} (a symlink is not followed)"))?;
     Ok(File::from(fd))
 }
