@@ -233,3 +233,16 @@ impl Drop for Attacker {
         }
     }
 }
+
+/// One round of the commonest attack: `path` moved to `aside` and a link
+/// to `target` planted in its place for `hold`, then put back, then
+/// `hold` again as it was. Nothing happens while `path` is missing.
+pub fn swap_for_a_link(path: &Path, aside: &Path, target: &Path, hold: std::time::Duration) {
+    if std::fs::rename(path, aside).is_ok() {
+        let _ = std::os::unix::fs::symlink(target, path);
+        std::thread::sleep(hold);
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::rename(aside, path);
+    }
+    std::thread::sleep(hold);
+}

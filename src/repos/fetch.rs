@@ -31,7 +31,8 @@ impl Repos {
             return Ok(Vec::new());
         };
         let run = self.arg(systemd_run)?;
-        let dotgit = self.arg(&self.proposed(n).join(".git"))?;
+        // The top directory, not its `.git`: see [`Repos::fetch`].
+        let top = self.arg(&self.proposed(n))?;
         let state = self.arg(&self.state_dir)?;
         let mut argv = vec![run, "--quiet".into(), "--pipe".into(), "--wait".into()];
         argv.push("--collect".into());
@@ -45,7 +46,7 @@ impl Repos {
             "NoNewPrivileges=yes",
             "RuntimeMaxSec=120",
             &format!("TemporaryFileSystem={state}:ro"),
-            &format!("BindReadOnlyPaths={dotgit}"),
+            &format!("BindReadOnlyPaths={top}"),
         ] {
             argv.push("-p".into());
             argv.push(p.to_owned());
@@ -60,6 +61,27 @@ impl Repos {
         }
         argv.push("--".into());
         Ok(argv)
+    }
+
+    /// Let the sandboxed upload side, a dynamic user, into `n`'s proposed
+    /// repo's top directory, which it is given whole ([`Repos::fetch`]):
+    /// `a+rx` on that one directory (git made it under the daemon's umask:
+    /// 0700; its `.git` is readable to all already, `seed`). By path: the
+    /// entry is the hive's, in `proposed/`, which only root writes, so it
+    /// is no link. Without the sandbox, nothing.
+    fn let_upload_side_in(&self, n: &Ident) -> Result<(), RepoError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        if self.sandbox == Sandbox::Off {
+            return Ok(());
+        }
+        let top = self.proposed(n);
+        let meta = std::fs::symlink_metadata(&top).map_err(Self::io(&top))?;
+        let mode = meta.permissions().mode();
+        if meta.is_dir() && mode & 0o555 != 0o555 {
+            let open = std::fs::Permissions::from_mode(mode | 0o555);
+            std::fs::set_permissions(&top, open).map_err(Self::io(&top))?;
+        }
+        Ok(())
     }
 
     /// git with the upload side's config, behind the launcher.
@@ -78,6 +100,7 @@ impl Repos {
     /// caller) as `n`'s proposed repo knows it, read on the upload side.
     pub async fn resolve(&self, n: &Ident, commit_ref: &str) -> Result<String, RepoError> {
         self.check_layout(n)?;
+        self.let_upload_side_in(n)?;
         let dir = format!("--git-dir={}", self.arg(&self.proposed(n).join(".git"))?);
         let spec = format!("{commit_ref}^{{commit}}");
         let argv = self.upload_side(
@@ -113,9 +136,20 @@ impl Repos {
 
     /// Fetch exactly commit `sha` (40 hex) of `n`'s proposed repo into its
     /// applied repo as `refs/hive/incoming/<id>`.
+    ///
+    /// The URL (and the sandbox's bind) is the repo's top directory
+    /// `<state>/proposed/<n>`, an entry of the hive's in a directory only
+    /// root writes, never its `.git`, which the manager can swap for a
+    /// link after [`Repos::check_layout`]: root git would follow that link
+    /// to whatever file it names (a bundle it then reads, a FIFO), and
+    /// systemd would resolve the bind's source on the host. Given the top,
+    /// root git sees a directory and hands it to the upload side, which
+    /// finds `.git` inside its sandbox, where a link resolves in the
+    /// sandbox's own namespace (the rest of the state directory hidden).
     pub async fn fetch(&self, n: &Ident, sha: &str, id: i64) -> Result<(), RepoError> {
         self.check_layout(n)?;
-        let source = self.arg(&self.proposed(n).join(".git"))?;
+        self.let_upload_side_in(n)?;
+        let source = self.arg(&self.proposed(n))?;
         let upload = quoted(&self.upload_side(n, &["upload-pack"])?)?;
         let upload_pack = format!("--upload-pack={upload}");
         let refspec = format!("+{sha}:{}", incoming_ref(id));

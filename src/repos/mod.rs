@@ -15,9 +15,10 @@
 //!   abbreviated sha (`rev-parse`), under the same rules.
 //! - **The upload side runs sandboxed** ([`Sandbox::TransientUnit`]): `git
 //!   upload-pack` (and that `rev-parse`) as a transient systemd unit with a
-//!   dynamic user, the repo's git directory bound read-only, the rest of the
-//!   state directory hidden and no network, so alternates or symlinks
-//!   planted in the repo reach nothing the hive could read. Under `--driver
+//!   dynamic user, the repo's top directory bound read-only (never its
+//!   `.git`, which the manager can swap for a link: `fetch.rs`), the rest
+//!   of the state directory hidden and no network, so alternates or
+//!   symlinks planted in the repo reach nothing the hive could read. Under `--driver
 //!   fake` no systemd runs: [`Sandbox::Off`], every other rule kept, logged
 //!   once.
 //! - **Refused before any fetch, whatever the sandbox** (`layout.rs`): a

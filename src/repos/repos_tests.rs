@@ -93,13 +93,14 @@ fn the_sandboxed_upload_side_is_a_transient_unit_with_only_the_repo_bound() {
         "-p DynamicUser=yes",
         "-p PrivateNetwork=yes",
         "-p TemporaryFileSystem=/var/lib/hyperhive:ro",
-        "-p BindReadOnlyPaths=/var/lib/hyperhive/proposed/kid/.git",
+        "-p BindReadOnlyPaths=/var/lib/hyperhive/proposed/kid ",
         "--setenv=GIT_CONFIG_NOSYSTEM=1",
         "-c core.hooksPath=/dev/null",
         "-c safe.directory=* -c core.hooksPath=/dev/null",
     ] {
         assert!(line.contains(part), "{part} not in {line}");
     }
+    assert!(!line.contains("/kid/.git"), "{line}");
     assert!(line.ends_with(" upload-pack"), "{line}");
     assert_eq!(
         fetch::quoted(&["a".into(), "b c".into()]).unwrap(),
@@ -122,4 +123,48 @@ fn every_git_run_gets_hooks_off_and_only_the_file_protocol() {
         assert!(args.contains(kv), "{kv}");
     }
     assert!(args.ends_with(" fetch"));
+}
+
+/// The manager swaps its proposed repo's `.git` for a link to a repo of
+/// the host's (here a bundle file: one repo in one file), again and again,
+/// so that some fetch passes the layout check with the real `.git` and
+/// runs after the swap: the host repo's commit never reaches the applied
+/// repo. (Before, root git fetched `<proposed>/<n>/.git`, followed the
+/// link, found a file there and read it as a bundle; the sandbox bound the
+/// link's host target. Now both get the repo's top directory, an entry
+/// of the hive's that no agent can replace.)
+#[tokio::test]
+async fn a_dotgit_swapped_for_a_link_to_a_host_repo_after_the_check_fetches_nothing_of_it() {
+    use crate::testing::{Attacker, commit, git, swap_for_a_link};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let repos = Repos::new(&dir.path().join("state"), Sandbox::Off);
+    let kid = id("kid");
+    let files = [("agent.json".to_owned(), b"{}".to_vec())];
+    repos.seed(&kid, &files, "seed", None).await.unwrap();
+    let proposed = repos.proposed(&kid);
+    let host = dir.path().join("host");
+    std::fs::create_dir(&host).unwrap();
+    git(&host, &["init", "-q"]);
+    let secret = commit(&host, &[("secret", "the host's\n")]);
+    let bundle = dir.path().join("host.bundle");
+    git(
+        &host,
+        &["bundle", "create", "-q", bundle.to_str().unwrap(), "HEAD"],
+    );
+    let attacker = Attacker::start({
+        let (dotgit, real) = (proposed.join(".git"), proposed.join(".git.real"));
+        move || swap_for_a_link(&dotgit, &real, &bundle, Duration::from_millis(2))
+    });
+    for n in 0..40 {
+        let _ = repos.fetch(&kid, &secret, n).await;
+        if repos.has_object(&kid, &secret).await.unwrap() {
+            break;
+        }
+    }
+    drop(attacker);
+    assert!(
+        !repos.has_object(&kid, &secret).await.unwrap(),
+        "the host repo's commit was fetched"
+    );
 }
