@@ -3,7 +3,9 @@
 //! its user `agent` (host uid `base + AGENT_UID`), are made by the hive as
 //! root (at seeding) and so must change hands: at seeding while the
 //! manager runs, and at each start of the manager (a repo seeded while it
-//! was down, or before its range existed).
+//! was down, or before its range existed). The same walk adopts an
+//! agent's state and runtime directories into its range
+//! ([`super::userns`]).
 //!
 //! Decisions:
 //! - **Every entry not owned from the range gets the container's user**
@@ -38,8 +40,7 @@ use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 use nix::unistd::{Gid, Uid, fchown, fchownat};
 
-use super::settings_files::{FileError, USER_RANGE};
-use super::userns::AGENT_UID;
+use super::settings_files::{AGENT_UID, FileError, USER_RANGE};
 
 /// The deepest tree handed over.
 pub const MAX_DEPTH: usize = 64;
@@ -81,13 +82,13 @@ pub(super) fn chown(change: &Change<'_>) -> nix::Result<()> {
 /// (see the module docs). `dir`'s own last component is not followed
 /// either. Run as root.
 pub fn hand_over(dir: &Path, base: u32) -> Result<(), FileError> {
-    walk(dir, base, true, &mut |_, c| chown(c))
+    walk(dir, base, true, true, &mut |_, c| chown(c))
 }
 
 /// Give what is in `dir` (not `dir` itself, which stays its owner's) to
 /// the user of the range at `base`; a missing `dir` is nothing to do.
 pub fn hand_over_entries(dir: &Path, base: u32) -> Result<(), FileError> {
-    match walk(dir, base, false, &mut |_, c| chown(c)) {
+    match walk(dir, base, false, true, &mut |_, c| chown(c)) {
         Err(FileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             // Only the top can be missing here: an entry that vanished
             // during the walk is skipped below.
@@ -105,15 +106,17 @@ pub fn hand_over_entries(dir: &Path, base: u32) -> Result<(), FileError> {
 }
 
 /// The walk, each change handed to `apply` in post-order (`top` last, if
-/// `with_top`).
+/// `with_top`); `deep`: every level, else only the entries of `top` (a
+/// directory among them changed as an entry, not entered).
 pub(super) fn walk(
     top: &Path,
     base: u32,
     with_top: bool,
+    deep: bool,
     apply: &mut Apply<'_>,
 ) -> Result<(), FileError> {
     let dir = Dir::open(top, dir_flags(), Mode::empty()).map_err(io(top))?;
-    walk_dir(dir, top, base, with_top, 0, apply)
+    walk_dir(dir, top, base, with_top, deep, 0, apply)
 }
 
 fn dir_flags() -> OFlag {
@@ -149,6 +152,7 @@ fn walk_dir(
     path: &Path,
     base: u32,
     with_self: bool,
+    deep: bool,
     depth: usize,
     apply: &mut Apply<'_>,
 ) -> Result<(), FileError> {
@@ -156,7 +160,7 @@ fn walk_dir(
         return Err(FileError::Value {
             what: "directory",
             value: path.display().to_string(),
-            why: "it is nested deeper than the 64 levels a repo handed to a container may have",
+            why: "it is nested deeper than the 64 levels a tree handed to a container may have",
         });
     }
     let mut names: Vec<CString> = Vec::new();
@@ -175,10 +179,11 @@ fn walk_dir(
             Err(Errno::ENOENT) => continue,
             Err(e) => return Err(io(&child)(e)),
         };
-        if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR {
+        let is_dir = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR;
+        if is_dir && deep {
             let sub = Dir::openat(dir.as_fd(), name.as_c_str(), dir_flags(), Mode::empty())
                 .map_err(io(&child))?;
-            walk_dir(sub, &child, base, true, depth + 1, apply)?;
+            walk_dir(sub, &child, base, true, true, depth + 1, apply)?;
         } else if let Some((uid, gid)) = new_ids(&st, base) {
             let at = At::Name {
                 dir: dir.as_fd(),

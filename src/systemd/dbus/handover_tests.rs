@@ -24,7 +24,7 @@ fn tree() -> (tempfile::TempDir, PathBuf, PathBuf) {
 /// `top`), each with the ids it gives.
 fn planned(top: &Path, with_top: bool) -> Vec<(String, u32, u32)> {
     let mut seen = Vec::new();
-    walk(top, BASE, with_top, &mut |path, c| {
+    walk(top, BASE, with_top, true, &mut |path, c| {
         let rel = path.strip_prefix(top).unwrap().display().to_string();
         let rel = if rel.is_empty() { ".".to_owned() } else { rel };
         seen.push((rel, c.uid, c.gid));
@@ -80,7 +80,7 @@ fn a_top_that_is_a_symlink_is_refused_and_a_missing_one_is_nothing_to_do() {
     let (dir, top, _outside) = tree();
     let link = dir.path().join("link-to-top");
     symlink(&top, &link).unwrap();
-    assert!(walk(&link, BASE, true, &mut |_, _| Ok(())).is_err());
+    assert!(walk(&link, BASE, true, true, &mut |_, _| Ok(())).is_err());
     assert!(hand_over_entries(&link, BASE).is_err());
     assert!(hand_over_entries(&dir.path().join("none"), BASE).is_ok());
 }
@@ -93,9 +93,15 @@ fn a_tree_deeper_than_the_cap_is_refused() {
         deep.push("d");
     }
     std::fs::create_dir_all(&deep).unwrap();
-    let err = walk(&dir.path().join("top"), BASE, true, &mut |_, _| Ok(()))
-        .unwrap_err()
-        .to_string();
+    let err = walk(
+        &dir.path().join("top"),
+        BASE,
+        true,
+        true,
+        &mut |_, _| Ok(()),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("deeper"), "{err}");
 }
 
@@ -123,4 +129,18 @@ fn as_root_the_tree_becomes_the_agent_users_and_a_symlinks_target_stays_its_owne
     hand_over_entries(&top2, BASE).unwrap();
     assert_eq!(std::fs::metadata(&top2).unwrap().uid(), 0);
     assert_eq!(std::fs::metadata(top2.join("f")).unwrap().uid(), owner);
+}
+
+/// The runtime directory's adoption: its entries only, a directory among
+/// them changed as an entry and not entered, the top last.
+#[test]
+fn an_entries_only_walk_changes_a_directory_without_entering_it() {
+    let (_dir, top, _outside) = tree();
+    let mut seen = Vec::new();
+    walk(&top, BASE, true, false, &mut |path, _| {
+        seen.push(path.strip_prefix(&top).unwrap().display().to_string());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, ["a", "f", ""]);
 }

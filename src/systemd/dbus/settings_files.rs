@@ -107,6 +107,11 @@ pub fn nixos_conf_path(dir: &Path, name: &Ident) -> PathBuf {
 /// `super::userns`).
 pub const USER_RANGE: u32 = 0x1_0000;
 
+/// The harness's user inside every agent container (`agent`, from
+/// `systemd/hive-agent.sysusers`): the owner of `/var/lib/hive` and
+/// `/run/hive` and the only user that may connect to the agent's sockets.
+pub const AGENT_UID: u32 = 1000;
+
 /// The first line of every settings file the daemon writes; a file without
 /// it is an installation's own (the manager's) and left alone.
 const HEADER: &str = "# Written by hive-c0re for agent ";

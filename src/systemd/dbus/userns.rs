@@ -24,24 +24,25 @@
 //!   systemd 252 idmaps an attached mount, which Linux refuses (EBUSY, see
 //!   `settings_files::render_nspawn`), and tmpfs (`/run`) supports them only
 //!   since Linux 6.3 (Debian 12 ships 6.1).
-//! - The walk never follows a symbolic link (`lchown`, `symlink_metadata`),
-//!   and it runs only while the container is stopped and only until the top
-//!   directory is in range, so nothing inside can swap a directory for a
-//!   link under it.
+//! - The walk is the config repos' hand-over ([`super::handover`]): by
+//!   descriptor, each directory opened `O_NOFOLLOW` relative to its parent
+//!   and each entry changed with `fchownat(AT_SYMLINK_NOFOLLOW)`, so a
+//!   directory the agent swaps for a link under the walk (a process of its
+//!   container still alive, or one racing a start) fails the open instead
+//!   of leading the walk out; uid and gid each move into the range unless
+//!   already in it. It runs while the container is stopped and only until
+//!   the top directory is in range. Rejected: a walk by path (`lstat`,
+//!   then `read_dir` of what had become a link meanwhile).
 //! - Ranges come from nspawn's container block (`0x00080000..0x6FFF0000`,
 //!   systemd's UIDS-GIDS.md), 65536 ids each.
 
-use std::os::unix::fs::{MetadataExt, lchown};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
+use super::handover::{chown, walk};
 use super::settings_files::{FileError, USER_RANGE};
 use crate::wire::ident::Ident;
-
-/// The harness's user inside every agent container (`agent`, from
-/// `systemd/hive-agent.sysusers`): the owner of `/var/lib/hive` and
-/// `/run/hive` and the only user that may connect to the agent's sockets.
-pub const AGENT_UID: u32 = 1000;
 /// Ids per container.
 const RANGE: u32 = USER_RANGE;
 const FIRST: u32 = 0x0008_0000;
@@ -124,40 +125,23 @@ pub fn ensure(name: &Ident, state_dir: &Path, runtime_dir: &Path) -> Result<u32,
     if !nix::unistd::geteuid().is_root() {
         return Ok(base);
     }
-    let owner = base + AGENT_UID;
     // The runtime directory first and the state directory's top last: the
     // record exists only once everything below it is adopted.
-    adopt(runtime_dir, base, owner, false)?;
-    adopt(state_dir, base, owner, true)?;
+    adopt(runtime_dir, base, false)?;
+    adopt(state_dir, base, true)?;
     Ok(base)
 }
 
 /// Give `dir` and what is in it (all levels when `deep`, else one) to
-/// `owner`, leaving alone what is already owned from the range; the top
-/// directory last.
-fn adopt(dir: &Path, base: u32, owner: u32, deep: bool) -> Result<(), FileError> {
-    let in_range = |uid: u32| (base..base + RANGE).contains(&uid);
+/// the agent user of the range at `base`, leaving alone what is already
+/// owned from the range; the top directory last. A `deep` adoption of a
+/// top already in range is done.
+fn adopt(dir: &Path, base: u32, deep: bool) -> Result<(), FileError> {
     let top = std::fs::symlink_metadata(dir).map_err(io(dir))?;
-    if in_range(top.uid()) && deep {
+    if (base..base + RANGE).contains(&top.uid()) && deep {
         return Ok(());
     }
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).map_err(io(&d))? {
-            let path = entry.map_err(io(&d))?.path();
-            let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
-            if deep && meta.is_dir() {
-                stack.push(path.clone());
-            }
-            if !in_range(meta.uid()) {
-                lchown(&path, Some(owner), Some(owner)).map_err(io(&path))?;
-            }
-        }
-    }
-    if !in_range(top.uid()) {
-        lchown(dir, Some(owner), Some(owner)).map_err(io(dir))?;
-    }
-    Ok(())
+    walk(dir, base, true, deep, &mut |_, change| chown(change))
 }
 
 #[cfg(test)]

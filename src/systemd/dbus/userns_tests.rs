@@ -1,6 +1,12 @@
+use std::os::unix::fs::{MetadataExt as _, lchown};
+use std::path::Path;
+
+use super::super::settings_files::AGENT_UID;
 use super::*;
 
-use crate::testing::id;
+use std::time::{Duration, Instant};
+
+use crate::testing::{Attacker, id, swap_for_a_link};
 
 #[test]
 fn ranges_are_whole_slots_of_the_container_block() {
@@ -40,4 +46,53 @@ fn a_taken_slot_is_skipped_and_the_record_is_read_back() {
     assert!(taken(&state).is_empty());
     let not_a_dir = dir.path().join("agents");
     assert!(taken(&not_a_dir.join("nobody-here")).is_empty());
+}
+
+/// The agent (a process of its container still alive, or one racing a
+/// start) swaps a directory of its state for a link to a host directory,
+/// again and again, while the daemon adopts the state: nothing outside
+/// changes owner. (Before, the walk looked at an entry with `lstat`, then
+/// listed it by path, following the link it had become meanwhile, and
+/// gave away what the link named.) Root only: it changes owners.
+#[test]
+fn a_directory_swapped_for_a_link_during_the_adoption_gives_nothing_outside_away() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: changing owners needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (state, runtime) = (
+        dir.path().join("agents/alice"),
+        dir.path().join("run/alice"),
+    );
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(state.join("a")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret"), "s").unwrap();
+    std::fs::write(state.join("a/f"), "x").unwrap();
+    // Many entries beside `a`: the walk takes a while over them.
+    for i in 0..1000 {
+        std::fs::write(state.join(format!("f{i}")), "").unwrap();
+    }
+    let attacker = Attacker::start({
+        let (a, real, outside) = (state.join("a"), state.join("a.real"), outside.clone());
+        move || swap_for_a_link(&a, &real, &outside, Duration::from_micros(500))
+    });
+    let owned = |p: &Path| std::fs::symlink_metadata(p).unwrap().uid();
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        // Forget the record, so each round adopts the tree again.
+        lchown(&state, Some(0), Some(0)).unwrap();
+        let _ = ensure(&id("alice"), &state, &runtime);
+        if owned(&outside) != 0 || owned(&outside.join("secret")) != 0 {
+            break;
+        }
+    }
+    drop(attacker);
+    assert_eq!(owned(&outside), 0, "the host directory was given away");
+    assert_eq!(
+        owned(&outside.join("secret")),
+        0,
+        "a host file was given away"
+    );
 }
