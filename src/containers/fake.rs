@@ -149,10 +149,7 @@ impl FakeDriver {
     /// release binary cannot be told to fail).
     #[cfg(test)]
     pub fn fail_starts(&self, name: &Ident) {
-        self.failing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(name.clone());
+        switch_on(&self.failing, name);
     }
 
     /// Stop jobs of `name` outlive the driver's wait from now on: the unit
@@ -160,10 +157,7 @@ impl FakeDriver {
     /// switch, as `fail_starts`).
     #[cfg(test)]
     pub fn stall_stops(&self, name: &Ident) {
-        self.stalling
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(name.clone());
+        switch_on(&self.stalling, name);
     }
 
     fn keep_spec(&self, name: &Ident, spec: &ContainerSpec) {
@@ -190,6 +184,19 @@ impl FakeDriver {
                 unit: self.profile.unit_name(name),
             })
     }
+}
+
+/// Turn a test switch on for `name`.
+#[cfg(test)]
+fn switch_on(switch: &Mutex<Vec<Ident>>, name: &Ident) {
+    let mut names = switch.lock().unwrap_or_else(PoisonError::into_inner);
+    names.push(name.clone());
+}
+
+/// Is the test switch on for `name`?
+fn switched_on(switch: &Mutex<Vec<Ident>>, name: &Ident) -> bool {
+    let names = switch.lock().unwrap_or_else(PoisonError::into_inner);
+    names.contains(name)
 }
 
 #[async_trait::async_trait]
@@ -272,12 +279,7 @@ impl ContainerDriver for FakeDriver {
                 });
             }
         }
-        let failing = self
-            .failing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(name);
-        if failing {
+        if switched_on(&self.failing, name) {
             self.set(
                 name,
                 UnitState {
@@ -299,12 +301,8 @@ impl ContainerDriver for FakeDriver {
 
     async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
         let state = self.current(name)?;
-        let stalled = self
-            .stalling
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(name);
-        if stalled && (state.is_running() || state.active == ActiveState::Deactivating) {
+        let going_down = state.is_running() || state.active == ActiveState::Deactivating;
+        if going_down && switched_on(&self.stalling, name) {
             let going = UnitState {
                 active: ActiveState::Deactivating,
                 sub: "stop-sigterm".into(),
