@@ -43,7 +43,7 @@ open(p, "w").write(json.dumps(c, indent=2) + "\n")' "$repo" "$2" "$3"
   _cr_git "$repo" commit -q -am "$n: $2"
   sha=$(_cr_git "$repo" rev-parse HEAD)
   out=$(_cr_manager "{\"cmd\":\"request_apply_commit\",\"agent\":\"$n\",\"commit_ref\":\"$sha\"}")
-  expect_eq "request_apply_commit's answer" '{"kind":"ok"}' "$out"
+  expect_match "request_apply_commit's answer" '^\{"kind":"ok","approval":[0-9]+\}$' "$out"
   id=$(_cr_last_approval)
   hivectl_root approve "$id" >/dev/null 2>&1 || true
   wait_for 120 "approval $id to end approved" tb_approval_is "$id" approved ||
@@ -64,7 +64,7 @@ an_approved_commit_restarts_the_container_with_its_memory_limit_and_claude_md_an
   sha=$(_cr_git "$repo" rev-parse HEAD)
   since=$(in_c date '+%Y-%m-%d %H:%M:%S')
   out=$(_cr_manager "{\"cmd\":\"request_apply_commit\",\"agent\":\"cfg\",\"commit_ref\":\"${sha:0:10}\"}")
-  expect_eq "request_apply_commit's answer" '{"kind":"ok"}' "$out"
+  expect_match "request_apply_commit's answer" '^\{"kind":"ok","approval":[0-9]+\}$' "$out"
   # The upload side ran as a transient unit with a dynamic user.
   expect_match "a transient unit ran git upload-pack" "upload-pack" \
     "$(in_c journalctl --since "$since" -o cat --no-pager _PID=1 | grep -i 'run-' || true)"
@@ -165,7 +165,7 @@ the_manager_commits_in_its_containers_hive_proposed_as_its_user_and_cannot_write
     "$(in_c timeout 30 systemd-run -q -M h-crm --wait --pipe sh -c 'test -e /hive || echo absent')"
   # The commit made inside goes the whole way.
   out=$(_cr_manager "{\"cmd\":\"request_apply_commit\",\"agent\":\"crm\",\"commit_ref\":\"$sha\"}")
-  expect_eq "request_apply_commit's answer" '{"kind":"ok"}' "$out"
+  expect_match "request_apply_commit's answer" '^\{"kind":"ok","approval":[0-9]+\}$' "$out"
   id=$(_cr_last_approval)
   hivectl_root approve "$id" >/dev/null 2>&1 || true
   wait_for 60 "approval $id to end approved" tb_approval_is "$id" approved
