@@ -443,12 +443,7 @@ impl Shared {
 
     async fn set_limits(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
         let unit = self.unit(name);
-        let props = limits::properties(
-            spec.cpu_quota.as_deref(),
-            spec.memory_max.as_deref(),
-            spec.tasks_max,
-        )
-        .map_err(setup)?;
+        let props = limits::of(spec).map_err(setup)?;
         let conn = self.conn();
         let systemd = proxies::systemd(&conn)
             .await
@@ -465,12 +460,7 @@ impl Shared {
         spec: &ContainerSpec,
     ) -> Result<(), DriverError> {
         // Refuse a bad spec before anything is written.
-        limits::properties(
-            spec.cpu_quota.as_deref(),
-            spec.memory_max.as_deref(),
-            spec.tasks_max,
-        )
-        .map_err(setup)?;
+        limits::of(spec).map_err(setup)?;
         // What the container needs first, what makes it exist last: a kill
         // in between leaves an agent that is not created yet, not one that
         // exists and cannot start (issue 32: a clone without settings
@@ -528,12 +518,7 @@ impl Shared {
         spec: &ContainerSpec,
     ) -> Result<Outcome, DriverError> {
         self.ensure_exists(name).await?;
-        limits::properties(
-            spec.cpu_quota.as_deref(),
-            spec.memory_max.as_deref(),
-            spec.tasks_max,
-        )
-        .map_err(setup)?;
+        limits::of(spec).map_err(setup)?;
         self.write_settings(name, spec).await?;
         self.set_limits(name, spec).await?;
         Ok(Outcome::Done)

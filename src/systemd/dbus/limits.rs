@@ -13,6 +13,8 @@
 
 use zbus::zvariant::Value;
 
+use crate::containers::ContainerSpec;
+
 /// A limit systemd could not be given; the message names the value.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{what} {value:?} is not understood: {why}")]
@@ -103,6 +105,15 @@ pub fn properties(
         ("MemoryMax", Value::U64(mem)),
         ("TasksMax", Value::U64(tasks_max.unwrap_or(INFINITY))),
     ])
+}
+
+/// The `SetUnitProperties` list for `spec`'s limits.
+pub fn of(spec: &ContainerSpec) -> Result<Vec<(&'static str, Value<'static>)>, LimitError> {
+    properties(
+        spec.cpu_quota.as_deref(),
+        spec.memory_max.as_deref(),
+        spec.tasks_max,
+    )
 }
 
 #[cfg(test)]
