@@ -5,6 +5,7 @@
 //! naming the key, because a typo in a config file otherwise silently keeps a
 //! default (e.g. `stop_deadline_sec` would leave the 30 s deadline in place).
 
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,6 +40,28 @@ pub const MANAGER: &str = "ruth";
 /// `agent_tasks_max`'s default: room for Claude Code, its Node workers, a
 /// build or a test run with their threads, far below the host's pid space.
 pub const DEFAULT_TASKS_MAX: u64 = 4096;
+
+/// `agent_inotify_instances`'s default: the kernel's own per user.
+pub const DEFAULT_INOTIFY_INSTANCES: NonZeroU32 = nonzero(128);
+/// `agent_inotify_watches`'s default.
+pub const DEFAULT_INOTIFY_WATCHES: NonZeroU32 = nonzero(65_536);
+
+const fn nonzero(n: u32) -> NonZeroU32 {
+    match NonZeroU32::new(n) {
+        Some(n) => n,
+        None => NonZeroU32::MIN,
+    }
+}
+
+/// A count the kernel takes in a sysctl of type `int`: 1 to 2^31 - 1 (0
+/// would forbid inotify in the container; more is refused by the kernel).
+fn kernel_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NonZeroU32, D::Error> {
+    use serde::de::Error as _;
+    let n = u32::deserialize(d)?;
+    NonZeroU32::new(n)
+        .filter(|n| i32::try_from(n.get()).is_ok())
+        .ok_or_else(|| D::Error::custom(format!("{n} is not a count the kernel takes (1 to 2147483647)")))
+}
 
 /// Which container driver runs the containers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -127,6 +150,19 @@ pub struct Config {
     /// it may hold at once (issue 44: systemd's default, 15% of the host's
     /// pid_max, let one agent start 17,000 threads). `null`: no limit.
     pub agent_tasks_max: Option<u64>,
+    /// inotify instances each user of an agent's container may hold (its
+    /// user namespace's `max_inotify_instances`, set at each start by the
+    /// hive; issue 44: without it one agent took root's whole
+    /// `fs.inotify.max_user_instances`). The kernel's own default per user:
+    /// one per watching process (Node's libuv shares one per process).
+    #[serde(deserialize_with = "kernel_count")]
+    pub agent_inotify_instances: NonZeroU32,
+    /// inotify watches each user of an agent's container may hold (its
+    /// `max_inotify_watches`): one per watched directory; 65,536 holds a
+    /// large repository's tree for a file watcher (what editors ask of a
+    /// workstation is 8 to 16 times that; an agent watches one tree).
+    #[serde(deserialize_with = "kernel_count")]
+    pub agent_inotify_watches: NonZeroU32,
     /// Most agents the hive manages, the manager included; `spawn` past it
     /// is refused. The daemon's open-files limit must hold
     /// [`Config::fd_budget`]: it warns at start when it does not.
@@ -256,6 +292,8 @@ impl Default for Config {
             agent_cpu_quota: Some("200%".into()),
             agent_memory_max: Some("4G".into()),
             agent_tasks_max: Some(DEFAULT_TASKS_MAX),
+            agent_inotify_instances: DEFAULT_INOTIFY_INSTANCES,
+            agent_inotify_watches: DEFAULT_INOTIFY_WATCHES,
             max_agents: 1000,
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,

@@ -95,6 +95,15 @@ fn raise_fd_limit(budget: u64) {
 pub fn serve(config: Config) -> anyhow::Result<()> {
     let fds = activation::take_named_fds().context("read socket activation")?;
     raise_fd_limit(config.fd_budget());
+    if config.driver == DriverKind::Systemd {
+        let caps = crate::systemd::dbus::inotify::InotifyCaps {
+            instances: config.agent_inotify_instances,
+            watches: config.agent_inotify_watches,
+        };
+        for said in crate::systemd::dbus::inotify::check_host(config.max_agents, caps) {
+            tracing::warn!("{said}");
+        }
+    }
     for said in config.deprecations() {
         tracing::warn!("config: {said}");
     }

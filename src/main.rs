@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use hive_c0re::config::{Config, DriverKind, Overrides};
+use hive_c0re::systemd::dbus::inotify::InotifyCaps;
 
 /// mimalloc, not glibc's malloc: see Cargo.toml (issue 31's profile).
 #[global_allocator]
@@ -51,6 +52,30 @@ enum Command {
         #[arg(long)]
         socket: Option<PathBuf>,
     },
+    /// Cap the inotify instances and watches of a container's user
+    /// namespace: run by the daemon as a transient unit after it starts a
+    /// container (issue 44), single-threaded, since Linux refuses
+    /// `setns(CLONE_NEWUSER)` to a multi-threaded process.
+    #[command(hide = true)]
+    LimitUserns {
+        /// The container's leader (its init, from machined).
+        #[arg(long)]
+        leader: u32,
+        #[arg(long)]
+        inotify_instances: std::num::NonZeroU32,
+        #[arg(long)]
+        inotify_watches: std::num::NonZeroU32,
+    },
+}
+
+/// `hive-c0re limit-userns`: before any thread starts (no runtime here).
+fn limit_userns(leader: u32, caps: InotifyCaps) -> anyhow::Result<()> {
+    let (instances, watches) = hive_c0re::systemd::dbus::inotify::apply(leader, caps)?;
+    println!(
+        "user namespace of process {leader}: max_inotify_instances {instances}, \
+         max_inotify_watches {watches}"
+    );
+    Ok(())
 }
 
 /// `hive-c0re egress`: the socket systemd passed, or `socket` bound here;
@@ -111,6 +136,17 @@ fn main() -> ExitCode {
         .map_err(anyhow::Error::from)
         .and_then(hive_c0re::daemon::serve),
         Command::Egress { socket } => egress(socket),
+        Command::LimitUserns {
+            leader,
+            inotify_instances,
+            inotify_watches,
+        } => limit_userns(
+            leader,
+            InotifyCaps {
+                instances: inotify_instances,
+                watches: inotify_watches,
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -41,6 +41,7 @@ use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 use nix::unistd::{Gid, Uid, fchown, fchownat};
 
 use super::settings_files::{AGENT_UID, FileError, USER_RANGE};
+use crate::containers::RepoBinds;
 
 /// The deepest tree handed over.
 pub const MAX_DEPTH: usize = 64;
@@ -206,6 +207,32 @@ fn walk_dir(
             };
             apply(path, &change).map_err(io(path))?;
         }
+    }
+    Ok(())
+}
+
+/// The manager's repo binds before its container starts: both sources
+/// exist (nspawn refuses a missing one) and can be entered and listed by
+/// the container's users (`a+rx`: the daemon's `UMask=0077` made them
+/// `0700`), and every proposed repo is handed to the range at `base`
+/// ([`hand_over_entries`]: a repo seeded while the manager was
+/// down, or before its range existed). `proposed` itself stays root's.
+pub(super) fn repo_binds_ready(repos: &RepoBinds, base: u32) -> Result<(), FileError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    for dir in [&repos.proposed, &repos.applied] {
+        let io = |source| FileError::Io {
+            path: dir.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let mode = std::fs::metadata(dir).map_err(io)?.permissions().mode();
+        if mode & 0o555 != 0o555 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o555))
+                .map_err(io)?;
+        }
+    }
+    if nix::unistd::geteuid().is_root() {
+        hand_over_entries(&repos.proposed, base)?;
     }
     Ok(())
 }

@@ -24,6 +24,8 @@
 //!   the halt is lost when the re-exec wins (the container stayed up in the
 //!   test-bed); every daemon inside got SIGTERM besides. The view shows
 //!   what the init made of the signal.
+//! - after a start or restart that is done: the container's user namespace
+//!   gets its inotify caps ([`super::inotify`]).
 //! - create (nspawn): machined `CloneImage(template, h-<n>)` unless the image
 //!   exists, the `.nspawn` file, limits by `SetUnitProperties`; (nixos):
 //!   build, then `h-<n>.conf`, limits.
@@ -40,7 +42,7 @@ use super::jobs::{JobWait, Waited, failure_outcome};
 use super::settings_files::{self, FileError};
 use super::{Shared, handover, limits, proxies, userns};
 use crate::containers::{
-    ActiveState, ContainerSpec, DriverError, Outcome, Profile, RepoBinds, StopMode, machine_name,
+    ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
 };
 use crate::errors::chain;
 use crate::wire::host::Signal;
@@ -199,7 +201,7 @@ impl Shared {
     /// Before a start (nspawn): the agent's user range and its settings
     /// file agree, whatever version wrote the file; the manager's repo
     /// binds are there and its proposed repos its user's
-    /// ([`repo_binds_ready`]). An agent created before
+    /// ([`handover::repo_binds_ready`]). An agent created before
     /// user ranges (`PrivateUsers=no`, host network, its state root's) gets
     /// its range, its state adopted and the file rewritten here, on its
     /// first start after the upgrade. A file that is not ours (the
@@ -219,7 +221,7 @@ impl Shared {
             };
             let base = userns::ensure(&n, &file.spec.state_dir, &file.spec.runtime_dir)?;
             if let Some(repos) = &file.spec.repos {
-                repo_binds_ready(repos, base)?;
+                handover::repo_binds_ready(repos, base)?;
             }
             if file.base != Some(base) || !text.contains("Private=yes") {
                 tracing::info!(agent = %n, base, "{n}: settings file moved to its own user range");
@@ -246,7 +248,7 @@ impl Shared {
             };
             let base = userns::ensure(&n, &state, &runtime)?;
             if let Some(repos) = &repos {
-                repo_binds_ready(repos, base)?;
+                handover::repo_binds_ready(repos, base)?;
             }
             if let Some((text, _, _)) = settings_files::isolate_nixos_conf(&text, base) {
                 tracing::info!(agent = %n, base, "{n}: nixos config moved to its own user range");
@@ -266,7 +268,9 @@ impl Shared {
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Start, &unit).await?;
         let waited = job.wait(self.job_wait()).await;
-        self.finish(Verb::Start, &unit, waited)
+        let outcome = self.finish(Verb::Start, &unit, waited)?;
+        self.cap_inotify(name, outcome).await;
+        Ok(outcome)
     }
 
     pub(super) async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
@@ -275,7 +279,9 @@ impl Shared {
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Restart, &unit).await?;
         let waited = job.wait(self.job_wait()).await;
-        self.finish(Verb::Restart, &unit, waited)
+        let outcome = self.finish(Verb::Restart, &unit, waited)?;
+        self.cap_inotify(name, outcome).await;
+        Ok(outcome)
     }
 
     pub(super) async fn stop(&self, name: &Ident, mode: StopMode) -> Result<Outcome, DriverError> {
@@ -568,30 +574,4 @@ impl Shared {
         self.publish(change);
         Ok(())
     }
-}
-
-/// The manager's repo binds before its container starts: both sources
-/// exist (nspawn refuses a missing one) and can be entered and listed by
-/// the container's users (`a+rx`: the daemon's `UMask=0077` made them
-/// `0700`), and every proposed repo is handed to the range at `base`
-/// ([`handover::hand_over_entries`]: a repo seeded while the manager was
-/// down, or before its range existed). `proposed` itself stays root's.
-fn repo_binds_ready(repos: &RepoBinds, base: u32) -> Result<(), FileError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    for dir in [&repos.proposed, &repos.applied] {
-        let io = |source| FileError::Io {
-            path: dir.clone(),
-            source,
-        };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let mode = std::fs::metadata(dir).map_err(io)?.permissions().mode();
-        if mode & 0o555 != 0o555 {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o555))
-                .map_err(io)?;
-        }
-    }
-    if nix::unistd::geteuid().is_root() {
-        handover::hand_over_entries(&repos.proposed, base)?;
-    }
-    Ok(())
 }

@@ -33,11 +33,14 @@
 //! Settings files are written by [`settings_files`] (each agent in its own
 //! user range, [`userns`]; the manager's proposed repos handed to its range
 //! by [`handover`]), limits converted by
-//! [`limits`], NixOS closures built through the [`builder`] seam.
+//! [`limits`], NixOS closures built through the [`builder`] seam; each
+//! started container's user namespace gets its own inotify caps
+//! ([`inotify`]).
 
 pub mod builder;
 mod dispatch;
 pub mod handover;
+pub mod inotify;
 pub mod jobs;
 mod lifecycle;
 pub mod limits;
@@ -103,6 +106,10 @@ pub struct Settings {
     pub agents: Vec<Ident>,
     /// Builds NixOS system closures (nixos profile).
     pub builder: Arc<dyn SystemBuilder>,
+    /// The inotify caps each started container's user namespace gets, and
+    /// the binary whose `limit-userns` sets them ([`inotify`]); `None`:
+    /// not set (tests against a fake systemd).
+    pub inotify: Option<(inotify::InotifyCaps, PathBuf)>,
 }
 
 impl Settings {
@@ -120,6 +127,18 @@ impl Settings {
             nixos_containers_dir: config.nixos_containers_dir.clone(),
             agents,
             builder: Arc::new(CommandBuilder::new(config.nixos_build_command.clone())),
+            // The helper is this very binary (`hive-c0re limit-userns`);
+            // without a path to it the caps cannot be set, which each start
+            // then says.
+            inotify: std::env::current_exe()
+                .ok()
+                .map(|exe| {
+                    let caps = inotify::InotifyCaps {
+                        instances: config.agent_inotify_instances,
+                        watches: config.agent_inotify_watches,
+                    };
+                    (caps, exe)
+                }),
         }
     }
 }

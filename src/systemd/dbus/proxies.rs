@@ -64,6 +64,17 @@ pub trait Systemd {
 
     fn reset_failed_unit(&self, name: &str) -> zbus::Result<()>;
 
+    /// A unit of the caller's making (the inotify helper's oneshot):
+    /// properties, then auxiliary units (none); its start job.
+    #[allow(clippy::type_complexity)]
+    fn start_transient_unit(
+        &self,
+        name: &str,
+        mode: &str,
+        properties: &[(&str, Value<'_>)],
+        aux: &[(&str, Vec<(&str, Value<'_>)>)],
+    ) -> zbus::Result<OwnedObjectPath>;
+
     fn set_unit_properties(
         &self,
         name: &str,
@@ -91,6 +102,32 @@ pub trait Machined {
 
     /// `who` is `leader` (the container's init) or `all`.
     fn kill_machine(&self, name: &str, who: &str, signal: i32) -> zbus::Result<()>;
+
+    fn get_machine(&self, name: &str) -> zbus::Result<OwnedObjectPath>;
+}
+
+#[zbus::proxy(
+    interface = "org.freedesktop.machine1.Machine",
+    default_service = "org.freedesktop.machine1",
+    gen_blocking = false
+)]
+pub trait Machine {
+    /// The container's init, as the host sees it (its pid).
+    #[zbus(property)]
+    fn leader(&self) -> zbus::Result<u32>;
+}
+
+/// The leader pid of machine `name` (machined `GetMachine`, then its
+/// `Leader`).
+pub async fn machine_leader(conn: &zbus::Connection, name: &str) -> zbus::Result<u32> {
+    let path = machined(conn).await?.get_machine(name).await?;
+    MachineProxy::builder(conn)
+        .path(path)?
+        .cache_properties(CacheProperties::No)
+        .build()
+        .await?
+        .leader()
+        .await
 }
 
 pub async fn systemd(conn: &zbus::Connection) -> zbus::Result<SystemdProxy<'static>> {

@@ -61,6 +61,9 @@ pub fn settings_at(dir: &Path, address: String) -> Settings {
         nixos_containers_dir: dir.join("nixos"),
         agents: Vec::new(),
         builder: Arc::new(RecordingBuilder::new("/nix/store")),
+        // The fake systemd has no machines with leaders nor transient
+        // units: caps are the real-systemd tier's (tests/system).
+        inotify: None,
     }
 }
 
