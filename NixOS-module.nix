@@ -64,6 +64,16 @@ let
   fds = atLeast unitFds (s.max_agents * (s.agent_max_connections + 2) + 1024);
   fdStore = atLeast unitFdStore (2 * s.max_agents + 2);
 
+  # The host's inotify limits (issue 44): every instance and watch of an
+  # agent's container counts against root's as well, so root's must hold
+  # max_agents containers at their caps, each with its own services (16
+  # instances, 1,024 watches), plus the kernel's default (128 instances)
+  # and 65,536 watches for the host's own root processes. The daemon
+  # computes the same sums and warns at start when the host has less
+  # (src/systemd/dbus/inotify.rs, host_needs).
+  inotifyInstances = s.max_agents * (s.agent_inotify_instances + 16) + 128;
+  inotifyWatches = s.max_agents * (s.agent_inotify_watches + 1024) + 65536;
+
   # Every key of the daemon's config file (src/config.rs, `Config`):
   # nix/settings-options.nix. nix/tests/run compares these names with the struct.
   settingsOptions = import ./nix/settings-options.nix {
@@ -412,6 +422,13 @@ in
       };
 
       environment.etc.${configPath}.source = configFile;
+
+      # Above nixpkgs' own defaults (mkDefault), below an operator's plain
+      # setting (whose lower value the daemon then warns about at start).
+      boot.kernel.sysctl = {
+        "fs.inotify.max_user_instances" = lib.mkOverride 900 inotifyInstances;
+        "fs.inotify.max_user_watches" = lib.mkOverride 900 inotifyWatches;
+      };
 
       # The agents' egress proxy (hive-c0re-egress.service, started by its
       # socket): without it every agent request through the hive is a 502.

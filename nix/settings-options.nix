@@ -109,8 +109,12 @@ in
     "`MemoryMax=` of every agent container; null for no limit.";
   agent_tasks_max = opt (types.nullOr types.ints.positive) 4096
     "`TasksMax=` of every agent container: the processes and threads it may hold at once (an agent's `agent.json` `tasks_max` overrides it); null for no limit.";
+  agent_inotify_instances = opt (types.ints.between 1 2147483647) 128
+    "inotify instances each user of an agent's container may hold (its user namespace's `max_inotify_instances`, set at each start). The host's `fs.inotify.max_user_instances` is raised to hold `max_agents` agents at it.";
+  agent_inotify_watches = opt (types.ints.between 1 2147483647) 65536
+    "inotify watches each user of an agent's container may hold (its `max_inotify_watches`). The host's `fs.inotify.max_user_watches` is raised to hold `max_agents` agents at it.";
   max_agents = opt types.ints.positive 1000
-    "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's `LimitNOFILE=` and `FileDescriptorStoreMax=` are raised to fit it (every agent socket at `agent_max_connections`).";
+    "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's `LimitNOFILE=` and `FileDescriptorStoreMax=` are raised to fit it (every agent socket at `agent_max_connections`), and the host's `fs.inotify` limits (every agent at its inotify caps).";
   max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
   agent_max_connections = opt types.ints.positive 16
     "Open connections one agent socket serves at once; past it a connection is told why and closed.";

@@ -60,7 +60,11 @@ fn kernel_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NonZeroU32, D:
     let n = u32::deserialize(d)?;
     NonZeroU32::new(n)
         .filter(|n| i32::try_from(n.get()).is_ok())
-        .ok_or_else(|| D::Error::custom(format!("{n} is not a count the kernel takes (1 to 2147483647)")))
+        .ok_or_else(|| {
+            D::Error::custom(format!(
+                "{n} is not a count the kernel takes (1 to 2147483647)"
+            ))
+        })
 }
 
 /// Which container driver runs the containers.

@@ -137,3 +137,41 @@ fn an_old_config_with_approval_command_loads_and_is_told_the_key_is_deprecated()
     assert_eq!(Config::default().nix_command, ["nix"]);
     assert_eq!(Config::default().meta_flake, None);
 }
+
+#[test]
+fn agents_get_the_kernels_per_user_inotify_instances_and_room_for_a_repos_watches_by_default() {
+    let c = Config::parse(b"{}", Path::new("c.json")).unwrap();
+    assert_eq!(c.agent_inotify_instances.get(), 128);
+    assert_eq!(c.agent_inotify_watches.get(), 65_536);
+    let c = Config::parse(
+        br#"{"agent_inotify_instances": 8, "agent_inotify_watches": 2147483647}"#,
+        Path::new("c.json"),
+    )
+    .unwrap();
+    assert_eq!(c.agent_inotify_instances.get(), 8);
+    assert_eq!(c.agent_inotify_watches.get(), 2_147_483_647);
+}
+
+#[test]
+fn an_inotify_cap_the_kernel_would_not_take_is_refused_saying_why() {
+    // 0 would forbid inotify in the containers; past i32::MAX the sysctl
+    // write would fail with EINVAL at every start.
+    for (bad, why) in [
+        (
+            r#"{"agent_inotify_instances": 0}"#,
+            "0 is not a count the kernel takes (1 to 2147483647)",
+        ),
+        (
+            r#"{"agent_inotify_watches": 2147483648}"#,
+            "2147483648 is not a count the kernel takes",
+        ),
+        (
+            r#"{"agent_inotify_watches": -1}"#,
+            "invalid value: integer `-1`",
+        ),
+    ] {
+        let err = Config::parse(bad.as_bytes(), Path::new("c.json")).unwrap_err();
+        let said = format!("{:#}", anyhow::Error::from(err));
+        assert!(said.contains(why), "{bad}: {said}");
+    }
+}

@@ -6,7 +6,7 @@
 # root is an empty tmpfs (`--volatile=yes`) over the host's own /usr, so nothing is downloaded
 # and setup is one apt package (systemd-container). Into it go, unchanged, the project's
 # shipped units (systemd/hive-c0re{,-web}.socket and .service -> /etc/systemd/system, the sysusers file
-# -> /etc/sysusers.d) and the freshly built binaries (a directory bound read-only on
+# -> /etc/sysusers.d, the sysctl file -> /etc/sysctl.d) and the freshly built binaries (a directory bound read-only on
 # /usr/local/bin, where the shipped unit's ExecStart expects hive-c0re).
 #
 # Decision: boot the host's /usr rather than a debootstrapped Debian rootfs. Rejected
@@ -108,7 +108,7 @@ tb_new_id() { local u; u=$(cat /proc/sys/kernel/random/uuid); echo "${u//-/}" > 
 # tb_prepare: the directories bound into the bed, with the shipped units and fresh binaries.
 tb_prepare() {
   local d=$TB_DIR b
-  mkdir -p "$d"/{dbus,units,journal,bin,sysusers.d}
+  mkdir -p "$d"/{dbus,units,journal,bin,sysusers.d,sysctl.d}
   touch "$d/.hive-testbed"       # tb_down removes only a directory that carries this mark
   [ -s "$d/machine-id" ] || tb_new_id "$d/machine-id"
   # /etc/machine-id is a read-only bind (else: first boot, a wizard on the console), so the
@@ -120,6 +120,10 @@ tb_prepare() {
     "$TB_REPO/systemd/hive-c0re-egress.service" "$d/units/"
   # The shipped sysusers file, where an admin's would go (/etc is a fresh tmpfs each boot).
   cp "$TB_REPO/systemd/hive-c0re.sysusers" "$d/sysusers.d/hive-c0re.conf"
+  # The shipped sysctl file, where README's install puts it. systemd-sysctl skips it in the
+  # bed (nspawn mounts /proc/sys read-only: ConditionPathIsReadWrite=/proc/sys/), so the
+  # machine's own limits stay; tests/inotify.sh says which it saw.
+  cp "$TB_REPO/systemd/hive-c0re.sysctl" "$d/sysctl.d/60-hive-c0re.conf"
   # Test-bed users: one outside hive-admin, one member.
   cat > "$d/sysusers.d/zz-hive-testbed.conf" <<'EOF'
 u hive-outsider - "test-bed user outside hive-admin"
@@ -255,6 +259,7 @@ tb_up() {
         --bind-ro="$TB_DIR/machine-id:/etc/machine-id"
         --bind="$TB_DIR/units:/etc/systemd/system"
         --bind-ro="$TB_DIR/sysusers.d:/etc/sysusers.d"
+        --bind-ro="$TB_DIR/sysctl.d:/etc/sysctl.d"
         --bind-ro="$TB_DIR/preset:/etc/systemd/system-preset"
         --bind="$TB_DIR/journal:/var/log/journal"
         --bind="$TB_DIR/dbus:/run/dbus"

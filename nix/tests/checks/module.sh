@@ -103,6 +103,13 @@ effective "$T/big-units" hive-c0re.service >"$T/service-big.json" || bad "the la
 check "a hive of 20,000 agents gets the fds of both sockets at their connection cap and two fd store slots each" \
   jqt "$T/service-big.json" '(.Service.LimitNOFILE[-1] == "361024") and (.Service.FileDescriptorStoreMax[-1] == "40002")
     and (.Service.Environment | map(select(test("FDSTORE="))) | last | test("FDSTORE=40002"))'
+check "the host's inotify limits hold the default 1,000 agents at 128 instances and 65,536 watches (as systemd/hive-c0re.sysctl)" \
+  jqt "$T/on.json" '(.boot.kernel.sysctl["fs.inotify.max_user_instances"] == 144128) and (.boot.kernel.sysctl["fs.inotify.max_user_watches"] == 66625536)'
+check "a hive of 20,000 agents raises them with max_agents (an operator's own setting wins: priority 900)" \
+  jqt "$T/big.json" '(.boot.kernel.sysctl["fs.inotify.max_user_instances"] == 2880128) and (.boot.kernel.sysctl["fs.inotify.max_user_watches"] == 1331265536)'
+check "systemd/hive-c0re.sysctl ships the same values" \
+  test "$(grep -E '^fs\.inotify\.' systemd/hive-c0re.sysctl | tr -d ' ' | sort | paste -sd' ')" = \
+    "fs.inotify.max_user_instances=144128 fs.inotify.max_user_watches=66625536"
 check "the default hive keeps the unit's own LimitNOFILE=65536 and FileDescriptorStoreMax=4096" \
   jqt "$T/service.json" '(.Service.LimitNOFILE == ["65536"]) and (.Service.FileDescriptorStoreMax == ["4096"])'
 ev "$T/members.json" --arg settings '{ services.hive-c0re.enable = true;
@@ -116,7 +123,7 @@ check "the config file is formats.json's rendering of settings, every key with t
      profile: "nixos", domain: null, forge_url: null, matrix_url: null, stop_deadline_secs: 30,
      template_image: "hive-template", nspawn_dir: "/etc/systemd/nspawn", bind_host_usr: true, nixos_containers_dir: "/etc/nixos-containers",
      nixos_build_command: [.nixos_build_command[0]], approval_command: [], meta_flake: null, nix_command: ["nix"], notify_command: [], notify_interval_secs: 60, auto_update: false, agent_cpu_quota: "200%",
-     agent_memory_max: "4G", agent_tasks_max: 4096, max_agents: 1000, max_body_bytes: 65536, message_retention_secs: 604800, journal_directory: null,
+     agent_memory_max: "4G", agent_tasks_max: 4096, agent_inotify_instances: 128, agent_inotify_watches: 65536, max_agents: 1000, max_body_bytes: 65536, message_retention_secs: 604800, journal_directory: null,
      attention_after_secs: 300,
      agent_max_connections: 16, agent_idle_timeout_secs: 600, agent_max_answer_bytes: 4194304,
      inbox_max_messages: 10000, inbox_max_bytes: 67108864, transient_max_bytes: 1048576, agent_max_pending_approvals: 16,

@@ -249,6 +249,10 @@ pub enum HelperError {
          root's and it has no cap of its own (is the container without a user range?)"
     )]
     SharedNamespace { leader: u32 },
+    /// `/proc/sys` is read-only here and could not be made writable in a
+    /// mount namespace of the helper's own.
+    #[error("/proc/sys is read-only and cannot be remounted for the helper: {errno}")]
+    ReadOnly { errno: nix::Error },
     /// `setns(CLONE_NEWUSER)` was refused.
     #[error("cannot join the user namespace of process {leader}: {errno}")]
     Join { leader: u32, errno: nix::Error },
@@ -290,12 +294,55 @@ pub fn apply(leader: u32, caps: InotifyCaps) -> Result<(u32, u32), HelperError> 
     if same {
         return Err(HelperError::SharedNamespace { leader });
     }
+    // Before joining: in the container's namespace the helper could not
+    // remount anything of the host's.
+    writable_proc_sys()?;
     nix::sched::setns(&target, nix::sched::CloneFlags::CLONE_NEWUSER)
         .map_err(|errno| HelperError::Join { leader, errno })?;
     Ok((
         write_cap(USERNS_INSTANCES_PATH, caps.instances.get())?,
         write_cap(USERNS_WATCHES_PATH, caps.watches.get())?,
     ))
+}
+
+/// Make `/proc/sys` writable for this process alone where it is mounted
+/// read-only: a host that is itself a container (nspawn mounts `/proc/sys`
+/// read-only; the real-systemd test-bed is one). In a mount namespace of
+/// its own (nothing it mounts reaches the host), the helper remounts the
+/// `/proc/sys` bind read-write; on an ordinary host it is writable already
+/// and nothing is done. Only the joined namespace's own caps are written
+/// through it.
+fn writable_proc_sys() -> Result<(), HelperError> {
+    use nix::mount::{MsFlags, mount};
+    use nix::sys::statvfs::{FsFlags, statvfs};
+    let read_only = statvfs("/proc/sys/user")
+        .map(|s| s.flags().contains(FsFlags::ST_RDONLY))
+        .unwrap_or(false);
+    if !read_only {
+        return Ok(());
+    }
+    let remount = |errno| HelperError::ReadOnly { errno };
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS).map_err(remount)?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(remount)?;
+    mount(
+        None::<&str>,
+        "/proc/sys",
+        None::<&str>,
+        MsFlags::MS_REMOUNT
+            | MsFlags::MS_BIND
+            | MsFlags::MS_NOSUID
+            | MsFlags::MS_NODEV
+            | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(remount)
 }
 
 /// Write `value` to the sysctl at `path` and read it back.
@@ -344,12 +391,7 @@ impl Shared {
         }
     }
 
-    async fn run_helper(
-        &self,
-        name: &Ident,
-        caps: InotifyCaps,
-        exe: &Path,
-    ) -> Result<(), String> {
+    async fn run_helper(&self, name: &Ident, caps: InotifyCaps, exe: &Path) -> Result<(), String> {
         let machine = machine_name(name);
         let conn = self.conn();
         let leader = proxies::machine_leader(&conn, &machine)

@@ -11,10 +11,7 @@ fn caps(instances: u32, watches: u32) -> InotifyCaps {
 fn a_full_hive_needs_each_agents_cap_and_its_services_plus_the_hosts_reserve() {
     // 1,000 agents at 128 + 16 instances, plus root's own 128; watches
     // likewise.
-    assert_eq!(
-        host_needs(1000, caps(128, 65_536)),
-        (144_128, 66_625_536)
-    );
+    assert_eq!(host_needs(1000, caps(128, 65_536)), (144_128, 66_625_536));
     assert_eq!(host_needs(1, caps(1, 1)), (17 + 128, 1025 + 65_536));
 }
 
@@ -50,7 +47,13 @@ fn limits_that_hold_a_full_hive_say_nothing() {
     let (i, w) = host_needs(1000, caps(128, 65_536));
     assert!(host_shortfalls(Some(i), Some(w), 1000, caps(128, 65_536)).is_empty());
     assert!(
-        host_shortfalls(Some(u64::MAX), Some(u64::MAX), usize::MAX, caps(128, 65_536)).is_empty()
+        host_shortfalls(
+            Some(u64::MAX),
+            Some(u64::MAX),
+            usize::MAX,
+            caps(128, 65_536)
+        )
+        .is_empty()
     );
     // One short of it is said.
     assert_eq!(
@@ -64,8 +67,10 @@ fn an_unreadable_limit_is_said_not_guessed() {
     let said = host_shortfalls(None, Some(u64::MAX), 10, caps(128, 65_536));
     assert_eq!(
         said,
-        ["cannot read fs.inotify.max_user_instances: whether the host holds a full hive \
-          is unknown"]
+        [
+            "cannot read fs.inotify.max_user_instances: whether the host holds a full hive \
+          is unknown"
+        ]
     );
 }
 
@@ -84,10 +89,7 @@ fn the_helper_is_the_hidden_subcommand_with_the_leader_and_both_caps() {
             "65536"
         ]
     );
-    assert_eq!(
-        helper_unit("h-alice"),
-        "hive-c0re-limits-h-alice.service"
-    );
+    assert_eq!(helper_unit("h-alice"), "hive-c0re-limits-h-alice.service");
 }
 
 #[test]
@@ -131,7 +133,10 @@ fn a_leader_that_is_gone_is_named() {
     // pid_max is at most 2^22: this pid never exists.
     match apply(u32::MAX, caps(1, 1)) {
         Err(e @ HelperError::Open { .. }) => {
-            assert!(e.to_string().starts_with("cannot open /proc/4294967295/ns/user"))
+            assert!(
+                e.to_string()
+                    .starts_with("cannot open /proc/4294967295/ns/user")
+            )
         }
         other => panic!("expected Open, got {other:?}"),
     }

@@ -130,15 +130,13 @@ impl Settings {
             // The helper is this very binary (`hive-c0re limit-userns`);
             // without a path to it the caps cannot be set, which each start
             // then says.
-            inotify: std::env::current_exe()
-                .ok()
-                .map(|exe| {
-                    let caps = inotify::InotifyCaps {
-                        instances: config.agent_inotify_instances,
-                        watches: config.agent_inotify_watches,
-                    };
-                    (caps, exe)
-                }),
+            inotify: std::env::current_exe().ok().map(|exe| {
+                let caps = inotify::InotifyCaps {
+                    instances: config.agent_inotify_instances,
+                    watches: config.agent_inotify_watches,
+                };
+                (caps, exe)
+            }),
         }
     }
 }

@@ -122,6 +122,8 @@ in
     virtualisation.memorySize = opt t.int 1024;
     virtualisation.diskSize = opt t.int 1024;
     boot.isContainer = opt t.bool false;
+    # nixos/modules/config/sysctl.nix (values: int, string or bool).
+    boot.kernel.sysctl = opt (t.attrsOf t.anything) { };
     networking.hostName = opt (t.strMatching "^$|^[[:alnum:]]([[:alnum:]_-]{0,61}[[:alnum:]])?$") "nixos";
     nix.package = opt t.package pkgs.nix;
     nixpkgs.overlays = opt (t.listOf t.anything) [ ];
