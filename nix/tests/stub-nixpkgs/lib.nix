@@ -79,6 +79,10 @@ let
     ints = {
       unsigned = mkOptionType { name = "unsigned integer, meaning >=0"; check = v: b.isInt v && v >= 0; };
       positive = mkOptionType { name = "positive integer, meaning >0"; check = v: b.isInt v && v > 0; };
+      between = lo: hi: mkOptionType {
+        name = "integer between ${toString lo} and ${toString hi} (both inclusive)";
+        check = v: b.isInt v && v >= lo && v <= hi;
+      };
     };
     raw = mkOptionType { name = "raw value"; };
     # A NixOS module kept for later evaluation; definitions are collected
