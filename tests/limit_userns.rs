@@ -30,7 +30,10 @@ impl Namespaced {
         let end = Instant::now() + Duration::from_secs(10);
         // unshare execs sleep in the new namespace: wait until it has.
         while std::fs::read_link(&path).ok().is_none_or(|ns| ns == me) {
-            assert!(Instant::now() < end, "unshare did not enter a user namespace");
+            assert!(
+                Instant::now() < end,
+                "unshare did not enter a user namespace"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         Self(child)

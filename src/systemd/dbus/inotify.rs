@@ -154,11 +154,11 @@ pub fn host_shortfalls(
                 "cannot read {sysctl}: whether the host holds a full hive is unknown"
             )),
             Some(have) if have < need => said.push(format!(
-                "{sysctl} is {have}, below the {need} a full hive may hold \
-                 (max_agents {max_agents} x ({per_agent}) + {reserve} for the host's \
-                 own root processes): agents' inotify instances count against root's; \
-                 install hive-c0re.sysctl (or set it with boot.kernel.sysctl) or lower \
-                 max_agents"
+                "{sysctl} is {have}, below the {need} needed by max_agents agents at \
+                 their inotify caps ({max_agents} x ({per_agent}) + {reserve} for the \
+                 host's own root processes): agents' inotify instances and watches count \
+                 against root's; install hive-c0re.sysctl (or set it with \
+                 boot.kernel.sysctl) or lower max_agents"
             )),
             Some(_) => {}
         }

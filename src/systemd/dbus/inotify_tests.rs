@@ -30,13 +30,15 @@ fn the_kernels_defaults_are_too_low_for_a_full_hive_and_both_limits_are_named() 
     let said = host_shortfalls(Some(128), Some(122_389), 1000, caps(128, 65_536));
     assert_eq!(said.len(), 2, "{said:?}");
     assert!(
-        said[0].starts_with("fs.inotify.max_user_instances is 128, below the 144128"),
+        said[0].starts_with("fs.inotify.max_user_instances is 128, below the 144128 needed"),
         "{}",
         said[0]
     );
-    assert!(said[0].contains("max_agents 1000 x (agent_inotify_instances 128 + 16) + 128"));
     assert!(
-        said[1].starts_with("fs.inotify.max_user_watches is 122389, below the 66625536"),
+        said[0].contains("at their inotify caps (1000 x (agent_inotify_instances 128 + 16) + 128")
+    );
+    assert!(
+        said[1].starts_with("fs.inotify.max_user_watches is 122389, below the 66625536 needed"),
         "{}",
         said[1]
     );

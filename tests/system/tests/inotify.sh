@@ -103,13 +103,13 @@ the_daemon_warns_when_the_hosts_inotify_limits_cannot_hold_a_full_hive() {
   log=$(_ino_journal "$TB_UNIT")
   if [ "$have_i" -lt 24128 ]; then
     expect_match "the warning about instances" \
-      "fs.inotify.max_user_instances is $have_i, below the 24128 a full hive may hold" "$log"
+      "fs.inotify.max_user_instances is $have_i, below the 24128 needed by max_agents agents" "$log"
   elif grep -q "fs.inotify.max_user_instances is" <<<"$log"; then
     echo "  the daemon warned with $have_i instances, enough for 24128"; return 1
   fi
   if [ "$have_w" -lt 2089536 ]; then
     expect_match "the warning about watches" \
-      "fs.inotify.max_user_watches is $have_w, below the 2089536 a full hive may hold" "$log"
+      "fs.inotify.max_user_watches is $have_w, below the 2089536 needed by max_agents agents" "$log"
   elif grep -q "fs.inotify.max_user_watches is" <<<"$log"; then
     echo "  the daemon warned with $have_w watches, enough for 2089536"; return 1
   fi
