@@ -24,6 +24,24 @@ libc = ctypes.CDLL(None, use_errno=True)
 fd = libc.inotify_init1(0)
 print("inotify ok" if fd >= 0 else "inotify refused: " + errno.errorcode.get(ctypes.get_errno(), "?"))'
 
+# Instances and watches held by the processes of a unit's cgroup (argv[1]), as a sentence.
+_INO_HELD='import glob, os, sys
+cg = sys.argv[1]; pids = set()
+for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd"):
+    for f in glob.glob(root + cg + "/**/cgroup.procs", recursive=True):
+        pids.update(open(f).read().split())
+inst = watches = 0
+for p in pids:
+    for fd in glob.glob("/proc/%s/fd/*" % p):
+        try:
+            if os.readlink(fd) != "anon_inode:inotify": continue
+            inst += 1
+            info = open("/proc/%s/fdinfo/%s" % (p, os.path.basename(fd))).read()
+            watches += info.count("inotify wd:")
+        except OSError:
+            pass
+print("inob unit (%d processes, nspawn included) holds %d inotify instances and %d watches" % (len(pids), inst, watches))'
+
 # The flood, run from the agent's shell and left holding what it got until flood.stop appears
 # (bounded: 4,096 instances, 2,000 watches, 120 s).
 # shellcheck disable=SC2016  # the probe's $ are the agent's
@@ -85,6 +103,9 @@ an_agents_inotify_flood_stops_at_its_own_cap_and_another_agent_and_the_host_stil
   expect_eq "an instance for the bed's root while inoa holds its cap" "inotify ok" \
     "$(in_c "$TB_PYTHON" -c "$_INO_ONE")"
   in_c touch /var/lib/hyperhive/agents/inoa/flood.stop
+  # What a container's own services hold (the host's sums count 16 instances and 1,024 watches
+  # per container for them): every process of inob's unit, nspawn included.
+  echo "figure: $(in_c "$TB_PYTHON" -c "$_INO_HELD" "$(unit_prop systemd-nspawn@h-inob.service ControlGroup)")"
 }
 
 # The host's side: the shipped sysctl file is where the README installs it, and the daemon
