@@ -40,9 +40,16 @@
 //!   container root able to set them could raise them too; **an nspawn
 //!   setting** — `.nspawn` files have none for sysctls (only OCI bundles
 //!   carry `linux.sysctl`, and the hive does not run them).
-//! - **When**: after the start job is done. Until the helper has run (a
-//!   fraction of a second), the new namespace has no cap of its own; the
-//!   agent's processes start later, from `hive-agent.service` inside. A
+//! - **When**: after the hive's start or restart job is done, and at the
+//!   daemon's start for every container already running. Until the helper
+//!   has run (a fraction of a second), a new namespace has no cap of its
+//!   own; the agent's processes start later, from `hive-agent.service`
+//!   inside. A container started otherwise while the daemon runs
+//!   (`machinectl start`, a reboot from inside) gets its caps at the hive's
+//!   next start or restart of it, or the daemon's next start. Rejected for
+//!   now: acting on every unit that turns active in the view (the
+//!   dispatcher must never wait on a call, and the hive's own starts would
+//!   be capped twice). A
 //!   failure is logged as a warning naming the agent, and the container
 //!   keeps running (stopping it would not return the host's instances any
 //!   sooner than its own cap does).
@@ -388,6 +395,25 @@ impl Shared {
                 "{name}: its inotify caps could not be set ({e}); its instances count \
                  against root's without a cap of their own until its next start"
             ),
+        }
+    }
+
+    /// At connect: [`Self::cap_inotify`] for every container the view
+    /// shows running (the caps are set again where they were: the same
+    /// values).
+    pub(super) async fn cap_running(&self) {
+        if self.settings.inotify.is_none() {
+            return;
+        }
+        let running: Vec<Ident> = self
+            .view()
+            .snapshot()
+            .into_iter()
+            .filter(|(_, state)| state.is_running())
+            .map(|(name, _)| name)
+            .collect();
+        for name in running {
+            self.cap_inotify(&name, Outcome::Done).await;
         }
     }
 

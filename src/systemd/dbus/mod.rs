@@ -228,6 +228,11 @@ impl SystemdDriver {
         let dispatcher = tokio::spawn(dispatch::run(shared.clone(), stream));
         let driver = Self { shared, dispatcher };
         driver.shared.resync().await?;
+        // Containers already running (started before the daemon, by an
+        // older one or by the host's boot) get their inotify caps now, one
+        // at a time, without holding up the start.
+        let shared = driver.shared.clone();
+        tokio::spawn(async move { shared.cap_running().await });
         Ok(driver)
     }
 }

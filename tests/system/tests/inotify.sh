@@ -135,3 +135,24 @@ the_daemon_warns_when_the_hosts_inotify_limits_cannot_hold_a_full_hive() {
     echo "  the daemon warned with $have_w watches, enough for 2089536"; return 1
   fi
 }
+
+# A container already running when the daemon starts (started by an older daemon, or with other
+# caps) gets the daemon's caps then: the config changed from 8 to 6 instances and the daemon
+# restarted, the running container's namespace reads 6 without a restart of its own.
+# _ino_caps LEADER: max_inotify_instances of LEADER's user namespace, read from inside it.
+_ino_caps() { in_c nsenter --user --target "$1" -- cat /proc/sys/user/max_inotify_instances; }
+_ino_caps_are() { [ "$(_ino_caps "$1")" = "$2" ]; }
+
+a_container_running_when_the_daemon_starts_gets_the_daemons_caps() {
+  TB_ISO_CONFIG='"agent_inotify_instances": 8, "agent_inotify_watches": 1000' _iso_hive inoc
+  local leader
+  leader=$(in_c machinectl show -p Leader --value h-inoc)
+  expect_eq "h-inoc's max_inotify_instances after its start" 8 "$(_ino_caps "$leader")"
+  printf '%s\n' '{"stop_deadline_secs": 2, "template_image": "hive-iso-template", "agent_inotify_instances": 6, "agent_inotify_watches": 1000}' |
+    in_c sh -c 'cat > /etc/hive-c0re/config.json'
+  in_c systemctl restart "$TB_UNIT"
+  hivectl_root status >/dev/null
+  wait_for 10 "h-inoc's caps set by the restarted daemon" _ino_caps_are "$leader" 6 ||
+    { echo "  h-inoc reads $(_ino_caps "$leader")"; return 1; }
+  expect_eq "h-inoc's leader (not restarted)" "$leader" "$(in_c machinectl show -p Leader --value h-inoc)"
+}
