@@ -36,8 +36,10 @@
 //!   gives it no power it did not have; the helper's unit has a sandbox of
 //!   its own ([`transient_properties`]).
 //! - Rejected: **a unit inside the agent's image** writing its own caps at
-//!   boot — nspawn mounts `/proc/sys` read-only in the container, and a
-//!   container root able to set them could raise them too; **an nspawn
+//!   boot — nspawn mounts `/proc/sys` read-only in the container, locked by
+//!   its user namespace (its root cannot remount it: `isolation.sh` of the
+//!   real-systemd tier checks), and a container root able to set the caps
+//!   could raise them again; **an nspawn
 //!   setting** — `.nspawn` files have none for sysctls (only OCI bundles
 //!   carry `linux.sysctl`, and the hive does not run them).
 //! - **When**: after the hive's start or restart job is done, and at the
@@ -49,10 +51,13 @@
 //!   next start or restart of it, or the daemon's next start. Rejected for
 //!   now: acting on every unit that turns active in the view (the
 //!   dispatcher must never wait on a call, and the hive's own starts would
-//!   be capped twice). A
-//!   failure is logged as a warning naming the agent, and the container
-//!   keeps running (stopping it would not return the host's instances any
-//!   sooner than its own cap does).
+//!   be capped twice). A failure is logged as a warning naming the agent,
+//!   and the container keeps running: refusing the start would take an
+//!   agent down for a fault of the host's.
+//! - **Where `/proc/sys` is read-only** (a host that is itself a
+//!   container, as the real-systemd test-bed), the helper remounts it
+//!   read-write in a mount namespace of its own before joining
+//!   ([`writable_proc_sys`]); nothing else of the host's is writable to it.
 //! - **The host's limits** must hold every agent at its cap: the NixOS
 //!   module sets `fs.inotify.max_user_instances` and `max_user_watches`
 //!   from `max_agents`, `systemd/hive-c0re.sysctl` does it for other
