@@ -158,7 +158,7 @@
 //! `tests/layers.rs` checks both.
 //!
 //! # Current limitations
-//! See the README's "Limitations" section; it is kept current with each change.
+//! See the book's limitations (docs/src/limitations.md); kept current with each change.
 
 #![deny(unsafe_code)]
 

@@ -1,6 +1,6 @@
 //! The operational files that are written by hand stay in step with the
 //! code: the daemon's manual page with its options, the Debian polkit rule
-//! with the NixOS module's, the README's table of error codes with the
+//! with the NixOS module's, the book's table of error codes (docs/src/errors.md) with the
 //! codes.
 
 #![allow(clippy::disallowed_methods)] // test code runs the binary under test
@@ -75,17 +75,17 @@ fn the_debian_polkit_rule_is_the_nixos_modules_rule() {
     assert!(debian.contains("org.freedesktop.machine1.shell"));
 }
 
-/// The README's table of error codes lists every code the daemon sends,
+/// The book's table of error codes (docs/src/errors.md) lists every code the daemon sends,
 /// with the HTTP status and hivectl exit status the code decides.
 #[test]
-fn the_readme_documents_every_error_code_with_its_status_and_exit() {
+fn the_book_documents_every_error_code_with_its_status_and_exit() {
     use hive_c0re::wire::codes::ErrorCode;
-    let readme = read("README.md");
+    let readme = read("docs/src/errors.md");
     for code in ErrorCode::ALL {
         let row = readme
             .lines()
             .find(|l| l.starts_with(&format!("| `{code}` |")))
-            .unwrap_or_else(|| panic!("README.md has no row for `{code}`"));
+            .unwrap_or_else(|| panic!("docs/src/errors.md has no row for `{code}`"));
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         assert_eq!(
             (cells[3], cells[4]),

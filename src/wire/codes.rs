@@ -143,7 +143,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code the daemon sends (not [`ErrorCode::Unknown`]), in the
-    /// order of the table in the README.
+    /// order of the table in docs/src/errors.md.
     pub const ALL: [ErrorCode; 33] = [
         Self::BadRequest,
         Self::UnknownAgent,

@@ -103,9 +103,9 @@ if [ -e "$T/nginx.json" ] && [ -x "$BIN/hive-c0re" ] && [ -x "$BIN/hivectl" ] &&
   jq -r '.nginxServers["hive.example.org"]' "$T/nginx.json" >"$T/nginx-nixos.conf"
   check "dashboard.nginx in a real nginx: password asked, /agent/<n>/ reaches the agent's page, forms pass the CSRF check (Host), a roster change arrives on /events/ at once" \
     real_nginx nixos "$T/nginx-nixos.conf"
-  # The README's virtual host for Debian, as an operator pastes it.
-  awk '/^```nginx/ { f = 1; next } f && /^```/ { exit } f { print }' README.md >"$T/nginx-readme.conf"
-  check "the README's nginx virtual host for Debian does the same in a real nginx" real_nginx readme "$T/nginx-readme.conf"
+  # The book's virtual host for Debian (docs/src/dashboard.md), as an operator pastes it.
+  awk '/^```nginx/ { f = 1; next } f && /^```/ { exit } f { print }' docs/src/dashboard.md >"$T/nginx-readme.conf"
+  check "the book's nginx virtual host for Debian does the same in a real nginx" real_nginx readme "$T/nginx-readme.conf"
 else
   echo "skip - dashboard.nginx in a real nginx: needs root, $BIN/hive-c0re and hivectl"
 fi
