@@ -67,6 +67,56 @@ fn kernel_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NonZeroU32, D:
         })
 }
 
+/// `agent_disk_quota`'s default: 10 GiB.
+pub const DEFAULT_DISK_QUOTA: u64 = 10 << 30;
+/// `agent_disk_inodes`'s default.
+pub const DEFAULT_DISK_INODES: u64 = 1_000_000;
+
+/// A disk size: bytes, or a whole number with K, M, G or T (powers of
+/// 1024, as systemd's `MemoryMax=` and `agent_memory_max`); `null` is no
+/// quota. Refused: 0 (an agent that can write nothing cannot run) and
+/// anything under 1 MiB, which is surely a unit forgotten.
+fn disk_size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    use serde::de::Error as _;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Bytes(u64),
+        Text(String),
+    }
+    let bytes = match Option::<Size>::deserialize(d)? {
+        None => return Ok(None),
+        Some(Size::Bytes(n)) => n,
+        Some(Size::Text(text)) => parse_size(&text).ok_or_else(|| {
+            D::Error::custom(format!(
+                "{text:?} is not a size: write bytes or a whole number with K, M, G or T, \
+                 such as \"10G\""
+            ))
+        })?,
+    };
+    if bytes < 1 << 20 {
+        return Err(D::Error::custom(format!(
+            "{bytes} bytes is below 1M: write a size such as \"10G\", or null for no quota"
+        )));
+    }
+    Ok(Some(bytes))
+}
+
+/// `"10G"` as bytes (K, M, G, T: powers of 1024; no suffix: bytes).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let (number, shift) = match text.as_bytes().last()? {
+        b'K' => (&text[..text.len() - 1], 10),
+        b'M' => (&text[..text.len() - 1], 20),
+        b'G' => (&text[..text.len() - 1], 30),
+        b'T' => (&text[..text.len() - 1], 40),
+        _ => (text, 0),
+    };
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
 /// Which container driver runs the containers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -167,6 +217,26 @@ pub struct Config {
     /// workstation is 8 to 16 times that; an agent watches one tree).
     #[serde(deserialize_with = "kernel_count")]
     pub agent_inotify_watches: NonZeroU32,
+    /// Bytes each agent's state (and image) directory may hold: a project
+    /// quota set before each start (`systemd::dbus::quota`; issue 44: one
+    /// agent filled the disk `hive.db` lives on). Bytes, or a number with
+    /// K, M, G or T (powers of 1024) as `agent_memory_max` is written;
+    /// `null`: no quota. 10 GiB: an agent's image (about 2 GiB with Node
+    /// and Claude Code), a large repository's checkout and build output,
+    /// and its transcripts, with room to spare; the operator sizes
+    /// `max_agents` times it against the disk.
+    #[serde(deserialize_with = "disk_size")]
+    pub agent_disk_quota: Option<u64>,
+    /// Files and directories (inodes) each agent may hold under the same
+    /// quota: a million is a few large `node_modules` trees, and bounds
+    /// an agent that would take the file system's inodes with empty files.
+    pub agent_disk_inodes: u64,
+    /// Refuse to start an agent whose state cannot be held to its quota
+    /// (no project quota on the file system, or the quota could not be
+    /// set): `no_disk_quota`. Off by default: a hive on a file system
+    /// without project quota then runs its agents unlimited, with a
+    /// warning at start.
+    pub agent_disk_quota_required: bool,
     /// Most agents the hive manages, the manager included; `spawn` past it
     /// is refused. The daemon's open-files limit must hold
     /// [`Config::fd_budget`]: it warns at start when it does not.
@@ -298,6 +368,9 @@ impl Default for Config {
             agent_tasks_max: Some(DEFAULT_TASKS_MAX),
             agent_inotify_instances: DEFAULT_INOTIFY_INSTANCES,
             agent_inotify_watches: DEFAULT_INOTIFY_WATCHES,
+            agent_disk_quota: Some(DEFAULT_DISK_QUOTA),
+            agent_disk_inodes: DEFAULT_DISK_INODES,
+            agent_disk_quota_required: false,
             max_agents: 1000,
             max_body_bytes: 64 * 1024,
             message_retention_secs: 7 * 24 * 3600,

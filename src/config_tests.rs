@@ -175,3 +175,48 @@ fn an_inotify_cap_the_kernel_would_not_take_is_refused_saying_why() {
         assert!(said.contains(why), "{bad}: {said}");
     }
 }
+
+#[test]
+fn agents_get_a_ten_gib_and_million_inode_disk_quota_not_required_by_default() {
+    let c = Config::parse(b"{}", Path::new("c.json")).unwrap();
+    assert_eq!(c.agent_disk_quota, Some(10 * 1024 * 1024 * 1024));
+    assert_eq!(c.agent_disk_inodes, 1_000_000);
+    assert!(!c.agent_disk_quota_required);
+    for (text, bytes) in [
+        (r#"{"agent_disk_quota": "512M"}"#, Some(512u64 << 20)),
+        (r#"{"agent_disk_quota": "2T"}"#, Some(2u64 << 40)),
+        (r#"{"agent_disk_quota": 1073741824}"#, Some(1u64 << 30)),
+        (r#"{"agent_disk_quota": "1073741824"}"#, Some(1u64 << 30)),
+        (r#"{"agent_disk_quota": null}"#, None),
+    ] {
+        let c = Config::parse(text.as_bytes(), Path::new("c.json")).unwrap();
+        assert_eq!(c.agent_disk_quota, bytes, "{text}");
+    }
+    let c = Config::parse(
+        br#"{"agent_disk_inodes": 5000, "agent_disk_quota_required": true}"#,
+        Path::new("c.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.agent_disk_inodes, c.agent_disk_quota_required),
+        (5000, true)
+    );
+}
+
+#[test]
+fn a_disk_quota_that_is_not_a_size_or_is_below_a_mebibyte_is_refused_saying_why() {
+    for (bad, why) in [
+        (r#"{"agent_disk_quota": "10GB"}"#, r#""10GB" is not a size"#),
+        (r#"{"agent_disk_quota": "ten"}"#, r#""ten" is not a size"#),
+        (r#"{"agent_disk_quota": 0}"#, "0 bytes is below 1M"),
+        (
+            r#"{"agent_disk_quota": "512K"}"#,
+            "524288 bytes is below 1M",
+        ),
+        (r#"{"agent_disk_quota": "99999999999T"}"#, "is not a size"),
+    ] {
+        let err = Config::parse(bad.as_bytes(), Path::new("c.json")).unwrap_err();
+        let said = format!("{:#}", anyhow::Error::from(err));
+        assert!(said.contains(why), "{bad}: {said}");
+    }
+}

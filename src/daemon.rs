@@ -103,6 +103,14 @@ pub fn serve(config: Config) -> anyhow::Result<()> {
         for said in crate::systemd::dbus::inotify::check_host(config.max_agents, caps) {
             tracing::warn!("{said}");
         }
+        // Once, here: each start says only "unlimited" in its own line.
+        let agents = config.state_dir.join("agents");
+        let required = config.agent_disk_quota_required;
+        if config.agent_disk_quota.is_some()
+            && let Some(said) = crate::systemd::dbus::quota::check_host(&agents, required)
+        {
+            tracing::warn!("{said}");
+        }
     }
     for said in config.deprecations() {
         tracing::warn!("config: {said}");

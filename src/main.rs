@@ -66,6 +66,54 @@ enum Command {
         #[arg(long)]
         inotify_watches: std::num::NonZeroU32,
     },
+    /// Hold an agent's directories to a project quota: run by the daemon
+    /// as a transient unit before it starts a container (issue 44), since
+    /// its own sandbox forbids quotactl.
+    #[command(hide = true)]
+    SetQuota {
+        /// The project id (the agent's user-range base; not 0).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        project: u32,
+        /// The hard limit in bytes.
+        #[arg(long)]
+        bytes: u64,
+        /// The hard limit in inodes.
+        #[arg(long)]
+        inodes: u64,
+        /// A directory put in the project (absolute; its last component is
+        /// not followed); repeated.
+        #[arg(long = "dir", required = true)]
+        dirs: Vec<PathBuf>,
+    },
+}
+
+/// `hive-c0re set-quota`: each directory in the project, the limits set.
+fn set_quota(
+    dirs: &[PathBuf],
+    project: u32,
+    limits: hive_c0re::systemd::dbus::quota::DiskLimits,
+) -> anyhow::Result<()> {
+    if let Some(dir) = dirs.iter().find(|d| !d.is_absolute()) {
+        anyhow::bail!("{} is not an absolute path", dir.display());
+    }
+    let used = hive_c0re::systemd::dbus::quota::apply(dirs, project, limits)?;
+    for (dir, used) in dirs.iter().zip(used) {
+        println!(
+            "{}: project {project}, limits {} bytes and {} inodes, {} bytes and {} inodes \
+             used{}",
+            dir.display(),
+            limits.bytes,
+            limits.inodes,
+            used.bytes,
+            used.inodes,
+            if used.walked {
+                " (its files put in the project)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
 }
 
 /// `hive-c0re limit-userns`: before any thread starts (no runtime here).
@@ -136,6 +184,16 @@ fn main() -> ExitCode {
         .map_err(anyhow::Error::from)
         .and_then(hive_c0re::daemon::serve),
         Command::Egress { socket } => egress(socket),
+        Command::SetQuota {
+            project,
+            bytes,
+            inodes,
+            dirs,
+        } => set_quota(
+            &dirs,
+            project,
+            hive_c0re::systemd::dbus::quota::DiskLimits { bytes, inodes },
+        ),
         Command::LimitUserns {
             leader,
             inotify_instances,

@@ -160,6 +160,18 @@ pub enum DriverError {
     /// Any other D-Bus error, passed through with systemd's own words.
     #[error("systemd refused: {0}")]
     Bus(String),
+    /// `agent_disk_quota_required` is set and the agent's state directory
+    /// cannot be held to its quota: the operator gives the file system
+    /// project quota, or turns the requirement off. Nothing was started.
+    #[error(
+        "not started: agent_disk_quota_required is set and {dir} cannot be held to its disk \
+         quota ({why}); put the agents' state on XFS or ext4 (mkfs.ext4 -O quota,project) \
+         mounted with prjquota, or set agent_disk_quota_required to false"
+    )]
+    NoDiskQuota {
+        dir: std::path::PathBuf,
+        why: String,
+    },
 }
 
 /// The driver of one host's containers. See the module docs.

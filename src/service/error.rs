@@ -242,6 +242,10 @@ impl HiveError {
             Self::ApprovalFailed { .. } => ErrorCode::ApprovalFailed,
             Self::Repo(e) => repo_code(e),
             Self::ConfigExists(_) => ErrorCode::AlreadyExists,
+            Self::Driver {
+                error: DriverError::NoDiskQuota { .. },
+                ..
+            } => ErrorCode::NoDiskQuota,
             Self::Driver { .. } => ErrorCode::DriverFailed,
             Self::Partial(_) => ErrorCode::PartlyFailed,
             Self::NotRunning(_) => ErrorCode::NotRunning,

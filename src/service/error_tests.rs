@@ -219,9 +219,36 @@ fn codes_that_need_different_reactions_differ() {
         ErrorCode::ItemClosed,
         ErrorCode::LimitReached,
     ];
+    // A driver error with a reaction of its own (tested below).
+    let driver_codes = [ErrorCode::NoDiskQuota];
     for c in ErrorCode::ALL {
-        if !framing.contains(&c) && !agenda_codes.contains(&c) {
+        if !framing.contains(&c) && !agenda_codes.contains(&c) && !driver_codes.contains(&c) {
             assert!(all.iter().any(|e| e.code() == c), "{c} is never sent");
         }
     }
+}
+
+#[test]
+fn a_start_refused_for_want_of_a_disk_quota_has_its_own_code_not_driver_failed() {
+    let err = HiveError::Driver {
+        agent: id("alice"),
+        error: DriverError::NoDiskQuota {
+            dir: PathBuf::from("/var/lib/hyperhive/agents/alice"),
+            why: "tmpfs has no project quota".into(),
+        },
+    };
+    let code = err.code();
+    assert_eq!(code, ErrorCode::NoDiskQuota);
+    assert_eq!(code.as_str(), "no_disk_quota");
+    assert_eq!(
+        (code.http_status(), code.exit_status()),
+        (503, exit::REFUSED)
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("/var/lib/hyperhive/agents/alice")
+            && text.contains("tmpfs has no project quota")
+            && text.contains("agent_disk_quota_required"),
+        "{text}"
+    );
 }

@@ -84,6 +84,11 @@ pub enum ErrorCode {
     /// systemd refused or failed a container's job; the message (and
     /// `journalctl -u <unit>`) says why.
     DriverFailed,
+    /// The agent was not started: `agent_disk_quota_required` is set and
+    /// its state cannot be held to its disk quota (no project quota on
+    /// the file system, or the quota could not be set). The operator
+    /// fixes the host or drops the requirement; retrying changes nothing.
+    NoDiskQuota,
     /// Several agents of a scope failed; the others were done.
     PartlyFailed,
     /// A signal for a container that is not running: start it first.
@@ -144,7 +149,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code the daemon sends (not [`ErrorCode::Unknown`]), in the
     /// order of the table in docs/src/errors.md.
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 34] = [
         Self::BadRequest,
         Self::UnknownAgent,
         Self::AlreadyExists,
@@ -158,6 +163,7 @@ impl ErrorCode {
         Self::ApprovalFailed,
         Self::ProposalRefused,
         Self::DriverFailed,
+        Self::NoDiskQuota,
         Self::PartlyFailed,
         Self::NotRunning,
         Self::NoTurn,
@@ -196,6 +202,7 @@ impl ErrorCode {
             Self::ApprovalFailed => "approval_failed",
             Self::ProposalRefused => "proposal_refused",
             Self::DriverFailed => "driver_failed",
+            Self::NoDiskQuota => "no_disk_quota",
             Self::PartlyFailed => "partly_failed",
             Self::NotRunning => "not_running",
             Self::NoTurn => "no_turn",
@@ -255,7 +262,8 @@ impl ErrorCode {
             | Self::DriverFailed
             | Self::PartlyFailed
             | Self::JournalFailed => 502,
-            Self::TooManyConnections => 503,
+            // The host cannot do what the operator required of it.
+            Self::TooManyConnections | Self::NoDiskQuota => 503,
             Self::Internal | Self::Unknown => 500,
         }
     }
@@ -283,6 +291,7 @@ impl ErrorCode {
             | Self::ApprovalFailed
             | Self::ProposalRefused
             | Self::DriverFailed
+            | Self::NoDiskQuota
             | Self::PartlyFailed
             | Self::NotRunning
             | Self::NoTurn

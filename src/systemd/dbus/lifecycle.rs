@@ -24,8 +24,9 @@
 //!   the halt is lost when the re-exec wins (the container stayed up in the
 //!   test-bed); every daemon inside got SIGTERM besides. The view shows
 //!   what the init made of the signal.
-//! - after a start or restart that is done: the container's user namespace
-//!   gets its inotify caps ([`super::inotify`]).
+//! - before a start or restart: the agent's state gets its disk quota
+//!   ([`super::quota`]); after one that is done: the container's user
+//!   namespace gets its inotify caps ([`super::inotify`]).
 //! - create (nspawn): machined `CloneImage(template, h-<n>)` unless the image
 //!   exists, the `.nspawn` file, limits by `SetUnitProperties`; (nixos):
 //!   build, then `h-<n>.conf`, limits.
@@ -53,6 +54,10 @@ const NO_SUCH_PROCESS: &str = "org.freedesktop.systemd1.NoSuchProcess";
 const NO_SUCH_IMAGE: &str = "org.freedesktop.machine1.NoSuchImage";
 const NO_SUCH_MACHINE: &str = "org.freedesktop.machine1.NoSuchMachine";
 const SIGKILL: i32 = 9;
+
+/// What [`Shared::isolate`] learnt of an agent: its range's base and its
+/// state directory (`None`: settings the hive did not write).
+type Isolated = Option<(u32, PathBuf)>;
 
 /// The D-Bus error name of a failed call, if it was an error reply.
 fn error_name(e: &zbus::Error) -> Option<String> {
@@ -205,8 +210,9 @@ impl Shared {
     /// user ranges (`PrivateUsers=no`, host network, its state root's) gets
     /// its range, its state adopted and the file rewritten here, on its
     /// first start after the upgrade. A file that is not ours (the
-    /// manager's, from the installation) is left alone.
-    async fn isolate(&self, name: &Ident) -> Result<(), DriverError> {
+    /// manager's, from the installation) is left alone. The range's base
+    /// and the state directory, when the file is ours.
+    async fn isolate(&self, name: &Ident) -> Result<Isolated, DriverError> {
         if self.profile == Profile::Nixos {
             return self.isolate_nixos(name).await;
         }
@@ -214,10 +220,10 @@ impl Shared {
         let n = name.clone();
         blocking(move || {
             let Ok(text) = std::fs::read_to_string(&path) else {
-                return Ok(());
+                return Ok(None);
             };
             let Some(file) = settings_files::parse_nspawn(&text) else {
-                return Ok(());
+                return Ok(None);
             };
             let base = userns::ensure(&n, &file.spec.state_dir, &file.spec.runtime_dir)?;
             if let Some(repos) = &file.spec.repos {
@@ -228,7 +234,7 @@ impl Shared {
                 let text = settings_files::render_nspawn(&n, &file.spec, base, file.host_usr)?;
                 settings_files::write_atomically(&path, &text)?;
             }
-            Ok(())
+            Ok(Some((base, file.spec.state_dir)))
         })
         .await
     }
@@ -236,15 +242,15 @@ impl Shared {
     /// [`Self::isolate`] for the nixos profile: a config written before
     /// user ranges gets its range and is rewritten (its system unchanged);
     /// the manager's repo binds are made ready as in the nspawn profile.
-    async fn isolate_nixos(&self, name: &Ident) -> Result<(), DriverError> {
+    async fn isolate_nixos(&self, name: &Ident) -> Result<Isolated, DriverError> {
         let path = settings_files::nixos_conf_path(&self.settings.nixos_containers_dir, name);
         let n = name.clone();
         blocking(move || {
             let Ok(text) = std::fs::read_to_string(&path) else {
-                return Ok(());
+                return Ok(None);
             };
             let Some((state, runtime, repos)) = settings_files::nixos_conf_binds(&text) else {
-                return Ok(());
+                return Ok(None);
             };
             let base = userns::ensure(&n, &state, &runtime)?;
             if let Some(repos) = &repos {
@@ -254,9 +260,17 @@ impl Shared {
                 tracing::info!(agent = %n, base, "{n}: nixos config moved to its own user range");
                 settings_files::write_atomically(&path, &text)?;
             }
-            Ok(())
+            Ok(Some((base, state)))
         })
         .await
+    }
+
+    /// [`Self::isolate`], then the agent's disk quota.
+    async fn prepare(&self, name: &Ident) -> Result<(), DriverError> {
+        match self.isolate(name).await? {
+            Some((base, state)) => self.limit_disk(name, base, state).await,
+            None => Ok(()),
+        }
     }
 
     pub(super) async fn start(&self, name: &Ident) -> Result<Outcome, DriverError> {
@@ -264,7 +278,7 @@ impl Shared {
         if self.state(name).is_running() {
             return Ok(Outcome::AlreadyInState);
         }
-        self.isolate(name).await?;
+        self.prepare(name).await?;
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Start, &unit).await?;
         let waited = job.wait(self.job_wait()).await;
@@ -275,7 +289,7 @@ impl Shared {
 
     pub(super) async fn restart(&self, name: &Ident) -> Result<Outcome, DriverError> {
         self.ensure_exists(name).await?;
-        self.isolate(name).await?;
+        self.prepare(name).await?;
         let unit = self.unit(name);
         let mut job = self.queue(Verb::Restart, &unit).await?;
         let waited = job.wait(self.job_wait()).await;

@@ -35,7 +35,7 @@
 //! by [`handover`]), limits converted by
 //! [`limits`], NixOS closures built through the [`builder`] seam; each
 //! started container's user namespace gets its own inotify caps
-//! ([`inotify`]).
+//! ([`inotify`]), and each agent's state its disk quota ([`quota`]).
 
 pub mod builder;
 mod dispatch;
@@ -45,6 +45,8 @@ pub mod jobs;
 mod lifecycle;
 pub mod limits;
 pub mod proxies;
+pub mod quota;
+mod quota_sys;
 pub mod settings_files;
 pub mod userns;
 pub mod view;
@@ -110,6 +112,9 @@ pub struct Settings {
     /// the binary whose `limit-userns` sets them ([`inotify`]); `None`:
     /// not set (tests against a fake systemd).
     pub inotify: Option<(inotify::InotifyCaps, PathBuf)>,
+    /// Each agent's disk quota and the binary whose `set-quota` sets it
+    /// ([`quota`]); `None`: not set (tests against a fake systemd).
+    pub disk: Option<quota::DiskSettings>,
 }
 
 impl Settings {
@@ -136,6 +141,14 @@ impl Settings {
                     watches: config.agent_inotify_watches,
                 };
                 (caps, exe)
+            }),
+            disk: std::env::current_exe().ok().map(|exe| quota::DiskSettings {
+                limits: config.agent_disk_quota.map(|bytes| quota::DiskLimits {
+                    bytes,
+                    inodes: config.agent_disk_inodes,
+                }),
+                required: config.agent_disk_quota_required,
+                exe,
             }),
         }
     }

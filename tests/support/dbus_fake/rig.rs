@@ -64,6 +64,9 @@ pub fn settings_at(dir: &Path, address: String) -> Settings {
         // The fake systemd has no machines with leaders nor transient
         // units: caps are the real-systemd tier's (tests/system).
         inotify: None,
+        // Nor quotas: the file systems of a test's temporary directory
+        // have none (tests/set_quota.rs runs the helper itself).
+        disk: None,
     }
 }
 
