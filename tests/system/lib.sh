@@ -66,6 +66,7 @@ tb_need() {
   command -v systemd-nspawn >/dev/null || pkgs+=(systemd-container)
   command -v busctl >/dev/null && [ -x /usr/lib/systemd/systemd ] || pkgs+=(systemd dbus)
   command -v nsenter >/dev/null && command -v setpriv >/dev/null || pkgs+=(util-linux)
+  command -v mkfs.xfs >/dev/null || pkgs+=(xfsprogs)   # tests/quota.sh's XFS image
   [ -x "$TB_PYTHON" ] || pkgs+=(python3-minimal)
   [ ${#pkgs[@]} = 0 ] && return 0
   tb_log "test-bed: apt-get install ${pkgs[*]}"
