@@ -113,6 +113,12 @@ in
     "inotify instances each user of an agent's container may hold (its user namespace's `max_inotify_instances`, set at each start). The host's `fs.inotify.max_user_instances` is raised to hold `max_agents` agents at it.";
   agent_inotify_watches = opt (types.ints.between 1 2147483647) 65536
     "inotify watches each user of an agent's container may hold (its `max_inotify_watches`). The host's `fs.inotify.max_user_watches` is raised to hold `max_agents` agents at it.";
+  agent_disk_quota = opt (types.nullOr (types.either (types.ints.between 1048576 9223372036854775807) (types.strMatching "[0-9]+[KMGT]?"))) "10G"
+    "Bytes each agent's state (and nspawn image) directory may hold: a project quota set before each start; bytes, or a number with K, M, G or T (powers of 1024), at least 1M; null for no quota. Needs the state directory on XFS, or ext4 made with `-O quota,project`, mounted with `prjquota`; elsewhere agents run unlimited, with a warning at start.";
+  agent_disk_inodes = opt types.ints.unsigned 1000000
+    "Files and directories each agent may hold under the same project quota.";
+  agent_disk_quota_required = opt types.bool false
+    "Refuse to start an agent (`no_disk_quota`) whose state cannot be held to its disk quota, instead of running it unlimited.";
   max_agents = opt types.ints.positive 1000
     "Most agents the hive manages, the manager included; `spawn` past it is refused. The unit's `LimitNOFILE=` and `FileDescriptorStoreMax=` are raised to fit it (every agent socket at `agent_max_connections`), and the host's `fs.inotify` limits (every agent at its inotify caps).";
   max_body_bytes = opt types.ints.positive 65536 "Largest message body the broker accepts, in bytes.";
