@@ -58,7 +58,7 @@ a_hive_without_project_quota_warns_once_and_runs_its_agents_unlimited() {
     'agents.* state in /var/lib/hyperhive/agents is on a file system without project quota \(tmpfs has no project quota\).*unlimited' \
     "$hive"
   expect_eq "start-up warnings about project quota" 1 \
-    "$(grep -c 'without project quota (tmpfs' <<<"$hive")"
+    "$(grep -c "state in /var/lib/hyperhive/agents is on a file system without project quota" <<<"$hive")"
   expect_match "qfree's start" 'qfree: disk unlimited: its state directory is on a file system without project quota' "$hive"
   expect_eq "qfree's row" running "$(tb_row qfree)"
 }
