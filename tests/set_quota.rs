@@ -188,7 +188,11 @@ fn writing_past_the_projects_limit_fails_where_the_kernel_enforces_project_quota
     let state = fs.path("agents/carol");
     std::fs::create_dir_all(&state).unwrap();
     let out = set_quota(&state, 8 << 20);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let big = state.join("big");
     let out = run(
         "dd",
