@@ -70,10 +70,12 @@ async fn ring(hive: &Hive, agents: usize) -> anyhow::Result<(usize, Duration)> {
         tasks.spawn(async move {
             let mut received = 0usize;
             for round in 0..MESSAGES / agents {
-                hive.send(&me, next.as_str(), format!("round {round}"), None)
+                hive.messaging()
+                    .send(&me, next.as_str(), format!("round {round}"), None)
                     .await?;
                 while received < round + 1 {
                     let got = hive
+                        .messaging()
                         .recv(
                             &me,
                             Some(Duration::from_secs(30)),
@@ -83,7 +85,7 @@ async fn ring(hive: &Hive, agents: usize) -> anyhow::Result<(usize, Duration)> {
                         .await?;
                     anyhow::ensure!(!got.is_empty(), "{me}: a round timed out");
                     received += got.len();
-                    hive.ack_turn(&me).await?;
+                    hive.messaging().ack_turn(&me).await?;
                 }
             }
             anyhow::Ok(received)
@@ -105,6 +107,7 @@ async fn wake_latency(hive: &Hive) -> anyhow::Result<(Vec<Duration>, Vec<Duratio
             let (hive, waiter) = (hive.clone(), waiter.clone());
             tokio::spawn(async move {
                 let got = hive
+                    .messaging()
                     .recv(
                         &waiter,
                         Some(Duration::from_secs(10)),
@@ -118,12 +121,13 @@ async fn wake_latency(hive: &Hive) -> anyhow::Result<(Vec<Duration>, Vec<Duratio
         // Give the poll time to arm and wait (this is a benchmark, not a test).
         tokio::time::sleep(Duration::from_millis(3)).await;
         let called = Instant::now();
-        hive.send(&sender, waiter.as_str(), format!("wake {n}"), None)
+        hive.messaging()
+            .send(&sender, waiter.as_str(), format!("wake {n}"), None)
             .await?;
         let committed = Instant::now();
         let (got, answered) = poll.await?;
         anyhow::ensure!(got?.len() == 1, "the poll did not get exactly the message");
-        hive.ack_turn(&waiter).await?;
+        hive.messaging().ack_turn(&waiter).await?;
         from_call.push(answered.saturating_duration_since(called));
         from_commit.push(answered.saturating_duration_since(committed));
     }

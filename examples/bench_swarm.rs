@@ -89,6 +89,7 @@ async fn run(hives: &[Hive], cross: bool) -> anyhow::Result<(usize, Duration, Ve
                 let mut latencies = Vec::with_capacity(PER_AGENT);
                 while latencies.len() < PER_AGENT {
                     let got = hive
+                        .messaging()
                         .recv(
                             &me,
                             Some(Duration::from_secs(60)),
@@ -102,7 +103,7 @@ async fn run(hives: &[Hive], cross: bool) -> anyhow::Result<(usize, Duration, Ve
                         let sent: u64 = m.body.parse().context("body")?;
                         latencies.push(now.saturating_sub(Duration::from_nanos(sent)));
                     }
-                    hive.ack_turn(&me).await?;
+                    hive.messaging().ack_turn(&me).await?;
                 }
                 anyhow::Ok(latencies)
             });
@@ -122,7 +123,9 @@ async fn run(hives: &[Hive], cross: bool) -> anyhow::Result<(usize, Duration, Ve
             senders.spawn(async move {
                 for _ in 0..PER_AGENT {
                     let at = epoch.elapsed().as_nanos() as u64;
-                    hive.send(&me, &to, at.to_string(), None).await?;
+                    hive.messaging()
+                        .send(&me, &to, at.to_string(), None)
+                        .await?;
                 }
                 anyhow::Ok(())
             });
@@ -152,8 +155,11 @@ async fn one_by_one(hives: &[Hive], cross: bool) -> anyhow::Result<Vec<Duration>
     let mut out = Vec::with_capacity(SINGLES);
     for n in 0..SINGLES {
         let started = Instant::now();
-        from.send(&me, &to, format!("single {n}"), None).await?;
+        from.messaging()
+            .send(&me, &to, format!("single {n}"), None)
+            .await?;
         let got = to_hive
+            .messaging()
             .recv(
                 &other,
                 Some(Duration::from_secs(30)),
@@ -163,7 +169,7 @@ async fn one_by_one(hives: &[Hive], cross: bool) -> anyhow::Result<Vec<Duration>
             .await?;
         anyhow::ensure!(got.len() == 1, "single {n} did not arrive alone");
         out.push(started.elapsed());
-        to_hive.ack_turn(&other).await?;
+        to_hive.messaging().ack_turn(&other).await?;
     }
     out.sort();
     Ok(out)

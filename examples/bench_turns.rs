@@ -90,10 +90,12 @@ fn rounds(rt: &tokio::runtime::Runtime, hive: &Hive, with_report: bool) -> Vec<D
                     let mut lat = Vec::with_capacity(ROUNDS);
                     for _ in 0..ROUNDS {
                         let t = Instant::now();
-                        hive.send(&me, me.as_str(), "work".into(), None)
+                        hive.messaging()
+                            .send(&me, me.as_str(), "work".into(), None)
                             .await
                             .unwrap();
                         let got = hive
+                            .messaging()
                             .recv(&me, None, Some(1), std::future::pending())
                             .await
                             .unwrap();
@@ -102,7 +104,7 @@ fn rounds(rt: &tokio::runtime::Runtime, hive: &Hive, with_report: bool) -> Vec<D
                             let ended = SystemClock.now_unix() * 1000;
                             hive.report_turn(&me, report(ended, "m")).await.unwrap();
                         }
-                        hive.ack_turn(&me).await.unwrap();
+                        hive.messaging().ack_turn(&me).await.unwrap();
                         lat.push(t.elapsed());
                     }
                     lat

@@ -215,7 +215,7 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
 
     tokio::spawn(hive.clone().watch_units());
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
-    tokio::spawn(hive.clone().run_notifier(shutdown.clone()));
+    tokio::spawn(hive.messaging().clone().run_notifier(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
     tokio::spawn(hive.clone().watch_spend(shutdown.clone()));
     if crate::swarm::start(hive.clone(), shutdown.clone())

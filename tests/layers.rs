@@ -371,10 +371,10 @@ fn the_services_state_parts_never_reach_back_up_into_the_hive() {
     }
 }
 
-/// Every message the service stores goes through `service/inbox.rs`'s
-/// `insert`, which answers what to wake, and every wake-up happens in
-/// `service/inbox_state.rs` (through `Hive::wake_inboxes`, after the
-/// commit). A second `messages::insert` or `notify_waiters` in the service
+/// Every message the service stores goes through the messaging room's
+/// `insert` (`service/messaging/mail.rs`), which answers what to wake, and
+/// every wake-up happens in `service/messaging/inbox_state.rs` (through the
+/// mail port's `wake`, after the commit). A second `messages::insert` or `notify_waiters` in the service
 /// would be a delivery or a wake the one path does not see.
 #[test]
 fn the_service_stores_and_wakes_messages_in_one_place() {
@@ -389,7 +389,7 @@ fn the_service_stores_and_wakes_messages_in_one_place() {
             .windows(3)
             .filter(|w| w[0] == "messages" && w[1] == "::" && w[2] == "insert")
             .count();
-        if inserts > 0 && name != "inbox.rs" {
+        if inserts > 0 && name != "mail.rs" {
             strays.push(format!("{name}: messages::insert"));
         }
         if toks.iter().any(|t| t == "notify_waiters") && name != "inbox_state.rs" {

@@ -156,7 +156,7 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
             if let Response::Messages { messages } = response
                 && !messages.is_empty()
             {
-                hive.give_back(caller.name(), messages).await;
+                hive.messaging().give_back(caller.name(), messages).await;
             }
             return;
         }

@@ -40,14 +40,18 @@ pub async fn dispatch(
             to,
             body,
             in_reply_to,
-        } => answer(hive.send(me, &to, body, in_reply_to).await, Response::sent),
+        } => answer(
+            hive.messaging().send(me, &to, body, in_reply_to).await,
+            Response::sent,
+        ),
         Request::Recv { wait_seconds, max } => {
             let wait = wait_seconds.map(Duration::from_secs);
-            answer(hive.recv(me, wait, max, gone).await, |messages| {
-                Response::Messages { messages }
-            })
+            answer(
+                hive.messaging().recv(me, wait, max, gone).await,
+                |messages| Response::Messages { messages },
+            )
         }
-        Request::AckTurn => done(hive.ack_turn(me).await),
+        Request::AckTurn => done(hive.messaging().ack_turn(me).await),
         Request::AwaitInterrupt => answer(hive.await_interrupt(me, gone).await, |interrupted| {
             if interrupted {
                 Response::Interrupted
@@ -69,15 +73,21 @@ async fn the_rest(hive: &Hive, caller: &Caller, request: Request) -> Response {
         | Request::AwaitInterrupt => {
             unreachable!("served by dispatch")
         }
-        Request::Status => answer(hive.unread(me).await, |unread| Response::Status { unread }),
-        Request::OperatorMsg { body } => done(hive.wake(me, OPERATOR.into(), body, false).await),
+        Request::Status => answer(hive.messaging().unread(me).await, |unread| {
+            Response::Status { unread }
+        }),
+        Request::OperatorMsg { body } => done(
+            hive.messaging()
+                .wake(me, OPERATOR.into(), body, false)
+                .await,
+        ),
         Request::Wake {
             from,
             body,
             transient,
-        } => done(hive.wake(me, from, body, transient).await),
+        } => done(hive.messaging().wake(me, from, body, transient).await),
         Request::Recent { limit } => answer(
-            hive.recent_for_agent(me, limit).await,
+            hive.messaging().recent_for_agent(me, limit).await,
             |(rows, truncated)| Response::Recent { rows, truncated },
         ),
         Request::SetStatus { text } => done(hive.set_status_text(me, text).await),

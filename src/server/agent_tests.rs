@@ -353,10 +353,12 @@ async fn a_long_poll_ends_without_popping_when_its_client_hangs_up() {
     // was noticed while waiting.
     tokio::time::timeout(LIMIT, task).await.unwrap().unwrap();
     // Nothing was popped for the vanished client.
-    hive.send(&id("bob"), "alice", "hello".into(), None)
+    hive.messaging()
+        .send(&id("bob"), "alice", "hello".into(), None)
         .await
         .unwrap();
     let got = hive
+        .messaging()
         .recv(&id("alice"), None, None, std::future::pending())
         .await
         .unwrap();
@@ -383,7 +385,8 @@ async fn a_client_that_shuts_only_its_writing_side_still_gets_its_long_poll_answ
     // Sent until the poller takes one: the poll may not be waiting yet.
     let line = tokio::time::timeout(LIMIT, async {
         loop {
-            hive.send(&id("bob"), "alice", "ping".into(), None)
+            hive.messaging()
+                .send(&id("bob"), "alice", "ping".into(), None)
                 .await
                 .unwrap();
             if answer.is_finished() {
@@ -417,7 +420,8 @@ async fn destroying_an_agent_ends_its_open_connections() {
 #[tokio::test]
 async fn messages_popped_for_a_client_that_cannot_read_them_go_back_marked_redelivered() {
     let (hive, _dir) = hive().await;
-    hive.send(&id("bob"), "alice", "important".into(), None)
+    hive.messaging()
+        .send(&id("bob"), "alice", "important".into(), None)
         .await
         .unwrap();
     let (mut client, server) = UnixStream::pair().unwrap();
@@ -433,6 +437,7 @@ async fn messages_popped_for_a_client_that_cannot_read_them_go_back_marked_redel
     ));
     tokio::time::timeout(LIMIT, task).await.unwrap().unwrap();
     let got = hive
+        .messaging()
         .recv(&id("alice"), None, None, std::future::pending())
         .await
         .unwrap();

@@ -118,13 +118,16 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::Inbox { limit } => answer(
-            hive.recent(Recipient::Operator, limit.unwrap_or(DEFAULT_INBOX_LIMIT))
+            hive.messaging()
+                .recent(Recipient::Operator, limit.unwrap_or(DEFAULT_INBOX_LIMIT))
                 .await,
             HostResponse::messages,
         ),
-        HostRequest::Send { to, body, hive: at } => {
-            done(hive.send_from_operator(&to, at.as_ref(), body).await)
-        }
+        HostRequest::Send { to, body, hive: at } => done(
+            hive.messaging()
+                .send_from_operator(&to, at.as_ref(), body)
+                .await,
+        ),
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
         HostRequest::Interrupt { name, note } => done(hive.interrupt(&name, note).await),
         HostRequest::Turns { name, limit, .. } => answer(

@@ -12,7 +12,7 @@
 
 use super::approvals::finish_row;
 use super::budget::within_budget;
-use super::inbox::Wakes;
+use super::messaging::Wakes;
 use super::{Hive, HiveError};
 use crate::hive::approvals::Decision;
 use crate::hive::arguments;
@@ -40,7 +40,7 @@ impl Hive {
                 .store()
                 .run(move |c| finish_row(c, id, action, &manager, now))
                 .await?;
-            hive.wake_inboxes(wakes);
+            hive.mail().wake(wakes);
             Ok::<_, StoreError>(row)
         })
         .await??;
@@ -96,7 +96,7 @@ impl Hive {
             );
             ended.push(row);
         }
-        self.wake_inboxes(wakes);
+        self.mail().wake(wakes);
         Ok(ended)
     }
 
@@ -124,7 +124,7 @@ impl Hive {
                     "interrupted approval ended: {}",
                     row.note.as_deref().unwrap_or("")
                 );
-                self.wake_inboxes(wakes);
+                self.mail().wake(wakes);
             }
             Err(e) => tracing::error!(id, "cannot end interrupted approval: {e}"),
         }

@@ -5,7 +5,7 @@
 //! nothing of the files whose work the actions do (schedules request
 //! approvals here, so this file must not call back into them).
 
-use super::inbox::{self, Wakes};
+use super::messaging::{self, Wakes};
 use super::{Hive, HiveError};
 use rusqlite::Connection;
 
@@ -47,7 +47,7 @@ impl Hive {
         let row = &queued.row;
         // A proposal that failed validation is already over.
         if !queued.already_pending && row.status == ApprovalStatus::Pending {
-            self.notify_operator(NotifyEvent::ApprovalWaiting {
+            self.mail().to_operator(NotifyEvent::ApprovalWaiting {
                 id: row.id,
                 agent: row.agent.clone(),
                 kind: row.kind,
@@ -146,7 +146,7 @@ impl Hive {
             .await?
         {
             Decided::Taken(row, wakes) => {
-                self.wake_inboxes(wakes);
+                self.mail().wake(wakes);
                 Ok(*row)
             }
             Decided::Refused(refusal) => Err(HiveError::refused(id, refusal)),
@@ -342,7 +342,7 @@ pub(crate) fn record_resolved(
         tag: story_tag(row),
     };
     let to = Recipient::Agent(manager.clone());
-    Ok(inbox::insert(tx, SYSTEM_SENDER, &to, &event.to_body(), None, at)?.1)
+    Ok(messaging::insert(tx, SYSTEM_SENDER, &to, &event.to_body(), None, at)?.1)
 }
 
 #[cfg(test)]

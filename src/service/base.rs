@@ -168,8 +168,15 @@ impl Hive {
                     };
                     let to = crate::hive::Recipient::Agent(manager);
                     Some(
-                        super::inbox::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?
-                            .1,
+                        super::messaging::insert(
+                            &tx,
+                            SYSTEM_SENDER,
+                            &to,
+                            &event.to_body(),
+                            None,
+                            now,
+                        )?
+                        .1,
                     )
                 } else {
                     None
@@ -182,7 +189,7 @@ impl Hive {
             Ok((changed, wakes)) => {
                 if let Some(wakes) = wakes {
                     tracing::info!(agent = %n, "{n}: needs an update (the hive's base changed since it was built)");
-                    self.wake_inboxes(wakes);
+                    self.mail().wake(wakes);
                 }
                 if changed {
                     self.publish(n).await;

@@ -56,14 +56,15 @@ impl Hive {
             Ok(done) => {
                 let tag = Tag::Deployed.name(id);
                 if !done.first {
-                    self.notify_manager(HelperEvent::Rebuilt {
-                        agent: n.to_string(),
-                        ok: true,
-                        note: None,
-                        sha: Some(sha.clone()),
-                        tag: Some(tag.clone()),
-                    })
-                    .await;
+                    self.mail()
+                        .to_manager(HelperEvent::Rebuilt {
+                            agent: n.to_string(),
+                            ok: true,
+                            note: None,
+                            sha: Some(sha.clone()),
+                            tag: Some(tag.clone()),
+                        })
+                        .await;
                 }
                 tracing::info!(agent = %n, id, "{n}: deployed {} ({tag})", short(&sha));
                 Ok(Some(format!("deployed {} ({tag})", short(&sha))))
@@ -74,14 +75,15 @@ impl Hive {
                     tracing::warn!(agent = %n, "{n}: cannot tag {tag}: {e}");
                 }
                 if !first {
-                    self.notify_manager(HelperEvent::Rebuilt {
-                        agent: n.to_string(),
-                        ok: false,
-                        note: Some(why.clone()),
-                        sha: Some(sha.clone()),
-                        tag: Some(tag),
-                    })
-                    .await;
+                    self.mail()
+                        .to_manager(HelperEvent::Rebuilt {
+                            agent: n.to_string(),
+                            ok: false,
+                            note: Some(why.clone()),
+                            sha: Some(sha.clone()),
+                            tag: Some(tag),
+                        })
+                        .await;
                 }
                 tracing::warn!(agent = %n, id, "{n}: deploy of {} failed: {why}", short(&sha));
                 Err(why)
@@ -230,14 +232,15 @@ impl Hive {
             .switch_to(n, &self.deployed_tree(n), &spec, start)
             .await;
         let sha = self.require(n).await.ok().and_then(|r| r.deployed_sha);
-        self.notify_manager(HelperEvent::Rebuilt {
-            agent: n.to_string(),
-            ok: result.is_ok(),
-            note: result.as_ref().err().map(ToString::to_string),
-            sha,
-            tag: None,
-        })
-        .await;
+        self.mail()
+            .to_manager(HelperEvent::Rebuilt {
+                agent: n.to_string(),
+                ok: result.is_ok(),
+                note: result.as_ref().err().map(ToString::to_string),
+                sha,
+                tag: None,
+            })
+            .await;
         result
     }
 
@@ -393,7 +396,7 @@ impl Hive {
                 .store()
                 .run(move |c| super::approvals::finish_row(c, row_id, action, &manager, now))
                 .await?;
-            hive.wake_inboxes(wakes);
+            hive.mail().wake(wakes);
             Ok::<_, HiveError>(row)
         })
         .await??;

@@ -69,7 +69,7 @@ impl Hive {
             self.publish(agent).await;
             self.inner.metrics.hook_reached_roster(received.elapsed());
             if next.state.needs_person() {
-                self.notify_operator(NotifyEvent::NeedsPerson {
+                self.mail().to_operator(NotifyEvent::NeedsPerson {
                     agent: agent.clone(),
                     state: next.state,
                     message: next.message.clone(),
@@ -106,13 +106,14 @@ impl Hive {
                 }
             };
             if still {
-                hive.notify_manager(HelperEvent::NeedsAttention {
-                    agent: agent.to_string(),
-                    state: entered.state,
-                    message: entered.message,
-                    since: rfc3339(entered.since),
-                })
-                .await;
+                hive.mail()
+                    .to_manager(HelperEvent::NeedsAttention {
+                        agent: agent.to_string(),
+                        state: entered.state,
+                        message: entered.message,
+                        since: rfc3339(entered.since),
+                    })
+                    .await;
             }
         });
     }

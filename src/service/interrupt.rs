@@ -115,7 +115,9 @@ impl Hive {
             return Err(HiveError::NoTurn(name.clone()));
         }
         if let Some(note) = note {
-            self.send_from_operator(name, None, note).await?;
+            self.messaging()
+                .send_from_operator(name, None, note)
+                .await?;
         }
         if self.inner.interrupts.interrupt(name) {
             tracing::info!(agent = %name, "{name}: turn interrupted by the operator");

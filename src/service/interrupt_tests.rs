@@ -80,6 +80,7 @@ async fn the_note_is_the_agents_next_message_and_a_refused_interrupt_sends_none(
         .unwrap();
     assert!(wait.await.unwrap());
     let next = hive
+        .messaging()
         .recv(&id("alice"), None, Some(10), std::future::pending())
         .await
         .unwrap();

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use super::budget::within_budget;
-use super::inbox::Wakes;
+use super::messaging::Wakes;
 use super::{Hive, HiveError};
 use crate::containers::{ContainerSpec, DriverError, Outcome, StopMode, UnitState};
 use crate::hive::names;
@@ -143,7 +143,7 @@ impl Hive {
             Ok(Outcome::Done) => {
                 self.reset_failed_after_stop(&name).await;
                 let agent = name.to_string();
-                self.notify_manager(HelperEvent::Killed { agent }).await;
+                self.mail().to_manager(HelperEvent::Killed { agent }).await;
             }
         }
         outcome
@@ -418,7 +418,7 @@ impl Hive {
             note: failure,
             sha: self.deployed_sha_of(name),
         };
-        self.notify_manager(event).await;
+        self.mail().to_manager(event).await;
     }
 
     /// Tear an agent's container down and forget the agent. Its state
@@ -464,7 +464,7 @@ impl Hive {
         };
         let n = name.to_string();
         let rows = self.store().run(move |c| purge::agent(c, &n)).await?;
-        self.forget_inbox(name, true);
+        self.messaging().forget(name, true);
         let had_repos = self.repos().has_any(name);
         if !had_state && !had_container && !had_repos && rows == Purged::default() {
             return Err(HiveError::UnknownAgent(name.clone()));
@@ -537,13 +537,15 @@ impl Hive {
         // Its row goes, and its children's show their new parent.
         self.reload_roster().await?;
         self.close_socket(name);
-        self.forget_inbox(name, purge);
+        self.messaging().forget(name, purge);
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });
-        self.wake_inboxes(wakes);
+        self.mail().wake(wakes);
         let agent = name.to_string();
-        self.notify_manager(HelperEvent::Destroyed { agent }).await;
+        self.mail()
+            .to_manager(HelperEvent::Destroyed { agent })
+            .await;
         Ok(())
     }
 }

@@ -45,6 +45,18 @@ impl Hive {
         self.inner.live.subscribe()
     }
 
+    /// Every popped-unacked message of `agent` waits again (the messaging
+    /// room's `requeue_inflight`), and the turn it did not report is over:
+    /// a harness starting (or giving a failed turn's messages back) has no
+    /// turn in progress. The agent's door calls this; it composes two
+    /// concerns, so it is the façade's, not the room's (the room knows
+    /// nothing of live turns).
+    pub async fn requeue_inflight(&self, agent: &Ident) -> Result<usize, HiveError> {
+        let count = self.messaging().requeue_inflight(agent).await?;
+        self.end_live_turn(agent, None);
+        Ok(count)
+    }
+
     /// `agent`'s turn ended (reported as `row`, or not reported at all).
     pub(super) fn end_live_turn(&self, agent: &Ident, row: Option<TurnRow>) {
         self.inner.live.end(agent, row);

@@ -56,7 +56,8 @@ async fn reported_turns_inbox_depths_and_pending_approvals_show_in_the_snapshot(
     hive.spawn(&alice).await.unwrap();
     hive.request_spawn(&id("bob")).await.unwrap();
     for body in ["one", "two"] {
-        hive.send_from_operator(&alice, None, body.into())
+        hive.messaging()
+            .send_from_operator(&alice, None, body.into())
             .await
             .unwrap();
     }

@@ -3,22 +3,46 @@
 //! and nothing else below it (`tests/layers.rs`);
 //! nothing below the sockets knows about wire framing.
 //!
+//! # Rooms, and the façade they leave
+//! The service is being split into **rooms** (issue 45): each concern a
+//! folder with one struct that holds its state and the handles it needs,
+//! given at construction (the store, the clock, the config values it
+//! reads, and a *port* — a narrow trait the room defines — for each thing
+//! it needs from another concern), and all the behaviour on that state.
+//! A room never names [`Hive`] nor reaches into another room's state; its
+//! dependencies are its fields and its `use` lines. [`Hive`] composes: it
+//! holds each room (`Inner`), hands it out through an accessor
+//! ([`Hive::messaging`]), and implements the ports the rooms are given
+//! over the state it still owns (e.g. `RecvHolds` below). A flow that
+//! spans two concerns is the façade's (`Hive::requeue_inflight`: the
+//! messaging room's requeue, then the end of the live turn). The table
+//! of which room may use which is `SERVICE_ROOMS` in `tests/layers.rs`.
+//!
+//! Rooms so far:
+//! - [`messaging`]: the inboxes (each agent's stored queue, wake-ups,
+//!   transient wakes, the operator's view), the agents' side of them
+//!   (`send`, `recv`, `ack_turn`, ...), the **mail port**
+//!   ([`messaging::Mail`], through [`Hive::mail`]: deliver, wake, to the
+//!   manager, to the operator's `notify_command`) and that command's
+//!   queue. Its ports: `Holds` (a spend cap or the pause holds `recv`)
+//!   and `Outbox` (the swarm's outbox, [`swarm`]'s `SwarmOutbox`).
+//!
+//! Still the façade, not yet a room: every other file of this folder, an
+//! `impl Hive` block each. The next rooms: usage (turns, spend), config
+//! (proposals, deploy, approvals through an `ApprovalAction` trait),
+//! roster, lifecycle, agenda, access, swarm.
+//!
 //! # State with owners
-//! [`Hive`] is the façade the front doors call; what it keeps in memory is
-//! split into parts, each in its own file, owning its fields (private to
-//! that file) and the methods that touch them, and knowing nothing of the
-//! hive (no part calls back up into it):
+//! What the façade keeps in memory is split into parts, each in its own
+//! file, owning its fields (private to that file) and the methods that
+//! touch them, and knowing nothing of the hive (no part calls back up
+//! into it):
 //! - `roster_state`: the published rows, their change channel, the crashed
 //!   agents and the agents going down on purpose.
-//! - `inbox_state`: the inboxes' wake-ups, the transient wakes and the
-//!   operator's view version.
 //! - `swarm_state`: the relay's wake-up and the other hives' rows.
 //! - `spend_state`: the agents a reached spend cap holds, the caps
 //!   reached, and each agent's spend today (the roster's).
 //! - `live_state`: each agent's turn in progress and its changes' channel.
-//! - `queue_state`: each agent's stored inbox as the broker serves it (the
-//!   rows waiting, those in flight, recent bodies), rebuilt from the table
-//!   at start.
 //!
 //! The rest of [`Hive`]'s fields are the shared means (config, store,
 //! driver, clock, journal, and the socket registry `sockets` installs);
@@ -28,12 +52,12 @@
 //! (two files locking one field is how a lock order goes wrong).
 //!
 //! Calls between the façade's own files run one way as well (the queue of
-//! approvals does not call the files whose work its actions do; inbox
-//! admission is the inbox's, not the broker's; this file, which every
-//! other calls, calls none of them; clearing a unit an operator's stop
-//! left failed is the roster's, which lifecycle calls, not the other way).
+//! approvals does not call the files whose work its actions do; this
+//! file, which every other calls, calls none of them; clearing a unit an
+//! operator's stop left failed is the roster's, which lifecycle calls, not
+//! the other way).
 //!
-//! # Files
+//! # The façade's files
 //! - [`access`]: the access policy applied once per request
 //!   ([`Hive::authorize`]), for every front door.
 //! - [`lifecycle`]: start, stop, kill, restart, spawn, destroy, rebuild.
@@ -61,26 +85,26 @@
 //! - `base`: `needs_update` — what each agent was built from against
 //!   the hive's current base; `auto_update` at start.
 //! - [`review`]: `show`, an approval with its proposal's diff.
-//! - [`roster`]: the roster, the pause, topology moves, the crash watcher.
-//! - [`inbox`]: delivering messages and manager events.
+//! - [`roster`]: the roster, the pause, topology moves, the crash watcher,
+//!   an agent's status text, record and descendants (for its socket).
 //! - [`logs`]: container and host journals.
 //! - [`questions`], [`reminders`], [`loose_ends`], [`schedules`]: the
 //!   agents' agenda; [`timer`] fires what falls due.
 //! - [`grants`]: capabilities and tool groups, and the container env.
 //! - [`egress`]: each agent's egress allow-list (config and grants).
-//! - [`broker`]: the agents' side of the inboxes (send, recv, ack, ...).
 //! - [`hooks`]: Claude Code lifecycle hooks: the session state on the
 //!   roster and the manager told when an agent waits on a person too long.
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
 //! - [`live`]: the turn in progress (`turn_progress`), for the agent
-//!   page and `hivectl turns -f`.
+//!   page and `hivectl turns -f`; a harness's requeue ends it.
 //! - [`startup`]: what the daemon does once before serving.
 //! - [`spend`]: spend caps (budgets) the host enforces: set, unset,
 //!   `request_budget`, evaluated after every turn report, and the hold
 //!   `recv` honours.
-//! - [`swarm`]: the outbox of cross-hive sends, the idempotent insert of
-//!   what other hives sent, the swarm roster.
+//! - [`swarm`]: the outbox of cross-hive sends (the messaging room's
+//!   `Outbox` port), the idempotent insert of what other hives sent, the
+//!   swarm roster, and the daemon's vacuum of messages and outbox.
 
 pub mod access;
 #[cfg(test)]
@@ -88,7 +112,6 @@ mod agenda_tests;
 mod approval_actions;
 pub mod approvals;
 mod base;
-pub mod broker;
 mod budget;
 mod claude_files;
 mod confined;
@@ -98,8 +121,6 @@ pub mod egress;
 mod error;
 pub mod grants;
 pub mod hooks;
-pub mod inbox;
-mod inbox_state;
 pub mod interrupt;
 pub mod lifecycle;
 pub mod live;
@@ -108,13 +129,11 @@ pub mod logs;
 #[cfg(test)]
 mod loose_end_tests;
 pub mod loose_ends;
+pub mod messaging;
 mod meta_inputs;
 pub mod metrics;
-pub mod notify;
-mod notify_state;
 pub mod proposals;
 pub mod questions;
-mod queue_state;
 #[cfg(test)]
 mod recovery_tests;
 pub mod reminders;
@@ -148,6 +167,7 @@ use tokio::sync::broadcast;
 
 pub use budget::ANSWER_BUDGET;
 pub use error::HiveError;
+pub use messaging::Messaging;
 pub use roster_state::RosterChange;
 pub use swarm_state::SwarmChange;
 
@@ -185,19 +205,20 @@ struct Inner {
     clock: SharedClock,
     /// The journalctl runner (`--directory` from config, else the system's).
     journal: Journal,
-    /// The roster's rows, their changes, crashes and expected downs.
-    roster: roster_state::RosterState,
-    /// Inbox wake-ups, transient wakes and the operator's view.
-    inbox: inbox_state::InboxState,
-    /// Each agent's stored inbox: what waits, what is in flight.
-    queues: queue_state::QueueState,
+    /// The roster's rows, their changes, crashes and expected downs
+    /// (shared with the messaging room's [`RecvHolds`] port).
+    roster: Arc<roster_state::RosterState>,
+    /// The messaging room: inboxes, the broker, the mail port and the
+    /// operator's notifications.
+    messaging: Messaging,
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
-    /// The relay's wake-up and the other hives' roster rows.
-    swarm: swarm_state::SwarmState,
-    /// The agents a reached spend cap holds.
-    spend: spend_state::SpendState,
+    /// The relay's wake-up and the other hives' roster rows (shared with
+    /// the messaging room's outbox port, [`swarm::SwarmOutbox`]).
+    swarm: Arc<swarm_state::SwarmState>,
+    /// The agents a reached spend cap holds (shared with [`RecvHolds`]).
+    spend: Arc<spend_state::SpendState>,
     /// The agents' config repos (the proposed and the applied).
     repos: crate::repos::Repos,
     /// The hive's one build queue: one deploy, rebuild, spawn or restart
@@ -205,8 +226,6 @@ struct Inner {
     deploys: tokio::sync::Mutex<()>,
     /// The counters `/metrics` shows.
     metrics: metrics::MetricsState,
-    /// Events queued for the operator's `notify_command`.
-    notify: notify_state::NotifyState,
     /// The harnesses waiting on `await_interrupt` (turns in progress).
     interrupts: interrupt::InterruptState,
     /// Each agent's turn in progress (memory only).
@@ -230,6 +249,20 @@ impl Hive {
             config.journal_directory.as_deref(),
         ));
         let repos = proposals::repos_for(&config);
+        let roster = Arc::new(roster_state::RosterState::default());
+        let swarm = Arc::new(swarm_state::SwarmState::default());
+        let spend = Arc::new(spend_state::SpendState::default());
+        let holds = Arc::new(RecvHolds {
+            spend: Arc::clone(&spend),
+            roster: Arc::clone(&roster),
+        });
+        let outbox = Arc::new(swarm::SwarmOutbox::new(
+            store.clone(),
+            clock.clone(),
+            Arc::clone(&swarm),
+        ));
+        let settings = messaging::Settings::from_config(&config);
+        let messaging = Messaging::open(store.clone(), clock.clone(), settings, holds, outbox)?;
         let hive = Self {
             inner: Arc::new(Inner {
                 repos,
@@ -238,28 +271,21 @@ impl Hive {
                 driver,
                 clock,
                 journal,
-                roster: roster_state::RosterState::default(),
-                inbox: inbox_state::InboxState::default(),
-                queues: queue_state::QueueState::default(),
+                roster,
+                messaging,
                 sockets: OnceLock::new(),
-                swarm: swarm_state::SwarmState::default(),
-                spend: spend_state::SpendState::default(),
+                swarm,
+                spend,
                 deploys: tokio::sync::Mutex::new(()),
                 metrics: metrics::MetricsState::default(),
-                notify: notify_state::NotifyState::default(),
                 interrupts: interrupt::InterruptState::default(),
                 live: live_state::LiveState::default(),
                 transcript_logged: std::sync::Mutex::default(),
             }),
         };
-        let (records, reminders, queued) = hive.store().blocking(|c| {
-            Ok((
-                agents::all(c)?,
-                crate::store::reminders::pending_counts(c)?,
-                crate::store::messages::queued(c)?,
-            ))
-        })?;
-        hive.inner.queues.load(queued);
+        let (records, reminders) = hive
+            .store()
+            .blocking(|c| Ok((agents::all(c)?, crate::store::reminders::pending_counts(c)?)))?;
         let ticket = hive.inner.roster.ticket();
         let rows = hive.build_rows(&records, reminders);
         hive.inner.roster.replace_all(rows, ticket);
@@ -268,6 +294,18 @@ impl Hive {
 
     pub fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// The messaging room: the agents' side of the inboxes (`send`,
+    /// `recv`, `ack_turn`, ...) and the operator's inbox, for the doors.
+    pub fn messaging(&self) -> &Messaging {
+        &self.inner.messaging
+    }
+
+    /// The mail port, for the rest of the service: deliver, wake, tell the
+    /// manager or the operator.
+    pub(crate) fn mail(&self) -> &messaging::Mail {
+        self.inner.messaging.mail()
     }
 
     pub(crate) fn store(&self) -> &Store {
@@ -394,5 +432,22 @@ impl Hive {
                 })
             })
             .collect()
+    }
+}
+
+/// The messaging room's [`messaging::Holds`] port: a reached spend cap or
+/// the operator's pause holds an agent's `recv`. It reads the two state
+/// parts that own those facts, shared with the façade, so the room sees
+/// neither part nor the façade. Rejected: handing the room the parts
+/// themselves (it would reach another concern's state).
+#[derive(Debug)]
+struct RecvHolds {
+    spend: Arc<spend_state::SpendState>,
+    roster: Arc<roster_state::RosterState>,
+}
+
+impl messaging::Holds for RecvHolds {
+    fn holds(&self, agent: &Ident) -> bool {
+        self.spend.is_held(agent) || self.roster.is_paused(agent)
     }
 }

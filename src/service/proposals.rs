@@ -116,10 +116,11 @@ impl Hive {
             .seed(name, &files, &message, None)
             .await
             .map_err(|e| e.to_string())?;
-        self.notify_manager(HelperEvent::ConfigReady {
-            agent: name.to_string(),
-        })
-        .await;
+        self.mail()
+            .to_manager(HelperEvent::ConfigReady {
+                agent: name.to_string(),
+            })
+            .await;
         Ok(Some(format!(
             "config repo seeded: commit {} in /hive/proposed/{name}",
             short(&sha)
@@ -256,7 +257,7 @@ impl Hive {
                         finish_row(c, id, Err(note), &manager, now)
                     })
                     .await?;
-                self.wake_inboxes(wakes);
+                self.mail().wake(wakes);
                 tracing::info!(agent = %n, id, "{n}: proposal {id} refused: {why}");
                 Err(HiveError::ApprovalFailed {
                     id: row.id,

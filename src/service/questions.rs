@@ -5,7 +5,7 @@
 //! and `question_answered`) are written in one transaction: a question is
 //! never half-asked, an answer never lost between the two writes.
 
-use super::inbox::{self, Wakes};
+use super::messaging::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
 use crate::hive::agenda::{
@@ -83,14 +83,14 @@ impl Hive {
                     None => Recipient::Operator,
                 };
                 let (_, mut wakes) =
-                    inbox::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
+                    messaging::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
                 // The open questions changed, whoever was asked.
                 wakes.add(Wakes::of(Recipient::Operator));
                 tx.commit()?;
                 Ok((id, wakes))
             })
             .await?;
-        self.wake_inboxes(wakes);
+        self.mail().wake(wakes);
         tracing::info!(id, asker = %asker, to = ?to.as_ref().map(Ident::as_str), "question asked");
         Ok(id)
     }
@@ -149,14 +149,14 @@ impl Hive {
                 };
                 let to = Recipient::Agent(asker);
                 let (_, mut wakes) =
-                    inbox::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
+                    messaging::insert(&tx, SYSTEM_SENDER, &to, &event.to_body(), None, now)?;
                 // The open questions changed.
                 wakes.add(Wakes::of(Recipient::Operator));
                 tx.commit()?;
                 Ok(wakes)
             })
             .await?;
-        self.wake_inboxes(wakes);
+        self.mail().wake(wakes);
         tracing::info!(id, "question answered");
         Ok(())
     }
@@ -185,7 +185,7 @@ impl Hive {
             Ok(())
         })
         .await?;
-        self.wake_inboxes(Wakes::of(Recipient::Operator));
+        self.mail().wake(Wakes::of(Recipient::Operator));
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
 
-use super::inbox::Wakes;
+use super::messaging::Wakes;
 use super::snapshot::Roster;
 use super::{Hive, HiveError};
 use crate::containers::{StopMode, UnitChange, UnitState};
@@ -25,6 +25,47 @@ use crate::wire::ident::Ident;
 const CLEAR_BUDGET: Duration = Duration::from_secs(2);
 
 impl Hive {
+    /// Set (empty: clear) `agent`'s free-text status and push its row
+    /// (held to the messaging room's body cap).
+    pub async fn set_status_text(&self, agent: &Ident, text: String) -> Result<(), HiveError> {
+        self.messaging().check_body(&text)?;
+        let (n, now) = (agent.clone(), self.now());
+        self.store()
+            .run(move |c| {
+                let text = (!text.is_empty()).then_some(text);
+                agents::set_status(c, &n, text.as_deref(), now)
+            })
+            .await?;
+        self.publish(agent).await;
+        Ok(())
+    }
+
+    /// An agent's record and whether its container runs.
+    pub async fn agent_meta(&self, name: &Ident) -> Result<(agents::AgentRecord, bool), HiveError> {
+        let record = self.require(name).await?;
+        let running = self
+            .driver()
+            .view()
+            .get(name)
+            .is_some_and(UnitState::is_running);
+        Ok((record, running))
+    }
+
+    /// `of`'s descendants, parents first then by name, with whether each
+    /// container runs.
+    pub async fn descendants(&self, of: &Ident) -> Result<Vec<(Ident, bool)>, HiveError> {
+        let topology = Topology::new(self.store().read(agents::parents).await?);
+        let view = self.driver().view();
+        Ok(topology
+            .descendants(of)
+            .into_iter()
+            .map(|n| {
+                let running = view.get(&n).is_some_and(UnitState::is_running);
+                (n, running)
+            })
+            .collect())
+    }
+
     /// Managed agents by name.
     pub async fn list(&self) -> Result<Vec<Ident>, HiveError> {
         let all = self.store().read(agents::all).await?;
@@ -121,7 +162,7 @@ impl Hive {
         tracing::info!(agent = %name, paused, "{name}: {}", if paused { "paused" } else { "resumed" });
         self.publish(name).await;
         if !paused {
-            self.wake_inboxes(Wakes::of(Recipient::Agent(name.clone())));
+            self.mail().wake(Wakes::of(Recipient::Agent(name.clone())));
         }
         Ok(Outcome::Done)
     }
@@ -250,15 +291,16 @@ impl Hive {
                 }
                 Err(err) => tracing::error!(agent = %name, "{name}: cannot record crash: {err:#}"),
             }
-            self.notify_operator(crate::wire::notify::NotifyEvent::Crashed {
-                agent: name.clone(),
-                result: result.clone(),
-            });
+            self.mail()
+                .to_operator(crate::wire::notify::NotifyEvent::Crashed {
+                    agent: name.clone(),
+                    result: result.clone(),
+                });
             let event = HelperEvent::ContainerCrash {
                 agent: name.to_string(),
                 note: Some(format!("unit result: {result}")),
             };
-            self.notify_manager(event).await;
+            self.mail().to_manager(event).await;
         }
         // An operator's hard stop leaves the unit failed for a moment, until
         // the stop clears it: subscribers see the stopped row, not a

@@ -2,7 +2,7 @@
 //! approval (the payload rides in the row's `commit_ref` as JSON), stored
 //! when the operator approves, fired by the timer at each due time.
 
-use super::inbox::{self, Wakes};
+use super::messaging::{self, Wakes};
 use super::{Hive, HiveError};
 use rusqlite::Connection;
 
@@ -115,7 +115,7 @@ impl Hive {
             Fired::Delivered(wakes) => {
                 tracing::info!(id, targets = wakes.len(), advance, "schedule fired");
                 // Filed and woken once: the rows it carried are the queues' now.
-                self.wake_inboxes(wakes);
+                self.mail().wake(wakes);
                 Fired::Delivered(Wakes::default())
             }
             other => other,
@@ -230,7 +230,7 @@ fn fire_row(conn: &mut Connection, id: i64, now: i64, advance: bool) -> Result<F
         };
         let result = match &recipient {
             Some(r) => {
-                let (msg, woken) = inbox::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
+                let (msg, woken) = messaging::insert(&tx, SCHEDULE_SENDER, r, &h.body, None, now)?;
                 wakes.add(woken);
                 format!("delivered as message {msg}")
             }

@@ -527,6 +527,7 @@ async fn the_service_refuses_bad_values_whichever_door_asked() {
         assert!(matches!(err, HiveError::AlreadyManaged(_)), "{err:?}");
     }
     let err = hive
+        .messaging()
         .wake(&id("alice"), String::new(), "hi".into(), false)
         .await
         .unwrap_err();

@@ -36,12 +36,13 @@ impl Hive {
             && *agent != self.config().manager()
         {
             let agent = agent.to_string();
-            self.notify_manager(if now {
-                HelperEvent::NeedsLogin { agent }
-            } else {
-                HelperEvent::LoggedIn { agent }
-            })
-            .await;
+            self.mail()
+                .to_manager(if now {
+                    HelperEvent::NeedsLogin { agent }
+                } else {
+                    HelperEvent::LoggedIn { agent }
+                })
+                .await;
         }
         self.publish(agent).await;
         Ok(())

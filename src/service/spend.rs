@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::inbox::Wakes;
+use super::messaging::Wakes;
 use super::{Hive, HiveError};
 use crate::hive::arguments;
 use crate::hive::spend::{self, Amounts, Defaults, Evaluation, Spent};
@@ -156,7 +156,7 @@ impl Hive {
         }
         for name in change.released {
             tracing::info!(agent = %name, "{name}: no budget holds it now; its turns resume");
-            self.wake_inboxes(Wakes::of(Recipient::Agent(name)));
+            self.mail().wake(Wakes::of(Recipient::Agent(name)));
         }
         if self.config().budget_hard_cap {
             for (name, why) in change.newly_held {
@@ -171,18 +171,19 @@ impl Hive {
                     SpendScope::Hive => None,
                     SpendScope::Subtree(n) | SpendScope::Agent(n) => Some(n.clone()),
                 };
-                self.notify_operator(NotifyEvent::BudgetReached {
+                self.mail().to_operator(NotifyEvent::BudgetReached {
                     hive: agent.is_none(),
                     agent: agent.clone().unwrap_or_else(|| self.config().manager()),
                     amount: row.amount.to_string(),
                     spent: spent.clone(),
                 });
-                self.notify_manager(HelperEvent::BudgetReached {
-                    agent: agent.map(|n| n.to_string()),
-                    amount: row.amount.to_string(),
-                    spent,
-                })
-                .await;
+                self.mail()
+                    .to_manager(HelperEvent::BudgetReached {
+                        agent: agent.map(|n| n.to_string()),
+                        amount: row.amount.to_string(),
+                        spent,
+                    })
+                    .await;
             }
         }
         Ok(evaluation.rows)

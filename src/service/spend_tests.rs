@@ -54,18 +54,26 @@ fn hive_in(dir: &std::path::Path, now: i64) -> (Hive, Arc<ManualClock>) {
 /// One turn of `agent`: pop what waits, report `micro_usd`, ack. The
 /// bodies it took.
 async fn turn(hive: &Hive, agent: &str, at: i64, micro_usd: u64) -> Vec<String> {
-    let popped = hive.recv(&id(agent), None, None, pending()).await.unwrap();
+    let popped = hive
+        .messaging()
+        .recv(&id(agent), None, None, pending())
+        .await
+        .unwrap();
     hive.report_turn(&id(agent), report(at, micro_usd, 10))
         .await
         .unwrap();
-    hive.ack_turn(&id(agent)).await.unwrap();
+    hive.messaging().ack_turn(&id(agent)).await.unwrap();
     popped.into_iter().map(|m| m.body).collect()
 }
 
 /// What a short long poll of `agent` pops now.
 async fn poll(hive: &Hive, agent: &str) -> Vec<String> {
     let wait = Some(Duration::from_millis(50));
-    let popped = hive.recv(&id(agent), wait, None, pending()).await.unwrap();
+    let popped = hive
+        .messaging()
+        .recv(&id(agent), wait, None, pending())
+        .await
+        .unwrap();
     popped.into_iter().map(|m| m.body).collect()
 }
 
@@ -76,7 +84,8 @@ async fn alices_costly_turn(hive: &Hive, micro_usd: u64) -> Vec<String> {
     hive.set_budget(Some(&id("alice")), cap("1usd/day"))
         .await
         .unwrap();
-    hive.send_from_operator(&id("alice"), None, "first".into())
+    hive.messaging()
+        .send_from_operator(&id("alice"), None, "first".into())
         .await
         .unwrap();
     turn(hive, "alice", NOW, micro_usd).await
@@ -103,17 +112,23 @@ async fn a_budget_reached_by_one_turn_holds_the_next_message_until_it_is_raised(
         events[0].contains(r#""agent":"alice""#) && events[0].contains("$1.00 of $1.00 today"),
         "{events:?}"
     );
-    hive.send_from_operator(&id("alice"), None, "second".into())
+    hive.messaging()
+        .send_from_operator(&id("alice"), None, "second".into())
         .await
         .unwrap();
     assert!(poll(&hive, "alice").await.is_empty(), "no turn starts");
-    assert_eq!(hive.unread(&id("alice")).await.unwrap(), 1, "still pending");
+    assert_eq!(
+        hive.messaging().unread(&id("alice")).await.unwrap(),
+        1,
+        "still pending"
+    );
 
     // A long poll waiting now is woken by the raise, and gets the message.
     let waiting = {
         let hive = hive.clone();
         tokio::spawn(async move {
-            hive.recv(&id("alice"), Some(Duration::from_secs(20)), None, pending())
+            hive.messaging()
+                .recv(&id("alice"), Some(Duration::from_secs(20)), None, pending())
                 .await
         })
     };
@@ -145,7 +160,8 @@ async fn a_held_message_survives_a_restart_still_held_and_runs_once_raised() {
     {
         let (hive, _clock) = hive_in(dir.path(), NOW);
         alices_costly_turn(&hive, 1_500_000).await;
-        hive.send_from_operator(&id("alice"), None, "second".into())
+        hive.messaging()
+            .send_from_operator(&id("alice"), None, "second".into())
             .await
             .unwrap();
         assert!(poll(&hive, "alice").await.is_empty());
@@ -158,7 +174,7 @@ async fn a_held_message_survives_a_restart_still_held_and_runs_once_raised() {
         Some("$1.50 of $1.00 today")
     );
     assert!(poll(&hive, "alice").await.is_empty(), "still held");
-    assert_eq!(hive.unread(&id("alice")).await.unwrap(), 1);
+    assert_eq!(hive.messaging().unread(&id("alice")).await.unwrap(), 1);
     let rows = hive.budgets().await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(
@@ -191,7 +207,8 @@ async fn the_next_utc_day_or_a_rolling_window_moving_on_lets_the_turns_resume() 
         .unwrap();
     hive.set_budget(None, cap("30tokens/2h")).await.unwrap();
     turn(&hive, "alice", NOW, 1_000_000).await;
-    hive.send_from_operator(&id("alice"), None, "tomorrow".into())
+    hive.messaging()
+        .send_from_operator(&id("alice"), None, "tomorrow".into())
         .await
         .unwrap();
     assert!(poll(&hive, "alice").await.is_empty());
@@ -346,6 +363,8 @@ async fn a_reached_budget_runs_the_operators_notify_command_once() {
     let (hive, _driver) = hive_on(config, Store::open_in_memory().unwrap(), clock);
     tokio::spawn(
         hive.clone()
+            .messaging()
+            .clone()
             .run_notifier(tokio_util::sync::CancellationToken::new()),
     );
     hive.spawn(&id("alice")).await.unwrap();

@@ -16,15 +16,17 @@
 //!   bucket is its source, re-read on every start.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::inbox::Wakes;
-use super::queue_state::Content;
+use super::messaging::{self, Content, Wakes};
+use super::swarm_state::SwarmState;
 use super::{Hive, HiveError, SwarmChange};
+use crate::clock::SharedClock;
 use crate::hive::address::{RemoteAddress, remote_sender, swarm_id};
 use crate::hive::{OPERATOR, Recipient, names};
 use crate::store::swarm::{self as rows, Arriving, Inbound};
-use crate::store::{agents, immediate};
+use crate::store::{Store, agents, immediate};
 use crate::wire::host::SwarmAgentRow;
 use crate::wire::ident::Ident;
 use crate::wire::swarm::{BUS_VERSION, BusMessage};
@@ -67,25 +69,39 @@ pub enum Arrival {
     InboxFull,
 }
 
-impl Hive {
-    /// This hive's name (`local` when it has none).
-    pub fn own_hive(&self) -> Ident {
-        self.config()
-            .hive_name
-            .clone()
-            .unwrap_or_else(|| Ident::from_static("local"))
-    }
+/// The messaging room's [`messaging::Outbox`] port: a cross-hive send is
+/// one outbox row, committed before `send` answers, and the relay woken.
+/// It holds the store, the clock and the swarm's state part (shared with
+/// the façade), not the hive, so the room depends on this much only.
+#[derive(Debug)]
+pub(super) struct SwarmOutbox {
+    store: Store,
+    clock: SharedClock,
+    swarm: Arc<SwarmState>,
+}
 
+impl SwarmOutbox {
+    pub(super) fn new(store: Store, clock: SharedClock, swarm: Arc<SwarmState>) -> Self {
+        Self {
+            store,
+            clock,
+            swarm,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl messaging::Outbox for SwarmOutbox {
     /// `sender` sends `body` to an agent of another hive: one outbox row,
     /// committed before this returns. How many inboxes it is for (1).
-    pub(crate) async fn send_remote(
+    async fn enqueue(
         &self,
         sender: &Ident,
         to: RemoteAddress,
         body: String,
     ) -> Result<usize, HiveError> {
-        let (from, now) = (sender.clone(), self.now());
-        self.store()
+        let (from, now) = (sender.clone(), self.clock.now_unix());
+        self.store
             .run(move |c| {
                 let tx = immediate(c)?;
                 rows::enqueue(&tx, &to.hive, from.as_str(), to.agent.as_str(), &body, now)?;
@@ -93,8 +109,18 @@ impl Hive {
                 Ok(())
             })
             .await?;
-        self.inner.swarm.relay_wake();
+        self.swarm.relay_wake();
         Ok(1)
+    }
+}
+
+impl Hive {
+    /// This hive's name (`local` when it has none).
+    pub fn own_hive(&self) -> Ident {
+        self.config()
+            .hive_name
+            .clone()
+            .unwrap_or_else(|| Ident::from_static("local"))
     }
 
     /// Wait until a cross-hive send may have queued something.
@@ -159,6 +185,18 @@ impl Hive {
             .await?)
     }
 
+    /// The daemon's vacuum: handled messages past the retention window
+    /// (the messaging room's), then outbox rows the bus acknowledged
+    /// before it; how many messages.
+    pub async fn vacuum_messages(&self) -> Result<usize, HiveError> {
+        let n = self.messaging().vacuum().await?;
+        let sent = self.vacuum_outbox().await?;
+        if sent > 0 {
+            tracing::info!(deleted = sent, "vacuumed relayed outbox rows");
+        }
+        Ok(n)
+    }
+
     /// Store messages other hives sent, each with its source hive (from
     /// the bus subject), in one transaction; what became of each. Per
     /// source, once one is early, those after it are early too.
@@ -186,7 +224,7 @@ impl Hive {
                     }
                     let (to, body) = recipient_here(&tx, source, m)?;
                     if m.seq == rows::expected_seq(&tx, source)?
-                        && hive.admit(&m.from, &to, body.len(), &wakes).is_err()
+                        && hive.mail().admit(&m.from, &to, body.len(), &wakes).is_err()
                     {
                         tracing::warn!(
                             to = %to.as_str(), from = %remote_sender(&m.from, source),
@@ -226,7 +264,7 @@ impl Hive {
                 Ok((outcomes, wakes))
             })
             .await?;
-        self.wake_inboxes(wakes);
+        self.mail().wake(wakes);
         Ok(outcomes)
     }
 

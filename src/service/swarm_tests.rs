@@ -47,7 +47,8 @@ async fn hive_configured(
 }
 
 async fn recv_now(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
-    hive.recv(&id(who), None, Some(100), std::future::pending())
+    hive.messaging()
+        .recv(&id(who), None, Some(100), std::future::pending())
         .await
         .unwrap()
 }
@@ -81,12 +82,14 @@ async fn a_cross_hive_send_is_queued_and_arrives_from_agent_at_hive() {
         hive_named("hive-b", dir.path()).await,
     );
     assert_eq!(
-        a.send(&id("alice"), "bob@hive-b", "one".into(), None)
+        a.messaging()
+            .send(&id("alice"), "bob@hive-b", "one".into(), None)
             .await
             .unwrap(),
         1
     );
-    a.send(&id("alice"), "bob@hive-b", "two".into(), None)
+    a.messaging()
+        .send(&id("alice"), "bob@hive-b", "two".into(), None)
         .await
         .unwrap();
     assert_eq!(a.outbox_backlog().await.unwrap(), 2);
@@ -114,7 +117,8 @@ async fn a_redelivered_batch_is_stored_once() {
         hive_named("hive-a", dir.path()).await,
         hive_named("hive-b", dir.path()).await,
     );
-    a.send(&id("alice"), "bob@hive-b", "once".into(), None)
+    a.messaging()
+        .send(&id("alice"), "bob@hive-b", "once".into(), None)
         .await
         .unwrap();
     let batch = unsent_batch(&a).await;
@@ -133,7 +137,8 @@ async fn a_message_ahead_of_its_predecessor_waits_and_so_do_those_behind_it() {
         hive_named("hive-b", dir.path()).await,
     );
     for body in ["1", "2", "3"] {
-        a.send(&id("alice"), "bob@hive-b", body.into(), None)
+        a.messaging()
+            .send(&id("alice"), "bob@hive-b", body.into(), None)
             .await
             .unwrap();
     }
@@ -158,14 +163,17 @@ async fn a_message_for_an_unknown_agent_reaches_the_operator_with_its_name() {
         hive_named("hive-a", dir.path()).await,
         hive_named("hive-b", dir.path()).await,
     );
-    a.send(&id("alice"), "zed@hive-b", "lost?".into(), None)
+    a.messaging()
+        .send(&id("alice"), "zed@hive-b", "lost?".into(), None)
         .await
         .unwrap();
-    a.send(&id("alice"), "operator@hive-b", "hello".into(), None)
+    a.messaging()
+        .send(&id("alice"), "operator@hive-b", "hello".into(), None)
         .await
         .unwrap();
     assert_eq!(relay(&a, "hive-a", &b).await, [Arrival::Stored; 2]);
     let rows = b
+        .messaging()
         .recent(crate::hive::Recipient::Operator, 10)
         .await
         .unwrap();
@@ -183,7 +191,8 @@ async fn a_message_for_an_unknown_agent_reaches_the_operator_with_its_name() {
 async fn an_address_naming_the_own_hive_is_a_local_send() {
     let dir = tempfile::tempdir().unwrap();
     let a = hive_named("hive-a", dir.path()).await;
-    a.send(&id("alice"), "bob@hive-a", "here".into(), None)
+    a.messaging()
+        .send(&id("alice"), "bob@hive-a", "here".into(), None)
         .await
         .unwrap();
     assert_eq!(a.outbox_backlog().await.unwrap(), 0);
@@ -203,6 +212,7 @@ async fn a_hive_alone_refuses_an_agent_at_hive_address_by_name() {
     );
     alone.spawn(&id("alice")).await.unwrap();
     let err = alone
+        .messaging()
         .send(&id("alice"), "bob@hive-b", "x".into(), None)
         .await
         .unwrap_err();
@@ -366,7 +376,8 @@ async fn the_operator_reaches_another_hives_agent_and_its_reply_comes_back_to_th
         hive_named("hive-a", dir.path()).await,
         hive_named("hive-b", dir.path()).await,
     );
-    a.send_from_operator(&id("bob"), Some(&id("hive-b")), "status?".into())
+    a.messaging()
+        .send_from_operator(&id("bob"), Some(&id("hive-b")), "status?".into())
         .await
         .unwrap();
     assert_eq!(a.outbox_backlog().await.unwrap(), 1);
@@ -377,11 +388,13 @@ async fn the_operator_reaches_another_hives_agent_and_its_reply_comes_back_to_th
         ("operator@hive-a", "status?")
     );
     // bob answers the address it saw; it lands in hive-a's operator inbox.
-    b.send(&id("bob"), &got[0].from, "all green".into(), None)
+    b.messaging()
+        .send(&id("bob"), &got[0].from, "all green".into(), None)
         .await
         .unwrap();
     relay(&b, "hive-b", &a).await;
     let rows = a
+        .messaging()
         .recent(crate::hive::Recipient::Operator, 10)
         .await
         .unwrap();
@@ -391,7 +404,8 @@ async fn the_operator_reaches_another_hives_agent_and_its_reply_comes_back_to_th
         "{rows:?}"
     );
     // This hive's own name is a local send; a hive alone refuses `hive`.
-    a.send_from_operator(&id("alice"), Some(&id("hive-a")), "local".into())
+    a.messaging()
+        .send_from_operator(&id("alice"), Some(&id("hive-a")), "local".into())
         .await
         .unwrap();
     assert_eq!(recv_now(&a, "alice").await[0].body, "local");
@@ -405,6 +419,7 @@ async fn the_operator_reaches_another_hives_agent_and_its_reply_comes_back_to_th
         hive
     };
     let err = alone
+        .messaging()
         .send_from_operator(&id("bob"), Some(&id("hive-b")), "x".into())
         .await
         .unwrap_err();
@@ -420,7 +435,8 @@ async fn a_swarm_message_for_a_full_inbox_waits_on_the_bus_until_the_agent_reads
     let a = hive_named("hive-a", dir.path()).await;
     let b = hive_configured("hive-b", dir.path(), |c| c.inbox_max_messages = 2).await;
     for body in ["1", "2", "3", "4"] {
-        a.send(&id("alice"), "bob@hive-b", body.into(), None)
+        a.messaging()
+            .send(&id("alice"), "bob@hive-b", body.into(), None)
             .await
             .unwrap();
     }
@@ -477,6 +493,7 @@ async fn system_never_crosses_hives_as_a_sender_or_a_destination() {
     assert_eq!(out, [Arrival::Stored]);
     assert!(recv_now(&b, "ruth").await.is_empty());
     let rows = b
+        .messaging()
         .recent(crate::hive::Recipient::Operator, 10)
         .await
         .unwrap();
@@ -486,6 +503,7 @@ async fn system_never_crosses_hives_as_a_sender_or_a_destination() {
         "{rows:?}"
     );
     let err = b
+        .messaging()
         .send(&id("alice"), "system@hive-a", "hi".into(), None)
         .await
         .unwrap_err();

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::inbox::{self, Wakes};
+use super::messaging::{self, Wakes};
 use super::{Hive, HiveError};
 use crate::hive::Recipient;
 use crate::hive::agenda::REMINDER_SENDER;
@@ -73,7 +73,7 @@ impl Hive {
                         let owner = ident(r.owner)?;
                         let to = Recipient::Agent(owner.clone());
                         wakes.add(
-                            inbox::insert(&tx, REMINDER_SENDER, &to, &r.message, None, now)?.1,
+                            messaging::insert(&tx, REMINDER_SENDER, &to, &r.message, None, now)?.1,
                         );
                         owners.push(owner);
                     }
@@ -82,7 +82,7 @@ impl Hive {
                 Ok((owners, wakes))
             })
             .await?;
-        self.wake_inboxes(wakes);
+        self.mail().wake(wakes);
         for name in &owners {
             self.publish(name).await;
         }

@@ -195,7 +195,8 @@ pub async fn send(State(web): State<Web>, Form(form): Form<SendForm>) -> Respons
     };
     let done = async {
         let hive = web.operator("send", Some(&to.agent)).await?;
-        hive.send_from_operator(&to.agent, to.hive.as_ref(), form.body)
+        hive.messaging()
+            .send_from_operator(&to.agent, to.hive.as_ref(), form.body)
             .await
     };
     outcome(done.await, None, "/inbox")

@@ -25,6 +25,7 @@ pub async fn inbox_items(web: &Web) -> Result<Markup, HiveError> {
     let messages = web
         .operator("inbox", None)
         .await?
+        .messaging()
         .recent(Recipient::Operator, DEFAULT_INBOX_LIMIT)
         .await?;
     Ok(views::inbox_items(&messages))
@@ -64,7 +65,7 @@ where
     if let Err(err) = web.operator(verb, None).await {
         return sse(futures_lite::stream::once(Ok(failed_event(&err))));
     }
-    let mut changes = web.hive.watch_operator_view();
+    let mut changes = web.hive.messaging().watch_operator_view();
     changes.mark_unchanged();
     // After `ready`, the list once as it is now: a change between the
     // page's render and this subscription is not lost.

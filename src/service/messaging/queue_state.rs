@@ -7,7 +7,7 @@
 //! (`store::messages`); this part is the truth of who holds what right now,
 //! rebuilt from the table at start (rows marked popped are in flight
 //! again). A row enters only after the transaction that inserted it
-//! committed (`Hive::wake_inboxes` files it), so a `recv` never hands out a
+//! committed (the mail port's `wake` files it), so a `recv` never hands out a
 //! row that could still roll back. Rejected: popping in the writer (a
 //! write, a savepoint and a commit wait per `recv`, and two index pages
 //! per message, for state that a restart rebuilds anyway).

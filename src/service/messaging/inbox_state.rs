@@ -5,7 +5,7 @@
 //! the dashboard's inbox and questions wait on).
 //!
 //! Decision: one owner, so every lock of these fields is in this file; it
-//! knows nothing of the store or of [`Hive`](super::Hive): the service
+//! knows nothing of the store or of the rest of the room: the room
 //! commits a message, then asks this part to wake its recipient.
 //! Rejected: the maps on the hive itself, where any of the service's files
 //! could lock them.

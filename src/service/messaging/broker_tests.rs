@@ -9,6 +9,7 @@ use super::*;
 use crate::clock::ManualClock;
 use crate::config::Config;
 use crate::hive::Outcome;
+use crate::service::Hive;
 use crate::store::Store;
 
 /// Every waiting test ends within this.
@@ -28,22 +29,25 @@ async fn hive() -> (Hive, Arc<ManualClock>, tempfile::TempDir) {
     hive.spawn(&id("alice")).await.unwrap();
     hive.spawn(&id("bob")).await.unwrap();
     // Start from empty inboxes (spawns tell the manager).
-    hive.recv(&id("ruth"), None, Some(100), std::future::pending())
+    hive.messaging()
+        .recv(&id("ruth"), None, Some(100), std::future::pending())
         .await
         .unwrap();
-    hive.ack_turn(&id("ruth")).await.unwrap();
+    hive.messaging().ack_turn(&id("ruth")).await.unwrap();
     (hive, clock, dir)
 }
 
 async fn recv_now(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
-    hive.recv(&id(who), None, Some(100), std::future::pending())
+    hive.messaging()
+        .recv(&id(who), None, Some(100), std::future::pending())
         .await
         .unwrap()
 }
 
 /// alice sends `body` to bob.
 async fn to_bob(hive: &Hive, body: &str) {
-    hive.send(&id("alice"), "bob", body.into(), None)
+    hive.messaging()
+        .send(&id("alice"), "bob", body.into(), None)
         .await
         .unwrap();
 }
@@ -55,13 +59,14 @@ fn long_poll(
 ) -> tokio::task::JoinHandle<Result<Vec<DeliveredMessage>, HiveError>> {
     let (hive, who) = (hive.clone(), id(who));
     tokio::spawn(async move {
-        hive.recv(
-            &who,
-            Some(Duration::from_secs(60)),
-            None,
-            std::future::pending(),
-        )
-        .await
+        hive.messaging()
+            .recv(
+                &who,
+                Some(Duration::from_secs(60)),
+                None,
+                std::future::pending(),
+            )
+            .await
     })
 }
 
@@ -78,7 +83,8 @@ async fn answered(
 
 /// At most one message of `who`'s, without waiting.
 async fn recv_one(hive: &Hive, who: &str) -> Vec<DeliveredMessage> {
-    hive.recv(&id(who), None, Some(1), std::future::pending())
+    hive.messaging()
+        .recv(&id(who), None, Some(1), std::future::pending())
         .await
         .unwrap()
 }
@@ -90,9 +96,10 @@ async fn handled_messages_are_vacuumed_after_the_retention_and_no_sooner() {
     to_bob(&hive, "still in flight").await;
     let got = recv_one(&hive, "bob").await;
     assert_eq!(got[0].body, "handled");
-    hive.ack_turn(&id("bob")).await.unwrap();
+    hive.messaging().ack_turn(&id("bob")).await.unwrap();
     recv_now(&hive, "bob").await; // the second one is now in flight, unacked
-    hive.send(&id("alice"), "operator", "for the operator".into(), None)
+    hive.messaging()
+        .send(&id("alice"), "operator", "for the operator".into(), None)
         .await
         .unwrap();
     clock.advance(3600);
@@ -101,6 +108,7 @@ async fn handled_messages_are_vacuumed_after_the_retention_and_no_sooner() {
     // bob's handled message and the manager's two acked spawn events.
     assert_eq!(hive.vacuum_messages().await.unwrap(), 3);
     let left: Vec<String> = hive
+        .messaging()
         .recent(Recipient::Agent(id("bob")), 10)
         .await
         .unwrap()
@@ -108,13 +116,21 @@ async fn handled_messages_are_vacuumed_after_the_retention_and_no_sooner() {
         .map(|r| r.body)
         .collect();
     assert_eq!(left, ["still in flight"]);
-    assert_eq!(hive.recent(Recipient::Operator, 10).await.unwrap().len(), 1);
+    assert_eq!(
+        hive.messaging()
+            .recent(Recipient::Operator, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
 async fn a_body_over_the_cap_is_refused_naming_its_size_and_the_cap() {
     let (hive, _clock, _dir) = hive().await;
     let err = hive
+        .messaging()
         .send(&id("alice"), "bob", "x".repeat(101), None)
         .await
         .unwrap_err();
@@ -124,12 +140,14 @@ async fn a_body_over_the_cap_is_refused_naming_its_size_and_the_cap() {
          shorten it or put the text in a file and send its path"
     );
     assert!(
-        hive.send(&id("alice"), "bob", "x".repeat(100), None)
+        hive.messaging()
+            .send(&id("alice"), "bob", "x".repeat(100), None)
             .await
             .is_ok()
     );
     assert!(matches!(
-        hive.wake(&id("bob"), "x".into(), "y".repeat(101), true)
+        hive.messaging()
+            .wake(&id("bob"), "x".into(), "y".repeat(101), true)
             .await,
         Err(HiveError::BodyTooLarge {
             size: 101,
@@ -142,10 +160,11 @@ async fn a_body_over_the_cap_is_refused_naming_its_size_and_the_cap() {
 async fn a_transient_wake_is_handed_out_once_first_and_never_stored() {
     let (hive, _clock, _dir) = hive().await;
     to_bob(&hive, "stored").await;
-    hive.wake(&id("bob"), "bash".into(), "job 3 done".into(), true)
+    hive.messaging()
+        .wake(&id("bob"), "bash".into(), "job 3 done".into(), true)
         .await
         .unwrap();
-    assert_eq!(hive.unread(&id("bob")).await.unwrap(), 2);
+    assert_eq!(hive.messaging().unread(&id("bob")).await.unwrap(), 2);
     let got = recv_now(&hive, "bob").await;
     let seen: Vec<(&str, &str, i64)> = got
         .iter()
@@ -154,7 +173,8 @@ async fn a_transient_wake_is_handed_out_once_first_and_never_stored() {
     assert_eq!(seen[0], ("bash", "job 3 done", 0));
     assert_eq!(seen[1].1, "stored");
     assert!(
-        hive.recent(Recipient::Agent(id("bob")), 10)
+        hive.messaging()
+            .recent(Recipient::Agent(id("bob")), 10)
             .await
             .unwrap()
             .iter()
@@ -167,11 +187,13 @@ async fn a_transient_wake_is_handed_out_once_first_and_never_stored() {
 async fn recv_pops_at_most_max_oldest_first() {
     let (hive, _clock, _dir) = hive().await;
     for n in 0..5 {
-        hive.send(&id("alice"), "bob", format!("m{n}"), None)
+        hive.messaging()
+            .send(&id("alice"), "bob", format!("m{n}"), None)
             .await
             .unwrap();
     }
     let first = hive
+        .messaging()
         .recv(&id("bob"), None, Some(2), std::future::pending())
         .await
         .unwrap();
@@ -187,7 +209,7 @@ async fn a_long_poll_returns_empty_at_its_deadline() {
     let started = Instant::now();
     let got = tokio::time::timeout(
         LIMIT,
-        hive.recv(
+        hive.messaging().recv(
             &id("bob"),
             Some(Duration::from_secs(1)),
             None,
@@ -233,8 +255,8 @@ async fn a_message_received_and_not_acked_is_in_flight_again_after_a_restart() {
     assert_eq!(got[0].body, "one");
     // A harness that outlived the daemon acks its turn: the one in flight.
     let again = restarted(&hive, clock.clone()).await;
-    assert_eq!(again.unread(&id("bob")).await.unwrap(), 1);
-    assert_eq!(again.ack_turn(&id("bob")).await.unwrap(), 1);
+    assert_eq!(again.messaging().unread(&id("bob")).await.unwrap(), 1);
+    assert_eq!(again.messaging().ack_turn(&id("bob")).await.unwrap(), 1);
     // A harness that starts again requeues instead: nothing was in flight,
     // and "two", read back from the table, is handed out.
     let third = restarted(&again, clock).await;
@@ -263,8 +285,8 @@ async fn an_acked_message_is_handled_in_the_table_and_never_handed_out_again() {
     let (hive, clock, _dir) = hive().await;
     to_bob(&hive, "once").await;
     recv_now(&hive, "bob").await;
-    assert_eq!(hive.ack_turn(&id("bob")).await.unwrap(), 1);
-    assert_eq!(hive.ack_turn(&id("bob")).await.unwrap(), 0);
+    assert_eq!(hive.messaging().ack_turn(&id("bob")).await.unwrap(), 1);
+    assert_eq!(hive.messaging().ack_turn(&id("bob")).await.unwrap(), 0);
     let again = restarted(&hive, clock).await;
     assert_eq!(again.requeue_inflight(&id("bob")).await.unwrap(), 0);
     assert!(recv_now(&again, "bob").await.is_empty());
@@ -288,7 +310,11 @@ async fn messages_sent_at_once_by_many_senders_are_each_handed_out_once_in_id_or
     let sends: Vec<_> = (0..50)
         .map(|n| {
             let hive = hive.clone();
-            tokio::spawn(async move { hive.send(&id("alice"), "bob", format!("{n}"), None).await })
+            tokio::spawn(async move {
+                hive.messaging()
+                    .send(&id("alice"), "bob", format!("{n}"), None)
+                    .await
+            })
         })
         .collect();
     for s in sends {
@@ -297,6 +323,7 @@ async fn messages_sent_at_once_by_many_senders_are_each_handed_out_once_in_id_or
     let mut got = Vec::new();
     loop {
         let batch = hive
+            .messaging()
             .recv(&id("bob"), None, Some(7), std::future::pending())
             .await
             .unwrap();

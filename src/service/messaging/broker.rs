@@ -1,5 +1,5 @@
 //! The agents' side of the inboxes: send, recv (long-poll), ack, requeue,
-//! status, recent, wake, and the operator's inbox.
+//! unread, recent, wake, and the operator's inbox and sends.
 //!
 //! Decisions:
 //! - **A message is a committed row before `send` answers**; a `recv` is
@@ -19,15 +19,16 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::inbox::{self, Wakes};
+use tokio::sync::watch;
+
+use super::mail::{self, Wakes};
 use super::queue_state;
-use super::{Hive, HiveError};
+use super::{HiveError, Messaging};
 use crate::hive::address::{self, Address};
 use crate::hive::arguments;
 use crate::hive::broker;
-use crate::hive::topology::Topology;
 use crate::hive::{OPERATOR, Recipient};
-use crate::store::agents::{self, AgentRecord};
+use crate::store::agents;
 use crate::store::immediate;
 use crate::store::messages;
 use crate::wire::agent::{DeliveredMessage, InboxRow};
@@ -41,9 +42,11 @@ pub const DEFAULT_RECV_MAX: u32 = 10;
 pub const RECV_MAX_CAP: u32 = 500;
 /// The most rows `recent` or the operator's inbox return.
 pub const RECENT_CAP: u64 = 1000;
-impl Hive {
-    fn check_body(&self, body: &str) -> Result<(), HiveError> {
-        let cap = self.config().max_body_bytes;
+
+impl Messaging {
+    /// Refuse a body (or a status text) over `max_body_bytes`.
+    pub(crate) fn check_body(&self, body: &str) -> Result<(), HiveError> {
+        let cap = self.state.settings.max_body_bytes;
         if body.len() > cap {
             return Err(HiveError::BodyTooLarge {
                 size: body.len(),
@@ -54,8 +57,10 @@ impl Hive {
     }
 
     /// `sender` sends `body` to `to` (an agent, `operator`, `<parent>`,
-    /// `<children>`, or `agent@hive` of another hive: see [`super::swarm`]), resolved against the topology in the transaction that
-    /// stores the rows. Returns how many inboxes got it.
+    /// `<children>`, or `agent@hive` of another hive, committed to the
+    /// swarm's outbox through the [`super::Outbox`] port), resolved
+    /// against the topology in the transaction that stores the rows.
+    /// Returns how many inboxes got it.
     pub async fn send(
         &self,
         sender: &Ident,
@@ -64,21 +69,25 @@ impl Hive {
         in_reply_to: Option<i64>,
     ) -> Result<usize, HiveError> {
         self.check_body(&body)?;
-        let to = match address::parse(to, self.config().swarm_hive())? {
+        let swarm_hive = self.state.settings.swarm_hive.as_ref();
+        let to = match address::parse(to, swarm_hive)? {
             Address::Local(to) => to,
-            Address::Remote(remote) => return self.send_remote(sender, remote, body).await,
+            Address::Remote(remote) => {
+                return self.state.outbox.enqueue(sender, remote, body).await;
+            }
         };
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
-        let hive = self.clone();
+        let mail = self.mail.clone();
         let (reached, wakes) = self
-            .store()
+            .state
+            .store
             .run_atomic(move |c| {
                 let recipients = broker::resolve::<_, HiveError>(&agents::Registry(c), &from, &to)?;
                 for r in &recipients {
-                    hive.admit(from.as_str(), r, body.len(), &Wakes::default())?;
+                    mail.admit(from.as_str(), r, body.len(), &Wakes::default())?;
                 }
                 let insert = |c: &rusqlite::Connection, r| {
-                    inbox::insert(c, from.as_str(), r, &body, in_reply_to, now).map(|d| d.1)
+                    mail::insert(c, from.as_str(), r, &body, in_reply_to, now).map(|d| d.1)
                 };
                 // One recipient is one INSERT, atomic by itself; more are
                 // one transaction.
@@ -96,12 +105,12 @@ impl Hive {
                 Ok::<_, HiveError>((recipients.len(), wakes))
             })
             .await?;
-        self.wake_inboxes(wakes);
+        self.mail.wake(wakes);
         Ok(reached)
     }
 
     /// Store `body` from `from` for agent `to` if its inbox has room (see
-    /// [`Hive::admit`]), then wake it.
+    /// [`super::Mail::admit`]), then wake it.
     async fn deliver_bounded(
         &self,
         to: &Ident,
@@ -109,12 +118,13 @@ impl Hive {
         body: String,
     ) -> Result<i64, HiveError> {
         let (r, from, now) = (Recipient::Agent(to.clone()), from.to_owned(), self.now());
-        self.admit(&from, &r, body.len(), &Wakes::default())?;
+        self.mail.admit(&from, &r, body.len(), &Wakes::default())?;
         let (id, wakes) = self
-            .store()
-            .run_atomic(move |c| inbox::insert(c, &from, &r, &body, None, now))
+            .state
+            .store
+            .run_atomic(move |c| mail::insert(c, &from, &r, &body, None, now))
             .await?;
-        self.wake_inboxes(wakes);
+        self.mail.wake(wakes);
         Ok(id)
     }
 
@@ -131,13 +141,18 @@ impl Hive {
         self.check_body(&body)?;
         if let Some(hive) = hive {
             let address = format!("{to}@{hive}");
-            if let Address::Remote(remote) = address::parse(&address, self.config().swarm_hive())? {
-                self.send_remote(&Ident::from_static(OPERATOR), remote, body)
-                    .await?;
+            let swarm_hive = self.state.settings.swarm_hive.as_ref();
+            if let Address::Remote(remote) = address::parse(&address, swarm_hive)? {
+                let operator = Ident::from_static(OPERATOR);
+                self.state.outbox.enqueue(&operator, remote, body).await?;
                 return Ok(());
             }
         }
-        self.require(to).await?;
+        let n = to.clone();
+        let known = self.state.store.read(move |c| agents::get(c, &n)).await?;
+        if known.is_none() {
+            return Err(HiveError::UnknownAgent(to.clone()));
+        }
         self.deliver_bounded(to, OPERATOR, body).await?;
         Ok(())
     }
@@ -164,18 +179,18 @@ impl Hive {
             redelivered: false,
             in_reply_to: None,
         };
-        let cap = self.config().transient_max_bytes;
-        self.inner.inbox.push_transient(agent, message, cap);
-        self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
+        let cap = self.state.settings.transient_max_bytes;
+        self.state.inbox.push_transient(agent, message, cap);
+        self.mail.wake(Wakes::of(Recipient::Agent(agent.clone())));
         Ok(())
     }
 
     /// Pop up to `max` (default [`DEFAULT_RECV_MAX`]) messages of `agent`,
     /// oldest first, transient ones first. With `wait`, wait up to it
     /// (capped at [`LONG_POLL_CAP`]) for at least one; an empty answer
-    /// when it runs out or `cancel` fires. While a reached budget
-    /// ([`super::spend`]) or the operator's pause holds the agent nothing
-    /// is popped: the call waits as for an empty inbox.
+    /// when it runs out or `cancel` fires. While the [`super::Holds`] port
+    /// holds the agent (a reached budget, the operator's pause) nothing is
+    /// popped: the call waits as for an empty inbox.
     pub async fn recv(
         &self,
         agent: &Ident,
@@ -186,7 +201,7 @@ impl Hive {
         let max = max.unwrap_or(DEFAULT_RECV_MAX).clamp(1, RECV_MAX_CAP);
         let wait = wait.unwrap_or(Duration::ZERO).min(LONG_POLL_CAP);
         let deadline = tokio::time::Instant::now() + wait;
-        let waker = self.inbox_waker(agent);
+        let waker = self.state.inbox.waker(agent);
         let mut cancel = std::pin::pin!(cancel);
         loop {
             // Armed before the table is read: a delivery committed after
@@ -196,7 +211,7 @@ impl Hive {
             // A reached budget or the operator's pause holds the agent:
             // nothing is popped, the poll waits as for an empty inbox;
             // letting it go wakes it.
-            let popped = if self.inner.spend.is_held(agent) || self.inner.roster.is_paused(agent) {
+            let popped = if self.state.holds.holds(agent) {
                 Vec::new()
             } else {
                 self.pop(agent, max).await?
@@ -213,8 +228,8 @@ impl Hive {
     }
 
     async fn pop(&self, agent: &Ident, max: u32) -> Result<Vec<DeliveredMessage>, HiveError> {
-        let budget = self.config().agent_max_answer_bytes;
-        let mut out = self.inner.inbox.take_transient(agent, max, budget);
+        let budget = self.state.settings.agent_max_answer_bytes;
+        let mut out = self.state.inbox.take_transient(agent, max, budget);
         let room = max.saturating_sub(u32::try_from(out.len()).unwrap_or(max));
         let used: usize = out.iter().map(|m| m.body.len()).sum();
         if room == 0 || (used >= budget && !out.is_empty()) {
@@ -222,7 +237,7 @@ impl Hive {
         }
         // Stored messages fill what the transient ones left of the budget;
         // with none taken yet, the first always goes.
-        let queues = &self.inner.queues;
+        let queues = &self.state.queues;
         let taken = queues.take(agent, room as usize, budget - used, out.is_empty());
         if taken.is_empty() {
             return Ok(out);
@@ -234,7 +249,7 @@ impl Hive {
                 Ok(out)
             }
             Err((err, ids)) => {
-                self.inner.inbox.requeue_transient(agent, out);
+                self.state.inbox.requeue_transient(agent, out);
                 queues.give_back(agent, &ids);
                 Err(err)
             }
@@ -257,7 +272,8 @@ impl Hive {
             Vec::new()
         } else {
             let ids = taken.iter().map(|q| q.id).collect();
-            self.store()
+            self.state
+                .store
                 .read(move |c| messages::bodies(c, &unread))
                 .await
                 .map_err(|e| (e.into(), ids))?
@@ -293,13 +309,13 @@ impl Hive {
     /// Record rows handed out as popped with the writer's next commit, not
     /// waited for (see `store::messages`): one write queued while none is.
     fn mark_popped(&self, ids: impl IntoIterator<Item = i64>) {
-        if !self.inner.queues.mark(ids) {
+        if !self.state.queues.mark(ids) {
             return;
         }
-        let hive = self.clone();
-        self.store().queue(move |c| {
-            let ids = hive.inner.queues.take_marks();
-            messages::mark_popped(c, &ids, hive.now())
+        let state = std::sync::Arc::clone(&self.state);
+        self.state.store.queue(move |c| {
+            let ids = state.queues.take_marks();
+            messages::mark_popped(c, &ids, state.clock.now_unix())
         });
     }
 
@@ -308,11 +324,11 @@ impl Hive {
     /// the front of the queue.
     pub async fn give_back(&self, agent: &Ident, messages: Vec<DeliveredMessage>) {
         let (transient, stored): (Vec<_>, Vec<_>) = messages.into_iter().partition(|m| m.id == 0);
-        self.inner.inbox.requeue_transient(agent, transient);
+        self.state.inbox.requeue_transient(agent, transient);
         let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
-        let ids = self.inner.queues.give_back(agent, &ids);
+        let ids = self.state.queues.give_back(agent, &ids);
         self.record_requeued(agent, ids).await;
-        self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
+        self.mail.wake(Wakes::of(Recipient::Agent(agent.clone())));
     }
 
     /// Write that `ids` wait again, marked redelivered (they already do in
@@ -323,7 +339,8 @@ impl Hive {
         }
         let count = ids.len();
         match self
-            .store()
+            .state
+            .store
             .run_atomic(move |c| messages::requeue_ids(c, &ids))
             .await
         {
@@ -337,29 +354,30 @@ impl Hive {
 
     /// Forget `name`'s transient wakes (it was destroyed) and, when its
     /// rows were `purged`, its queue (a plain destroy keeps its mail).
-    pub(super) fn forget_inbox(&self, name: &Ident, purged: bool) {
-        self.inner.inbox.drop_transient(name);
+    pub(crate) fn forget(&self, name: &Ident, purged: bool) {
+        self.state.inbox.drop_transient(name);
         if purged {
-            self.inner.queues.forget(name);
+            self.state.queues.forget(name);
         }
     }
 
     /// Every message popped by `agent` since its last ack is handled,
     /// on disk before this answers.
     pub async fn ack_turn(&self, agent: &Ident) -> Result<usize, HiveError> {
-        let settled = self.inner.queues.settle(agent);
+        let settled = self.state.queues.settle(agent);
         if settled.is_empty() {
             return Ok(0);
         }
         let (ids, now): (Vec<i64>, _) = (settled.iter().map(|q| q.id).collect(), self.now());
         match self
-            .store()
+            .state
+            .store
             .run_atomic(move |c| messages::settle(c, &ids, now))
             .await
         {
             Ok(n) => Ok(n),
             Err(err) => {
-                self.inner.queues.unsettle(agent, settled);
+                self.state.queues.unsettle(agent, settled);
                 Err(err.into())
             }
         }
@@ -368,28 +386,28 @@ impl Hive {
     /// Every popped-unacked message of `agent` waits again, marked
     /// redelivered. The harness calls it at its start, so the agent's
     /// queue is first read again from the table (rows it lacks are added).
+    /// (The façade's `Hive::requeue_inflight`, which the agent's door
+    /// calls, also ends the agent's live turn.)
     pub async fn requeue_inflight(&self, agent: &Ident) -> Result<usize, HiveError> {
         let n = agent.clone();
         let rows = self
-            .store()
+            .state
+            .store
             .read(move |c| messages::queued_of(c, &n))
             .await?;
-        self.inner.queues.load(rows);
-        let ids = self.inner.queues.requeue(agent);
+        self.state.queues.load(rows);
+        let ids = self.state.queues.requeue(agent);
         let count = self.record_requeued(agent, ids).await;
-        // A harness starting (or giving a failed turn's messages back) has
-        // no turn in progress: a live one it did not report is over.
-        self.end_live_turn(agent, None);
         if count > 0 {
-            self.wake_inboxes(Wakes::of(Recipient::Agent(agent.clone())));
+            self.mail.wake(Wakes::of(Recipient::Agent(agent.clone())));
         }
         Ok(count)
     }
 
     /// How many messages wait for `agent` (stored and transient).
     pub async fn unread(&self, agent: &Ident) -> Result<u64, HiveError> {
-        let stored = self.inner.queues.waiting(agent);
-        let transient = self.inner.inbox.transient_count(agent);
+        let stored = self.state.queues.waiting(agent);
+        let transient = self.state.inbox.transient_count(agent);
         Ok(stored + transient)
     }
 
@@ -403,7 +421,7 @@ impl Hive {
         Ok(self.recent_within(recipient, limit, usize::MAX).await?.0)
     }
 
-    /// [`Hive::recent`] within an agent's answer budget
+    /// [`Messaging::recent`] within an agent's answer budget
     /// (`agent_max_answer_bytes`): the newest rows whose bodies fit, and
     /// whether older ones were left out for it.
     pub async fn recent_for_agent(
@@ -411,7 +429,7 @@ impl Hive {
         agent: &Ident,
         limit: u64,
     ) -> Result<(Vec<InboxRow>, bool), HiveError> {
-        let budget = self.config().agent_max_answer_bytes;
+        let budget = self.state.settings.agent_max_answer_bytes;
         self.recent_within(Recipient::Agent(agent.clone()), limit, budget)
             .await
     }
@@ -424,69 +442,35 @@ impl Hive {
     ) -> Result<(Vec<InboxRow>, bool), HiveError> {
         let limit = limit.min(RECENT_CAP);
         Ok(self
-            .store()
+            .state
+            .store
             .read(move |c| messages::recent(c, &recipient, limit, max_bytes))
             .await?)
     }
 
     /// Delete handled messages older than the retention window; how many.
-    pub async fn vacuum_messages(&self) -> Result<usize, HiveError> {
-        let retention = i64::try_from(self.config().message_retention_secs).unwrap_or(i64::MAX);
-        let before = self.now().saturating_sub(retention);
+    /// (The façade's `Hive::vacuum_messages` also vacuums the swarm's
+    /// outbox.)
+    pub async fn vacuum(&self) -> Result<usize, HiveError> {
+        let retention = self.state.settings.message_retention_secs;
+        let before = self
+            .now()
+            .saturating_sub(i64::try_from(retention).unwrap_or(i64::MAX));
         let n = self
-            .store()
+            .state
+            .store
             .run(move |c| messages::vacuum(c, before))
             .await?;
         if n > 0 {
             tracing::info!(deleted = n, "vacuumed handled messages");
         }
-        let sent = self.vacuum_outbox().await?;
-        if sent > 0 {
-            tracing::info!(deleted = sent, "vacuumed relayed outbox rows");
-        }
         Ok(n)
     }
 
-    /// Set (empty: clear) `agent`'s free-text status and push its row.
-    pub async fn set_status_text(&self, agent: &Ident, text: String) -> Result<(), HiveError> {
-        self.check_body(&text)?;
-        let (n, now) = (agent.clone(), self.now());
-        self.store()
-            .run(move |c| {
-                let text = (!text.is_empty()).then_some(text);
-                agents::set_status(c, &n, text.as_deref(), now)
-            })
-            .await?;
-        self.publish(agent).await;
-        Ok(())
-    }
-
-    /// An agent's record and whether its container runs.
-    pub async fn agent_meta(&self, name: &Ident) -> Result<(AgentRecord, bool), HiveError> {
-        let record = self.require(name).await?;
-        let running = self
-            .driver()
-            .view()
-            .get(name)
-            .is_some_and(crate::containers::UnitState::is_running);
-        Ok((record, running))
-    }
-
-    /// `of`'s descendants, parents first then by name, with whether each
-    /// container runs.
-    pub async fn descendants(&self, of: &Ident) -> Result<Vec<(Ident, bool)>, HiveError> {
-        let topology = Topology::new(self.store().read(agents::parents).await?);
-        let view = self.driver().view();
-        Ok(topology
-            .descendants(of)
-            .into_iter()
-            .map(|n| {
-                let running = view
-                    .get(&n)
-                    .is_some_and(crate::containers::UnitState::is_running);
-                (n, running)
-            })
-            .collect())
+    /// A new version each time the operator's inbox or the open questions
+    /// change (a receiver sees the latest; changes in between coalesce).
+    pub fn watch_operator_view(&self) -> watch::Receiver<u64> {
+        self.state.inbox.watch_operator_view()
     }
 }
 

@@ -11,7 +11,7 @@ use crate::containers::fake::FakeDriver;
 use crate::testing::{config_in, hive_at, id};
 use crate::wire::notify::Notification;
 
-use super::Hive;
+use crate::service::Hive;
 
 /// A hive whose `notify_command` is `argv`, its worker and unit watcher
 /// running.
@@ -19,7 +19,11 @@ fn hive_notifying(dir: &std::path::Path, argv: &[&str]) -> (Hive, Arc<FakeDriver
     let mut config = config_in(dir);
     config.notify_command = argv.iter().map(|s| (*s).to_owned()).collect();
     let (hive, driver) = hive_at(config, 10_000);
-    tokio::spawn(hive.clone().run_notifier(CancellationToken::new()));
+    tokio::spawn(
+        hive.messaging()
+            .clone()
+            .run_notifier(CancellationToken::new()),
+    );
     tokio::spawn(hive.clone().watch_units());
     (hive, driver)
 }
@@ -106,9 +110,9 @@ async fn one_agents_thousand_events_leave_another_agents_event_delivered() {
         description: None,
     };
     for i in 0..1_000 {
-        hive.notify_operator(waiting(i, "alice"));
+        hive.mail().to_operator(waiting(i, "alice"));
     }
-    hive.notify_operator(waiting(5_000, "bob"));
+    hive.mail().to_operator(waiting(5_000, "bob"));
     written(&out, 2).await;
     // Nothing more comes: alice's 999 others were dropped at the door.
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -20,41 +20,46 @@
 
 use std::time::Duration;
 
-use super::Hive;
 use super::notify_state::Pushed;
+use super::{Mail, Messaging};
 use crate::wire::notify::{Notification, NotifyEvent};
 
 /// How long one run may take before it is killed.
 const RUN_LIMIT: Duration = Duration::from_secs(30);
 
-impl Hive {
+impl Mail {
     /// Queue `event` for `notify_command`, if one is configured; never
     /// waits.
-    pub(crate) fn notify_operator(&self, event: NotifyEvent) {
-        if self.config().notify_command.is_empty() {
+    pub(crate) fn to_operator(&self, event: NotifyEvent) {
+        let settings = &self.state.settings;
+        if settings.notify_command.is_empty() {
             return;
         }
-        let interval = i64::try_from(self.config().notify_interval_secs).unwrap_or(i64::MAX);
+        let interval = i64::try_from(settings.notify_interval_secs).unwrap_or(i64::MAX);
         let (name, agent) = (event.name(), event.agent().clone());
-        let at = self.now();
-        if self.inner.notify.push(Notification { at, event }, interval) == Pushed::TooSoon {
+        let at = self.state.clock.now_unix();
+        let notify = &self.state.notify;
+        if notify.push(Notification { at, event }, interval) == Pushed::TooSoon {
             tracing::debug!(%agent, "{agent}: {name} not notified again within {interval} s");
         }
     }
+}
 
+impl Messaging {
     /// The worker: run `notify_command` for each queued event, one at a
     /// time, agent after agent, until `shutdown`. Started once by the
     /// daemon; a second call returns at once.
     pub async fn run_notifier(self, shutdown: tokio_util::sync::CancellationToken) {
-        if !self.inner.notify.take() {
+        let notify = &self.state.notify;
+        if !notify.take() {
             return;
         }
         while !shutdown.is_cancelled() {
-            match self.inner.notify.pop() {
+            match notify.pop() {
                 Some(n) => self.notify_once(&n).await,
                 None => tokio::select! {
                     () = shutdown.cancelled() => return,
-                    () = self.inner.notify.ready() => {}
+                    () = notify.ready() => {}
                 },
             }
         }
@@ -65,7 +70,7 @@ impl Hive {
             return;
         };
         line.push(b'\n');
-        let argv = &self.config().notify_command;
+        let argv = &self.state.settings.notify_command;
         let run = crate::command::run_fed("notify_command", argv, &[], Some(&line));
         let agent = n.event.agent();
         match tokio::time::timeout(RUN_LIMIT, run).await {

@@ -1,11 +1,16 @@
-//! Delivering into inboxes: the one path by which anything — an agent's
-//! `send`, a reminder, a schedule, a question or its answer, an
-//! approval's resolution, a `HelperEvent` — becomes a message, and the one
-//! place its recipient is woken.
+//! The mail port: the one path by which anything — an agent's `send`, a
+//! reminder, a schedule, a question or its answer, an approval's
+//! resolution, a `HelperEvent` — becomes a message, and the one place its
+//! recipient is woken. The rest of the service holds a [`Mail`] (today it
+//! asks the façade for it; a later room is given one at construction) and
+//! delivers through it: to an agent or the operator's inbox
+//! ([`Mail::deliver`], or [`insert`] in its own transaction), to the
+//! manager ([`Mail::to_manager`]), to the operator's `notify_command`
+//! ([`Mail::to_operator`]), and wakes ([`Mail::wake`]).
 //!
 //! A delivery is a row inserted by `insert` inside the caller's write
 //! transaction, which answers what to wake (`Wakes`); the caller commits,
-//! then hands the wakes to `Hive::wake_inboxes`, so a long-polling `recv`
+//! then hands the wakes to [`Mail::wake`], so a long-polling `recv`
 //! sees the row the moment it is woken, and a transaction that rolls back
 //! wakes nobody. What may enter an inbox (its caps, `admit`) is decided
 //! here too, for local sends and the swarm's arrivals alike. Rejected:
@@ -18,10 +23,9 @@
 use std::sync::Arc;
 
 use rusqlite::Connection;
-use tokio::sync::Notify;
 
 use super::queue_state::{Content, Queued};
-use super::{Hive, HiveError};
+use super::{HiveError, State};
 use crate::hive::Recipient;
 use crate::hive::broker::{self, InboxFull, InboxLimits, InboxLoad};
 use crate::store::{StoreError, messages};
@@ -29,8 +33,8 @@ use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::ident::Ident;
 
 /// The inboxes (and the operator's view) a transaction changed: woken by
-/// `Hive::wake_inboxes` once it has committed.
-#[must_use = "wake them once the transaction has committed: Hive::wake_inboxes"]
+/// [`Mail::wake`] once it has committed.
+#[must_use = "wake them once the transaction has committed: Mail::wake"]
 /// Not `Clone`: each row it carries is filed once.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Wakes {
@@ -109,21 +113,27 @@ pub(crate) fn insert(
     Ok((id, Wakes::arrived(to, id, content)))
 }
 
-impl Hive {
-    /// The wake-up handle of an agent's inbox (one per agent, made on first
-    /// use). `recv` waits on it; `Hive::wake_inboxes` notifies it.
-    pub fn inbox_waker(&self, name: &Ident) -> Arc<Notify> {
-        self.inner.inbox.waker(name)
+/// The mail port: delivering into inboxes, to the manager and to the
+/// operator, and waking. Cheap to clone; it shares the room's state and
+/// exposes none of the agents' side (`recv`, `ack_turn`, ...).
+#[derive(Debug, Clone)]
+pub(crate) struct Mail {
+    pub(super) state: Arc<State>,
+}
+
+impl Mail {
+    pub(super) fn over(state: Arc<State>) -> Self {
+        Self { state }
     }
 
     /// Wake whoever waits on the inboxes in `wakes`, after their
     /// transaction committed: the one place anything is woken.
-    pub(crate) fn wake_inboxes(&self, wakes: Wakes) {
+    pub(crate) fn wake(&self, wakes: Wakes) {
         for (agent, row) in wakes.arrived {
-            self.inner.queues.file(&agent, row);
+            self.state.queues.file(&agent, row);
         }
         for to in &wakes.to {
-            self.inner.inbox.wake(to);
+            self.state.inbox.wake(to);
         }
     }
 
@@ -144,7 +154,7 @@ impl Hive {
         let Recipient::Agent(agent) = to else {
             return Ok(());
         };
-        let (filed, added) = (self.inner.queues.inbox_load(agent), unfiled.load_of(agent));
+        let (filed, added) = (self.state.queues.inbox_load(agent), unfiled.load_of(agent));
         let load = InboxLoad {
             messages: filed.messages + added.messages,
             bytes: filed.bytes + added.bytes,
@@ -160,40 +170,36 @@ impl Hive {
     }
 
     /// The caps of every agent's inbox, from config.
-    pub(crate) fn inbox_limits(&self) -> InboxLimits {
+    fn inbox_limits(&self) -> InboxLimits {
+        let s = &self.state.settings;
         InboxLimits {
-            messages: self.config().inbox_max_messages,
-            bytes: self.config().inbox_max_bytes,
+            messages: s.inbox_max_messages,
+            bytes: s.inbox_max_bytes,
         }
     }
 
-    /// A new version each time the operator's inbox or the open questions
-    /// change (a receiver sees the latest; changes in between coalesce).
-    pub fn watch_operator_view(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.inner.inbox.watch_operator_view()
-    }
-
     /// Store a message for `to` and wake its waiters. Returns the row id.
-    pub async fn deliver(
+    pub(crate) async fn deliver(
         &self,
         to: Recipient,
         from: &str,
         body: String,
         in_reply_to: Option<i64>,
     ) -> Result<i64, HiveError> {
-        let (now, from) = (self.now(), from.to_owned());
+        let (now, from) = (self.state.clock.now_unix(), from.to_owned());
         let (id, wakes) = self
-            .store()
+            .state
+            .store
             .run_atomic(move |c| insert(c, &from, &to, &body, in_reply_to, now))
             .await?;
-        self.wake_inboxes(wakes);
+        self.wake(wakes);
         Ok(id)
     }
 
     /// Push an event into the manager's inbox. A failure is logged: the
     /// event's cause already happened and must not be undone by it.
-    pub async fn notify_manager(&self, event: HelperEvent) {
-        let manager = Recipient::Agent(self.config().manager());
+    pub(crate) async fn to_manager(&self, event: HelperEvent) {
+        let manager = Recipient::Agent(self.state.settings.manager.clone());
         if let Err(err) = self
             .deliver(manager, SYSTEM_SENDER, event.to_body(), None)
             .await
