@@ -77,6 +77,19 @@
 //! D-Bus driver; `server`'s socket registry binds agent sockets and keeps
 //! them in systemd's fd store itself.
 //!
+//! Inside `service`, the rooms (issue 45): each a folder with one struct
+//! that owns its state and is given its handles and ports at
+//! construction. A room uses of the service only itself, the rooms listed
+//! for it here and the one error table; never the façade
+//! ([`service::Hive`] and the files directly in `service/`, not yet rooms),
+//! which may use every room (`tests/layers.rs`'s `SERVICE_ROOMS`, checked
+//! against this table):
+//!
+//! ```text
+//! room        may use
+//! messaging   -
+//! ```
+//!
 //! # Map of the code
 //! - [`wire`]: serde types of every socket and the journal entry, no IO.
 //! - [`config`]: the daemon's config file and defaults.
@@ -104,9 +117,12 @@
 //!   holds `recv`), each agent's turn in progress (memory only, bounded),
 //!   the operator's interrupt of a turn, interactive sessions' spend
 //!   read from the transcripts their hooks name (`service::transcripts`),
-//!   start-up. `Hive` is a façade: its memory lives in state parts that
-//!   own their fields (roster, inbox, swarm), and its files call each
-//!   other in no circle.
+//!   start-up. `Hive` composes rooms and is, for what is not yet a room,
+//!   a façade: the messaging room ([`service::messaging`]: inboxes,
+//!   broker, the mail port the rest delivers through, the operator's
+//!   notifications) is a struct of its own; the façade's memory lives in
+//!   state parts that own their fields (roster, spend, swarm, live), and
+//!   its files call each other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
 //!   sockets), each asking the access policy first, the registry of agent

@@ -17,6 +17,11 @@
 //! And inside each folder of `src/` (a room: `service/`, `web/`, ...), no
 //! files use each other in a circle of any length, whether by `super::`,
 //! by `crate::room::` or through a name the room's `mod.rs` re-exports.
+//!
+//! Inside the service, the rooms of issue 45 ([`SERVICE_ROOMS`]): a room's
+//! files (its `mod.rs` included) use of the service only their own room,
+//! the rooms the table lists for it, and the one error table — never the
+//! façade (`Hive`), nor a façade file's state.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
@@ -125,6 +130,22 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// The service's rooms (each a folder of `src/service/`) and the rooms each
+/// may use: the table of issue 45, as [`LAYERS`] is of the crate. The
+/// files directly in `src/service/` are the façade (`Hive`), not yet a
+/// room: they may use every room, and no room may use them. `src/lib.rs`
+/// shows this table (checked below). A new folder of `src/service/` fails
+/// the check until it is given its place here.
+const SERVICE_ROOMS: &[(&str, &[&str])] = &[
+    // The inboxes, the broker, the mail port, the operator's notifications.
+    ("messaging", &[]),
+];
+
+/// What every room may name of the service besides rooms: the one error
+/// table every door carries (`service::error`, re-exported as
+/// `service::HiveError`).
+const SERVICE_SHARED: &[&str] = &["error", "HiveError"];
 
 /// Modules that are test support or the crate root, and may use anything.
 const UNCHECKED: &[&str] = &["lib", "testing"];
@@ -289,54 +310,90 @@ fn no_files_of_a_module_use_each_other_in_a_circle() {
     assert!(found.is_empty(), "module circles:\n{}", found.join("\n"));
 }
 
+/// A room of the service reaches the rest of it only as [`SERVICE_ROOMS`]
+/// allows: its own files, the rooms listed for it, and the error table.
+/// Not `Hive` (by any path, or a glob that brings it in), not a façade
+/// file (`service::spend_state`, `service::swarm`, ...): what a room needs
+/// from another concern is a port it defines, given at construction.
 #[test]
-fn the_circle_finder_finds_circles_of_any_length_and_nothing_else() {
-    let graph = |edges: &[(&str, &str)]| {
-        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for (a, b) in edges {
-            g.entry((*a).to_owned())
-                .or_default()
-                .insert((*b).to_owned());
-            g.entry((*b).to_owned()).or_default();
+fn every_service_room_uses_only_itself_the_rooms_it_may_and_the_error_table() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let service = src.join("service");
+    let folders: BTreeSet<String> = std::fs::read_dir(&service)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let table: BTreeSet<String> = SERVICE_ROOMS.iter().map(|(r, _)| (*r).to_owned()).collect();
+    assert_eq!(
+        folders, table,
+        "src/service/'s folders are not SERVICE_ROOMS"
+    );
+    let mut violations = Vec::new();
+    for (room, may) in SERVICE_ROOMS {
+        let mut files = Vec::new();
+        rust_files(&service.join(room), &mut files);
+        files.retain(|f| !is_test_file(f));
+        assert!(!files.is_empty(), "no files in src/service/{room}");
+        for file in &files {
+            let module = module_path(&src, file).unwrap();
+            let text = std::fs::read_to_string(file).unwrap();
+            let is_mod = file.ends_with("mod.rs");
+            for path in absolute_paths(&module, is_mod, &text) {
+                let [top, used, ..] = path.as_slice() else {
+                    continue;
+                };
+                let ok = used == room
+                    || may.contains(&used.as_str())
+                    || SERVICE_SHARED.contains(&used.as_str());
+                if top == "service" && !ok {
+                    let shown = path.join("::");
+                    violations.push(format!("{}: uses `{shown}`", file.display()));
+                }
+            }
+            if code_tokens(&text).iter().any(|t| t == "Hive") {
+                violations.push(format!("{}: names `Hive`", file.display()));
+            }
         }
-        g
-    };
-    let three = graph(&[
-        ("lists", "live"),
-        ("live", "pages"),
-        ("pages", "lists"),
-        ("pages", "views"),
-    ]);
-    assert_eq!(circles(&three), vec![vec!["lists", "live", "pages"]]);
-    let two = graph(&[("approvals", "lifecycle"), ("lifecycle", "approvals")]);
-    assert_eq!(circles(&two), vec![vec!["approvals", "lifecycle"]]);
-    let tree = graph(&[("a", "b"), ("b", "c"), ("a", "c")]);
-    assert!(circles(&tree).is_empty());
+    }
+    assert!(
+        violations.is_empty(),
+        "a service room reaching the façade or a room it may not use:\n{}",
+        violations.join("\n")
+    );
 }
 
+/// `src/lib.rs` shows [`SERVICE_ROOMS`] in its map, as it shows [`LAYERS`].
 #[test]
-fn a_room_reads_super_crate_and_reexported_paths_as_uses_of_siblings() {
-    let dir = std::env::temp_dir().join(format!("layers-{}", std::process::id()));
-    let room = dir.join("room");
-    std::fs::create_dir_all(&room).unwrap();
-    let write = |name: &str, text: &str| std::fs::write(room.join(name), text).unwrap();
-    write("mod.rs", "mod a; mod b; mod c; mod d;\npub use d::Thing;\n");
-    write(
-        "a.rs",
-        "use super::b::f;\n#[cfg(test)]\nmod tests { use super::super::c; }\n",
-    );
-    write("b.rs", "fn g() { crate::room::c::h() }\n");
-    write("c.rs", "use super::Thing;\n");
-    write("d.rs", "use super::{self, a};\n");
-    let rooms = rooms(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    let graph = &rooms[&vec!["room".to_owned()]];
-    let edges: Vec<String> = graph
-        .iter()
-        .flat_map(|(a, to)| to.iter().map(move |b| format!("{a}->{b}")))
+fn the_rooms_in_lib_rs_are_this_table() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let shown: Vec<(String, Vec<String>)> = lib
+        .lines()
+        .map(|l| l.trim_start_matches("//!").trim())
+        .skip_while(|l| !l.starts_with("room ") || !l.ends_with("may use"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .map(|l| {
+            let mut words = l.split_whitespace().map(str::to_owned);
+            let room = words.next().unwrap();
+            (room, words.filter(|w| w != "-").collect())
+        })
         .collect();
-    assert_eq!(edges, vec!["a->b", "b->c", "c->d", "d->a"]);
-    assert_eq!(circles(graph), vec![vec!["a", "b", "c", "d"]]);
+    let table: Vec<(String, Vec<String>)> = SERVICE_ROOMS
+        .iter()
+        .map(|(r, may)| {
+            (
+                (*r).to_owned(),
+                may.iter().map(|m| (*m).to_owned()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown, table,
+        "src/lib.rs's room table differs from SERVICE_ROOMS"
+    );
 }
 
 /// The service's state parts (`src/service/*_state.rs`) own their fields
@@ -405,7 +462,9 @@ fn the_service_stores_and_wakes_messages_in_one_place() {
 
 /// `Hive` is one façade over many files; calls between them run one way,
 /// as imports do (a file that called back into one that calls it would tie
-/// the two into one concern again).
+/// the two into one concern again). Read over the façade's files only: a
+/// room's methods are its struct's, and it names no `Hive`
+/// ([`every_service_room_uses_only_itself_the_rooms_it_may_and_the_error_table`]).
 #[test]
 fn the_services_files_call_each_other_in_no_circle() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/service");
@@ -413,7 +472,7 @@ fn the_services_files_call_each_other_in_no_circle() {
     rust_files(&dir, &mut paths);
     let files: Vec<(String, String)> = paths
         .iter()
-        .filter(|p| !is_test_file(p))
+        .filter(|p| !is_test_file(p) && p.parent() == Some(dir.as_path()))
         .map(|p| {
             let stem = p.file_stem().unwrap().to_str().unwrap().to_owned();
             (stem, std::fs::read_to_string(p).unwrap())
@@ -433,32 +492,6 @@ fn the_services_files_call_each_other_in_no_circle() {
         "service files calling each other in a circle:\n{}",
         found.join("\n")
     );
-}
-
-#[test]
-fn the_call_reader_sees_calls_across_files_and_not_within_one_or_in_tests() {
-    let file = |stem: &str, text: &str| (stem.to_owned(), text.to_owned());
-    let files = [
-        file(
-            "a",
-            "impl Hive { pub fn f(&self) { self.g(); self.own(); } fn own(&self) {} }",
-        ),
-        file(
-            "b",
-            "impl Hive { async fn g(&self) { let h = self.clone(); h.k(); } }",
-        ),
-        file(
-            "c",
-            "impl Hive { fn k(&self) { fn inner() {} }\n\
-             #[cfg(test)]\nmod tests { fn t(hive: Hive) { hive.f(); } } }",
-        ),
-    ];
-    let graph = method_calls("Hive", &files);
-    let edges: Vec<String> = graph
-        .iter()
-        .flat_map(|(a, to)| to.iter().map(move |b| format!("{a}->{b}")))
-        .collect();
-    assert_eq!(edges, vec!["a->b", "b->c"]);
 }
 
 /// `src/lib.rs` ("Tests"): a unit test module is never written inline; it

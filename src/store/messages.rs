@@ -3,7 +3,7 @@
 //!
 //! A row is `pending` until its recipient's `ack_turn` makes it `handled`
 //! ([`settle`]). Which pending rows are in flight (handed to a `recv`, not
-//! yet acked) is the service's memory (`service/queue_state.rs`); the table
+//! yet acked) is the service's memory (`service/messaging/queue_state.rs`); the table
 //! keeps it only as `popped_at`, written with the writer's next commit
 //! rather than waited for ([`mark_popped`]): a `recv` costs no durable
 //! write of its own, and no index page (the column is in no index). At

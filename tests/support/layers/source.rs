@@ -475,3 +475,7 @@ pub fn method_calls(ty: &str, files: &[(String, String)]) -> BTreeMap<String, BT
     }
     edges
 }
+
+#[cfg(test)]
+#[path = "source_tests.rs"]
+mod tests;
