@@ -541,11 +541,9 @@ impl Hive {
         let runtime = self.config().agent_runtime_dir(name);
         remove_dir_if_present(&runtime).await?;
         tracing::info!(agent = %name, purge, cancelled = cancelled.len(), ?purged, "{name}: destroyed{}", if purge { " and purged" } else { "" });
-        self.mail().wake(wakes);
-        let agent = name.to_string();
-        self.mail()
-            .to_manager(HelperEvent::Destroyed { agent })
-            .await;
+        let (mail, agent) = (self.mail(), name.to_string());
+        mail.wake(wakes);
+        mail.to_manager(HelperEvent::Destroyed { agent }).await;
         Ok(())
     }
 }
