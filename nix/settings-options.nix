@@ -141,6 +141,8 @@ in
     through the hive's egress proxy (the only way out of its container);
     `hivectl grant N --egress HOST` adds to them for one agent.
   '';
+  egress_audit_rows_per_agent = opt types.ints.positive 2000
+    "Rows of the egress audit (`hivectl egress-log`) kept per agent: its newest, so one agent's connections never push out another's.";
   budget_hive = opt (types.listOf (types.strMatching "[0-9]+(\\.[0-9]{1,6})?(usd|tokens)/(day|[0-9]+[mhd])")) [ ] ''
     Default budgets (spend caps) on the whole hive, e.g. `[ "100usd/day" ]`
     (AMOUNT as `hivectl budget set` takes it: usd or tokens, per UTC day

@@ -325,3 +325,107 @@ fn one_agents_connection_flood_is_answered_429_and_leaves_another_agent_served()
         "{answer}"
     );
 }
+
+/// Agent `name`'s egress audit as `hivectl egress-log --json` answers it,
+/// once the audit's batched write had its time.
+fn egress_log(d: &Daemon, name: &str) -> Vec<serde_json::Value> {
+    std::thread::sleep(Duration::from_millis(800));
+    let (code, out, err) = hivectl(d, &["--json", "egress-log", name, "-n", "1000"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let answer: serde_json::Value = serde_json::from_str(&out).unwrap();
+    answer["egress_log"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn egress_log_shows_each_connection_with_its_verdict_target_address_and_bytes() {
+    let (allowed, other) = (target(), target());
+    let d = Daemon::start_with_config(&format!(r#"{{"egress_allow": ["127.0.0.1:{allowed}"]}}"#));
+    let _service = egress_service(&d);
+    spawn(&d, "alice");
+    spawn(&d, "bob");
+    let (_fwd, port) = forwarder(&d, "alice");
+    let connect = format!("CONNECT 127.0.0.1:{allowed} HTTP/1.1\r\n\r\n");
+    assert!(through(port, &connect).ends_with("\r\n\r\npong"));
+    let refused = format!("CONNECT 127.0.0.1:{other} HTTP/1.1\r\n\r\n");
+    assert!(through(port, &refused).starts_with("HTTP/1.1 403 "));
+
+    let rows = egress_log(&d, "alice");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let target = format!("127.0.0.1:{allowed}");
+    assert_eq!(rows[0]["verdict"], "allowed");
+    assert_eq!(rows[0]["target"], target.as_str());
+    assert_eq!(rows[0]["address"], target.as_str());
+    // What the agent got, the verdict line taken off: the 200 and "pong".
+    let got = "HTTP/1.1 200 Connection established\r\n\r\npong".len();
+    assert_eq!(rows[0]["down"], got, "{rows:?}");
+    assert!(rows[0]["up"].as_u64().unwrap() > 0, "{rows:?}");
+    assert_eq!(rows[1]["verdict"], "refused");
+    assert_eq!(rows[1]["target"], format!("127.0.0.1:{other}").as_str());
+    assert_eq!(rows[1]["reason"], "not on its allow-list");
+
+    let (code, text, _) = hivectl(&d, &["egress-log", "alice"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[1].contains("allowed") && lines[1].contains(&target),
+        "{text}"
+    );
+    assert!(lines[2].contains("refused") && lines[2].contains("not on its allow-list"));
+    assert_eq!(egress_log(&d, "bob"), Vec::<serde_json::Value>::new());
+}
+
+#[test]
+fn egress_log_refuses_an_unknown_agent_and_a_limit_out_of_range_with_their_codes() {
+    let d = Daemon::start_with_config("{}");
+    spawn(&d, "alice");
+    let (code, _, err) = hivectl(&d, &["egress-log", "ghost"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("\"ghost\" is not managed"), "{err}");
+    let answer = d.request(r#"{"cmd":"egress_log","name":"ghost"}"#);
+    assert!(answer.contains(r#""code":"unknown_agent""#), "{answer}");
+    for limit in ["0", "10001"] {
+        let (code, _, err) = hivectl(&d, &["egress-log", "alice", "-n", limit]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains(&format!("limit {limit} is out of range")),
+            "{err}"
+        );
+    }
+    let answer = d.request(r#"{"cmd":"egress_log","name":"alice","limit":0}"#);
+    assert!(answer.contains(r#""code":"bad_request""#), "{answer}");
+}
+
+#[test]
+fn a_429_flood_is_counted_into_few_rows_and_leaves_another_agents_rows_in_the_audit() {
+    let d = Daemon::start_with_config(r#"{"egress_audit_rows_per_agent": 20}"#);
+    let _service = egress_service(&d);
+    spawn(&d, "mallory");
+    spawn(&d, "bob");
+    let request = "CONNECT example.org:443 HTTP/1.1\r\n\r\n";
+    let bob = d.agent_socket("bob").with_file_name("egress.sock");
+    assert!(on_socket(&bob, request).starts_with("HTTP/1.1 403 "));
+    let mallory = d.agent_socket("mallory").with_file_name("egress.sock");
+    let answers: Vec<String> = (0..300).map(|_| on_socket(&mallory, request)).collect();
+    let limited = answers
+        .iter()
+        .filter(|a| a.starts_with("HTTP/1.1 429 "))
+        .count() as u64;
+    assert!(limited > 0, "no 429 in 300 connections");
+
+    let rows = egress_log(&d, "mallory");
+    assert!(rows.len() <= 20, "{} rows", rows.len());
+    let counted = |verdict: &str| -> u64 {
+        rows.iter()
+            .filter(|r| r["verdict"] == verdict)
+            .map(|r| r["count"].as_u64().unwrap())
+            .sum()
+    };
+    // Every connection is counted (the flood stays within a few minutes'
+    // rows, far below the bound).
+    assert_eq!(counted("limited"), limited, "{rows:?}");
+    assert_eq!(counted("refused"), 300 - limited, "{rows:?}");
+    let bobs = egress_log(&d, "bob");
+    assert_eq!(bobs.len(), 1, "{bobs:?}");
+    assert_eq!(bobs[0]["verdict"], "refused");
+}

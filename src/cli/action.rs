@@ -278,6 +278,10 @@ impl Command {
                 limit: Some(*limit),
                 follow: false,
             }),
+            Self::EgressLog { name, limit } => call(HostRequest::EgressLog {
+                name: name.clone(),
+                limit: Some(*limit),
+            }),
             Self::Budget { action } => call(super::budget::request(action.as_ref())),
             Self::Usage { since, by } => call(HostRequest::Usage {
                 since_secs: since.map(|s| s.seconds_before(SystemClock.now_unix())),

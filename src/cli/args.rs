@@ -16,6 +16,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use crate::wire::agenda::JournalPriority;
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::egress::EgressPattern;
+use crate::wire::egress_audit::DEFAULT_EGRESS_LOG_LIMIT;
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, MAX_STOP_DEADLINE_SECS, Signal};
 use crate::wire::ident::{AgentAt, Ident};
 use crate::wire::turns::UsageBy;
@@ -360,6 +361,22 @@ pub enum Command {
         /// reply, tokens) until Ctrl-C, across daemon restarts.
         #[arg(short = 'f', long)]
         follow: bool,
+    },
+    /// Show an agent's egress audit: its newest connections through the
+    /// hive's egress proxy, oldest first — time, verdict (allowed, refused,
+    /// forbidden, limited, ...), target, the address dialled, bytes out and
+    /// in, duration, and why. Refusals of one target in one minute are one
+    /// line with a count (xN).
+    #[command(
+        after_help = "Examples:\n  hivectl egress-log alice\n  hivectl egress-log alice -n 500\n  \
+                            hivectl egress-log alice --json"
+    )]
+    EgressLog {
+        #[arg(add = agent_names())]
+        name: Ident,
+        /// How many of its newest lines to show (1 to 10000).
+        #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_EGRESS_LOG_LIMIT)]
+        limit: u32,
     },
     /// Show what turns cost, as Claude Code reported it: tokens and USD per
     /// agent, subtree (an agent with everything under it), model or UTC day.

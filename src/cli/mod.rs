@@ -7,6 +7,7 @@
 //!   the roster, then waiting for the outcome with progress on a terminal.
 //! - [`watch`]: the roster, then its changes, across daemon restarts.
 //! - `follow`: `turns -f`, the newest turns then the turn in progress.
+//! - [`egress_log`]: an agent's egress audit as a table.
 //! - [`man`]: the manual pages, `hive-c0re(8)` included.
 //!
 //! Output contract: a table, or one line per thing a write verb did, on
@@ -28,6 +29,7 @@ pub mod action;
 pub mod args;
 pub mod budget;
 mod complete;
+pub mod egress_log;
 mod follow;
 pub mod lifecycle;
 pub mod man;

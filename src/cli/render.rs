@@ -49,6 +49,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
         HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
         HostRequest::Turns { .. } => turns_table(response.turns.as_deref().unwrap_or(&[])),
+        HostRequest::EgressLog { .. } => {
+            super::egress_log::table_of(response.egress_log.as_deref().unwrap_or(&[]))
+        }
         HostRequest::Usage { by, .. } => usage_table(
             response.usage.as_deref().unwrap_or(&[]),
             by.as_str(),

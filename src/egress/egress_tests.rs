@@ -250,7 +250,15 @@ async fn an_unfinished_request_head_is_answered_408_at_its_deadline() {
     let list = allow(&["127.0.0.1"]);
     let proxy = tokio::spawn(async move {
         let deadline = std::time::Duration::from_millis(200);
-        serve_within(proxy_end, &id("sly"), &list, &Audit::default(), deadline).await
+        serve_within(
+            proxy_end,
+            &id("sly"),
+            &list,
+            &Audit::default(),
+            deadline,
+            false,
+        )
+        .await
     });
     mine.write_all(b"CONNECT 127.0.0.1:1 HTTP/1.1\r\nX-Slow: ")
         .await

@@ -31,6 +31,12 @@
 //!   origin), in origin form; `Proxy-*` headers are dropped.
 //! - It runs in a process of its own ([`service`], `hive-c0re egress`), the
 //!   hive's only one with a network.
+//! - **Its verdict goes to the daemon in-band** when asked ([`serve_telling`]):
+//!   one line before any byte for the agent
+//!   ([`crate::wire::egress_audit::VerdictLine`]), which the daemon strips and
+//!   records in the hive's store with the agent, the bytes and the duration
+//!   (issue 44: the journal alone, one unit for every agent, was the only
+//!   audit).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
@@ -40,6 +46,7 @@ use tokio::io::{
 };
 use tokio::net::TcpStream;
 
+use crate::wire::egress_audit::{Verdict, VerdictLine};
 use crate::wire::ident::Ident;
 
 pub mod address;
@@ -282,16 +289,34 @@ pub async fn serve<S>(client: S, agent: &Ident, allow: &AllowList, audit: &Audit
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    serve_within(client, agent, allow, audit, HEAD_TIMEOUT).await
+    serve_within(client, agent, allow, audit, HEAD_TIMEOUT, false).await
 }
 
-/// [`serve`] with the head's deadline a parameter (the tests' is short).
+/// [`serve`], first writing the verdict line ([`VerdictLine`]) to `client`
+/// before any byte of the answer or the tunnel: the daemon's side of the
+/// connection, which records it.
+pub async fn serve_telling<S>(client: S, agent: &Ident, allow: &AllowList, audit: &Audit) -> Outcome
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    serve_within(client, agent, allow, audit, HEAD_TIMEOUT, true).await
+}
+
+/// Write the verdict `line` to `client` if `tell`; `false` when the
+/// connection is gone (nothing more is sent on it).
+pub async fn tell<S: AsyncWrite + Unpin>(client: &mut S, tell: bool, line: VerdictLine) -> bool {
+    !tell || client.write_all(&line.to_line()).await.is_ok()
+}
+
+/// [`serve`] with the head's deadline and the verdict line parameters (the
+/// tests' deadline is short).
 async fn serve_within<S>(
     mut client: S,
     agent: &Ident,
     allow: &AllowList,
     audit: &Audit,
     head_timeout: Duration,
+    telling: bool,
 ) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -305,10 +330,23 @@ where
                 tracing::warn!(agent = %agent, "{agent}: egress request head not complete after {secs} s; answered 408");
             }
             let body = format!("hive-c0re egress: no complete request head within {secs} s\n");
-            let _ = answer(&mut client, "408 Request Timeout", &body).await;
+            let said = format!("no complete request head within {secs} s");
+            if tell(
+                &mut client,
+                telling,
+                VerdictLine::new(Verdict::Timeout).reason(&said),
+            )
+            .await
+            {
+                let _ = answer(&mut client, "408 Request Timeout", &body).await;
+            }
             return Outcome::Failed;
         }
         Ok(_) => {
+            let line = VerdictLine::new(Verdict::BadRequest).reason("no request head");
+            if !tell(&mut client, telling, line).await {
+                return Outcome::Failed;
+            }
             let _ = answer(
                 &mut client,
                 "400 Bad Request",
@@ -319,6 +357,16 @@ where
         }
     };
     let Some(request) = parse_head(&head) else {
+        let why = "not CONNECT host:port or an absolute http:// request";
+        if !tell(
+            &mut client,
+            telling,
+            VerdictLine::new(Verdict::BadRequest).reason(why),
+        )
+        .await
+        {
+            return Outcome::Failed;
+        }
         let _ = answer(
             &mut client,
             "400 Bad Request",
@@ -330,10 +378,16 @@ where
     let (host, port) = match &request {
         Request::Connect { host, port } | Request::Http { host, port, .. } => (host.clone(), *port),
     };
-    let refused = Line::Refused(format!("{host}:{port}"));
+    let target = format!("{host}:{port}");
+    let said = |verdict| VerdictLine::new(verdict).target(&target);
+    let refused = Line::Refused(target.clone());
     if !allow.allows(&host, port) {
         if audit.may_log(agent, &refused, Instant::now()) {
             tracing::warn!(agent = %agent, host = %host, port, "{agent}: egress to {host}:{port} refused (not on its allow-list)");
+        }
+        let line = said(Verdict::Refused).reason("not on its allow-list");
+        if !tell(&mut client, telling, line).await {
+            return Outcome::Refused { host };
         }
         let _ = answer(
             &mut client,
@@ -350,6 +404,10 @@ where
                 tracing::warn!(agent = %agent, host = %host, port, error = %e, "{agent}: egress to {host}:{port} failed: {e}");
             }
             let body = format!("hive-c0re egress: {host}:{port} did not resolve: {e}\n");
+            let line = said(Verdict::Unresolved).reason(&format!("did not resolve: {e}"));
+            if !tell(&mut client, telling, line).await {
+                return Outcome::Failed;
+            }
             let _ = answer(&mut client, "502 Bad Gateway", &body).await;
             return Outcome::Failed;
         }
@@ -361,6 +419,12 @@ where
             if audit.may_log(agent, &refused, Instant::now()) {
                 let what = refusal.what();
                 tracing::warn!(agent = %agent, host = %host, port, address = %refusal.address, "{agent}: egress to {host}:{port} refused ({what}; not dialled)");
+            }
+            let line = said(Verdict::Forbidden)
+                .address(&refusal.address.to_string())
+                .reason(&refusal.what());
+            if !tell(&mut client, telling, line).await {
+                return Outcome::Refused { host };
             }
             let _ = answer(&mut client, "403 Forbidden", &refusal.body()).await;
             return Outcome::Refused { host };
@@ -375,6 +439,10 @@ where
                 tracing::warn!(agent = %agent, host = %host, port, error = %e, "{agent}: egress to {host}:{port} failed");
             }
             let body = format!("hive-c0re egress: {host}:{port} did not answer: {e}\n");
+            let line = said(Verdict::Unreachable).reason(&format!("did not answer: {e}"));
+            if !tell(&mut client, telling, line).await {
+                return Outcome::Failed;
+            }
             let _ = answer(&mut client, "502 Bad Gateway", &body).await;
             return Outcome::Failed;
         }
@@ -382,6 +450,15 @@ where
     let dialled = upstream
         .peer_addr()
         .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    if !tell(
+        &mut client,
+        telling,
+        said(Verdict::Allowed).address(&dialled),
+    )
+    .await
+    {
+        return Outcome::Failed;
+    }
     let sent = match &request {
         Request::Connect { .. } => {
             if client

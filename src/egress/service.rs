@@ -32,8 +32,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::net::{TcpStream, UnixListener};
 
 use super::audit::{self, Audit, Line};
-use super::{AllowList, Outcome, answer_early, serve, unavailable};
+use super::{AllowList, Outcome, answer_early, serve, serve_telling, tell, unavailable};
 use crate::wire::egress::DialRequest;
+use crate::wire::egress_audit::{Verdict, VerdictLine};
 
 /// The longest [`DialRequest`] line read.
 pub const MAX_DIAL_LINE: u64 = 256 * 1024;
@@ -131,15 +132,30 @@ where
         }
     };
     match request {
-        Ok(DialRequest { agent, allow }) => {
+        Ok(DialRequest {
+            agent,
+            allow,
+            verdict,
+        }) => {
+            // Any version asks for the line; this build speaks version 1,
+            // and a daemon that wants another refuses it (strictly).
+            let telling = verdict != 0;
             if !audit.admit(&agent, Instant::now()) {
                 if audit.may_log(&agent, &Line::Limited, Instant::now()) {
                     tracing::warn!(agent = %agent, "{agent}: egress connection refused: over its connection rate (429)");
                 }
-                answer_early(reader, "429 Too Many Requests", &limited_body(&agent)).await;
+                let line = VerdictLine::new(Verdict::Limited).reason("over its connection rate");
+                if tell(&mut reader, telling, line).await {
+                    answer_early(reader, "429 Too Many Requests", &limited_body(&agent)).await;
+                }
                 return Outcome::Limited;
             }
-            serve(reader, &agent, &AllowList::new(allow), audit).await
+            let allow = AllowList::new(allow);
+            if telling {
+                serve_telling(reader, &agent, &allow, audit).await
+            } else {
+                serve(reader, &agent, &allow, audit).await
+            }
         }
         Err(err) => {
             tracing::warn!("egress: a bad dial line: {err}");

@@ -8,14 +8,21 @@ use tokio::net::{TcpListener, UnixStream};
 use super::*;
 use crate::testing::id;
 use crate::wire::egress::EgressPattern;
+use crate::wire::egress_audit::VERDICT_PREFIX;
 
 fn line(agent: &str, allow: &[&str]) -> String {
+    line_asking(agent, allow, 0)
+}
+
+/// The dial line asking for the verdict protocol `verdict` (0: none).
+fn line_asking(agent: &str, allow: &[&str], verdict: u32) -> String {
     let request = DialRequest {
         agent: id(agent),
         allow: allow
             .iter()
             .map(|p| EgressPattern::new(p).unwrap())
             .collect(),
+        verdict,
     };
     format!("{}\n", serde_json::to_string(&request).unwrap())
 }
@@ -123,6 +130,84 @@ async fn an_agent_over_its_connection_rate_is_answered_429_and_another_agent_is_
     let (text, outcome) = dial_with(request("bob"), audit).await;
     assert!(text.starts_with("HTTP/1.1 403 "), "{text}");
     assert!(matches!(outcome, Outcome::Refused { .. }));
+}
+
+/// The verdict line at the start of `text`, and what follows it.
+fn split_verdict(text: &str) -> (VerdictLine, &str) {
+    let end = text.find('\n').expect("a verdict line") + 1;
+    let line = VerdictLine::parse(&text.as_bytes()[..end]).expect("a valid verdict line");
+    (line, &text[end..])
+}
+
+#[tokio::test]
+async fn asked_for_it_the_service_says_its_verdict_in_one_line_before_any_byte_for_the_agent() {
+    let target = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = target.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (mut s, _) = target.accept().await.unwrap();
+        s.write_all(b"pong").await.unwrap();
+    });
+    let allowed = format!("127.0.0.1:{port}");
+    let list = [allowed.as_str()];
+    let cases = [
+        (
+            format!("CONNECT {allowed} HTTP/1.1\r\n\r\n"),
+            Verdict::Allowed,
+            "HTTP/1.1 200 ",
+        ),
+        (
+            "CONNECT example.org:443 HTTP/1.1\r\n\r\n".to_owned(),
+            Verdict::Refused,
+            "HTTP/1.1 403 ",
+        ),
+        (
+            "BREW /pot HTTP/1.1\r\n\r\n".to_owned(),
+            Verdict::BadRequest,
+            "HTTP/1.1 400 ",
+        ),
+    ];
+    for (request, verdict, status) in cases {
+        let (text, _) = dial(format!("{}{request}", line_asking("alice", &list, 1))).await;
+        let (said, rest) = split_verdict(&text);
+        assert_eq!(said.verdict, verdict, "{text}");
+        assert!(rest.starts_with(status), "{text}");
+        assert!(!rest.contains(VERDICT_PREFIX), "{text}");
+        if verdict == Verdict::Allowed {
+            assert_eq!(said.target.as_deref(), Some(allowed.as_str()));
+            assert_eq!(said.address.as_deref(), Some(allowed.as_str()));
+            assert!(rest.ends_with("pong"), "{text}");
+        }
+    }
+    let (text, _) = dial(format!(
+        "{}CONNECT example.org:443 HTTP/1.1\r\n\r\n",
+        line_asking("alice", &list, 1)
+    ))
+    .await;
+    let (said, _) = split_verdict(&text);
+    assert_eq!(said.target.as_deref(), Some("example.org:443"));
+    assert_eq!(said.reason.as_deref(), Some("not on its allow-list"));
+}
+
+#[tokio::test]
+async fn a_429_is_said_as_limited_and_a_daemon_that_did_not_ask_gets_no_verdict_line() {
+    let audit = Arc::new(Audit::default());
+    let now = Instant::now();
+    for _ in 0..64 {
+        assert!(audit.admit(&id("mallory"), now));
+    }
+    let request = format!(
+        "{}CONNECT example.org:443 HTTP/1.1\r\n\r\n",
+        line_asking("mallory", &[], 1)
+    );
+    let (text, outcome) = dial_with(request, Arc::clone(&audit)).await;
+    let (said, rest) = split_verdict(&text);
+    assert_eq!(said.verdict, Verdict::Limited);
+    assert!(rest.starts_with("HTTP/1.1 429 "), "{text}");
+    assert_eq!(outcome, Outcome::Limited);
+    let (text, _) =
+        dial("{\"agent\":\"bob\",\"allow\":[]}\nCONNECT a.test:443 HTTP/1.1\r\n\r\n".to_owned())
+            .await;
+    assert!(text.starts_with("HTTP/1.1 403 "), "{text}");
 }
 
 #[test]

@@ -202,6 +202,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("budgets", Rule::Allow),
     ("set_budget", Rule::Allow),
     ("unset_budget", Rule::Allow),
+    ("egress_log", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

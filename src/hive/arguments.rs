@@ -10,6 +10,8 @@
 //! service's public calls (and any other door) free to queue an argv
 //! element that looks like an option.
 
+use crate::wire::egress_audit::MAX_EGRESS_LOG_LIMIT;
+
 /// A value the rules refuse; the message says what shape is wanted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -58,6 +60,18 @@ pub fn check_inputs(payload: &str) -> Result<(), BadArgument> {
         )
     })?;
     inputs.iter().try_for_each(|i| check_input(i))
+}
+
+/// Is `limit` a number of egress audit rows one answer may carry
+/// (1-[`MAX_EGRESS_LOG_LIMIT`])?
+pub fn check_egress_log_limit(limit: u32) -> Result<(), BadArgument> {
+    if (1..=MAX_EGRESS_LOG_LIMIT).contains(&limit) {
+        return Ok(());
+    }
+    Err(BadArgument(format!(
+        "limit {limit} is out of range: egress_log answers 1 to {MAX_EGRESS_LOG_LIMIT} rows \
+         (the newest of the agent's)"
+    )))
 }
 
 /// The longest note an operator may leave on a denied approval.

@@ -282,7 +282,7 @@ impl SocketRegistry {
                             agent::refuse_busy(caller, stream, max, n).await;
                         }
                         (Err(_), Door::Egress(name)) => {
-                            egress_socket::refuse_busy(name, stream, max, n).await;
+                            egress_socket::refuse_busy(hive, name, stream, max, n).await;
                         }
                     }
                 }

@@ -22,6 +22,7 @@ use crate::service::{Answerer, Hive, HiveError, Recipient, RosterChange, Who};
 use crate::wire::agenda::{Capability, ToolGroup};
 use crate::wire::codes::ErrorCode;
 use crate::wire::egress::EgressPattern;
+use crate::wire::egress_audit::DEFAULT_EGRESS_LOG_LIMIT;
 use crate::wire::host::{
     BusError, DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, HostRequest, HostResponse,
 };
@@ -139,6 +140,11 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             answer(hive.usage(since_secs, by).await, HostResponse::usage)
         }
         HostRequest::Budgets => answer(hive.budgets().await, HostResponse::budgets),
+        HostRequest::EgressLog { name, limit } => answer(
+            hive.egress_log(&name, limit.unwrap_or(DEFAULT_EGRESS_LOG_LIMIT))
+                .await,
+            HostResponse::egress_log,
+        ),
         HostRequest::SetBudget {
             name,
             hive: all,

@@ -92,6 +92,8 @@
 //!   agents' agenda; [`timer`] fires what falls due.
 //! - [`grants`]: capabilities and tool groups, and the container env.
 //! - [`egress`]: each agent's egress allow-list (config and grants).
+//! - [`egress_audit`]: what each agent dialled, recorded in the store in
+//!   batches, bounded per agent (`hivectl egress-log`).
 //! - [`hooks`]: Claude Code lifecycle hooks: the session state on the
 //!   roster and the manager told when an agent waits on a person too long.
 //! - [`sockets`]: the hook through which spawn and destroy open and close
@@ -118,6 +120,7 @@ mod confined;
 mod deploy;
 mod deployed;
 pub mod egress;
+pub mod egress_audit;
 mod error;
 pub mod grants;
 pub mod hooks;
@@ -232,6 +235,8 @@ struct Inner {
     live: live_state::LiveState,
     /// When each agent's ignored transcript path was last logged.
     transcript_logged: std::sync::Mutex<std::collections::BTreeMap<Ident, i64>>,
+    /// Egress records waiting for their write.
+    egress_audit: egress_audit::EgressAuditState,
 }
 
 impl Hive {
@@ -281,6 +286,7 @@ impl Hive {
                 interrupts: interrupt::InterruptState::default(),
                 live: live_state::LiveState::default(),
                 transcript_logged: std::sync::Mutex::default(),
+                egress_audit: egress_audit::EgressAuditState::default(),
             }),
         };
         let (records, reminders) = hive

@@ -294,6 +294,27 @@ const STEPS: &[&str] = &[
     // could delete. NULL: an agent from before this step, whose old marker
     // the daemon reads once at its next start (`startup::import_pause_markers`).
     "ALTER TABLE agents ADD COLUMN paused INTEGER;",
+    // 17: the egress audit (issue 44, store::egress_log): one row per
+    // connection of an agent through the hive's proxy (or refused ones of
+    // one verdict, target and minute counted into one: `count`, found by
+    // the partial index), kept newest-first up to a bound per agent. `at_ms` is when its first connection came; `target` the
+    // `host:port` asked for, `address` the one dialled or refused.
+    "CREATE TABLE egress_log (
+        id      INTEGER PRIMARY KEY,
+        agent   TEXT NOT NULL,
+        at_ms   INTEGER NOT NULL,
+        verdict TEXT NOT NULL,
+        count   INTEGER NOT NULL DEFAULT 1,
+        target  TEXT,
+        address TEXT,
+        reason  TEXT,
+        up      INTEGER NOT NULL,
+        down    INTEGER NOT NULL,
+        ms      INTEGER NOT NULL
+    );
+    CREATE INDEX egress_log_by_agent ON egress_log(agent, id);
+    CREATE INDEX egress_log_merging ON egress_log(agent, verdict, target, at_ms)
+        WHERE verdict <> 'allowed';",
 ];
 
 /// The schema version this build writes.

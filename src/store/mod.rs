@@ -41,6 +41,7 @@
 
 pub mod agents;
 pub mod approvals;
+pub mod egress_log;
 pub mod grants;
 pub mod hooks;
 pub mod lock;

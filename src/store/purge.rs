@@ -6,8 +6,8 @@
 //! messages addressed to it in every state, the questions it asked or was
 //! asked, its reminders, its schedules and its place as a target of
 //! others', its hook events, its recorded crashes, its cross-hive sends
-//! not yet relayed, its turn journal (with its sums) and its transcript
-//! cursors. What stays: messages it sent that now sit in other
+//! not yet relayed, its turn journal (with its sums), its transcript
+//! cursors and its egress audit (`egress_log`). What stays: messages it sent that now sit in other
 //! inboxes (they are their recipients' mail) and the approval history
 //! (the operator's record; pending approvals were cancelled already).
 //! A plain `destroy` calls none of this: a re-spawn of the same agent finds
@@ -27,6 +27,7 @@ pub struct Purged {
     pub hook_events: usize,
     pub outbox: usize,
     pub turns: usize,
+    pub egress_log: usize,
 }
 
 /// Delete everything of agent `name` listed in the module docs.
@@ -45,6 +46,7 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     del("DELETE FROM turn_days WHERE agent = ?1")?;
     del("DELETE FROM turn_counts WHERE agent = ?1")?;
     del("DELETE FROM transcript_cursors WHERE agent = ?1")?;
+    let egress_log = super::egress_log::forget(c, name)?;
     Ok(Purged {
         turns,
         messages,
@@ -53,5 +55,6 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
         schedules,
         hook_events,
         outbox,
+        egress_log,
     })
 }

@@ -122,4 +122,13 @@ impl<'de> Deserialize<'de> for EgressPattern {
 pub struct DialRequest {
     pub agent: super::ident::Ident,
     pub allow: Vec<EgressPattern>,
+    /// The verdict protocol the daemon reads back
+    /// ([`super::egress_audit::VERDICT_VERSION`]); 0 (absent, an older
+    /// daemon): none, and the service sends no verdict line.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verdict: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

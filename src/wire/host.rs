@@ -17,6 +17,7 @@ use super::agent::InboxRow;
 pub use super::approval::{Approval, ApprovalKind, ApprovalStatus, Review};
 use super::codes::ErrorCode;
 use super::egress::EgressPattern;
+use super::egress_audit::EgressLogRow;
 use super::ident::Ident;
 use super::journal::JournalEntry;
 use super::live::{LiveChange, LiveTurn};
@@ -233,6 +234,15 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "super::is_false")]
         hive: bool,
     },
+    /// The egress audit of agent `name`: its newest `limit` connections
+    /// through the egress proxy (default
+    /// [`super::egress_audit::DEFAULT_EGRESS_LOG_LIMIT`], at most
+    /// [`super::egress_audit::MAX_EGRESS_LOG_LIMIT`]), oldest first.
+    EgressLog {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -287,6 +297,7 @@ impl HostRequest {
         "budgets",
         "set_budget",
         "unset_budget",
+        "egress_log",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -332,6 +343,7 @@ impl HostRequest {
             Self::Budgets => ("budgets", None),
             Self::SetBudget { name, .. } => ("set_budget", name.as_ref()),
             Self::UnsetBudget { name, .. } => ("unset_budget", name.as_ref()),
+            Self::EgressLog { name, .. } => ("egress_log", Some(name)),
         }
     }
 }
@@ -391,6 +403,9 @@ pub struct HostResponse {
     /// `turns` with `follow`: one change of the live turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveChange>,
+    /// An agent's egress audit, oldest first (`egress_log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_log: Option<Vec<EgressLogRow>>,
 }
 
 fn default_version() -> u32 {
@@ -422,6 +437,7 @@ impl HostResponse {
             budgets: None,
             live_turn: None,
             live: None,
+            egress_log: None,
         }
     }
 
@@ -530,6 +546,13 @@ impl HostResponse {
     pub fn budgets(rows: Vec<BudgetRow>) -> Self {
         Self {
             budgets: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn egress_log(rows: Vec<EgressLogRow>) -> Self {
+        Self {
+            egress_log: Some(rows),
             ..Self::success()
         }
     }

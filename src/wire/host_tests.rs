@@ -279,6 +279,13 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             },
             r#"{"cmd":"unset_budget","hive":true}"#,
         ),
+        (
+            HostRequest::EgressLog {
+                name: id("alice"),
+                limit: Some(500),
+            },
+            r#"{"cmd":"egress_log","name":"alice","limit":500}"#,
+        ),
     ]
 }
 
@@ -444,6 +451,21 @@ fn every_response_shape_has_its_golden_line() {
                 reached: true,
             }]),
             r#"{"version":1,"ok":true,"budgets":[{"scope":"hive","amount":"5usd/5h","source":"config","spent":5000000,"since":1796022000,"reached":true}]}"#,
+        ),
+        (
+            HostResponse::egress_log(vec![super::egress_audit::EgressLogRow {
+                id: 9,
+                at_ms: 1_796_040_000_250,
+                verdict: super::egress_audit::Verdict::Allowed,
+                count: 1,
+                target: Some("pypi.org:443".into()),
+                address: Some("151.101.0.223:443".into()),
+                reason: None,
+                up: 517,
+                down: 4096,
+                ms: 812,
+            }]),
+            r#"{"version":1,"ok":true,"egress_log":[{"id":9,"at_ms":1796040000250,"verdict":"allowed","count":1,"target":"pypi.org:443","address":"151.101.0.223:443","up":517,"down":4096,"ms":812}]}"#,
         ),
         (
             HostResponse::approvals(vec![approval]),

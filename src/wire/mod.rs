@@ -6,6 +6,8 @@
 //!   (re-exported by `host`).
 //! - [`agent`]: the agent and manager sockets' `Request`/`Response`.
 //! - [`egress`]: an egress allow-list pattern, validated once.
+//! - [`egress_audit`]: the egress service's verdict line and the egress
+//!   audit's rows.
 //! - [`claude_env`]: the agent's own variables for Claude, in one container
 //!   variable from the daemon to the harness.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
@@ -26,6 +28,7 @@ pub mod approval;
 pub mod claude_env;
 pub mod codes;
 pub mod egress;
+pub mod egress_audit;
 pub mod events;
 pub mod host;
 pub mod ident;
