@@ -296,3 +296,53 @@ _fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
     "egbob: egress to 127\.0\.0\.2:$TB_EG_OTHER refused" \
     "$(in_c journalctl -u hive-c0re-egress AGENT=egbob --no-pager -o cat)"
 }
+
+# Issue 44, the audit in the hive's own store: an agent allowed one host and refused another sees
+# both in `hivectl egress-log`, each with its verdict, and another agent's flood of 2,000
+# connections to 2,000 targets (every one a row if nothing counted or bounded them) leaves them
+# there: the flooder's rows stop at its own bound, its 429s counted into a row.
+# shellcheck disable=SC2016  # the probe's $ are the agent's
+an_agents_egress_is_in_hivectl_egress_log_and_another_agents_flood_leaves_it_there() {
+  TB_ISO_CONFIG="\"egress_allow\": [\"127.0.0.2:$TB_EG_ALLOWED\"], \"egress_audit_rows_per_agent\": 100" \
+    _iso_hive egau egfld
+  _eg_stand_ins
+  local out log rows
+  out=$(_iso_probe egau "$_EG_FETCH"'
+_fetch proxy http://127.0.0.2:'"$TB_EG_ALLOWED"'/
+_fetch proxy http://127.0.0.2:'"$TB_EG_OTHER"'/')
+  echo "$out" | sed 's/^/  /'
+  expect_eq "egau's allowed request" "proxy http://127.0.0.2:$TB_EG_ALLOWED/ OK stand-in $TB_EG_ALLOWED" \
+    "$(grep "^proxy http://127.0.0.2:$TB_EG_ALLOWED/" <<<"$out")"
+  expect_match "egau's refused request" "^proxy .* HTTP 403 " "$(grep "^proxy http://127.0.0.2:$TB_EG_OTHER/" <<<"$out")"
+  sleep 1   # the audit writes every 250 ms
+  log=$(hivectl_root egress-log egau)
+  echo "$log" | sed 's/^/  /'
+  local a="127\.0\.0\.2:$TB_EG_ALLOWED" o="127\.0\.0\.2:$TB_EG_OTHER"
+  expect_match "egau's allowed connection in egress-log" "^[0-9TZ:-]+ +allowed +$a +$a +[0-9]+ +[0-9]+ " "$log"
+  expect_match "egau's refusal in egress-log" "^[0-9TZ:-]+ +refused +$o +- .*not on its allow-list" "$log"
+  _iso_probe egfld '
+python3 - <<PY
+import os, socket, collections
+host, port = os.environ["http_proxy"].rsplit("/", 1)[-1].split(":")
+seen = collections.Counter()
+for n in range(2000):
+    try:
+        s = socket.create_connection((host, int(port)), 5)
+        s.sendall(b"GET http://t%d.flood.test:80/ HTTP/1.1\r\nHost: x\r\n\r\n" % n)
+        seen[s.recv(64).split(b" ")[1].decode()] += 1
+        s.close()
+    except (OSError, IndexError):
+        seen["error"] += 1
+print("flood", " ".join("%s=%d" % kv for kv in sorted(seen.items())))
+PY' | sed 's/^/  /'
+  sleep 1
+  rows=$(hivectl_root --json egress-log egfld -n 10000 | "$TB_PYTHON" -c 'import json, sys
+rows = json.load(sys.stdin)["egress_log"]
+limited = sum(r["count"] for r in rows if r["verdict"] == "limited")
+print(len(rows), "rows,", limited, "counted 429s")')
+  echo "  egfld's audit after 2,000 connections: $rows"
+  expect_match "egfld's rows stop at its bound, its 429s counted" "^(100|[1-9][0-9]?) rows, [1-9][0-9]* counted 429s$" "$rows"
+  log=$(hivectl_root egress-log egau)
+  expect_match "egau's allowed connection after the flood" "^[0-9TZ:-]+ +allowed +$a +$a " "$log"
+  expect_match "egau's refusal after the flood" "^[0-9TZ:-]+ +refused +$o " "$log"
+}
