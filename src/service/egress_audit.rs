@@ -83,21 +83,25 @@ pub(super) struct Pending {
 
 impl Pending {
     /// Take `record`: counted into one of its agent's last [`MERGE_LOOK`]
-    /// waiting ones that absorbs it, else added; past `keep` waiting for
+    /// waiting ones that absorbs it (which then comes last), else added;
+    /// past `keep` waiting for
     /// its agent, that agent's oldest goes. (The write counts exactly, by
     /// the table's index; this only keeps a flood small while it waits.)
     pub(super) fn add(&mut self, record: EgressRecord, keep: usize) {
         let queue = self.agents.entry(record.agent.clone()).or_default();
-        if let Some((_, into)) = queue
-            .iter_mut()
+        self.arrived += 1;
+        let from = queue.len().saturating_sub(MERGE_LOOK);
+        if let Some(at) = (from..queue.len())
             .rev()
-            .take(MERGE_LOOK)
-            .find(|(_, r)| r.absorbs(&record))
+            .find(|&i| queue[i].1.absorbs(&record))
+            && let Some((_, mut into)) = queue.remove(at)
         {
+            // To the back, as the table moves a counted row to the newest
+            // place.
             into.absorb(&record);
+            queue.push_back((self.arrived, into));
             return;
         }
-        self.arrived += 1;
         queue.push_back((self.arrived, record));
         self.rows += 1;
         if queue.len() > keep.max(1) {

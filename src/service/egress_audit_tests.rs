@@ -60,7 +60,7 @@ fn waiting_refusals_of_one_minute_are_counted_into_one_record_across_an_allowed_
     pending.add(record("alice", Verdict::Limited, None, 5_001), 100);
     let taken = pending.take();
     let shape: Vec<_> = taken.iter().map(|r| (r.verdict, r.count)).collect();
-    assert_eq!(shape, [(Verdict::Limited, 5_001), (Verdict::Allowed, 1)]);
+    assert_eq!(shape, [(Verdict::Allowed, 1), (Verdict::Limited, 5_001)]);
 }
 
 #[tokio::test]

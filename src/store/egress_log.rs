@@ -15,11 +15,13 @@
 //!   if there is one. A 429 flood of thousands a second costs its agent
 //!   one row a minute, whatever it interleaves, so it cannot rotate the
 //!   agent's own earlier rows (the evidence of what it did before the
-//!   flood) out in seconds. A counted row keeps the place of its first
-//!   connection.
+//!   flood) out in seconds. A counted row moves to the newest place with
+//!   each connection it takes (its id renewed), so a flood's row still
+//!   being counted is never the first its own bound deletes; its `at_ms`
+//!   stays its first connection's.
 //! - Rows are read back by agent, newest `limit`, oldest first, over the
 //!   index `(agent, id)`; ids grow with each write, so the order is the
-//!   order the connections ended in.
+//!   order the connections ended in (a counted row's, its latest).
 
 use std::collections::BTreeSet;
 
@@ -85,7 +87,7 @@ fn merge(conn: &Connection, r: &EgressRecord) -> Result<bool, StoreError> {
     let merged = conn
         .prepare_cached(
             "UPDATE egress_log SET count = count + ?5, up = up + ?6, down = down + ?7,
-                 ms = MAX(ms, ?8)
+                 ms = MAX(ms, ?8), id = (SELECT MAX(id) FROM egress_log) + 1
              WHERE id = (SELECT id FROM egress_log
                  WHERE agent = ?1 AND verdict = ?2 AND target IS ?3
                      AND at_ms >= ?4 AND at_ms < ?4 + ?9 AND verdict <> 'allowed'

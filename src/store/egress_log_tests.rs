@@ -116,8 +116,8 @@ fn refusals_are_counted_per_target_and_minute_whatever_comes_between() {
         [
             (refused, "a.test:443".to_owned(), 2),
             (refused, "b.test:443".to_owned(), 1),
-            (refused, "b.test:443".to_owned(), 3),
             (Verdict::Allowed, "h60001.test:443".to_owned(), 1),
+            (refused, "b.test:443".to_owned(), 3),
         ]
     );
 }
@@ -145,4 +145,23 @@ fn forgetting_an_agent_deletes_its_rows_alone() {
     assert_eq!(forget(&conn, "alice").unwrap(), 1);
     assert_eq!(rows_of(&conn, "alice").unwrap(), 0);
     assert_eq!(rows_of(&conn, "bob").unwrap(), 1);
+}
+
+#[test]
+fn a_row_still_being_counted_is_never_the_first_its_own_bound_deletes() {
+    let conn = db();
+    for n in 0..20 {
+        let mut limited = record("alice", Verdict::Limited, "x", n);
+        limited.target = None;
+        let refused = record("alice", Verdict::Refused, &format!("t{n}.test:80"), n);
+        write(&conn, &[limited, refused], 5).unwrap();
+    }
+    let rows = recent(&conn, &id("alice"), 10).unwrap();
+    assert_eq!(rows.len(), 5);
+    let counted: Vec<_> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Limited)
+        .map(|r| (r.count, r.at_ms))
+        .collect();
+    assert_eq!(counted, [(20, 0)]);
 }
