@@ -340,7 +340,7 @@ PY' | sed 's/^/  /'
 rows = json.load(sys.stdin)["egress_log"]
 limited = sum(r["count"] for r in rows if r["verdict"] == "limited")
 print(len(rows), "rows,", limited, "counted 429s")')
-  echo "  egfld's audit after 2,000 connections: $rows"
+  echo "figure: egfld's audit after 2,000 connections (bound 100): $rows"
   expect_match "egfld's rows stop at its bound, its 429s counted" "^(100|[1-9][0-9]?) rows, [1-9][0-9]* counted 429s$" "$rows"
   log=$(hivectl_root egress-log egau)
   expect_match "egau's allowed connection after the flood" "^[0-9TZ:-]+ +allowed +$a +$a " "$log"
