@@ -46,13 +46,6 @@ pub const DEFAULT_INOTIFY_INSTANCES: NonZeroU32 = nonzero(128);
 /// `agent_inotify_watches`'s default.
 pub const DEFAULT_INOTIFY_WATCHES: NonZeroU32 = nonzero(65_536);
 
-/// `egress_audit_rows_per_agent`'s default: at Claude Code's few
-/// connections a turn, days of an ordinary agent's egress; at the proxy's
-/// 16 allowed connections a second, two minutes of a busy one (refusals
-/// are counted into a row a minute, so a refusing flood takes far longer).
-/// About 200 bytes a row: 400 KB per agent.
-pub const DEFAULT_EGRESS_AUDIT_ROWS: NonZeroU32 = nonzero(2000);
-
 const fn nonzero(n: u32) -> NonZeroU32 {
     match NonZeroU32::new(n) {
         Some(n) => n,
@@ -298,8 +291,7 @@ pub struct Config {
     /// through the hive's egress proxy (its `egress.sock`); the operator's
     /// grants (`hivectl grant N --egress HOST`) add to them per agent.
     pub egress_allow: Vec<EgressPattern>,
-    /// Rows of the egress audit (`hivectl egress-log`) kept per agent: its
-    /// newest, so one agent's connections never push out another's.
+    /// Egress audit rows kept per agent, its newest (`hivectl egress-log`).
     pub egress_audit_rows_per_agent: NonZeroU32,
     /// Default spend caps on the whole hive (`["100usd/day"]`; AMOUNT as
     /// `hivectl budget` takes it). A cap the operator sets on the hive
@@ -400,7 +392,7 @@ impl Default for Config {
                 .iter()
                 .map(|p| EgressPattern::from_static(p))
                 .collect(),
-            egress_audit_rows_per_agent: DEFAULT_EGRESS_AUDIT_ROWS,
+            egress_audit_rows_per_agent: crate::wire::egress_audit::DEFAULT_ROWS_PER_AGENT,
             budget_hive: Vec::new(),
             budget_each_agent: Vec::new(),
             budget_hard_cap: false,

@@ -274,6 +274,16 @@ impl EgressRecord {
 /// refusal within the minute is not what an operator reads.
 pub const MERGE_WINDOW_MS: i64 = 60_000;
 
+/// `egress_audit_rows_per_agent`'s default (the config's): at Claude Code's
+/// few connections a turn, days of an ordinary agent's egress; at the
+/// proxy's 16 allowed connections a second, two minutes of a busy one
+/// (refusals are counted into a row a minute, so a refusing flood takes
+/// far longer). About 200 bytes a row: 400 KB per agent.
+pub const DEFAULT_ROWS_PER_AGENT: std::num::NonZeroU32 = match std::num::NonZeroU32::new(2000) {
+    Some(n) => n,
+    None => std::num::NonZeroU32::MIN,
+};
+
 /// How many rows `egress_log` answers without a `limit`.
 pub const DEFAULT_EGRESS_LOG_LIMIT: u32 = 50;
 
