@@ -67,7 +67,13 @@ async fn a_destroy_cut_short_is_finished_at_start_up_and_the_manager_hears_of_it
     .await;
     assert!(!driver.exists(&id("dan")).await.unwrap());
     assert!(unfinished(&hive).await.is_empty());
-    let destroyed = manager_events(&hive, &[r#""event":"destroyed","agent":"dan""#]).await;
+    // The event follows the row's removal: wait for it, then count it.
+    let dan = [r#""event":"destroyed","agent":"dan""#];
+    eventually("the manager hears of dan's destroy", async || {
+        !manager_events(&hive, &dan).await.is_empty()
+    })
+    .await;
+    let destroyed = manager_events(&hive, &dan).await;
     assert_eq!(destroyed.len(), 1, "{destroyed:?}");
 }
 
