@@ -148,6 +148,19 @@ fn new_ids(st: &FileStat, base: u32) -> Option<(u32, u32)> {
     (uid != st.st_uid || gid != st.st_gid).then_some((uid, gid))
 }
 
+/// The names in `dir` but `.` and `..`, as read (the walks of an agent's
+/// tree by descriptor: this handover and the disk quota's).
+pub(super) fn entry_names(dir: &mut Dir) -> Result<Vec<CString>, Errno> {
+    let mut names = Vec::new();
+    for entry in dir.iter() {
+        let name = entry?.file_name().to_owned();
+        if name.as_c_str() != c"." && name.as_c_str() != c".." {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
 fn walk_dir(
     mut dir: Dir,
     path: &Path,
@@ -164,14 +177,7 @@ fn walk_dir(
             why: "it is nested deeper than the 64 levels a tree handed to a container may have",
         });
     }
-    let mut names: Vec<CString> = Vec::new();
-    for entry in dir.iter() {
-        let entry = entry.map_err(io(path))?;
-        let name = entry.file_name();
-        if name != c"." && name != c".." {
-            names.push(name.to_owned());
-        }
-    }
+    let mut names = entry_names(&mut dir).map_err(io(path))?;
     names.sort();
     for name in &names {
         let child: PathBuf = path.join(OsStr::from_bytes(name.to_bytes()));

@@ -70,7 +70,6 @@ use std::path::Path;
 
 use zbus::zvariant::Value;
 
-use super::jobs::Waited;
 use super::{Shared, proxies};
 use crate::containers::{Outcome, machine_name};
 use crate::wire::ident::Ident;
@@ -424,8 +423,7 @@ impl Shared {
 
     async fn run_helper(&self, name: &Ident, caps: InotifyCaps, exe: &Path) -> Result<(), String> {
         let machine = machine_name(name);
-        let conn = self.conn();
-        let leader = proxies::machine_leader(&conn, &machine)
+        let leader = proxies::machine_leader(&self.conn(), &machine)
             .await
             .map_err(|e| format!("its leader is not known to machined: {e}"))?;
         let exe = exe
@@ -433,19 +431,7 @@ impl Shared {
             .ok_or_else(|| format!("the binary's path {exe:?} is not UTF-8"))?;
         let unit = helper_unit(&machine);
         let props = transient_properties(exe, helper_argv(exe, leader, caps), &machine);
-        let systemd = proxies::systemd(&conn).await.map_err(|e| e.to_string())?;
-        let job = systemd
-            .start_transient_unit(&unit, "fail", &props, &[])
-            .await
-            .map_err(|e| format!("{unit}: {e}"))?;
-        let mut wait = self.jobs().watch(job.as_str());
-        match wait.wait(HELPER_WAIT).await {
-            Waited::Removed(result) if result == "done" => Ok(()),
-            Waited::Removed(result) => Err(format!(
-                "{unit} ended {result:?}; its journal says why (journalctl -u {unit})"
-            )),
-            Waited::Pending | Waited::Lost => Err(format!("{unit} did not end in time")),
-        }
+        self.run_oneshot(&unit, &props, HELPER_WAIT).await
     }
 }
 

@@ -185,6 +185,35 @@ impl Shared {
         self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Start the transient oneshot `unit` with `props` and wait up to
+    /// `wait` for its job to end: the one way the driver runs a helper of
+    /// its own binary outside the daemon's sandbox (the inotify caps, the
+    /// disk quota). `Err` is the words why, naming the unit's journal.
+    async fn run_oneshot(
+        &self,
+        unit: &str,
+        props: &[(&'static str, zbus::zvariant::Value<'static>)],
+        wait: std::time::Duration,
+    ) -> Result<(), String> {
+        let systemd = proxies::systemd(&self.conn())
+            .await
+            .map_err(|e| e.to_string())?;
+        let job = systemd
+            .start_transient_unit(unit, "fail", props, &[])
+            .await
+            .map_err(|e| format!("{unit}: {e}"))?;
+        let mut watch = self.jobs().watch(job.as_str());
+        match watch.wait(wait).await {
+            jobs::Waited::Removed(result) if result == "done" => Ok(()),
+            jobs::Waited::Removed(result) => Err(format!(
+                "{unit} ended {result:?}; its journal says why (journalctl -u {unit})"
+            )),
+            jobs::Waited::Pending | jobs::Waited::Lost => {
+                Err(format!("{unit} did not end in time"))
+            }
+        }
+    }
+
     fn publish(&self, changes: impl IntoIterator<Item = UnitChange>) {
         for change in changes {
             let _ = self.changes.send(change);

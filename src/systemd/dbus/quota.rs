@@ -60,7 +60,6 @@
 //! - Ids above 65,535 need XFS's `projid32bit` (the default of mkfs.xfs
 //!   since 2013) and ext4's 32-bit project ids (always).
 
-use std::ffi::CString;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::MetadataExt as _;
@@ -72,9 +71,8 @@ use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{Mode, SFlag, fstat, fstatat};
 use zbus::zvariant::Value;
 
-use super::jobs::Waited;
+use super::Shared;
 use super::quota_sys::{self, IfDqblk, QIF_LIMITS, XFLAG_PROJINHERIT};
-use super::{Shared, proxies};
 use crate::containers::{DriverError, machine_name};
 use crate::wire::ident::Ident;
 
@@ -361,14 +359,7 @@ fn walk(mut dir: Dir, path: &Path, project: u32, depth: usize) -> Result<(), Quo
             path: path.to_path_buf(),
         });
     }
-    let mut names: Vec<CString> = Vec::new();
-    for entry in dir.iter() {
-        let entry = entry.map_err(io(path))?;
-        let name = entry.file_name();
-        if name != c"." && name != c".." {
-            names.push(name.to_owned());
-        }
-    }
+    let names = super::handover::entry_names(&mut dir).map_err(io(path))?;
     for name in &names {
         let child = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
         let st = match fstatat(dir.as_fd(), name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
@@ -492,20 +483,7 @@ impl Shared {
         let unit = helper_unit(machine);
         let argv = helper_argv(exe, project, limits, dirs);
         let props = transient_properties(exe, argv, machine, dirs);
-        let conn = self.conn();
-        let systemd = proxies::systemd(&conn).await.map_err(|e| e.to_string())?;
-        let job = systemd
-            .start_transient_unit(&unit, "fail", &props, &[])
-            .await
-            .map_err(|e| format!("{unit}: {e}"))?;
-        let mut wait = self.jobs().watch(job.as_str());
-        match wait.wait(HELPER_WAIT).await {
-            Waited::Removed(result) if result == "done" => Ok(()),
-            Waited::Removed(result) => Err(format!(
-                "{unit} ended {result:?}; its journal says why (journalctl -u {unit})"
-            )),
-            Waited::Pending | Waited::Lost => Err(format!("{unit} did not end in time")),
-        }
+        self.run_oneshot(&unit, &props, HELPER_WAIT).await
     }
 }
 
