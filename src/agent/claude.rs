@@ -211,7 +211,9 @@ impl Launch {
     }
 }
 
-fn valid_session(id: &str) -> bool {
+/// A session id as the harness keeps it: `[A-Za-z0-9_-]`, 1 to 64
+/// characters (Claude Code's are UUIDs).
+pub fn valid_session(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
         && id
@@ -229,6 +231,10 @@ pub struct StreamFacts {
     pub error: Option<String>,
     /// Usage, cost and tool calls, for the turn journal.
     pub account: TurnAccount,
+    /// Claude said it has no conversation for the session it was asked
+    /// to resume ([`super::resume::NO_CONVERSATION`], in the `result`
+    /// event or on stderr).
+    pub no_conversation: bool,
 }
 
 impl StreamFacts {
@@ -262,8 +268,20 @@ impl StreamFacts {
                 if let Some(id) = text(&event["session_id"]) {
                     self.session_id = Some(id);
                 }
+                let says_no_conversation = |v: &Value| {
+                    v.as_str()
+                        .is_some_and(|t| t.contains(super::resume::NO_CONVERSATION))
+                };
+                if says_no_conversation(&event["result"])
+                    || event["errors"]
+                        .as_array()
+                        .is_some_and(|e| e.iter().any(says_no_conversation))
+                {
+                    self.no_conversation = true;
+                }
                 if event["is_error"].as_bool() == Some(true) {
                     let why = text(&event["result"])
+                        .or_else(|| event["errors"][0].as_str().map(str::to_owned))
                         .or_else(|| text(&event["subtype"]))
                         .unwrap_or_else(|| "error".into());
                     self.error = Some(why.chars().take(300).collect());
@@ -286,9 +304,17 @@ pub enum TurnEnd {
     /// Exited 0 and its stream reported no error.
     Done(StreamFacts),
     /// It failed; the words say how.
-    Failed { why: String, facts: StreamFacts },
+    Failed {
+        why: String,
+        facts: StreamFacts,
+        how: Failure,
+    },
     /// Stopped by the harness (deadline or stop).
-    Killed { why: String, facts: StreamFacts },
+    Killed {
+        why: String,
+        facts: StreamFacts,
+        by: Stop,
+    },
     /// Stopped because the operator interrupted it.
     Interrupted { facts: StreamFacts },
 }
@@ -303,6 +329,27 @@ impl TurnEnd {
             | Self::Interrupted { facts: f } => f,
         }
     }
+}
+
+/// How a turn's command failed (the resume decision's input).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// It never ran (empty argv, cannot spawn): nothing was cut.
+    NotStarted,
+    /// It exited, not 0, or was killed by a signal not the harness's; the
+    /// exit as std words it (`exit status: 1`, `signal: 9 (SIGKILL)`).
+    Exited(String),
+    /// It exited 0 and its `result` reported an error.
+    Reported,
+}
+
+/// Why the harness stopped a turn's command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Its deadline passed.
+    Deadline,
+    /// The harness is stopping and the grace ran out.
+    HarnessStopping,
 }
 
 /// What ends a turn besides its command's own exit.
@@ -352,6 +399,7 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
         return TurnEnd::Failed {
             why: "the claude command is empty".into(),
             facts,
+            how: Failure::NotStarted,
         };
     };
     let _ = std::fs::create_dir_all(workdir);
@@ -361,7 +409,7 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
         .current_dir(workdir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn();
     let mut child = match spawned {
         Ok(child) => child,
@@ -369,6 +417,7 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
             return TurnEnd::Failed {
                 why: format!("cannot start {program:?}: {e}"),
                 facts,
+                how: Failure::NotStarted,
             };
         }
     };
@@ -378,6 +427,7 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
             let _ = stdin.write_all(prompt.as_bytes()).await;
         });
     }
+    let stderr = child.stderr.take().map(|e| tokio::spawn(forward_stderr(e)));
     let mut lines = child.stdout.take().map(|s| BufReader::new(s).lines());
     let timer = tokio::time::sleep(deadline);
     tokio::pin!(timer);
@@ -401,7 +451,7 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
             }
             () = &mut timer => {
                 process::stop_group(&mut child, Duration::from_secs(5)).await;
-                return TurnEnd::Killed { why: format!("the turn passed its deadline of {} s", deadline.as_secs()), facts };
+                return TurnEnd::Killed { why: format!("the turn passed its deadline of {} s", deadline.as_secs()), facts, by: Stop::Deadline };
             }
             changed = stop.changed(), if grace_timer.is_none() => {
                 if changed.is_err() || *stop.borrow() {
@@ -410,16 +460,24 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
             }
             () = async { match grace_timer.as_mut() { Some(t) => t.await, None => std::future::pending().await } } => {
                 process::stop_group(&mut child, Duration::from_secs(5)).await;
-                return TurnEnd::Killed { why: format!("the harness is stopping and the turn did not end within {} s", grace.as_secs()), facts };
+                return TurnEnd::Killed { why: format!("the harness is stopping and the turn did not end within {} s", grace.as_secs()), facts, by: Stop::HarnessStopping };
             }
         }
     };
+    // Claude's stderr has reached the harness's (the journal); the flag is
+    // waited for briefly (a grandchild may hold the pipe open).
+    if let Some(task) = stderr
+        && let Ok(Ok(true)) = tokio::time::timeout(Duration::from_secs(1), task).await
+    {
+        facts.no_conversation = true;
+    }
     match status {
         Ok(s) if s.success() => match facts.error.clone() {
             None => TurnEnd::Done(facts),
             Some(error) => TurnEnd::Failed {
                 why: format!("claude reported an error: {error}"),
                 facts,
+                how: Failure::Reported,
             },
         },
         Ok(s) => TurnEnd::Failed {
@@ -428,11 +486,39 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
                 None => format!("{program} {s}"),
             },
             facts,
+            how: Failure::Exited(s.to_string()),
         },
         Err(e) => TurnEnd::Failed {
             why: format!("cannot wait for {program}: {e}"),
             facts,
+            how: Failure::Exited("its exit is unknown".into()),
         },
+    }
+}
+
+/// Copy Claude's stderr to the harness's as it comes (bounded chunks, so a
+/// line without an end costs no memory), watching for
+/// [`super::resume::NO_CONVERSATION`] across chunk edges: `true` when it
+/// was seen. Piped rather than inherited for that one sentence.
+async fn forward_stderr(mut from: tokio::process::ChildStderr) -> bool {
+    use tokio::io::AsyncReadExt;
+    let needle = super::resume::NO_CONVERSATION.as_bytes();
+    let mut to = tokio::io::stderr();
+    let mut buf = vec![0u8; 8192];
+    let mut tail: Vec<u8> = Vec::new();
+    let mut seen = false;
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return seen,
+            Ok(n) => n,
+        };
+        let _ = to.write_all(&buf[..n]).await;
+        if !seen {
+            tail.extend_from_slice(&buf[..n]);
+            seen = tail.windows(needle.len()).any(|w| w == needle);
+            let keep = needle.len().saturating_sub(1).min(tail.len());
+            tail.drain(..tail.len() - keep);
+        }
     }
 }
 

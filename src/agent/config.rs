@@ -44,6 +44,11 @@ pub struct RunConfig {
     pub recv_wait_seconds: u64,
     /// The most messages one turn takes.
     pub max_messages: u32,
+    /// How many times a cut turn (Claude died, the deadline, the harness
+    /// or its container restarted) is resumed in its own session before
+    /// it fails as a failed turn does and its next attempt starts a new
+    /// conversation (see [`super::resume`]). 0: never resumed.
+    pub max_resumes: u32,
     /// The working directory of the turn's command (default: the state
     /// directory).
     pub workdir: Option<PathBuf>,
@@ -62,6 +67,7 @@ impl Default for RunConfig {
             max_backoff_seconds: 300,
             recv_wait_seconds: 30,
             max_messages: 20,
+            max_resumes: 2,
             workdir: None,
         }
     }

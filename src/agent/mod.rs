@@ -12,6 +12,8 @@
 //! - [`tools`]: the tool table, the tool-group selection, tool → request.
 //! - [`render`]: answers as tool-result text, capped.
 //! - [`prompt`]: a turn's messages as the prompt.
+//! - [`resume`]: a cut turn resumed in its own session (the decision, the
+//!   record of the turn in progress, the prompt's note).
 //! - [`mcp`]: the `hyperhive` MCP server (rmcp, stdio).
 //! - [`bash`]: the `bash` MCP server (the execution group).
 //! - [`process`]: the one process seam (Claude, bash).
@@ -34,6 +36,7 @@ pub mod process;
 pub mod progress;
 pub mod prompt;
 pub mod render;
+pub mod resume;
 pub mod socket;
 pub mod tools;
 pub mod turn;

@@ -52,6 +52,14 @@ mcp__hyperhive__send tool (`to`: the sender's name, `operator` for the human, `<
 your parent agent). Senders: `operator` is the human, `system` is the hive itself, `reminder` \
 is a reminder you set.";
 
+/// What the model is told before the messages of a turn that continues a
+/// cut one (then the harness's note, [`super::resume::note`]).
+pub const RESUMED_PREAMBLE: &str = "Messages for you in the hive, again: the turn that was \
+working on them was cut off (see the next paragraph). Act on them; reply with the \
+mcp__hyperhive__send tool (`to`: the sender's name, `operator` for the human, `<parent>` for \
+your parent agent). Senders: `operator` is the human, `system` is the hive itself, `reminder` \
+is a reminder you set.";
+
 /// Candidates tried before the boundary is made longer than every body.
 const TRIES: usize = 8;
 
@@ -65,6 +73,26 @@ pub fn turn_prompt_with(messages: &[DeliveredMessage], next: &mut dyn FnMut() ->
     format!("{TURN_PREAMBLE}\n\n{}", render_with(messages, next))
 }
 
+/// The prompt of an attempt that continues a cut turn: the resumed
+/// preamble, the harness's `note`, then the messages fenced as always. The
+/// boundary is also kept out of the note (it holds only the harness's
+/// words and validated names, but the fence does not rest on that).
+pub fn resumed_turn_prompt(messages: &[DeliveredMessage], note: &str) -> String {
+    resumed_turn_prompt_with(messages, note, &mut random_boundary)
+}
+
+/// [`resumed_turn_prompt`] with the boundary's source given (tests).
+pub fn resumed_turn_prompt_with(
+    messages: &[DeliveredMessage],
+    note: &str,
+    next: &mut dyn FnMut() -> String,
+) -> String {
+    format!(
+        "{RESUMED_PREAMBLE}\n\n{note}\n\n{}",
+        render_outside(messages, &[note], next)
+    )
+}
+
 /// The messages, oldest first, one fenced block each, after the paragraph
 /// naming their boundary (also a `recv` tool result's text).
 pub fn render(messages: &[DeliveredMessage]) -> String {
@@ -73,8 +101,20 @@ pub fn render(messages: &[DeliveredMessage]) -> String {
 
 /// [`render`] with the boundary's source given (tests).
 pub fn render_with(messages: &[DeliveredMessage], next: &mut dyn FnMut() -> String) -> String {
+    render_outside(messages, &[], next)
+}
+
+/// [`render_with`], the boundary also found in none of `outside` (other
+/// text of the same prompt).
+fn render_outside(
+    messages: &[DeliveredMessage],
+    outside: &[&str],
+    next: &mut dyn FnMut() -> String,
+) -> String {
     let bodies: Vec<String> = messages.iter().map(body_text).collect();
-    let b = boundary(messages, &bodies, next);
+    let mut texts = bodies.clone();
+    texts.extend(outside.iter().map(|t| (*t).to_owned()));
+    let b = boundary(messages, &texts, next);
     let blocks: Vec<String> = messages
         .iter()
         .zip(&bodies)

@@ -284,3 +284,33 @@ fn each_render_draws_a_fresh_random_boundary() {
     let q = turn_prompt(&[msg(1, "alice", "hi")]);
     assert_ne!(p, q);
 }
+
+#[test]
+fn a_resumed_turns_prompt_has_the_note_before_the_fenced_messages_and_presents_none_as_new() {
+    let note = "This turn was cut off before it ended: Bash (ok).";
+    let prompt = resumed_turn_prompt_with(&[msg(3, "bob", "build it")], note, &mut seq(&[B]));
+    assert!(prompt.starts_with(RESUMED_PREAMBLE), "{prompt}");
+    assert!(!prompt.contains("New messages"), "{prompt}");
+    let (_, rest) = prompt.split_once(&format!("\n\n{note}\n\n")).unwrap();
+    assert_eq!(
+        fenced_messages(rest, B),
+        [(
+            format!("--- message 3 from bob [boundary {B}]"),
+            "build it".into()
+        )]
+    );
+}
+
+#[test]
+fn a_resumed_turns_boundary_is_found_in_no_part_of_its_note() {
+    // A note naming the first candidate (it cannot, but the fence does
+    // not rest on that): the next candidate is taken.
+    let note = format!("tools: x{B}");
+    let prompt = resumed_turn_prompt_with(
+        &[msg(3, "bob", "hi")],
+        &note,
+        &mut seq(&[B, "0123456789abcdef"]),
+    );
+    assert!(prompt.contains("[boundary 0123456789abcdef]"), "{prompt}");
+    assert!(!prompt.contains(&format!("[boundary {B}]")), "{prompt}");
+}

@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::claude::{Ends, Launch, TurnEnd, run_turn_watched};
+use super::claude::{Ends, Failure, Launch, Stop, TurnEnd, run_turn_watched};
 use super::login;
 use super::progress::{self, Progress, Tracker};
-use super::prompt::turn_prompt;
+use super::prompt::{resumed_turn_prompt, turn_prompt};
+use super::resume::{self, Cut, CutBy, Next, Seen};
 use super::socket::{AgentSocket, SocketError};
 use crate::clock::{Clock, SystemClock};
 use crate::systemd::notify;
@@ -109,18 +110,11 @@ impl TurnLoop {
                     if *stop.borrow() {
                         break;
                     }
-                    let _ = self
-                        .socket
-                        .call(
-                            &Request::SetStatus {
-                                text: format!(
-                                    "turn failed: {why}; retrying in {} s",
-                                    backoff.as_secs()
-                                ),
-                            },
-                            SHORT,
-                        )
-                        .await;
+                    self.set_status(format!(
+                        "turn failed: {why}; retrying in {} s",
+                        backoff.as_secs()
+                    ))
+                    .await;
                     pause(&mut stop, backoff).await;
                     backoff = (backoff * 2).min(Duration::from_secs(
                         self.launch.config.max_backoff_seconds.max(1),
@@ -200,6 +194,10 @@ impl TurnLoop {
     }
 
     /// One turn: run the command; ack on success. `Err` = the words why.
+    ///
+    /// A cut turn (see [`resume`]) keeps its record and its session: the
+    /// next attempt at the same messages resumes it, with a note saying
+    /// what happened, until `max_resumes`.
     async fn turn(
         &mut self,
         messages: &[DeliveredMessage],
@@ -209,7 +207,37 @@ impl TurnLoop {
         let started_at_ms = SystemClock.now_unix().saturating_mul(1000);
         let ids: Vec<i64> = messages.iter().map(|m| m.id).collect();
         notify::status(&format!("turn: {} message(s)", messages.len()));
-        let session = self.launch.saved_session();
+        let state = self.launch.config.state_dir.clone();
+        // A stand-in command gets no `--resume`: nothing to resume there.
+        let resumable = self.launch.config.claude_command.is_none();
+        let max_resumes = self.launch.config.max_resumes;
+        let plan = resume::plan(
+            resume::load(&state),
+            &ids,
+            self.launch.saved_session(),
+            max_resumes,
+            started_at_ms,
+        );
+        if plan.forget_saved {
+            self.launch.remember_session(None);
+        }
+        if let Some(why) = &plan.fresh_why {
+            tracing::warn!(agent = %self.agent, "the cut turn is not resumed: {why}");
+            self.set_status(format!(
+                "a cut turn is retried in a new conversation: {why}"
+            ))
+            .await;
+        }
+        let prompt = match &plan.continues {
+            Some(cut) => {
+                tracing::info!(agent = %self.agent, session = ?plan.session, resumes = plan.record.resumes, "continuing a cut turn");
+                resumed_turn_prompt(messages, &resume::note(cut, &ids))
+            }
+            None => turn_prompt(messages),
+        };
+        let session = plan.session.clone();
+        let mut record = plan.record;
+        resume::store(&state, &record);
         let deadline = self.launch.config.turn_timeout();
         let ends = Ends {
             deadline,
@@ -220,13 +248,27 @@ impl TurnLoop {
         self.progress
             .send(progress::started(messages, started_at_ms));
         let mut tracker = Tracker::new(self.progress.clone());
+        let mut follow = resume::Follow::default();
+        let launch = &self.launch;
         let end = run_turn_watched(
-            &self.launch.argv(session.as_deref()),
-            &self.launch.env(),
-            &self.launch.config.workdir(),
-            &turn_prompt(messages),
+            &launch.argv(session.as_deref()),
+            &launch.env(),
+            &launch.config.workdir(),
+            &prompt,
             ends,
-            &mut |event| tracker.observe(event),
+            &mut |event| {
+                tracker.observe(event);
+                match follow.observe(&mut record, event) {
+                    Seen::Nothing => return,
+                    // Saved at once: a harness killed in the agent's first
+                    // turn resumes this session at its next start.
+                    Seen::Session(id) if resumable => launch.remember_session(Some(&id)),
+                    Seen::Session(_) => record.session = None,
+                    Seen::Tool => {}
+                }
+                record.updated_at_ms = SystemClock.now_unix().saturating_mul(1000);
+                resume::store(&state, &record);
+            },
         )
         .await;
         // No event of this turn after its report.
@@ -235,16 +277,18 @@ impl TurnLoop {
             tracing::info!(agent = %self.agent, dropped, "the live view missed {dropped} event(s) of this turn (the hive was slow)");
         }
         self.report_model(end.facts().model.clone()).await;
+        let after = self.after_cut(&end, record, plan.continues, resumable);
         let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let report = turn_report(&end, ids.clone(), started_at_ms, took_ms);
+        let report = turn_report(&end, ids.clone(), started_at_ms, took_ms, after.as_deref());
         let report_outcome = report.outcome.as_str();
         self.report_turn(report).await;
         let secs = started.elapsed().as_secs_f64();
         match end {
             // An interrupted turn's messages were read; the operator ended
-            // the work on them: acked, not redelivered. Its session goes on
-            // (the note, if any, is the next prompt in it).
+            // the work on them: acked, not redelivered, never resumed. Its
+            // session goes on (the note, if any, is the next prompt in it).
             TurnEnd::Done(facts) | TurnEnd::Interrupted { facts } => {
+                resume::clear(&state);
                 match self.socket.call(&Request::AckTurn, SHORT).await {
                     Ok(Response::Ok { .. }) => {}
                     Ok(other) => return Err(format!("ack_turn answered {other:?}")),
@@ -258,11 +302,85 @@ impl TurnLoop {
                 Ok(())
             }
             TurnEnd::Failed { why, .. } | TurnEnd::Killed { why, .. } => {
-                self.launch.remember_session(None);
+                let why = match after {
+                    Some(next) => format!("{why}; {next}"),
+                    None => why,
+                };
                 tracing::warn!(agent = %self.agent, outcome = "failed", seconds = secs, messages = ?ids, "turn failed: {why}");
                 Err(why)
             }
         }
+    }
+
+    /// After a turn that did not finish: the record for the next attempt
+    /// (written), the saved session kept or forgotten, and the words
+    /// saying what the next attempt does. `None` for a turn that finished
+    /// or was interrupted (nothing to add).
+    fn after_cut(
+        &self,
+        end: &TurnEnd,
+        record: resume::TurnRecord,
+        before: Option<resume::TurnRecord>,
+        resumable: bool,
+    ) -> Option<String> {
+        let state = &self.launch.config.state_dir;
+        let by = match end {
+            TurnEnd::Done(_) | TurnEnd::Interrupted { .. } => return None,
+            // Nothing ran: the record is as it was before this attempt.
+            TurnEnd::Failed {
+                how: Failure::NotStarted,
+                ..
+            } => {
+                match before {
+                    Some(before) => resume::store(state, &before),
+                    None => resume::clear(state),
+                }
+                return None;
+            }
+            TurnEnd::Failed {
+                how: Failure::Exited(how),
+                ..
+            } => CutBy::ClaudeExited {
+                how: resume::clean_how(how),
+            },
+            TurnEnd::Failed {
+                how: Failure::Reported,
+                ..
+            } => CutBy::ClaudeError,
+            TurnEnd::Killed {
+                by: Stop::Deadline, ..
+            } => CutBy::Deadline {
+                seconds: self.launch.config.turn_timeout_seconds,
+            },
+            TurnEnd::Killed {
+                by: Stop::HarnessStopping,
+                ..
+            } => CutBy::HarnessStopped,
+        };
+        let cut = Cut {
+            at_ms: SystemClock.now_unix().saturating_mul(1000),
+            by,
+        };
+        let unresumable = resumable && end.facts().no_conversation;
+        let max = self.launch.config.max_resumes;
+        let (record, next) = resume::after_cut(record, cut, max, unresumable);
+        resume::store(state, &record);
+        Some(match next {
+            Next::Resume { session } => format!(
+                "the next attempt resumes session {session} (resume {} of at most {max})",
+                record.resumes + 1
+            ),
+            Next::Fresh { why } => {
+                self.launch.remember_session(None);
+                why.unwrap_or_else(|| {
+                    "no session was named yet: the next attempt starts a new conversation".into()
+                })
+            }
+        })
+    }
+
+    async fn set_status(&self, text: String) {
+        let _ = self.socket.call(&Request::SetStatus { text }, SHORT).await;
     }
 
     async fn requeue(&self, why: &str) {
@@ -325,23 +443,23 @@ fn turn_report(
     message_ids: Vec<i64>,
     started_at_ms: i64,
     took_ms: i64,
+    next: Option<&str>,
 ) -> TurnReport {
     let (outcome, facts, why) = match end {
         TurnEnd::Done(f) => (TurnOutcome::Ok, f, None),
-        TurnEnd::Failed { why, facts } => (TurnOutcome::Failed, facts, Some(why)),
-        TurnEnd::Killed { why, facts } => (TurnOutcome::Killed, facts, Some(why)),
+        TurnEnd::Failed { why, facts, .. } => (TurnOutcome::Failed, facts, Some(why)),
+        TurnEnd::Killed { why, facts, .. } => (TurnOutcome::Killed, facts, Some(why)),
         TurnEnd::Interrupted { facts } => (TurnOutcome::Interrupted, facts, None),
     };
+    // What the next attempt does (resume, or a new conversation and why)
+    // rides on the error, first cut to leave it room.
+    let why = why.map(|w| match next {
+        Some(next) => format!("{}; {next}", cut(w, MAX_TURN_ERROR / 2)),
+        None => w.clone(),
+    });
     let mut account = facts.account.clone();
     account.finish();
-    // At most MAX_TURN_ERROR bytes, cut at a character boundary.
-    let error = why.map(|w| {
-        let mut end = w.len().min(MAX_TURN_ERROR);
-        while !w.is_char_boundary(end) {
-            end -= 1;
-        }
-        w[..end].to_owned()
-    });
+    let error = why.map(|w| cut(&w, MAX_TURN_ERROR).to_owned());
     TurnReport {
         started_at_ms,
         ended_at_ms: started_at_ms.saturating_add(took_ms),
@@ -357,6 +475,15 @@ fn turn_report(
         duration_ms: account.duration_ms,
         duration_api_ms: account.duration_api_ms,
     }
+}
+
+/// At most `max` bytes of `w`, cut at a character boundary.
+fn cut(w: &str, max: usize) -> &str {
+    let mut end = w.len().min(max);
+    while !w.is_char_boundary(end) {
+        end -= 1;
+    }
+    &w[..end]
 }
 
 /// Resolves when the operator interrupts the turn: `await_interrupt` held
