@@ -305,3 +305,44 @@ async fn a_turns_command_gets_the_agents_variables_but_not_in_place_of_the_hives
         && echo '{"type":"system","model":"m1"}'"#;
     assert_turn_done(script, &launch.env(), dir.path(), rx).await;
 }
+
+#[tokio::test]
+async fn claude_saying_it_has_no_conversation_on_stderr_or_in_its_result_is_noticed() {
+    // What Claude Code 2.x prints for `--resume` of an unknown session:
+    // the sentence on stderr, and in its `result` event's `errors`.
+    let TurnEnd::Failed { facts, how, .. } = turn(
+        sh("echo 'No conversation found with session ID: s-9' >&2; exit 1"),
+        10,
+    )
+    .await
+    else {
+        panic!()
+    };
+    assert!(facts.no_conversation);
+    assert_eq!(how, Failure::Exited("exit status: 1".into()));
+    let result = r#"{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"new-1","errors":["No conversation found with session ID: s-9"]}"#;
+    let TurnEnd::Failed { facts, why, .. } =
+        turn(sh(&format!("echo '{result}'; exit 1")), 10).await
+    else {
+        panic!()
+    };
+    assert!(facts.no_conversation);
+    assert!(why.contains("No conversation found"), "{why}");
+    let TurnEnd::Failed { facts, .. } = turn(sh("echo 'some other error' >&2; exit 1"), 10).await
+    else {
+        panic!()
+    };
+    assert!(!facts.no_conversation);
+}
+
+#[tokio::test]
+async fn a_command_that_cannot_start_did_not_run_and_a_deadline_says_so() {
+    let TurnEnd::Failed { how, .. } = turn(vec!["/nonexistent/claude".into()], 10).await else {
+        panic!()
+    };
+    assert_eq!(how, Failure::NotStarted);
+    let TurnEnd::Killed { by, .. } = turn(sh("sleep 30"), 1).await else {
+        panic!()
+    };
+    assert_eq!(by, Stop::Deadline);
+}

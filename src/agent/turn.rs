@@ -373,7 +373,7 @@ impl TurnLoop {
             Next::Fresh { why } => {
                 self.launch.remember_session(None);
                 why.unwrap_or_else(|| {
-                    "no session was named yet: the next attempt starts a new conversation".into()
+                    "the next attempt starts a new conversation (no session to resume)".into()
                 })
             }
         })

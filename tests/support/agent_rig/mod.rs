@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 pub const AGENT_BIN: &str = env!("CARGO_BIN_EXE_hive-agent");
 
 /// The stand-in: records argv (one per line) and the prompt (stdin) of
-/// turn N in `argv.N` / `prompt.N`, prints a stream-json init line, then
-/// acts on `mode`: ok (exit 0), fail (exit 1), hang (write `hang.pid`,
+/// turn N in `argv.N` / `prompt.N`, prints a stream-json init line naming
+/// the session it was given with `--resume`, else `s-N`, then acts on
+/// `mode`: ok (exit 0), notfound (given `--resume`, what Claude Code says
+/// of a session it does not have, exit 1; else ok), fail (exit 1), hang (write `hang.pid`,
 /// sleep), reply (send "got it: <first body line>" to the operator with
 /// `hive-agent call send`, exit 0), costly (a `result` event reporting
 /// $1.00 and 15 tokens, exit 0), tools (text and a `Bash` call that
@@ -29,9 +31,17 @@ printf '%s' "$prompt" > "$dir/prompt.$n"
 printf '%s\n' "$@" > "$dir/argv.$n"
 env > "$dir/env.$n"
 echo "$n" > "$dir/count"
-echo '{"type":"system","subtype":"init","model":"stand-in-model","session_id":"s-1"}'
-case "$(cat "$dir/mode")" in
-  ok) exit 0 ;;
+resume=""; prev=""
+for a in "$@"; do [ "$prev" = "--resume" ] && resume="$a"; prev="$a"; done
+mode="$(cat "$dir/mode")"
+if [ "$mode" = notfound ] && [ -n "$resume" ]; then
+  echo "No conversation found with session ID: $resume" >&2
+  echo '{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s-lost","errors":["No conversation found with session ID: '"$resume"'"]}'
+  exit 1
+fi
+echo '{"type":"system","subtype":"init","model":"stand-in-model","session_id":"'"${resume:-s-$n}"'"}'
+case "$mode" in
+  ok|notfound) exit 0 ;;
   fail) echo "stand-in failing on purpose" >&2; exit 1 ;;
   hang) echo $$ > "$dir/hang.pid"; exec sleep 600 ;;
   reply) exec "$HIVE_AGENT_BIN" call send '{"to":"operator","body":"got it"}' ;;

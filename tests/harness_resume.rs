@@ -1,0 +1,259 @@
+//! Cut turns resumed in their own session (issue 47, the harness's step):
+//! the real `hive-agent run` against the real daemon (fake driver), with a
+//! stand-in Claude run as `claude_program`, so it gets the harness's
+//! default argv, `--resume` included, and records it with its prompt.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
+#![allow(clippy::disallowed_methods)] // test code runs the binaries under test
+
+#[path = "support/agent_rig/mod.rs"]
+mod agent_rig;
+#[path = "support/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use agent_rig::{Harness, HarnessOptions, eventually, message_states};
+use common::{Conn, daemon_with, hivectl};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn start(d: &common::Daemon, dir: &Path, turn_timeout: u64) -> Harness {
+    Harness::start(HarnessOptions {
+        socket: &d.agent_socket("alice"),
+        dir,
+        turn_timeout,
+        stop_grace: 1,
+        claude_program: Some(&dir.join("stand-in")),
+        env: &[],
+    })
+}
+
+fn send_to_alice(d: &common::Daemon, body: &str) {
+    let mut bob = Conn::open(&d.agent_socket("bob"));
+    assert_eq!(
+        bob.ask(&format!(r#"{{"cmd":"send","to":"alice","body":"{body}"}}"#)),
+        r#"{"kind":"ok","delivered":1}"#
+    );
+}
+
+fn states(d: &common::Daemon) -> Vec<(String, bool)> {
+    message_states(&d.state_dir(), "alice")
+}
+
+/// The session turn `n` was told to resume, if any.
+fn resumed(h: &Harness, n: usize) -> Option<String> {
+    let argv = h.argv(n);
+    let mut args = argv.lines();
+    args.by_ref().find(|a| *a == "--resume")?;
+    args.next().map(str::to_owned)
+}
+
+fn hang_pid(dir: &Path) -> Option<i32> {
+    std::fs::read_to_string(dir.join("hang.pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn record(dir: &Path) -> std::path::PathBuf {
+    dir.join("state/turn-in-progress.json")
+}
+
+/// alice's turns from the journal, oldest first: (outcome, error).
+fn journal(d: &common::Daemon) -> Vec<(String, String)> {
+    let line = d.request(r#"{"cmd":"turns","name":"alice","limit":100}"#);
+    let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let mut turns: Vec<(String, String)> = answer["turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{line}"))
+        .iter()
+        .map(|t| {
+            let error = t["error"].as_str().unwrap_or_default().to_owned();
+            (t["outcome"].as_str().unwrap().to_owned(), error)
+        })
+        .collect();
+    turns.reverse();
+    turns
+}
+
+#[test]
+fn claude_killed_alone_mid_turn_is_resumed_in_the_same_session_told_what_completed() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("tools"); // Bash completes, then Read runs until killed
+    send_to_alice(&d, "build the thing");
+    eventually("the Read call running", LONG, || {
+        hang_pid(tmp.path()).is_some()
+    });
+    // The session is saved as soon as the stream names it.
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("state/claude-session")).unwrap(),
+        "s-1"
+    );
+    h.set_mode("ok");
+    let pid = hang_pid(tmp.path()).unwrap();
+    std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
+    nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), true)]
+    });
+    assert_eq!(h.turns(), 2);
+    assert_eq!(resumed(&h, 1), None);
+    assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
+    let prompt = h.prompt(2);
+    for part in [
+        "the turn that was working on them was cut off",
+        "by Claude Code exiting (signal: 9 (SIGKILL))",
+        "This is the same conversation, resumed",
+        "Tool calls that had completed, in order: Bash (ok).",
+        "build the thing",
+    ] {
+        assert!(prompt.contains(part), "{part:?} not in {prompt}");
+    }
+    // The running call is not listed; no input reached the prompt.
+    assert!(
+        !prompt.contains("Read (") && !prompt.contains("secret"),
+        "{prompt}"
+    );
+    assert!(!record(tmp.path()).exists(), "the turn ended: no record");
+    let turns = journal(&d);
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[0].0, "failed");
+    assert!(
+        turns[0]
+            .1
+            .contains("the next attempt resumes session s-1 (resume 1 of at most 2)"),
+        "{turns:?}"
+    );
+    assert_eq!(turns[1].0, "ok");
+}
+
+#[test]
+fn a_harness_killed_in_the_agents_first_turn_resumes_the_session_its_init_named() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("hang");
+    send_to_alice(&d, "first words");
+    eventually("the turn hanging", LONG, || hang_pid(tmp.path()).is_some());
+    assert!(record(tmp.path()).exists());
+    h.signal(Signal::SIGKILL);
+    drop(h); // reaps the harness and kills the orphaned stand-in
+    std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("ok");
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), true)]
+    });
+    assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
+    let prompt = h.prompt(2);
+    assert!(
+        prompt.contains(
+            "(the last time it was seen working) by the hive's harness, its container or the host restarting"
+        ) && prompt.contains("No tool call had completed.")
+            && prompt.contains("first words"),
+        "{prompt}"
+    );
+    assert!(!record(tmp.path()).exists());
+}
+
+#[test]
+fn a_session_claude_cannot_resume_starts_a_new_conversation_and_the_reason_is_reported() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    send_to_alice(&d, "one");
+    eventually("the first message handled", LONG, || {
+        states(&d) == [("handled".into(), false)]
+    });
+    // Claude has lost s-1 (its config directory was replaced, say).
+    h.set_mode("notfound");
+    send_to_alice(&d, "two");
+    eventually("the second message handled", LONG, || {
+        states(&d) == [("handled".into(), false), ("handled".into(), true)]
+    });
+    assert_eq!(h.turns(), 3);
+    assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
+    assert_eq!(resumed(&h, 3), None, "a new conversation");
+    let turns = journal(&d);
+    assert!(
+        turns[1].1.contains(
+            "Claude Code cannot resume session s-1 (it has no such conversation): \
+             the next attempt starts a new conversation"
+        ),
+        "{turns:?}"
+    );
+    // The new conversation is the agent's from now on.
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("state/claude-session")).unwrap(),
+        "s-3"
+    );
+    let prompt = h.prompt(3);
+    assert!(prompt.contains("could not be resumed"), "{prompt}");
+}
+
+#[test]
+fn a_turn_cut_past_max_resumes_fails_and_its_next_attempt_is_a_new_conversation() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 1); // every attempt passes its deadline
+    h.set_mode("hang");
+    send_to_alice(&d, "too big");
+    eventually("four attempts", LONG, || h.turns() >= 4);
+    h.set_mode("ok");
+    let sessions: Vec<Option<String>> = (1..=4).map(|n| resumed(&h, n)).collect();
+    assert_eq!(
+        sessions,
+        [None, Some("s-1".into()), Some("s-1".into()), None],
+        "resumed twice (max_resumes 2), then a new conversation"
+    );
+    eventually("the message handled", LONG, || {
+        states(&d) == [("handled".into(), true)]
+    });
+    let turns = journal(&d);
+    assert!(
+        turns[2]
+            .1
+            .contains("the turn was cut after 2 resume(s), the limit (max_resumes 2)"),
+        "{turns:?}"
+    );
+    assert!(turns[..3].iter().all(|(o, _)| o == "killed"), "{turns:?}");
+    let prompt = h.prompt(4);
+    assert!(
+        prompt.contains("by the turn's deadline (1 s)") && prompt.contains("could not be resumed"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn an_interrupted_turn_is_never_resumed() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("hang");
+    send_to_alice(&d, "wrong path");
+    eventually("the turn hanging", LONG, || hang_pid(tmp.path()).is_some());
+    h.set_mode("ok");
+    eventually("the interrupt taken", LONG, || {
+        hivectl(&d, &["interrupt", "alice", "--note", "stop there"]).0 == 0
+    });
+    eventually("both handled", LONG, || {
+        states(&d) == [("handled".into(), false), ("handled".into(), false)]
+    });
+    let prompt = h.prompt(2);
+    assert!(
+        prompt.contains("stop there")
+            && !prompt.contains("cut off")
+            && !prompt.contains("wrong path"),
+        "{prompt}"
+    );
+    // The session goes on (the note is the next prompt in it).
+    assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
+    assert!(!record(tmp.path()).exists());
+}
