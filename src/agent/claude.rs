@@ -9,10 +9,12 @@
 //! servers; `--allowedTools` is the tool groups' expansion
 //! ([`super::tools::Selection::allowed_tools`]), so the agent's tools run
 //! without a permission prompt and nothing else is pre-approved.
-//! `--resume` continues the session of the last good turn (its id is read
-//! from the stream and kept in `<state>/claude-session`), so an agent keeps
-//! its context across turns; a failed turn forgets it, so a broken session
-//! cannot fail every turn after it.
+//! `--resume` continues the agent's session (its id is read from the
+//! stream as soon as `system`/`init` names it and kept in
+//! `<state>/claude-session`), so an agent keeps its context across turns;
+//! a cut turn keeps it too and is resumed in it (see [`super::resume`]:
+//! only a session Claude says it cannot resume, or a turn past its resume
+//! limit, starts a new conversation).
 //!
 //! The environment is the harness's own, then the agent's variables from
 //! its reviewed `agent.json` (`HIVE_CLAUDE_ENV`), then the hive's:

@@ -9,6 +9,11 @@
 //! (`report_session`), as is the model a turn ran. Every turn, however it
 //! ended, is reported to the turn journal (`report_turn`) before its ack.
 //!
+//! A turn that did not finish (Claude died, the deadline, the harness
+//! stopped or died) is *cut*: its next attempt resumes its own session
+//! with a note saying what happened ([`super::resume`]), at most
+//! `max_resumes` times; an interrupted one is never resumed.
+//!
 //! Nothing acked is lost, nothing unacked is dropped: `ack_turn` is sent
 //! only after the command succeeded; every other way out of a turn (failure,
 //! deadline, stop, a crash of the harness itself) leaves the messages in

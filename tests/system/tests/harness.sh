@@ -69,3 +69,62 @@ the_containers_grants_reach_a_service_only_through_pass_environment() {
     "$(in_c systemd-run -M h-env --wait --pipe --quiet -p PassEnvironment=HIVE_TOOL_GROUPS \
         /bin/sh -c 'printf %s "$HIVE_TOOL_GROUPS"' 2>&1)"
 }
+
+# Issue 47: Claude killed alone inside the agent's container mid-turn (SIGKILL, as an OOM kill
+# would) — the next attempt resumes the same session and its prompt says the turn was cut.
+# The stand-in runs as `claude_program`, so it gets the harness's own argv (`--resume`
+# included); its first turn names session s-1 and hangs, the next ones reply with the session
+# they were told to resume.
+_resume_template() {
+  local name=hive-agent-resume-template root dir
+  root="/proc/$(tb_leader)/root/var/lib/machines/$name"
+  in_c test -e "/var/lib/machines/$name/etc/os-release" && return 0
+  dir=$(mktemp -d)
+  cat > "$dir/config.json" <<'JSON'
+{"claude_program": "/etc/hive-agent/stand-in", "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
+JSON
+  tb_agent_template "$name" "$dir/config.json"
+  cat > "$root/etc/hive-agent/stand-in" <<'SH'
+#!/bin/bash
+d=/var/lib/hive
+n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$d/count"
+prompt=$(cat)
+printf '%s\n' "$@" > "$d/argv.$n"
+printf '%s\n' "$prompt" > "$d/prompt.$n"
+resume=""; prev=""
+for a in "$@"; do [ "$prev" = --resume ] && resume=$a; prev=$a; done
+echo '{"type":"system","subtype":"init","session_id":"'"${resume:-s-$n}"'"}'
+if [ "$n" = 1 ]; then echo $$ > "$d/hang.pid"; exec sleep 600; fi
+exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"resumed ${resume:-nothing}\"}"
+SH
+  chmod 0755 "$root/etc/hive-agent/stand-in"
+  rm -rf "$dir"
+}
+
+_in_res() { in_c systemd-run -M h-res --wait --pipe --quiet /bin/sh -c "$1" 2>&1; }
+
+claude_killed_inside_the_container_mid_turn_is_resumed_in_the_same_session() {
+  _resume_template
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-resume-template"}'
+  tb_agents res
+  tb_spawn res
+  tb_wait_machine 30 h-res hive-agent.service ||
+    { in_c journalctl -M h-res -u hive-agent --no-pager -n 30; return 1; }
+  hivectl_root send res "keep going"
+  wait_for 30 "the first turn hanging" _in_res_has_pid ||
+    { in_c journalctl -M h-res -u hive-agent --no-pager -n 30; return 1; }
+  expect_eq "the session saved as soon as init named it" s-1 \
+    "$(_in_res 'cat /var/lib/hive/claude-session')"
+  _in_res 'kill -KILL "$(cat /var/lib/hive/hang.pid)"'
+  wait_for 30 "the resumed turn's reply" _inbox_has "resumed s-1" ||
+    { in_c journalctl -M h-res -u hive-agent --no-pager -n 30; return 1; }
+  expect_eq "the second claude's --resume" "s-1" \
+    "$(_in_res 'sed -n "/^--resume\$/{n;p}" /var/lib/hive/argv.2')"
+  expect_match "the resumed prompt" "cut off" "$(_in_res 'cat /var/lib/hive/prompt.2')"
+  expect_match "the resumed prompt's cause" "Claude Code exiting \\(signal: 9 \\(SIGKILL\\)\\)" \
+    "$(_in_res 'cat /var/lib/hive/prompt.2')"
+  expect_eq "the turn record after the turn" gone \
+    "$(_in_res 'test -e /var/lib/hive/turn-in-progress.json && echo left || echo gone')"
+}
+
+_in_res_has_pid() { [ -n "$(_in_res 'cat /var/lib/hive/hang.pid 2>/dev/null')" ]; }
