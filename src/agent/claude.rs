@@ -12,7 +12,7 @@
 //! `--resume` continues the agent's session (its id is read from the
 //! stream as soon as `system`/`init` names it and kept in
 //! `<state>/claude-session`), so an agent keeps its context across turns;
-//! a cut turn keeps it too and is resumed in it (see [`super::resume`]:
+//! a cut turn keeps it too and is resumed in it (see the `resume` module:
 //! only a session Claude says it cannot resume, or a turn past its resume
 //! limit, starts a new conversation).
 //!
@@ -40,6 +40,10 @@ use super::tools::{BASH_SERVER_NAME, ENV_CAPABILITIES, ENV_TOOL_GROUPS, SERVER_N
 pub const ENV_MCP_CONFIG: &str = "HIVE_MCP_CONFIG";
 pub const ENV_ALLOWED_TOOLS: &str = "HIVE_ALLOWED_TOOLS";
 pub const ENV_CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// What Claude Code prints, on stderr and in its `result` event, when it
+/// has no conversation to resume (Claude Code 2.x): such a session starts
+/// a new conversation (the `resume` module).
+pub const NO_CONVERSATION: &str = "No conversation found with session ID";
 /// The longest model name reported to the daemon.
 const MAX_MODEL: usize = 100;
 
@@ -234,7 +238,7 @@ pub struct StreamFacts {
     /// Usage, cost and tool calls, for the turn journal.
     pub account: TurnAccount,
     /// Claude said it has no conversation for the session it was asked
-    /// to resume ([`super::resume::NO_CONVERSATION`], in the `result`
+    /// to resume ([`NO_CONVERSATION`], in the `result`
     /// event or on stderr).
     pub no_conversation: bool,
 }
@@ -270,10 +274,8 @@ impl StreamFacts {
                 if let Some(id) = text(&event["session_id"]) {
                     self.session_id = Some(id);
                 }
-                let says_no_conversation = |v: &Value| {
-                    v.as_str()
-                        .is_some_and(|t| t.contains(super::resume::NO_CONVERSATION))
-                };
+                let says_no_conversation =
+                    |v: &Value| v.as_str().is_some_and(|t| t.contains(NO_CONVERSATION));
                 if says_no_conversation(&event["result"])
                     || event["errors"]
                         .as_array()
@@ -500,11 +502,11 @@ pub async fn run_turn_watched<I: std::future::Future<Output = ()>>(
 
 /// Copy Claude's stderr to the harness's as it comes (bounded chunks, so a
 /// line without an end costs no memory), watching for
-/// [`super::resume::NO_CONVERSATION`] across chunk edges: `true` when it
+/// [`NO_CONVERSATION`] across chunk edges: `true` when it
 /// was seen. Piped rather than inherited for that one sentence.
 async fn forward_stderr(mut from: tokio::process::ChildStderr) -> bool {
     use tokio::io::AsyncReadExt;
-    let needle = super::resume::NO_CONVERSATION.as_bytes();
+    let needle = NO_CONVERSATION.as_bytes();
     let mut to = tokio::io::stderr();
     let mut buf = vec![0u8; 8192];
     let mut tail: Vec<u8> = Vec::new();

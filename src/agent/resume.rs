@@ -64,9 +64,6 @@ const MAX_IDS: usize = 200;
 const MAX_TOOL_NAME: usize = 64;
 /// The longest exit description kept (`signal: 9 (SIGKILL)`).
 const MAX_HOW: usize = 60;
-/// What Claude Code prints, on stderr and in its `result` event, when it
-/// has no conversation to resume (Claude Code 2.x).
-pub const NO_CONVERSATION: &str = "No conversation found with session ID";
 
 /// What cut a turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
