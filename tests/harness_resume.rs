@@ -91,11 +91,17 @@ fn claude_killed_alone_mid_turn_is_resumed_in_the_same_session_told_what_complet
     eventually("the Read call running", LONG, || {
         hang_pid(tmp.path()).is_some()
     });
-    // The session is saved as soon as the stream names it.
-    assert_eq!(
-        std::fs::read_to_string(tmp.path().join("state/claude-session")).unwrap(),
-        "s-1"
-    );
+    // The session is saved as soon as the stream names it (the harness
+    // reads the stand-in's lines a moment after they are written).
+    eventually("the session saved mid-turn", LONG, || {
+        std::fs::read_to_string(tmp.path().join("state/claude-session"))
+            .ok()
+            .as_deref()
+            == Some("s-1")
+    });
+    eventually("the Bash call in the record", LONG, || {
+        std::fs::read_to_string(record(tmp.path())).is_ok_and(|r| r.contains(r#""name":"Bash""#))
+    });
     h.set_mode("ok");
     let pid = hang_pid(tmp.path()).unwrap();
     std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
@@ -142,7 +148,10 @@ fn a_harness_killed_in_the_agents_first_turn_resumes_the_session_its_init_named(
     h.set_mode("hang");
     send_to_alice(&d, "first words");
     eventually("the turn hanging", LONG, || hang_pid(tmp.path()).is_some());
-    assert!(record(tmp.path()).exists());
+    // Killed once the harness has read the init line naming the session.
+    eventually("the session in the record", LONG, || {
+        std::fs::read_to_string(record(tmp.path())).is_ok_and(|r| r.contains(r#""session":"s-1""#))
+    });
     h.signal(Signal::SIGKILL);
     drop(h); // reaps the harness and kills the orphaned stand-in
     std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
