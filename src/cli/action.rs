@@ -245,6 +245,7 @@ impl Command {
                 targets: (!targets.is_empty()).then(|| targets.clone()),
             }),
             Self::Grants { name } => call(HostRequest::Grants { name: name.clone() }),
+            Self::Inspect { name } => call(HostRequest::InspectAgent { name: name.clone() }),
             Self::Grant(g) => call(HostRequest::Grant {
                 name: g.name.clone(),
                 capability: g.capability,

@@ -312,6 +312,13 @@ pub enum Command {
         #[arg(add = agent_names())]
         name: Option<Ident>,
     },
+    /// Show one agent's facts: state, deployed config, limits, egress
+    /// with each entry's source, grants, budget, inbox, last turns.
+    #[command(after_help = "Examples:\n  hivectl inspect alice\n  hivectl inspect alice --json")]
+    Inspect {
+        #[arg(add = agent_names())]
+        name: Ident,
+    },
     /// Grant an agent a capability, a tool group or an egress host.
     #[command(
         after_help = "Examples:\n  hivectl grant alice --capability read_host_journal\n  \

@@ -31,6 +31,7 @@ pub mod budget;
 mod complete;
 pub mod egress_log;
 mod follow;
+pub mod inspect;
 pub mod lifecycle;
 pub mod man;
 pub mod render;

@@ -62,6 +62,11 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             super::usage::budgets_table(response.budgets.as_deref().unwrap_or(&[]))
         }
         HostRequest::SetBudget { .. } | HostRequest::UnsetBudget { .. } => budget::done(request),
+        HostRequest::InspectAgent { .. } => response
+            .inspect
+            .as_deref()
+            .map(super::inspect::inspect)
+            .unwrap_or_default(),
         HostRequest::SubscribeAgentStatus
         | HostRequest::Start { .. }
         | HostRequest::Stop { .. }

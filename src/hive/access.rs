@@ -203,6 +203,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("set_budget", Rule::Allow),
     ("unset_budget", Rule::Allow),
     ("egress_log", Rule::Allow),
+    ("inspect_agent", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

@@ -157,6 +157,9 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             Ok(name) => done(hive.unset_budget(name.as_ref()).await),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
+        HostRequest::InspectAgent { name } => {
+            answer(hive.inspect_agent(&name).await, HostResponse::inspect)
+        }
         // Streaming; `serve` handles it before dispatching.
         HostRequest::SubscribeAgentStatus => HostResponse::error(
             ErrorCode::BadRequest,

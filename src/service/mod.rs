@@ -124,6 +124,7 @@ pub mod egress_audit;
 mod error;
 pub mod grants;
 pub mod hooks;
+pub mod inspect;
 pub mod interrupt;
 pub mod lifecycle;
 pub mod live;

@@ -19,6 +19,7 @@ use super::codes::ErrorCode;
 use super::egress::EgressPattern;
 use super::egress_audit::EgressLogRow;
 use super::ident::Ident;
+use super::inspect::AgentInspect;
 use super::journal::JournalEntry;
 use super::live::{LiveChange, LiveTurn};
 pub use super::roster::{AgentStatusRow, BusError, SessionState, SwarmAgentRow};
@@ -243,7 +244,15 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<u32>,
     },
+    /// One agent's facts in one answer (`inspect` in the answer): its
+    /// roster row, deployed config, limits, effective egress with each
+    /// entry's source, grants, inbox depth, what waits on the operator
+    /// about it and its newest turns.
+    InspectAgent { name: Ident },
 }
+
+/// How many turns `inspect_agent` answers.
+pub const INSPECT_TURNS: u32 = 5;
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
 pub const MAX_STOP_DEADLINE_SECS: u64 = 3600;
@@ -298,6 +307,7 @@ impl HostRequest {
         "set_budget",
         "unset_budget",
         "egress_log",
+        "inspect_agent",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -344,6 +354,7 @@ impl HostRequest {
             Self::SetBudget { name, .. } => ("set_budget", name.as_ref()),
             Self::UnsetBudget { name, .. } => ("unset_budget", name.as_ref()),
             Self::EgressLog { name, .. } => ("egress_log", Some(name)),
+            Self::InspectAgent { name } => ("inspect_agent", Some(name)),
         }
     }
 }
@@ -406,6 +417,9 @@ pub struct HostResponse {
     /// An agent's egress audit, oldest first (`egress_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_log: Option<Vec<EgressLogRow>>,
+    /// One agent's facts (`inspect_agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inspect: Option<Box<AgentInspect>>,
 }
 
 fn default_version() -> u32 {
@@ -438,6 +452,7 @@ impl HostResponse {
             live_turn: None,
             live: None,
             egress_log: None,
+            inspect: None,
         }
     }
 
@@ -553,6 +568,13 @@ impl HostResponse {
     pub fn egress_log(rows: Vec<EgressLogRow>) -> Self {
         Self {
             egress_log: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn inspect(facts: AgentInspect) -> Self {
+        Self {
+            inspect: Some(Box::new(facts)),
             ..Self::success()
         }
     }

@@ -286,6 +286,10 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             },
             r#"{"cmd":"egress_log","name":"alice","limit":500}"#,
         ),
+        (
+            HostRequest::InspectAgent { name: id("alice") },
+            r#"{"cmd":"inspect_agent","name":"alice"}"#,
+        ),
     ]
 }
 

@@ -15,6 +15,7 @@
 //! - [`events`]: `HelperEvent`s pushed to the manager.
 //! - [`notify`]: the event the operator's `notify_command` reads.
 //! - [`turns`]: the turn journal's report, rows and usage sums.
+//! - [`inspect`]: one agent's facts in one answer (`inspect_agent`).
 //! - [`live`]: the turn in progress: the harness's progress events, the
 //!   daemon's current turn and the changes streamed to the operator.
 //! - [`spend`]: spend caps (the operator's budgets): the amount, its
@@ -32,6 +33,7 @@ pub mod egress_audit;
 pub mod events;
 pub mod host;
 pub mod ident;
+pub mod inspect;
 pub mod journal;
 pub mod live;
 pub mod notify;

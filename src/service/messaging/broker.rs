@@ -33,6 +33,7 @@ use crate::store::immediate;
 use crate::store::messages;
 use crate::wire::agent::{DeliveredMessage, InboxRow};
 use crate::wire::ident::Ident;
+use crate::wire::inspect::InboxDepth;
 
 /// The longest a `recv` waits, whatever it asks for.
 pub const LONG_POLL_CAP: Duration = Duration::from_secs(180);
@@ -409,6 +410,15 @@ impl Messaging {
         let stored = self.state.queues.waiting(agent);
         let transient = self.state.inbox.transient_count(agent);
         Ok(stored + transient)
+    }
+
+    /// How many messages wait for `agent` ([`Self::unread`]) and how many
+    /// its turn in progress holds. Reads memory only.
+    pub fn depth(&self, agent: &Ident) -> InboxDepth {
+        InboxDepth {
+            waiting: self.state.queues.waiting(agent) + self.state.inbox.transient_count(agent),
+            in_flight: self.state.queues.in_flight(agent),
+        }
     }
 
     /// The newest `limit` (capped at [`RECENT_CAP`]) messages to

@@ -237,6 +237,16 @@ impl QueueState {
         self.inbox_load(agent).messages
     }
 
+    /// How many rows `agent`'s turn in progress holds (taken, not yet
+    /// acknowledged).
+    pub(super) fn in_flight(&self, agent: &Ident) -> u64 {
+        let queues = lock(&self.queues);
+        queues
+            .by_agent
+            .get(agent)
+            .map_or(0, |q| q.inflight.len() as u64)
+    }
+
     /// How full `agent`'s inbox is: the rows waiting (not those in flight)
     /// and their body bytes.
     pub(super) fn inbox_load(&self, agent: &Ident) -> InboxLoad {
