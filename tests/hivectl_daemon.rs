@@ -116,3 +116,40 @@ fn the_operator_sends_to_an_agent_and_reads_the_inbox_with_hivectl() {
         (1, r#"hivectl: agent "zed" is not managed by this hive"#)
     );
 }
+
+#[test]
+fn inspect_shows_one_agents_sections_and_an_unknown_agent_exits_one() {
+    let d = Daemon::start(Launch::Standalone);
+    assert_eq!(hivectl(&d, &["spawn", "alice"]).0, 0);
+    assert_eq!(hivectl(&d, &["send", "alice", "hello"]).0, 0);
+    let (code, out, err) = hivectl(&d, &["inspect", "alice"]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "agent:\n  name:",
+        "  state:",
+        "config:\n  deployed sha:",
+        "limits:\n  memory max:",
+        "  inotify watches:",
+        "grants:\n  capabilities:",
+        "waiting:\n  inbox:                1\n",
+        "egress:\n  api.anthropic.com:443  hive\n",
+        "turns:\n  none\n",
+    ] {
+        assert!(out.contains(line), "{line:?} in\n{out}");
+    }
+    let (code, out, _) = hivectl(&d, &["--json", "inspect", "alice"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+    let facts = &v["inspect"];
+    assert_eq!(facts["name"], "alice");
+    assert_eq!(facts["status"]["running"], true);
+    assert_eq!(facts["inbox"]["waiting"], 1);
+    assert_eq!(facts["egress"][0]["source"], "hive");
+    assert!(facts["config"]["deployed_sha"].is_string(), "{out}");
+    let (code, _, err) = hivectl(&d, &["inspect", "nobody"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim_end(),
+        r#"hivectl: agent "nobody" is not managed by this hive"#
+    );
+}
