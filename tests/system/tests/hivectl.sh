@@ -151,3 +151,24 @@ hivectl_status_shows_the_uptime_systemd_stamped_also_after_a_daemon_restart() {
   in_c systemctl restart "$TB_UNIT"
   expect_eq "running_since after a daemon restart (the resync's read)" "$since" "$(_hc_since hc-up)"
 }
+
+# `hivectl inspect` on a real agent: the limits it reports are the ones systemd holds its unit
+# to (TasksMax=), and its egress list names the hive's entry as the hive's.
+_hc_inspect() {
+  hivectl_root --json inspect "$1" | "$TB_PYTHON" -c 'import json, sys
+f = json.load(sys.stdin)["inspect"]
+print(f["name"], f["status"]["running"], f["limits"].get("tasks_max", "-"),
+      f["egress"][0]["source"], "sha" if f["config"].get("deployed_sha") else "nosha")'
+}
+hivectl_inspect_reports_the_limits_systemd_holds_a_real_agent_to() {
+  tb_hive; tb_agents hc-in
+  tb_spawn hc-in
+  local tasks
+  tasks=$(unit_prop systemd-nspawn@h-hc-in.service TasksMax)
+  expect_eq "inspect's name, running, tasks_max, first egress source, sha" \
+    "hc-in True $tasks hive sha" "$(_hc_inspect hc-in)"
+  expect_match "the human form's limits section" "tasks max: +$tasks" "$(hivectl_root inspect hc-in)"
+  local rc=0
+  hivectl_root inspect hc-nobody >/dev/null 2>&1 || rc=$?
+  expect_eq "inspect of an unknown agent: exit code" 1 "$rc"
+}
