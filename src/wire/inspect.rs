@@ -136,3 +136,7 @@ pub struct InspectTurn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micro_usd: Option<u64>,
 }
+
+#[cfg(test)]
+#[path = "inspect_tests.rs"]
+mod tests;
