@@ -191,7 +191,7 @@ fn bytes(n: u64) -> String {
         ("M", 1 << 20),
         ("K", 1 << 10),
     ] {
-        if n >= size && n % size == 0 {
+        if n >= size && n.is_multiple_of(size) {
             return format!("{}{unit}", n / size);
         }
     }
