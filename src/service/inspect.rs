@@ -15,10 +15,11 @@
 
 use super::{Hive, HiveError};
 use crate::clock::rfc3339;
-use crate::wire::host::{ApprovalStatus, INSPECT_TURNS};
+use crate::wire::host::ApprovalStatus;
 use crate::wire::ident::Ident;
 use crate::wire::inspect::{
-    AgentInspect, EgressEntry, EgressSource, InspectConfig, InspectLimits, InspectTurn,
+    AgentInspect, EgressEntry, EgressSource, INSPECT_TURNS, InspectConfig, InspectLimits,
+    InspectTurn,
 };
 use crate::wire::turns::TurnRow;
 

@@ -244,15 +244,9 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<u32>,
     },
-    /// One agent's facts in one answer (`inspect` in the answer): its
-    /// roster row, deployed config, limits, effective egress with each
-    /// entry's source, grants, inbox depth, what waits on the operator
-    /// about it and its newest turns.
+    /// One agent's facts in one answer (`inspect`: [`AgentInspect`]).
     InspectAgent { name: Ident },
 }
-
-/// How many turns `inspect_agent` answers.
-pub const INSPECT_TURNS: u32 = 5;
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
 pub const MAX_STOP_DEADLINE_SECS: u64 = 3600;

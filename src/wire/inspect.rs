@@ -17,7 +17,12 @@ use super::ident::Ident;
 use super::roster::AgentStatusRow;
 use super::turns::TurnOutcome;
 
-/// The answer of `inspect_agent`.
+/// How many turns `inspect_agent` answers.
+pub const INSPECT_TURNS: u32 = 5;
+
+/// The answer of `inspect_agent`: the roster row, deployed config,
+/// limits, effective egress with each entry's source, grants, inbox
+/// depth, what waits on the operator about the agent and its newest turns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentInspect {
     pub name: Ident,
