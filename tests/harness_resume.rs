@@ -14,34 +14,15 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use agent_rig::{Harness, HarnessOptions, eventually, message_states};
-use common::{Conn, daemon_with, hivectl};
+use agent_rig::{Harness, alice_states, alice_turns, eventually, send_to_alice, start_alice};
+use common::{daemon_with, hivectl};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 const LONG: Duration = Duration::from_secs(30);
 
 fn start(d: &common::Daemon, dir: &Path, turn_timeout: u64) -> Harness {
-    Harness::start(HarnessOptions {
-        socket: &d.agent_socket("alice"),
-        dir,
-        turn_timeout,
-        stop_grace: 1,
-        claude_program: Some(&dir.join("stand-in")),
-        env: &[],
-    })
-}
-
-fn send_to_alice(d: &common::Daemon, body: &str) {
-    let mut bob = Conn::open(&d.agent_socket("bob"));
-    assert_eq!(
-        bob.ask(&format!(r#"{{"cmd":"send","to":"alice","body":"{body}"}}"#)),
-        r#"{"kind":"ok","delivered":1}"#
-    );
-}
-
-fn states(d: &common::Daemon) -> Vec<(String, bool)> {
-    message_states(&d.state_dir(), "alice")
+    start_alice(d, dir, turn_timeout, Some(&dir.join("stand-in")))
 }
 
 /// The session turn `n` was told to resume, if any.
@@ -66,17 +47,7 @@ fn record(dir: &Path) -> std::path::PathBuf {
 
 /// alice's turns from the journal, oldest first: (outcome, error).
 fn journal(d: &common::Daemon) -> Vec<(String, String)> {
-    let line = d.request(r#"{"cmd":"turns","name":"alice","limit":100}"#);
-    let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
-    let mut turns: Vec<(String, String)> = answer["turns"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{line}"))
-        .iter()
-        .map(|t| {
-            let error = t["error"].as_str().unwrap_or_default().to_owned();
-            (t["outcome"].as_str().unwrap().to_owned(), error)
-        })
-        .collect();
+    let mut turns = alice_turns(d);
     turns.reverse();
     turns
 }
@@ -107,7 +78,7 @@ fn claude_killed_alone_mid_turn_is_resumed_in_the_same_session_told_what_complet
     std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
     nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), true)]
+        alice_states(&d) == [("handled".into(), true)]
     });
     assert_eq!(h.turns(), 2);
     assert_eq!(resumed(&h, 1), None);
@@ -158,7 +129,7 @@ fn a_harness_killed_in_the_agents_first_turn_resumes_the_session_its_init_named(
     let h = start(&d, tmp.path(), 300);
     h.set_mode("ok");
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), true)]
+        alice_states(&d) == [("handled".into(), true)]
     });
     assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
     let prompt = h.prompt(2);
@@ -179,13 +150,13 @@ fn a_session_claude_cannot_resume_starts_a_new_conversation_and_the_reason_is_re
     let h = start(&d, tmp.path(), 300);
     send_to_alice(&d, "one");
     eventually("the first message handled", LONG, || {
-        states(&d) == [("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false)]
     });
     // Claude has lost s-1 (its config directory was replaced, say).
     h.set_mode("notfound");
     send_to_alice(&d, "two");
     eventually("the second message handled", LONG, || {
-        states(&d) == [("handled".into(), false), ("handled".into(), true)]
+        alice_states(&d) == [("handled".into(), false), ("handled".into(), true)]
     });
     assert_eq!(h.turns(), 3);
     assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
@@ -223,7 +194,7 @@ fn a_turn_cut_past_max_resumes_fails_and_its_next_attempt_is_a_new_conversation(
         "resumed twice (max_resumes 2), then a new conversation"
     );
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), true)]
+        alice_states(&d) == [("handled".into(), true)]
     });
     let turns = journal(&d);
     assert!(
@@ -253,7 +224,7 @@ fn an_interrupted_turn_is_never_resumed() {
         hivectl(&d, &["interrupt", "alice", "--note", "stop there"]).0 == 0
     });
     eventually("both handled", LONG, || {
-        states(&d) == [("handled".into(), false), ("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false), ("handled".into(), false)]
     });
     let prompt = h.prompt(2);
     assert!(

@@ -13,29 +13,17 @@ mod common;
 
 use std::time::Duration;
 
-use agent_rig::{Harness, HarnessOptions, agent_field, eventually, manager_events, message_states};
+use agent_rig::{
+    Harness, agent_field, alice_states, alice_turns, eventually, manager_events, send_to_alice,
+    start_alice,
+};
 use common::{Conn, Daemon, Launch, daemon_with, hivectl};
 use nix::sys::signal::Signal;
 
 const LONG: Duration = Duration::from_secs(20);
 
 fn start(d: &common::Daemon, dir: &std::path::Path, turn_timeout: u64) -> Harness {
-    Harness::start(HarnessOptions {
-        socket: &d.agent_socket("alice"),
-        dir,
-        turn_timeout,
-        stop_grace: 1,
-        claude_program: None,
-        env: &[],
-    })
-}
-
-fn send_to_alice(d: &common::Daemon, body: &str) {
-    let mut bob = Conn::open(&d.agent_socket("bob"));
-    assert_eq!(
-        bob.ask(&format!(r#"{{"cmd":"send","to":"alice","body":"{body}"}}"#)),
-        r#"{"kind":"ok","delivered":1}"#
-    );
+    start_alice(d, dir, turn_timeout, None)
 }
 
 /// The boundary of a prompt: what its framing paragraph names.
@@ -57,10 +45,6 @@ fn fenced(prompt: &str, from: &str, body: &str) -> bool {
     ))
 }
 
-fn states(d: &common::Daemon) -> Vec<(String, bool)> {
-    message_states(&d.state_dir(), "alice")
-}
-
 #[test]
 fn a_good_turn_gets_the_message_in_its_prompt_and_acks_it() {
     let d = daemon_with(&["alice", "bob"]);
@@ -68,7 +52,7 @@ fn a_good_turn_gets_the_message_in_its_prompt_and_acks_it() {
     let h = start(&d, tmp.path(), 30);
     send_to_alice(&d, "hello alice");
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false)]
     });
     assert_eq!(h.turns(), 1);
     let prompt = h.prompt(1);
@@ -108,7 +92,7 @@ fn a_body_forging_an_operator_message_reaches_the_prompt_as_one_message_from_its
         r#"{"kind":"ok","delivered":1}"#
     );
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false)]
     });
     let prompt = h.prompt(1);
     assert!(fenced(&prompt, "bob", forged), "{prompt}");
@@ -130,9 +114,9 @@ fn a_failed_turn_requeues_the_message_says_why_and_retries_until_a_turn_succeeds
     send_to_alice(&d, "try me");
     eventually("two failed turns", LONG, || h.turns() >= 2);
     assert!(
-        states(&d).iter().all(|(s, _)| s != "handled"),
+        alice_states(&d).iter().all(|(s, _)| s != "handled"),
         "{:?}",
-        states(&d)
+        alice_states(&d)
     );
     let status = agent_field(&d.state_dir(), "alice", "status_text").unwrap_or_default();
     assert!(
@@ -146,10 +130,10 @@ fn a_failed_turn_requeues_the_message_says_why_and_retries_until_a_turn_succeeds
     );
     h.set_mode("ok");
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), true)]
+        alice_states(&d) == [("handled".into(), true)]
     });
     // Every turn is in the journal, the failed ones with why, newest first.
-    let outcomes = journal_outcomes(&d);
+    let outcomes = alice_turns(&d);
     assert_eq!(
         outcomes.first().map(|(o, _)| o.as_str()),
         Some("ok"),
@@ -164,22 +148,6 @@ fn a_failed_turn_requeues_the_message_says_why_and_retries_until_a_turn_succeeds
     );
 }
 
-/// alice's turns from the journal (`turns` on host.sock): outcome and
-/// error, newest first.
-fn journal_outcomes(d: &common::Daemon) -> Vec<(String, String)> {
-    let line = d.request(r#"{"cmd":"turns","name":"alice","limit":100}"#);
-    let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
-    answer["turns"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{line}"))
-        .iter()
-        .map(|t| {
-            let error = t["error"].as_str().unwrap_or_default().to_owned();
-            (t["outcome"].as_str().unwrap().to_owned(), error)
-        })
-        .collect()
-}
-
 #[test]
 fn a_harness_killed_mid_turn_leaves_the_message_in_flight_and_the_next_start_delivers_it() {
     let d = daemon_with(&["alice", "bob"]);
@@ -192,12 +160,12 @@ fn a_harness_killed_mid_turn_leaves_the_message_in_flight_and_the_next_start_del
     });
     h.signal(Signal::SIGKILL);
     drop(h); // reaps the harness and kills the orphaned stand-in
-    assert_eq!(states(&d), [("inflight".into(), false)]);
+    assert_eq!(alice_states(&d), [("inflight".into(), false)]);
     std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
     let h = start(&d, tmp.path(), 300);
     h.set_mode("ok");
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), true)]
+        alice_states(&d) == [("handled".into(), true)]
     });
     let prompt = h.prompt(2);
     assert!(
@@ -222,7 +190,7 @@ fn sigterm_lets_the_turn_run_out_its_grace_then_requeues_and_exits() {
     assert!(status.success(), "{status}; log:\n{}", h.log());
     // The grace is 1 s; the stand-in was then killed, with its group.
     assert!(started.elapsed() >= Duration::from_secs(1));
-    assert_eq!(states(&d), [("pending".into(), true)]);
+    assert_eq!(alice_states(&d), [("pending".into(), true)]);
 }
 
 #[test]
@@ -252,9 +220,9 @@ fn an_interrupted_turn_is_recorded_its_message_handled_and_the_note_is_the_next_
         "{prompt}"
     );
     eventually("both handled", LONG, || {
-        states(&d) == [("handled".into(), false), ("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false), ("handled".into(), false)]
     });
-    let outcomes = journal_outcomes(&d);
+    let outcomes = alice_turns(&d);
     assert_eq!(
         outcomes.last().map(|(o, _)| o.as_str()),
         Some("interrupted"),
@@ -274,8 +242,8 @@ fn a_turn_past_its_deadline_is_killed_and_its_message_requeued() {
     eventually("a second turn after the deadline", LONG, || h.turns() >= 2);
     let status = agent_field(&d.state_dir(), "alice", "status_text").unwrap_or_default();
     assert!(status.contains("deadline"), "{status}");
-    assert!(states(&d).iter().all(|(s, _)| s != "handled"));
-    let outcomes = journal_outcomes(&d);
+    assert!(alice_states(&d).iter().all(|(s, _)| s != "handled"));
+    let outcomes = alice_turns(&d);
     assert!(
         outcomes
             .iter()
@@ -325,7 +293,7 @@ fn a_stand_in_reply_with_the_send_tool_lands_in_the_operators_inbox() {
     h.set_mode("reply");
     send_to_alice(&d, "ping");
     eventually("the message handled", LONG, || {
-        states(&d) == [("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false)]
     });
     let inbox = d.request(r#"{"cmd":"inbox","limit":10}"#);
     assert!(
@@ -361,7 +329,7 @@ fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it
     );
     send_to_alice(&d, "first");
     eventually("the first message handled", LONG, || {
-        states(&d) == [("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false)]
     });
     // The report came before the ack: the row already says why.
     let status = hivectl(&d, &["status"]).1;
@@ -375,7 +343,7 @@ fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(h.turns(), 1, "no turn started");
     assert_eq!(
-        states(&d),
+        alice_states(&d),
         [("handled".into(), false), ("pending".into(), false)]
     );
     let events = manager_events(&d.state_dir());
@@ -390,7 +358,7 @@ fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(h.turns(), 1, "no turn started after the restart");
     assert_eq!(
-        states(&d),
+        alice_states(&d),
         [("handled".into(), false), ("pending".into(), false)]
     );
     let (code, list, _) = hivectl(&d, &["budget"]);
@@ -405,7 +373,7 @@ fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it
     // Raised: the held message's turn runs, without restarting anything.
     assert_eq!(hivectl(&d, &["budget", "set", "alice", "5usd/day"]).0, 0);
     eventually("the second message handled", LONG, || {
-        states(&d) == [("handled".into(), false), ("handled".into(), false)]
+        alice_states(&d) == [("handled".into(), false), ("handled".into(), false)]
     });
     assert_eq!(h.turns(), 2);
     assert!(h.prompt(2).contains("second"));

@@ -269,3 +269,53 @@ pub fn manager_events(state_dir: &Path) -> Vec<String> {
         .collect::<Result<_, _>>()
         .unwrap()
 }
+
+/// alice's harness against the daemon `d` (every harness test drives
+/// alice, bob being her sender), in `dir`; `claude_program` runs the
+/// stand-in as the harness's default Claude argv (`--resume` included)
+/// instead of as a whole command.
+pub fn start_alice(
+    d: &crate::common::Daemon,
+    dir: &Path,
+    turn_timeout: u64,
+    claude_program: Option<&Path>,
+) -> Harness {
+    Harness::start(HarnessOptions {
+        socket: &d.agent_socket("alice"),
+        dir,
+        turn_timeout,
+        stop_grace: 1,
+        claude_program,
+        env: &[],
+    })
+}
+
+/// bob sends alice `body` (a plain JSON string) and it is delivered.
+pub fn send_to_alice(d: &crate::common::Daemon, body: &str) {
+    let mut bob = crate::common::Conn::open(&d.agent_socket("bob"));
+    assert_eq!(
+        bob.ask(&format!(r#"{{"cmd":"send","to":"alice","body":"{body}"}}"#)),
+        r#"{"kind":"ok","delivered":1}"#
+    );
+}
+
+/// Each message to alice: its state and whether it was redelivered.
+pub fn alice_states(d: &crate::common::Daemon) -> Vec<(String, bool)> {
+    message_states(&d.state_dir(), "alice")
+}
+
+/// alice's turns from the journal (`turns` on host.sock): outcome and
+/// error, newest first.
+pub fn alice_turns(d: &crate::common::Daemon) -> Vec<(String, String)> {
+    let line = d.request(r#"{"cmd":"turns","name":"alice","limit":100}"#);
+    let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+    answer["turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{line}"))
+        .iter()
+        .map(|t| {
+            let error = t["error"].as_str().unwrap_or_default().to_owned();
+            (t["outcome"].as_str().unwrap().to_owned(), error)
+        })
+        .collect()
+}
