@@ -151,24 +151,34 @@ fn answers_stop_at_the_byte_budget_recent_says_truncated_and_recv_leaves_the_res
 }
 
 /// Used to be: `system` was a valid agent name, and its messages to the
-/// manager read exactly like the daemon's own events.
+/// manager read exactly like the daemon's own events; and `-x` was taken,
+/// after which `hivectl stop -x` was a usage error.
 #[test]
-fn names_the_wire_gives_a_meaning_are_refused_for_new_agents() {
+fn reserved_names_and_names_with_an_edge_hyphen_are_refused_for_new_agents() {
     let d = configured("{}", &[]);
-    for name in ["system", "operator", "ruth"] {
+    let refusals = [
+        ("system", "it is reserved"),
+        ("operator", "it is reserved"),
+        ("ruth", "it is reserved"),
+        ("-x", "start and end with a letter or a digit"),
+        ("x-", "start and end with a letter or a digit"),
+    ];
+    for (name, why) in refusals {
         for cmd in ["spawn", "request_spawn"] {
             let answer = d.request(&format!(r#"{{"cmd":"{cmd}","name":"{name}"}}"#));
             assert!(
-                answer.contains(&format!(r#"the name \"{name}\" is reserved"#)),
+                answer.contains(r#""code":"reserved_name""#)
+                    && answer
+                        .contains(&format!(r#"the name \"{name}\" cannot be a new agent's: "#))
+                    && answer.contains(why),
                 "{cmd} {name}: {answer}"
             );
         }
     }
     let list = d.request(r#"{"cmd":"list"}"#);
-    assert!(
-        !list.contains("system") && !list.contains("operator"),
-        "{list}"
-    );
+    for name in ["system", "operator", "-x", "x-"] {
+        assert!(!list.contains(&format!("\"{name}\"")), "{list}");
+    }
 }
 
 /// Used to be: `rm mcp.sock; mkdir mcp.sock` (or a symlink to a live

@@ -4,6 +4,11 @@
 //! An agent called `system` could otherwise send the manager a body that
 //! reads exactly like a daemon event.
 //!
+//! Nor may a new name start or end with `-`: a host name (the container's
+//! `h-<name>` and its DNS label) may not, and `hivectl stop -x` reads the
+//! name as an option. Names that predate the rule stay valid [`Ident`]s,
+//! so such an agent can still be listed, stopped and destroyed.
+//!
 //! Decision: the check sits where a *new* agent name enters the hive
 //! (`spawn`, `request_spawn`, on every socket), not in [`Ident`], because
 //! the manager's own name is a valid `Ident` that the daemon itself uses.
@@ -19,9 +24,10 @@ use super::OPERATOR;
 /// configuration).
 pub const RESERVED: &[&str] = &[SYSTEM_SENDER, OPERATOR];
 
-/// A name an agent may not take.
+/// A name a new agent may not take (the wire code `reserved_name`: the
+/// caller's reaction, choosing another name, is the same for every reason).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the name \"{name}\" is reserved ({why}); choose another name for the agent")]
+#[error("the name \"{name}\" cannot be a new agent's: {why}; choose another name for the agent")]
 pub struct ReservedName {
     pub name: Ident,
     pub why: &'static str,
@@ -30,12 +36,15 @@ pub struct ReservedName {
 /// Whether `name` may be given to a new agent of a hive whose manager is
 /// `manager`.
 pub fn check_new_agent(name: &Ident, manager: &Ident) -> Result<(), ReservedName> {
+    let edged = name.as_str().starts_with('-') || name.as_str().ends_with('-');
     let why = if name == manager {
-        "it is the hive's manager"
+        "it is reserved for the hive's manager"
     } else if name.as_str() == SYSTEM_SENDER {
-        "messages from \"system\" are the daemon's own events"
+        "it is reserved (messages from \"system\" are the daemon's own events)"
     } else if name.as_str() == OPERATOR {
-        "\"operator\" is the human operator's inbox"
+        "it is reserved (\"operator\" is the human operator's inbox)"
+    } else if edged {
+        "a name must start and end with a letter or a digit, as a host name does (hivectl would read a leading '-' as an option)"
     } else {
         return Ok(());
     };
@@ -69,13 +78,24 @@ pub fn is_inbox_name(agent: &Ident) -> bool {
     agent.as_str() != SYSTEM_SENDER
 }
 
-/// Of `names` (rows already stored), those a new agent could not take now:
-/// reported at start, since they predate the rule.
-pub fn reserved_among<'a>(names: &'a [Ident], manager: &Ident) -> Vec<&'a Ident> {
+/// Of `names` (rows already stored), those a new agent could not take now,
+/// each with the refusal: reported at start, since they predate the rule.
+pub fn reserved_among<'a>(names: &'a [Ident], manager: &Ident) -> Vec<(&'a Ident, ReservedName)> {
     names
         .iter()
-        .filter(|n| *n != manager && check_new_agent(n, manager).is_err())
+        .filter(|n| *n != manager)
+        .filter_map(|n| check_new_agent(n, manager).err().map(|e| (n, e)))
         .collect()
+}
+
+/// `name` as an argument on a command line: after `--` when it starts with
+/// `-`, so the hint printed for such an agent is one that works.
+pub fn as_argument(name: &Ident) -> String {
+    if name.as_str().starts_with('-') {
+        format!("-- {name}")
+    } else {
+        name.to_string()
+    }
 }
 
 #[cfg(test)]

@@ -88,12 +88,12 @@ impl Hive {
     pub async fn open_agent_sockets(&self) -> Result<(), HiveError> {
         let manager = self.config().manager();
         let names = self.list().await?;
-        for name in names::reserved_among(&names, &manager) {
+        for (name, why) in names::reserved_among(&names, &manager) {
+            let arg = names::as_argument(name);
             tracing::error!(
                 agent = %name,
-                "agent \"{name}\" has a reserved name (messages from it read like the daemon's \
-                 or the operator's); destroy it with `hivectl destroy {name}` and spawn it again \
-                 under another name"
+                "agent \"{name}\" predates a rule on names ({why}); it keeps working, but move \
+                 its work to an agent of another name and `hivectl destroy {arg}` it"
             );
         }
         for name in names {

@@ -57,7 +57,8 @@ pub enum ErrorCode {
     UnknownAgent,
     /// The name is taken (an agent, or its config). Choose another.
     AlreadyExists,
-    /// A name the wire gives a meaning of its own (`operator`, ...).
+    /// A name a new agent may not take: one the wire gives a meaning of its
+    /// own (`operator`, ...), or one that starts or ends with `-`.
     ReservedName,
     /// The hive holds `max_agents`: destroy one or raise the limit.
     HiveFull,
