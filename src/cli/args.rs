@@ -136,7 +136,8 @@ pub enum Command {
         #[command(flatten)]
         wait: Wait,
     },
-    /// Restart every managed container, one after the other.
+    /// Restart every running container, one after the other (a stopped one
+    /// stays stopped).
     #[command(after_help = "Example:\n  hivectl restart-all")]
     RestartAll,
     /// Pause an agent's turns: it takes no new message until resumed (a

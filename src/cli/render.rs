@@ -101,7 +101,7 @@ pub fn done(request: &HostRequest) -> String {
             name,
             paused: false,
         } => format!("{name}: resumed"),
-        HostRequest::RestartAll => "every agent restarted".into(),
+        HostRequest::RestartAll => "every running agent restarted".into(),
         HostRequest::RequestSpawn { name } => format!("spawn of {name} queued for approval"),
         HostRequest::Kill { name } => format!("{name}: stopped"),
         HostRequest::Signal { name, signal } => format!("{name}: sent SIG{}", signal.name()),

@@ -157,3 +157,48 @@ async fn the_manager_hears_of_an_agent_blocked_past_the_configured_time_once() {
         ]
     );
 }
+
+/// Used to be: a "needs you: permission" row survived stop, restart and
+/// rebuild (the dashboard kept counting it) though its session was gone.
+#[tokio::test]
+async fn a_container_going_down_clears_its_session_state_whatever_brought_it_down() {
+    use crate::wire::host::{LifecycleScope, Signal};
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, _driver) = hive_at(config_in(dir.path()), 1_796_040_000);
+    tokio::spawn(hive.clone().watch_units());
+    let alice = id("alice");
+    hive.spawn(&alice).await.unwrap();
+    let permission = hook(
+        "Notification",
+        r#","notification_type":"permission_prompt","message":"Edit?""#,
+    );
+    let state = async |hive: &Hive| hive.row(&alice).await.unwrap().unwrap().session_state;
+    let cleared = async |hive: &Hive| {
+        for _ in 0..200 {
+            if state(hive).await.is_none() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    };
+    let alice_only = LifecycleScope::agents(vec![alice.clone()]);
+
+    hive.hook_event(&alice, permission.clone()).await.unwrap();
+    hive.stop(&alice_only, false, None).await.unwrap();
+    assert!(cleared(&hive).await, "a stop left {:?}", state(&hive).await);
+
+    hive.start(&alice_only).await.unwrap();
+    hive.hook_event(&alice, permission.clone()).await.unwrap();
+    assert_eq!(state(&hive).await, Some(SessionState::NeedsPermission));
+    hive.restart(&alice).await.unwrap();
+    assert!(
+        cleared(&hive).await,
+        "a restart left {:?}",
+        state(&hive).await
+    );
+
+    hive.hook_event(&alice, permission).await.unwrap();
+    hive.signal(&alice, Signal::Kill).await.unwrap();
+    assert!(cleared(&hive).await, "a kill left {:?}", state(&hive).await);
+}

@@ -249,9 +249,18 @@ impl Hive {
         .await
     }
 
-    /// Restart every managed container, one after another.
+    /// Restart every running container, one after another: the live
+    /// containers, as the seed's wrapper iterates them. A stopped agent
+    /// (the manager too) stays stopped: "restart" never starts what an
+    /// operator stopped.
     pub async fn restart_all(&self) -> Result<(), HiveError> {
-        let names = self.list().await?;
+        let view = self.driver().view();
+        let names = self
+            .list()
+            .await?
+            .into_iter()
+            .filter(|n| view.get(n).is_some_and(UnitState::is_running))
+            .collect();
         for_each(self, "restart", names, true, Hive::restart_one).await
     }
 

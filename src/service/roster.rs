@@ -16,7 +16,7 @@ use crate::containers::{StopMode, UnitChange, UnitState};
 use crate::hive::roster::{self, RowInputs};
 use crate::hive::topology::Topology;
 use crate::hive::{Outcome, Recipient};
-use crate::store::{agents, immediate, reminders};
+use crate::store::{agents, hooks, immediate, reminders};
 use crate::wire::events::HelperEvent;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
@@ -273,6 +273,18 @@ impl Hive {
             (went_down || on_the_way) && self.inner.roster.going_down_expected(&name, settled);
         if change.new.as_ref().is_some_and(UnitState::is_running) {
             self.inner.roster.set_crashed(&name, false);
+        }
+        if went_down {
+            let n = name.clone();
+            match self.store().run(move |c| hooks::clear_session(c, &n)).await {
+                Ok(true) => {
+                    tracing::info!(agent = %name, "{name}: session state cleared (its container went down)")
+                }
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::error!(agent = %name, "{name}: cannot clear the session state: {err:#}")
+                }
+            }
         }
         if roster::is_crash(change.old.as_ref(), change.new.as_ref(), expected) {
             self.inner.roster.set_crashed(&name, true);

@@ -539,3 +539,30 @@ async fn the_service_refuses_bad_values_whichever_door_asked() {
     assert!(matches!(err, HiveError::BadArgument(_)), "{err:?}");
     assert!(inbox(&hive, "alice").await.is_empty());
 }
+
+/// Used to be: `restart-all` started every stopped agent, the manager too.
+#[tokio::test]
+async fn restart_all_restarts_what_runs_and_leaves_a_stopped_agent_stopped() {
+    use crate::containers::{ContainerDriver, UnitState};
+    let (hive, driver, _dir) = hive();
+    for name in ["alice", "bob"] {
+        hive.spawn(&id(name)).await.unwrap();
+    }
+    hive.stop(&LifecycleScope::agents(vec![id("bob")]), false, None)
+        .await
+        .unwrap();
+    let mut changes = driver.changes();
+    hive.restart_all().await.unwrap();
+    let mut went_down = Vec::new();
+    while let Ok(change) = changes.try_recv() {
+        let was_up = change.old.as_ref().is_some_and(UnitState::is_running);
+        if was_up && !change.new.as_ref().is_some_and(UnitState::is_running) {
+            went_down.push(change.agent.to_string());
+        }
+    }
+    assert_eq!(went_down, ["alice"]);
+    let running = |n: &str| driver.view().get(&id(n)).is_some_and(UnitState::is_running);
+    assert!(running("alice"));
+    assert!(!running("bob"));
+    assert!(!running("ruth"), "the manager was never started here");
+}

@@ -72,6 +72,18 @@ pub fn record(
     Ok(())
 }
 
+/// Forget the agent's session state: its container went down, and with it
+/// the session the state described (a "needs you" of a session that no
+/// longer runs would wait for nobody). Whether a state was cleared.
+pub fn clear_session(conn: &Connection, agent: &Ident) -> Result<bool, StoreError> {
+    let changed = conn.execute(
+        "UPDATE agents SET session_state = NULL, session_message = NULL, session_since = NULL
+         WHERE name = ?1 AND session_state IS NOT NULL",
+        [agent.as_str()],
+    )?;
+    Ok(changed > 0)
+}
+
 /// The agent's kept events, oldest first: `(at, event, raw)`.
 pub fn events(conn: &Connection, agent: &Ident) -> Result<Vec<(i64, String, String)>, StoreError> {
     let mut stmt =

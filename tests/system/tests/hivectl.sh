@@ -112,6 +112,22 @@ hivectl_status_shows_a_crash_as_crashed_and_start_brings_it_back() {
   expect_eq "STATE after the start" "running" "$(_hc_state hc-crash)"
 }
 
+# Used to be: restart-all also started every stopped agent (the manager too).
+hivectl_restart_all_restarts_the_running_agents_and_leaves_a_stopped_one_stopped() {
+  tb_hive; tb_agents hc-ra-up hc-ra-down
+  tb_spawn hc-ra-up
+  tb_spawn hc-ra-down
+  hivectl_root stop hc-ra-down >/dev/null
+  local pid out rc=0
+  pid=$(_hc_main_pid hc-ra-up)
+  out=$(hivectl_root restart-all 2>&1) || rc=$?
+  expect_eq "hivectl restart-all: exit code" "0" "$rc"
+  expect_eq "restart-all's answer" "every running agent restarted" "$out"
+  wait_for 20 "hc-ra-up to run in a new nspawn" _hc_came_back hc-ra-up "$pid"
+  expect_eq "the stopped agent's unit after restart-all" "inactive dead" "$(tb_agent_unit hc-ra-down)"
+  expect_eq "STATE of both after restart-all" "running stopped" "$(_hc_state hc-ra-up) $(_hc_state hc-ra-down)"
+}
+
 _hc_watch_has() { in_c grep -qF "$1" /run/tb-watch.out; }
 _hc_stop_watch() { in_c systemctl stop tb-watch.service >/dev/null 2>&1 || true; tb_forget_agents; }
 hivectl_watch_prints_the_roster_then_changes_and_survives_a_restart_of_the_daemon() {
