@@ -316,6 +316,10 @@ in
       description = ''
         NixOS configuration added to every agent container (nixos profile),
         on top of nix/agent-module.nix, which runs hive-agent with Claude Code.
+        The agents' systems are built with this host's `pkgs`, so nixpkgs
+        settings (`nixpkgs.config.allowUnfree`, overlays) belong in the
+        host's configuration, not here: NixOS refuses `nixpkgs.*` options
+        inside a system given an externally created nixpkgs.
       '';
     };
 
@@ -390,9 +394,13 @@ in
         wantedBy = [ "multi-user.target" ];
         # Restart the daemon when its config file changes.
         restartTriggers = [ configFile ];
-        # For build commands that call nix (the default one does not): the
-        # store is read-only under ProtectSystem=strict, nix-daemon writes it.
-        path = lib.optional (s.profile == "nixos") config.nix.package;
+        # The programs the daemon runs by name: git (config repos: seeding,
+        # fetching, reviewing) in both profiles, and nix for build commands
+        # that call it (nixos profile; the store is read-only under
+        # ProtectSystem=strict, nix-daemon writes it). journalctl and
+        # systemd-run come with systemd, which NixOS puts on every unit's
+        # PATH; git does not, so without it here seeding a repo fails.
+        path = [ pkgs.git ] ++ lib.optional (s.profile == "nixos") config.nix.package;
         environment = mkMerge [
           (mkIf (s.profile == "nixos") { NIX_REMOTE = "daemon"; })
           (mkIf (fdStore > unitFdStore) { FDSTORE = toString fdStore; })

@@ -176,9 +176,10 @@ else
   echo "skip - the real hive-c0re reads the rendered config: $BIN/hive-c0re is not built"
 fi
 
-check "nixos profile: boot.enableContainers left to NixOS, nix on the daemon's PATH (through nix-daemon), /etc/nixos-containers made" \
+check "nixos profile: boot.enableContainers left to NixOS, git and nix on the daemon's PATH (nix through nix-daemon), /etc/nixos-containers made" \
   jqt "$T/on.json" '.boot.enableContainers == true
-    and (.systemd.services["hive-c0re"].path | length == 1)
+    and (.systemd.services["hive-c0re"].path | length == 2)
+    and (.systemd.services["hive-c0re"].path | any(tostring | test("git")))
     and .systemd.services["hive-c0re"].environment == { NIX_REMOTE: "daemon" }
     and .systemd.tmpfiles.rules == ["d /var/lib/hyperhive 0750 root root -", "d /etc/nixos-containers 0755 root root -"]'
 check "only the client (hivectl, man pages, completions) is installed system-wide" \

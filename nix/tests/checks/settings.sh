@@ -14,8 +14,8 @@ if [ -e "$T/nspawn.json" ]; then
     '.state_dir == "/srv/hive" and .profile == "nspawn" and .domain == "hive.example.org"
       and .agent_cpu_quota == null and .agent_memory_max == "8G" and .forge_url == "https://forge.hive.example.org"
       and .stop_deadline_secs == 60 and .nixos_build_command == [] and .max_body_bytes == 65536'
-  check "nspawn profile: no nix on the daemon's PATH or NIX_REMOTE, /etc/systemd/nspawn and the state dir made" \
-    jqt "$T/nspawn.json" '(.systemd.services["hive-c0re"].path == []) and (.systemd.services["hive-c0re"].environment == {})
+  check "nspawn profile: git but no nix on the daemon's PATH, no NIX_REMOTE, /etc/systemd/nspawn and the state dir made" \
+    jqt "$T/nspawn.json" '(.systemd.services["hive-c0re"].path | length == 1 and all(tostring | test("git"))) and (.systemd.services["hive-c0re"].environment == {})
       and .systemd.tmpfiles.rules == ["d /srv/hive 0750 root root -", "d /etc/systemd/nspawn 0755 root root -"]'
   lay_out "$T/nspawn.json" "$T/nspawn-units"
   effective "$T/nspawn-units" hive-c0re.service >"$T/service-nspawn.json"
