@@ -93,9 +93,11 @@ fn a_reminder_arrives_from_reminder_when_due_and_loose_ends_follow_the_scoping_r
     // Bob is not alice's child: refused until the operator grants.
     let refused = alice.ask(r#"{"cmd":"get_loose_ends","agent":"bob"}"#);
     assert!(refused.contains("query_agent_state"), "{refused}");
-    assert_eq!(
-        d.request(r#"{"cmd":"grant","name":"alice","capability":"query_agent_state"}"#),
-        HOST_OK
+    // Allowed at once; the note says the sessions' tool list follows at a rebuild.
+    let granted = d.request(r#"{"cmd":"grant","name":"alice","capability":"query_agent_state"}"#);
+    assert!(
+        granted.starts_with(r#"{"version":1,"ok":true,"note":"alice: granted capability"#),
+        "{granted}"
     );
     let ends = alice.ask(r#"{"cmd":"get_loose_ends","agent":"bob"}"#);
     assert!(

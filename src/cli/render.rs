@@ -28,6 +28,10 @@ use crate::wire::turns::UsageBy;
 /// The stdout text for a successful answer to `request`: a table, or the
 /// line saying what a write verb did.
 pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> String {
+    // A note says what the verb did where its usual line would not.
+    if let Some(note) = &response.note {
+        return clean(note) + "\n";
+    }
     match request {
         HostRequest::AgentStatus => {
             status_table(response.agent_statuses.as_deref().unwrap_or(&[]), style)

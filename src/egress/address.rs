@@ -38,6 +38,10 @@
 //!   literal `127.0.0.2:47021` matched by that exact pattern (not by a
 //!   wildcard) is dialled, so a host-local service can still be granted,
 //!   by its address, never through a name ([`check`]'s `literal_granted`).
+//!   Only a loopback or private literal, or a public one: no grant opens a
+//!   metadata service (link-local, shared, reserved) or an address that
+//!   names no one host ([`Kind::grantable`]); the grant door refuses such a
+//!   literal, and the dialler refuses it whatever list it came from.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -58,6 +62,13 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Whether an operator's exact IP-literal grant may open an address of
+    /// this kind: a host-local or private service, yes; a metadata service
+    /// or an address that names no one host, never.
+    pub fn grantable(self) -> bool {
+        matches!(self, Self::Loopback | Self::Private)
+    }
+
     /// The kind as the refusal says it ("a loopback address").
     pub fn phrase(self) -> &'static str {
         match self {
@@ -281,12 +292,11 @@ pub fn check(
     answer: Vec<SocketAddr>,
     literal_granted: bool,
 ) -> Result<Vec<SocketAddr>, Box<Refusal>> {
-    if literal_granted {
-        return Ok(answer);
-    }
-    let refused = answer
-        .iter()
-        .find_map(|a| forbidden(a.ip()).map(|why| (a.ip(), why)));
+    let refused = answer.iter().find_map(|a| {
+        forbidden(a.ip())
+            .filter(|why| !(literal_granted && why.kind.grantable()))
+            .map(|why| (a.ip(), why))
+    });
     match refused {
         None => Ok(answer),
         Some((address, why)) => Err(Box::new(Refusal {

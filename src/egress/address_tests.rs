@@ -310,3 +310,25 @@ fn an_ip_literal_the_operator_granted_exactly_is_dialled_even_on_loopback() {
         refusal.body()
     );
 }
+
+/// Used to be: a grant of `169.254.169.254:80` was accepted and dialled,
+/// opening the cloud metadata service (and the host's credentials) to
+/// the agent.
+#[test]
+fn no_grant_opens_a_metadata_service_or_an_address_of_no_one_host() {
+    for literal in [
+        "169.254.169.254:80",
+        "100.100.100.200:80",
+        "192.0.0.192:80",
+        "0.0.0.0:80",
+        "224.0.0.1:80",
+        "255.255.255.255:80",
+    ] {
+        let answer = addrs(&[literal]);
+        let (host, port) = literal.rsplit_once(':').unwrap();
+        let refused = check(host, port.parse().unwrap(), answer, true);
+        assert!(refused.is_err(), "{literal} was dialled");
+    }
+    let private = addrs(&["10.1.2.3:5432"]);
+    assert_eq!(check("10.1.2.3", 5432, private.clone(), true), Ok(private));
+}

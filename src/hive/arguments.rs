@@ -127,6 +127,15 @@ fn check_label(verb: &str, field: &str, value: &str, max: usize) -> Result<(), B
 
 /// Is `from` a sender a `wake` may claim (1-[`MAX_WAKE_FROM`] bytes, no
 /// control characters)?
+/// Is `body` a message the operator may send: not empty nor only
+/// whitespace (an empty message would start a turn about nothing).
+pub fn check_operator_body(body: &str) -> Result<(), BadArgument> {
+    if body.trim().is_empty() {
+        return Err(refuse("body", body, "is empty: give the message to send"));
+    }
+    Ok(())
+}
+
 pub fn check_wake_from(from: &str) -> Result<(), BadArgument> {
     check_label("wake", "\"from\"", from, MAX_WAKE_FROM)
 }

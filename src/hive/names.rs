@@ -88,16 +88,6 @@ pub fn reserved_among<'a>(names: &'a [Ident], manager: &Ident) -> Vec<(&'a Ident
         .collect()
 }
 
-/// `name` as an argument on a command line: after `--` when it starts with
-/// `-`, so the hint printed for such an agent is one that works.
-pub fn as_argument(name: &Ident) -> String {
-    if name.as_str().starts_with('-') {
-        format!("-- {name}")
-    } else {
-        name.to_string()
-    }
-}
-
 #[cfg(test)]
 #[path = "names_tests.rs"]
 mod tests;

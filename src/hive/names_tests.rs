@@ -63,6 +63,6 @@ fn a_stored_name_with_an_edge_hyphen_is_reported_with_a_destroy_hint_that_parses
     let found = reserved_among(&names, &id("ruth"));
     let names: Vec<_> = found.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, vec!["-x", "y-"]);
-    assert_eq!(as_argument(&id("-x")), "-- -x");
-    assert_eq!(as_argument(&id("y-")), "y-");
+    assert_eq!(id("-x").as_argument(), "-- -x");
+    assert_eq!(id("y-").as_argument(), "y-");
 }

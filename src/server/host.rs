@@ -105,8 +105,13 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             tool_group,
             egress,
             expires_in_secs,
-        } => match one_grant(capability, tool_group, egress, expires_in_secs) {
-            Ok(grant) => done(hive.set_grant(&name, grant, true).await),
+        } => match one_grant(capability, tool_group, egress, expires_in_secs)
+            .and_then(|grant| grantable(&grant).map(|()| grant))
+        {
+            Ok(grant) => answer(
+                hive.set_grant(&name, grant, true).await,
+                HostResponse::noted,
+            ),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::Revoke {
@@ -115,7 +120,10 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             tool_group,
             egress,
         } => match one_grant(capability, tool_group, egress, None) {
-            Ok(grant) => done(hive.set_grant(&name, grant, false).await),
+            Ok(grant) => answer(
+                hive.set_grant(&name, grant, false).await,
+                HostResponse::noted,
+            ),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::Inbox { limit } => answer(
@@ -124,11 +132,23 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
                 .await,
             HostResponse::messages,
         ),
-        HostRequest::Send { to, body, hive: at } => done(
-            hive.messaging()
+        HostRequest::Send { to, body, hive: at } => {
+            let sent = hive
+                .messaging()
                 .send_from_operator(&to, at.as_ref(), body)
-                .await,
-        ),
+                .await;
+            // Delivered to the inbox either way; a stopped agent reads it
+            // only once started, which the operator should hear.
+            let stopped = match (&sent, at) {
+                (Ok(()), None) => matches!(hive.row(&to).await, Ok(Some(row)) if !row.running),
+                _ => false,
+            };
+            let note = stopped.then(|| {
+                let arg = to.as_argument();
+                format!("sent to {to}, which is stopped: the message waits in its inbox until `hivectl start {arg}`")
+            });
+            answer(sent, |()| HostResponse::noted(note))
+        }
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
         HostRequest::Interrupt { name, note } => done(hive.interrupt(&name, note).await),
         HostRequest::Turns { name, limit, .. } => answer(
@@ -185,11 +205,11 @@ fn one_grant(
     tool_group: Option<ToolGroup>,
     egress: Option<EgressPattern>,
     expires_in_secs: Option<u64>,
-) -> Result<Grant, &'static str> {
+) -> Result<Grant, String> {
     let lasting = match expires_in_secs {
-        Some(0) => return Err("\"expires_in_secs\" must be at least 1"),
+        Some(0) => return Err("\"expires_in_secs\" must be at least 1".into()),
         Some(_) if egress.is_none() => {
-            return Err("\"expires_in_secs\" applies to an \"egress\" grant only");
+            return Err("\"expires_in_secs\" applies to an \"egress\" grant only".into());
         }
         secs => secs.map(Duration::from_secs),
     };
@@ -197,7 +217,25 @@ fn one_grant(
         (Some(c), None, None) => Ok(Grant::Capability(c)),
         (None, Some(g), None) => Ok(Grant::ToolGroup(g)),
         (None, None, Some(e)) => Ok(Grant::Egress(e, lasting)),
-        _ => Err("give exactly one of \"capability\", \"tool_group\" and \"egress\""),
+        _ => Err("give exactly one of \"capability\", \"tool_group\" and \"egress\"".into()),
+    }
+}
+
+/// Refuse an egress grant of an IP literal no grant may open (a metadata
+/// service, an address of no one host): the dialler refuses it anyway
+/// (`egress::address`), so accepting it would be a silent no.
+fn grantable(grant: &Grant) -> Result<(), String> {
+    let Grant::Egress(pattern, _) = grant else {
+        return Ok(());
+    };
+    let Ok(ip) = pattern.host().parse::<std::net::IpAddr>() else {
+        return Ok(());
+    };
+    match crate::egress::address::forbidden(ip) {
+        Some(why) if !why.kind.grantable() => Err(format!(
+            "egress {pattern}: {ip} is {why}, which no grant opens; grant a public, private or loopback address"
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -11,7 +11,6 @@
 
 use super::{Hive, HiveError};
 use crate::containers::ContainerSpec;
-use crate::hive::Outcome;
 use crate::store::{agents, grants};
 use crate::wire::agenda::{AgentGrants, Capability, EgressGrant, ToolGroup};
 use crate::wire::egress::EgressPattern;
@@ -50,6 +49,16 @@ pub fn grant_env(capabilities: &[Capability], groups: &[ToolGroup]) -> Vec<(Stri
     ]
 }
 
+/// A grant as a note names it: `capability read_host_journal`, `egress
+/// pypi.org:443 until 2026-12-07T18:00:00Z`.
+fn describe(grant: &Grant) -> String {
+    match grant {
+        Grant::Capability(c) => format!("capability {}", c.as_str()),
+        Grant::ToolGroup(g) => format!("tool group {}", g.as_str()),
+        Grant::Egress(p, _) => format!("egress {p}"),
+    }
+}
+
 /// When a grant made at `now` for `lasting` ends (unix seconds; a duration
 /// past the clock's range ends at its end, never wraps into the past).
 pub(super) fn expiry(now: i64, lasting: std::time::Duration) -> i64 {
@@ -75,30 +84,36 @@ impl Hive {
             .await?)
     }
 
-    /// Grant (`on`) or revoke one capability or tool group of a managed
-    /// agent. Takes effect at dispatch at once; the container's
-    /// environment follows at its next rebuild.
+    /// Grant (`on`) or revoke one capability, tool group or egress host of
+    /// a managed agent. Takes effect at dispatch at once; the container's
+    /// environment follows at its next rebuild. The answer is a note for
+    /// the operator when the request did less or more than it reads: it
+    /// changed nothing, it dropped a grant's expiry, or the agent's
+    /// sessions see it only after a rebuild (`None`: done as asked).
     pub async fn set_grant(
         &self,
         name: &Ident,
         grant: Grant,
         on: bool,
-    ) -> Result<Outcome, HiveError> {
+    ) -> Result<Option<String>, HiveError> {
         self.require(name).await?;
         let (n, now, what) = (name.to_string(), self.now(), grant.clone());
-        let changed = self
+        let (changed, before) = self
             .store()
             .run(move |c| match what {
-                Grant::Capability(cap) => grants::set_capability(c, &n, cap, on),
-                Grant::ToolGroup(group) => grants::set_tool_group(c, &n, group, on),
-                Grant::Egress(pattern, _) if !on => grants::revoke_egress(c, &n, &pattern),
+                Grant::Capability(cap) => Ok((grants::set_capability(c, &n, cap, on)?, None)),
+                Grant::ToolGroup(group) => Ok((grants::set_tool_group(c, &n, group, on)?, None)),
+                Grant::Egress(pattern, _) if !on => {
+                    Ok((grants::revoke_egress(c, &n, &pattern)?, None))
+                }
                 Grant::Egress(pattern, lasting) => {
+                    let before = grants::egress_expiry(c, &n, &pattern)?;
                     let expires_at = lasting.map(|d| expiry(now, d));
                     let grant = EgressGrant {
                         pattern,
                         expires_at,
                     };
-                    grants::grant_egress(c, &n, &grant, None, now)
+                    Ok((grants::grant_egress(c, &n, &grant, None, now)?, before))
                 }
             })
             .await?;
@@ -106,18 +121,37 @@ impl Hive {
         // Capabilities and tool groups are in the container's environment:
         // its base changed (`base`). Egress hosts are read per connection.
         let in_env = matches!(grant, Grant::Capability(_) | Grant::ToolGroup(_));
+        let manager = *name == self.config().manager();
         if changed
             && in_env
-            && *name != self.config().manager()
+            && !manager
             && let Err(e) = self.recheck_base(name).await
         {
             tracing::warn!(agent = %name, "{name}: cannot tell whether it needs an update: {e}");
         }
-        Ok(if changed {
-            Outcome::Done
+        let what = describe(&grant);
+        let note = if !changed && on {
+            Some(format!("{name}: already has {what}; nothing changed"))
+        } else if !changed {
+            Some(format!("{name}: had no {what}; nothing changed"))
+        } else if in_env && !manager {
+            Some(format!(
+                "{name}: {} {what}; allowed at once, but its sessions list their tools from the \
+                 container's environment, which follows at its next rebuild (`hivectl rebuild {}`)",
+                if on { "granted" } else { "revoked" },
+                name.as_argument(),
+            ))
+        } else if let (Grant::Egress(_, None), Some(Some(was))) = (&grant, before)
+            && was > self.now()
+        {
+            Some(format!(
+                "{name}: granted {what}, now until revoked (it was to end at {})",
+                crate::clock::rfc3339(was)
+            ))
         } else {
-            Outcome::AlreadyInState
-        })
+            None
+        };
+        Ok(note)
     }
 
     /// The grants of one agent, or of every managed agent.

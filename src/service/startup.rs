@@ -89,7 +89,7 @@ impl Hive {
         let manager = self.config().manager();
         let names = self.list().await?;
         for (name, why) in names::reserved_among(&names, &manager) {
-            let arg = names::as_argument(name);
+            let arg = name.as_argument();
             tracing::error!(
                 agent = %name,
                 "agent \"{name}\" predates a rule on names ({why}); it keeps working, but move \

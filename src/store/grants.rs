@@ -167,6 +167,22 @@ pub fn grant_egress(
     Ok(true)
 }
 
+/// The expiry of `agent`'s grant of `pattern`: `None` when it has none,
+/// `Some(None)` when it lasts until revoked (an expired row counts).
+pub fn egress_expiry(
+    conn: &Connection,
+    agent: &str,
+    pattern: &EgressPattern,
+) -> Result<Option<Option<i64>>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT expires_at FROM egress_grants WHERE agent = ?1 AND pattern = ?2",
+            params![agent, pattern.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 /// Revoke `pattern` from `agent`. True if it was granted (expired or not).
 pub fn revoke_egress(
     conn: &Connection,

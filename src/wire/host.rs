@@ -353,8 +353,9 @@ impl HostRequest {
     }
 }
 
-/// The one response envelope.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The one response envelope. `Default` is only the base of
+/// [`HostResponse::success`] (its version 0 is no answer to send).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostResponse {
     #[serde(default = "default_version")]
     pub version: u32,
@@ -414,6 +415,11 @@ pub struct HostResponse {
     /// One agent's facts (`inspect_agent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inspect: Option<Box<AgentInspect>>,
+    /// With a success: what the operator should know because the request
+    /// did less or more than it reads (`grant`, `revoke`, `send`: nothing
+    /// changed, an expiry dropped, the message waits for a stopped agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 fn default_version() -> u32 {
@@ -426,27 +432,15 @@ impl HostResponse {
         Self {
             version: VERSION,
             ok: true,
-            error: None,
-            code: None,
-            agents: None,
-            agent_statuses: None,
-            urls: None,
-            approvals: None,
-            entries: None,
-            questions: None,
-            schedules: None,
-            grants: None,
-            messages: None,
-            swarm_statuses: None,
-            bus_error: None,
-            turns: None,
-            usage: None,
-            review: None,
-            budgets: None,
-            live_turn: None,
-            live: None,
-            egress_log: None,
-            inspect: None,
+            ..Self::default()
+        }
+    }
+
+    /// A success, with a note when there is one.
+    pub fn noted(note: Option<String>) -> Self {
+        Self {
+            note,
+            ..Self::success()
         }
     }
 

@@ -55,6 +55,17 @@ impl Ident {
         Self(value.to_owned())
     }
 
+    /// The name as an argument on a command line: after `--` when it
+    /// starts with `-` (a name that predates the rule against it), so a
+    /// printed hint such as `hivectl destroy -- -x` is one that works.
+    pub fn as_argument(&self) -> String {
+        if self.0.starts_with('-') {
+            format!("-- {}", self.0)
+        } else {
+            self.0.clone()
+        }
+    }
+
     /// The machine name of this agent's container, `h-<name>` (the
     /// protocol's naming; `machinectl` and journalctl show it).
     pub fn machine_name(&self) -> String {

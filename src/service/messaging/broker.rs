@@ -140,6 +140,7 @@ impl Messaging {
         body: String,
     ) -> Result<(), HiveError> {
         self.check_body(&body)?;
+        arguments::check_operator_body(&body)?;
         if let Some(hive) = hive {
             let address = format!("{to}@{hive}");
             let swarm_hive = self.state.settings.swarm_hive.as_ref();
