@@ -249,8 +249,12 @@ fn stream(mut io: Io<'_>, request: &HostRequest, style: &table::Style) -> u8 {
         let text = if io.json {
             format!("{}\n", reply.line)
         } else {
-            let entries = reply.response.entries.as_deref().unwrap_or(&[]);
-            render::journal(entries, style.journal)
+            // A stream's empty batch is no news ("-- No entries --" is
+            // for a one-shot read).
+            match reply.response.entries.as_deref().unwrap_or(&[]) {
+                [] => String::new(),
+                entries => render::journal(entries, style.journal),
+            }
         };
         if let Err(status) = io.emit(&text) {
             return status;

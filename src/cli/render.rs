@@ -184,6 +184,8 @@ pub fn review(r: &Review) -> String {
 /// Journal entries in the `-o` format (control characters neutralised).
 pub fn journal(entries: &[JournalEntry], format: JournalFormat) -> String {
     match format {
+        // As journalctl says it; `cat` and `json` stay empty for scripts.
+        JournalFormat::Short if entries.is_empty() => "-- No entries --\n".into(),
         JournalFormat::Short => crate::wire::journal::render_short(entries),
         JournalFormat::Cat => entries.iter().fold(String::new(), |mut out, e| {
             let _ = writeln!(out, "{}", clean(&e.message));

@@ -143,6 +143,14 @@ fn journal_entries_print_short_cat_or_json() {
     assert!(journal(&entries, JournalFormat::Short).contains("hive-c0re"));
 }
 
+/// Used to be: a journal read that matched nothing printed nothing.
+#[test]
+fn a_journal_read_that_matches_nothing_says_so_except_to_scripts() {
+    assert_eq!(journal(&[], JournalFormat::Short), "-- No entries --\n");
+    assert_eq!(journal(&[], JournalFormat::Cat), "");
+    assert_eq!(journal(&[], JournalFormat::Json), "");
+}
+
 #[test]
 fn the_answer_of_status_is_the_table_of_its_rows() {
     let resp = HostResponse::agent_statuses(vec![row("a")]);

@@ -166,7 +166,7 @@ _EG_EVIL_HOSTS='127.0.0.1 loop.evil.test
 # spawned, the stand-ins up and the bed's hosts file naming the attacker's addresses (restored
 # on exit).
 _eg_evil_hive() {
-  TB_ISO_CONFIG="\"egress_allow\": [\"127.0.0.2:$TB_EG_ALLOWED\", \"*.evil.test:$TB_EG_ALLOWED\"]" \
+  TB_ISO_CONFIG="\"egress_allow\": [\"127.0.0.2:$TB_EG_ALLOWED\", \"169.254.169.254:$TB_EG_ALLOWED\", \"*.evil.test:$TB_EG_ALLOWED\"]" \
     _iso_hive "$@"
   _eg_stand_ins
   in_c sh -c 'touch /etc/hosts; cp /etc/hosts /etc/hosts.tb-egress'
@@ -186,7 +186,8 @@ an_allow_listed_name_resolving_to_loopback_private_or_link_local_addresses_is_re
 for name in loop stand-in zero v6loop private metadata mapped; do
   _fetch proxy http://$name.evil.test:'"$TB_EG_ALLOWED"'/
 done
-_fetch proxy http://127.0.0.2:'"$TB_EG_ALLOWED"'/')
+_fetch proxy http://127.0.0.2:'"$TB_EG_ALLOWED"'/
+_fetch proxy http://169.254.169.254:'"$TB_EG_ALLOWED"'/')
   echo "$out" | sed 's/^/  /'
   local p=$TB_EG_ALLOWED
   for name in "loop 127\.0\.0\.1, a loopback" "stand-in 127\.0\.0\.2, a loopback" \
@@ -200,6 +201,10 @@ _fetch proxy http://127.0.0.2:'"$TB_EG_ALLOWED"'/')
   # The operator's IP literal of the same stand-in still works: the exception is the literal.
   expect_eq "the granted IP literal" "proxy http://127.0.0.2:$p/ OK stand-in $p" \
     "$(grep '^proxy http://127' <<<"$out")"
+  # But no list opens the metadata service, even by its literal (it used to be dialled).
+  expect_match "the listed metadata literal through the proxy" \
+    "^proxy http://169\.254\.169\.254:$p/ HTTP 403 .*169\.254\.169\.254:$p is a link-local address" \
+    "$(grep '^proxy http://169' <<<"$out")"
   expect_match "the egress service's journal names the address (AGENT=egdns)" \
     "egdns: egress to metadata\.evil\.test:$p refused \(metadata\.evil\.test:$p resolved to 169\.254\.169\.254, a link-local" \
     "$(in_c journalctl -u hive-c0re-egress AGENT=egdns --no-pager -o cat)"
