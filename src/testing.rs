@@ -77,6 +77,7 @@ pub fn status_row(name: &str) -> crate::wire::host::AgentStatusRow {
         running_since: None,
         budget: None,
         spent_today_micro_usd: None,
+        transition: None,
     }
 }
 

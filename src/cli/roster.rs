@@ -74,6 +74,14 @@ fn unit_state(row: &AgentStatusRow) -> String {
             crashed
         };
     }
+    if let (false, Some(t)) = (row.running, row.transition) {
+        let word = t.as_str();
+        return if row.paused {
+            format!("{word}, paused")
+        } else {
+            word.into()
+        };
+    }
     match (row.running, row.failed, row.paused) {
         (true, _, true) => "paused".into(),
         (true, _, false) => "running".into(),
@@ -97,9 +105,10 @@ fn verb_name(verb: Verb) -> &'static str {
 
 /// The ANSI colour of a state word.
 fn state_colour(row: &AgentStatusRow) -> Option<&'static str> {
-    if row.running && !row.paused {
+    // Waiting on a person is attention, not health, though it runs.
+    if row.running && !row.paused && !row.needs_person() {
         Some(GREEN)
-    } else if row.running || row.paused {
+    } else if row.running || row.paused || row.transition.is_some() {
         Some(YELLOW)
     } else if row.failed || row.crashed {
         Some(RED)

@@ -348,3 +348,34 @@ fn the_status_table_says_what_each_agent_spent_today_when_one_did() {
         "NAME   STATE    TODAY\nalice  running  $1.25\nbob    stopped  -\n"
     );
 }
+
+/// Used to be: a booting agent read `stopped`, and a row that needs a
+/// person was painted green like a healthy one.
+#[test]
+fn a_booting_agent_reads_starting_and_a_row_that_needs_you_is_not_green() {
+    use crate::wire::roster::Transition;
+    let booting = AgentStatusRow {
+        transition: Some(Transition::Starting),
+        ..row("alice")
+    };
+    assert_eq!(state(&booting), "starting");
+    let going = AgentStatusRow {
+        transition: Some(Transition::Stopping),
+        paused: true,
+        ..row("alice")
+    };
+    assert_eq!(state(&going), "stopping, paused");
+    let waiting = AgentStatusRow {
+        running: true,
+        session_state: Some(SessionState::NeedsPermission),
+        ..row("bob")
+    };
+    let colour = Style {
+        colour: true,
+        ..plain()
+    };
+    let table = status_table(&[booting, waiting], &colour);
+    assert!(table.contains("\x1b[33mstarting"), "{table:?}");
+    assert!(table.contains("\x1b[33mrunning, needs you"), "{table:?}");
+    assert!(!table.contains("\x1b[32m"), "{table:?}");
+}

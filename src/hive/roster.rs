@@ -2,10 +2,11 @@
 //! crash. Pure functions over the registry record and the driver's view.
 
 use super::hooks::Attention;
-use super::unit::UnitState;
+use super::unit::{ActiveState, UnitState};
 use crate::clock::rfc3339;
 use crate::wire::host::{AgentStatusRow, HiveUrls};
 use crate::wire::ident::Ident;
+use crate::wire::roster::Transition;
 
 /// One managed agent, as the registry (`store::agents`) persists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +79,11 @@ pub fn row(i: RowInputs<'_>) -> AgentStatusRow {
         crashed: i.crashed && !running,
         budget: i.budget,
         spent_today_micro_usd: i.spent_today,
+        transition: i.unit.and_then(|u| match u.active {
+            ActiveState::Activating => Some(Transition::Starting),
+            ActiveState::Deactivating => Some(Transition::Stopping),
+            _ => None,
+        }),
         running_since: i
             .unit
             .filter(|u| u.is_running())

@@ -160,3 +160,38 @@ fn leaving_active_without_an_operator_stop_is_a_crash() {
     assert!(!is_crash(Some(&UnitState::inactive()), Some(&up), false));
     assert!(!is_crash(None, Some(&failed), false));
 }
+
+/// Used to be: a booting agent read `stopped` until its container was up.
+#[test]
+fn a_unit_between_two_states_is_starting_or_stopping_and_not_running() {
+    let rec = record();
+    let between = |active| UnitState {
+        active,
+        sub: "start-post".into(),
+        result: "success".into(),
+        since: None,
+    };
+    let transition = |active| {
+        let unit = between(active);
+        let r = row(RowInputs {
+            record: &rec,
+            unit: Some(&unit),
+            pending_reminders: 0,
+            domain: None,
+            crashed: false,
+            budget: None,
+            spent_today: None,
+        });
+        assert!(!r.running);
+        (r.transition, serde_json::to_string(&r).unwrap())
+    };
+    let (starting, line) = transition(ActiveState::Activating);
+    assert_eq!(starting, Some(Transition::Starting));
+    assert!(line.ends_with(r#","transition":"starting"}"#), "{line}");
+    assert_eq!(
+        transition(ActiveState::Deactivating).0,
+        Some(Transition::Stopping)
+    );
+    assert_eq!(transition(ActiveState::Inactive).0, None);
+    assert!(!transition(ActiveState::Failed).1.contains("transition"));
+}

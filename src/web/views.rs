@@ -47,6 +47,7 @@ const KNOWN_ROW_KEYS: &[&str] = &[
     "session_since",
     "budget",
     "spent_today_micro_usd",
+    "transition",
 ];
 
 /// Which page a layout highlights in its navigation.
@@ -126,6 +127,8 @@ fn state(row: &AgentStatusRow) -> (&'static str, &'static str) {
         ("failed", "bad")
     } else if row.running {
         ("running", "ok")
+    } else if let Some(t) = row.transition {
+        (t.as_str(), "changing")
     } else {
         ("stopped", "off")
     }

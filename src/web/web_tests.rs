@@ -149,3 +149,16 @@ fn the_swarm_page_shows_the_buss_last_error_as_text_and_nothing_without_one() {
         "{html}"
     );
 }
+
+#[test]
+fn a_booting_agent_shows_starting_not_stopped_and_no_transition_tag() {
+    let mut r = row("alice");
+    r.running = false;
+    r.transition = Some(crate::wire::roster::Transition::Starting);
+    let html = views::roster_row(&r, 0).into_string();
+    assert!(
+        html.contains(r#"<span class="state changing">starting</span>"#),
+        "{html}"
+    );
+    assert!(!html.contains("stopped") && !html.contains("transition"), "{html}");
+}

@@ -389,6 +389,7 @@ fn row() -> AgentStatusRow {
         running_since: None,
         budget: None,
         spent_today_micro_usd: None,
+        transition: None,
     }
 }
 

@@ -70,6 +70,28 @@ pub struct AgentStatusRow {
     /// sums); omitted when no turn of today reported a cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spent_today_micro_usd: Option<u64>,
+    /// Additive to v1: the unit is between two states — `starting` (its
+    /// container boots: systemd's `activating`) or `stopping`
+    /// (`deactivating`); `running` is false meanwhile. Omitted when settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transition: Option<Transition>,
+}
+
+/// A unit between two states (the roster's `transition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transition {
+    Starting,
+    Stopping,
+}
+
+impl Transition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Stopping => "stopping",
+        }
+    }
 }
 
 impl AgentStatusRow {

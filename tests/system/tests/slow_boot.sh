@@ -48,6 +48,9 @@ a_start_slower_than_the_answer_budget_answers_in_progress_and_the_row_goes_runni
   out=$(hivectl_root start --no-block slowstart 2>&1) || rc=$?
   expect_eq "hivectl start --no-block exit status (output: $out)" 4 "$rc"
   expect_eq "roster row while the job runs" stopped "$(tb_row slowstart)"
+  # Not running yet, but not stopped either: the row says so (it used to read "stopped").
+  expect_eq "STATE column while the job runs" starting \
+    "$(hivectl_root status --no-legend | awk '$1 == "slowstart" { print $2 }')"
   wait_for 20 "the row to say running" tb_row_is slowstart running
   expect_eq "unit" "active running" "$(tb_agent_unit slowstart)"
 }
