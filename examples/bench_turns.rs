@@ -102,7 +102,10 @@ fn rounds(rt: &tokio::runtime::Runtime, hive: &Hive, with_report: bool) -> Vec<D
                         assert_eq!(got.len(), 1);
                         if with_report {
                             let ended = SystemClock.now_unix() * 1000;
-                            hive.report_turn(&me, report(ended, "m")).await.unwrap();
+                            hive.usage()
+                                .report_turn(&me, report(ended, "m"))
+                                .await
+                                .unwrap();
                         }
                         hive.messaging().ack_turn(&me).await.unwrap();
                         lat.push(t.elapsed());
@@ -165,7 +168,7 @@ fn main() {
     ] {
         for by in [UsageBy::Agent, UsageBy::Subtree, UsageBy::Day] {
             let lat = timed(rt, CALLS, || async {
-                hive.usage(since, by).await.unwrap().len()
+                hive.usage().sums(since, by).await.unwrap().len()
             });
             let p99 = percentile(&lat, 0.99);
             println!(

@@ -148,7 +148,8 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     // Before any agent socket serves: a budget reached before the restart
     // still holds its agents' next turns.
     notify::status("checking budgets");
-    hive.check_spend(false)
+    hive.usage()
+        .check_spend(false)
         .await
         .context("evaluate the budgets (spend caps)")?;
     // Catch up: what fell due while the daemon was down goes out now, once.
@@ -217,7 +218,7 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     tokio::spawn(hive.clone().run_timer(shutdown.clone()));
     tokio::spawn(hive.messaging().clone().run_notifier(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
-    tokio::spawn(hive.clone().watch_spend(shutdown.clone()));
+    tokio::spawn(hive.usage().clone().watch_spend(shutdown.clone()));
     if crate::swarm::start(hive.clone(), shutdown.clone())
         .await
         .context("join the swarm")?

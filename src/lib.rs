@@ -88,6 +88,7 @@
 //! ```text
 //! room        may use
 //! messaging   -
+//! usage       messaging
 //! ```
 //!
 //! # Map of the code
@@ -120,9 +121,11 @@
 //!   start-up. `Hive` composes rooms and is, for what is not yet a room,
 //!   a façade: the messaging room ([`service::messaging`]: inboxes,
 //!   broker, the mail port the rest delivers through, the operator's
-//!   notifications) is a struct of its own; the façade's memory lives in
-//!   state parts that own their fields (roster, spend, swarm, live), and
-//!   its files call each other in no circle.
+//!   notifications) and the usage room ([`service::usage`]: the turn
+//!   journal and its sums, the turn in progress and its interrupt, the
+//!   turn counters, the spend caps and what they hold) are structs of
+//!   their own; the façade's memory lives in state parts that own their
+//!   fields (roster, swarm), and its files call each other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
 //!   sockets), each asking the access policy first, the registry of agent

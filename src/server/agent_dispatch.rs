@@ -52,13 +52,16 @@ pub async fn dispatch(
             )
         }
         Request::AckTurn => done(hive.messaging().ack_turn(me).await),
-        Request::AwaitInterrupt => answer(hive.await_interrupt(me, gone).await, |interrupted| {
-            if interrupted {
-                Response::Interrupted
-            } else {
-                Response::ok()
-            }
-        }),
+        Request::AwaitInterrupt => answer(
+            hive.usage().await_interrupt(me, gone).await,
+            |interrupted| {
+                if interrupted {
+                    Response::Interrupted
+                } else {
+                    Response::ok()
+                }
+            },
+        ),
         request => Box::pin(the_rest(hive, caller, request)).await,
     }
 }
@@ -114,9 +117,9 @@ async fn the_rest(hive: &Hive, caller: &Caller, request: Request) -> Response {
                 .await
                 .map(|_| ()),
         ),
-        Request::ReportTurn { turn } => done(hive.report_turn(me, turn).await),
+        Request::ReportTurn { turn } => done(hive.usage().report_turn(me, turn).await),
         Request::TurnProgress { progress, dropped } => {
-            done(hive.turn_progress(me, progress, dropped))
+            done(hive.usage().turn_progress(me, progress, dropped))
         }
         Request::RequeueInflight => done(hive.requeue_inflight(me).await),
         Request::ListDescendants => {

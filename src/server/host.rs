@@ -150,16 +150,17 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             answer(sent, |()| HostResponse::noted(note))
         }
         HostRequest::Signal { name, signal } => done(hive.signal(&name, signal).await),
-        HostRequest::Interrupt { name, note } => done(hive.interrupt(&name, note).await),
+        HostRequest::Interrupt { name, note } => done(hive.usage().interrupt(&name, note).await),
         HostRequest::Turns { name, limit, .. } => answer(
-            hive.turns(&name, limit.unwrap_or(DEFAULT_TURNS_LIMIT))
+            hive.usage()
+                .turns(&name, limit.unwrap_or(DEFAULT_TURNS_LIMIT))
                 .await,
             HostResponse::turns,
         ),
         HostRequest::Usage { since_secs, by } => {
-            answer(hive.usage(since_secs, by).await, HostResponse::usage)
+            answer(hive.usage().sums(since_secs, by).await, HostResponse::usage)
         }
-        HostRequest::Budgets => answer(hive.budgets().await, HostResponse::budgets),
+        HostRequest::Budgets => answer(hive.usage().budgets().await, HostResponse::budgets),
         HostRequest::EgressLog { name, limit } => answer(
             hive.egress_log(&name, limit.unwrap_or(DEFAULT_EGRESS_LOG_LIMIT))
                 .await,
@@ -170,11 +171,11 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             hive: all,
             amount,
         } => match budget_scope(name, all) {
-            Ok(name) => done(hive.set_budget(name.as_ref(), amount).await),
+            Ok(name) => done(hive.usage().set_budget(name.as_ref(), amount).await),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::UnsetBudget { name, hive: all } => match budget_scope(name, all) {
-            Ok(name) => done(hive.unset_budget(name.as_ref()).await),
+            Ok(name) => done(hive.usage().unset_budget(name.as_ref()).await),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
         HostRequest::InspectAgent { name } => {
@@ -421,7 +422,7 @@ struct LiveTurnFeed {
 impl LiveTurnFeed {
     fn new(hive: Hive, name: Ident) -> Self {
         // Subscribed before the snapshot is read: no change falls between.
-        let changes = hive.subscribe_live();
+        let changes = hive.usage().subscribe_live();
         let mut feed = Self {
             hive,
             name,
@@ -434,7 +435,7 @@ impl LiveTurnFeed {
     }
 
     fn snapshot(&mut self) -> Option<HostResponse> {
-        let turn = self.hive.live_turn(&self.name)?;
+        let turn = self.hive.usage().live_turn(&self.name)?;
         self.seen = self.seen.max(turn.seq);
         Some(HostResponse {
             live_turn: Some(turn),

@@ -233,7 +233,14 @@ impl Hive {
                 .grant_approved_egress(row, lasting)
                 .await
                 .map(|()| None),
-            ApprovalKind::Budget => self.set_approved_budget(row).await.map(|()| None),
+            ApprovalKind::Budget => {
+                let cap = arguments::check_spend_cap(&row.commit_ref).map_err(|e| e.to_string())?;
+                self.usage()
+                    .set_approved_budget(&row.agent, cap, row.id)
+                    .await
+                    .map(|_| None)
+                    .map_err(|e| e.to_string())
+            }
             ApprovalKind::InitConfig => self.init_config(&row.agent).await,
             ApprovalKind::ApplyCommit => self.deploy_approved(row).await,
             ApprovalKind::UpdateMetaInputs => self.update_meta_inputs(row).await,

@@ -18,6 +18,7 @@ use crate::wire::events::{HelperEvent, SYSTEM_SENDER};
 use crate::wire::host::{Approval, ApprovalKind, ApprovalStatus};
 use crate::wire::ident::Ident;
 use crate::wire::notify::NotifyEvent;
+use crate::wire::spend::SpendCap;
 
 impl Hive {
     /// Every pending row, then recent resolved ones.
@@ -35,6 +36,26 @@ impl Hive {
     /// ([`Hive::queue`] says which).
     pub async fn request_approval(&self, new: NewApproval) -> Result<Approval, HiveError> {
         Ok(self.queue(new).await?.row)
+    }
+
+    /// The manager's `request_budget`: queue a `budget` approval of `cap`
+    /// on `agent`'s subtree, with the manager's reason. Approving it sets
+    /// that cap, as `hivectl budget set` would (the usage room's
+    /// `set_approved_budget`).
+    pub async fn request_budget(
+        &self,
+        agent: &Ident,
+        cap: SpendCap,
+        reason: &str,
+    ) -> Result<Queued, HiveError> {
+        arguments::check_reason("request_budget", reason)?;
+        self.queue(NewApproval {
+            agent: agent.clone(),
+            kind: ApprovalKind::Budget,
+            commit_ref: cap.to_string(),
+            description: Some(reason.to_owned()),
+        })
+        .await
     }
 
     /// [`Hive::request_approval`], saying whether the same request was

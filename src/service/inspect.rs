@@ -81,7 +81,7 @@ impl Hive {
         let count = |pick: &dyn Fn(&crate::wire::agenda::WireQuestion) -> bool| {
             questions.iter().filter(|q| pick(q)).count() as u64
         };
-        let turns = self.turns(name, INSPECT_TURNS).await?;
+        let turns = self.usage().turns(name, INSPECT_TURNS).await?;
         Ok(AgentInspect {
             name: name.clone(),
             status,

@@ -85,8 +85,14 @@ async fn inspect_answers_every_section_from_the_agents_seeded_state() {
         .await
         .unwrap();
     assert_eq!(taken.len(), 1);
-    hive.report_turn(&alice, turn(900_000)).await.unwrap();
-    hive.report_turn(&alice, turn(950_000)).await.unwrap();
+    hive.usage()
+        .report_turn(&alice, turn(900_000))
+        .await
+        .unwrap();
+    hive.usage()
+        .report_turn(&alice, turn(950_000))
+        .await
+        .unwrap();
 
     let facts = hive.inspect_agent(&alice).await.unwrap();
 

@@ -1,7 +1,8 @@
 //! What the dashboard's `/metrics` exposes: a snapshot of the hive's
 //! gauges (agents by state, inbox depths, pending approvals) read at
-//! scrape time, and counters kept in memory since the daemon started
-//! (turns by outcome, tokens, cost, the hook-to-roster latency).
+//! scrape time, and counters kept in memory since the daemon started (the
+//! turns by outcome, tokens and cost — the usage room's — and the
+//! hook-to-roster latency, here).
 //!
 //! Decisions:
 //! - **Counters live in memory and start at zero with the daemon**, as a
@@ -16,10 +17,10 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+pub use super::usage::TurnCounters;
 use super::{Hive, HiveError};
 use crate::store::{approvals, messages};
 use crate::wire::ident::Ident;
-use crate::wire::turns::TurnReport;
 
 /// Upper bounds (seconds) of the hook-to-roster histogram's buckets.
 pub const HOOK_LATENCY_BOUNDS: &[f64] = &[
@@ -61,53 +62,24 @@ impl Histogram {
     }
 }
 
-/// One agent's turn counters since the daemon started.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnCounters {
-    /// Turns by outcome (`ok`, `failed`, `killed`).
-    pub outcomes: BTreeMap<&'static str, u64>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cache_creation_tokens: u64,
-    pub cost_micro_usd: u64,
-}
-
-/// The counters the hive keeps for `/metrics`.
+/// The counter the façade keeps for `/metrics` (the turns' are the usage
+/// room's).
 #[derive(Debug, Default)]
 pub(super) struct MetricsState {
-    counters: Mutex<Counters>,
-}
-
-#[derive(Debug, Default, Clone)]
-struct Counters {
-    turns: BTreeMap<Ident, TurnCounters>,
-    hook_latency: Histogram,
+    hook_latency: Mutex<Histogram>,
 }
 
 impl MetricsState {
-    fn with<T>(&self, f: impl FnOnce(&mut Counters) -> T) -> T {
-        f(&mut self.counters.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// Count a turn `agent` reported.
-    pub(super) fn turn(&self, agent: &Ident, report: &TurnReport) {
-        self.with(|c| {
-            let t = c.turns.entry(agent.clone()).or_default();
-            *t.outcomes.entry(report.outcome.as_str()).or_default() += 1;
-            if let Some(u) = &report.usage {
-                t.input_tokens += u.input_tokens;
-                t.output_tokens += u.output_tokens;
-                t.cache_read_tokens += u.cache_read_input_tokens;
-                t.cache_creation_tokens += u.cache_creation_input_tokens;
-            }
-            t.cost_micro_usd += report.cost_micro_usd.unwrap_or(0);
-        });
+    fn with<T>(&self, f: impl FnOnce(&mut Histogram) -> T) -> T {
+        f(&mut self
+            .hook_latency
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner))
     }
 
     /// A hook payload reached the roster after `took`.
     pub(super) fn hook_reached_roster(&self, took: Duration) {
-        self.with(|c| c.hook_latency.observe(took.as_secs_f64()));
+        self.with(|h| h.observe(took.as_secs_f64()));
     }
 }
 
@@ -170,13 +142,12 @@ impl Hive {
                 (row.name.clone(), state, depth(row.name.as_str()))
             })
             .collect();
-        let counters = self.inner.metrics.with(|c| c.clone());
         Ok(MetricsSnapshot {
             agents,
             operator_inbox: depth(crate::hive::OPERATOR),
             approvals_pending,
-            turns: counters.turns,
-            hook_latency: counters.hook_latency,
+            turns: self.usage().turn_counters(),
+            hook_latency: self.inner.metrics.with(|h| h.clone()),
         })
     }
 }

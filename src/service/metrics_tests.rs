@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::testing::{config_in, hive_at, id};
-use crate::wire::turns::{TurnOutcome, TurnUsage};
+use crate::wire::turns::{TurnOutcome, TurnReport, TurnUsage};
 
 fn hive() -> (Hive, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -61,16 +61,18 @@ async fn reported_turns_inbox_depths_and_pending_approvals_show_in_the_snapshot(
             .await
             .unwrap();
     }
-    hive.report_turn(&alice, turn(TurnOutcome::Ok, 10, 1_500))
+    hive.usage()
+        .report_turn(&alice, turn(TurnOutcome::Ok, 10, 1_500))
         .await
         .unwrap();
-    hive.report_turn(&alice, turn(TurnOutcome::Failed, 5, 500))
+    hive.usage()
+        .report_turn(&alice, turn(TurnOutcome::Failed, 5, 500))
         .await
         .unwrap();
     // A refused report counts nothing.
     let mut bad = turn(TurnOutcome::Ok, 1, 1);
     bad.ended_at_ms = 0;
-    assert!(hive.report_turn(&alice, bad).await.is_err());
+    assert!(hive.usage().report_turn(&alice, bad).await.is_err());
 
     // A hook that moves the row is timed; one that does not move it is not.
     let prompt = r#"{"hook_event_name":"UserPromptSubmit","prompt":"go"}"#;

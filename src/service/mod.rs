@@ -26,11 +26,20 @@
 //!   manager, to the operator's `notify_command`) and that command's
 //!   queue. Its ports: `Holds` (a spend cap or the pause holds `recv`)
 //!   and `Outbox` (the swarm's outbox, [`swarm`]'s `SwarmOutbox`).
+//! - [`usage`]: the turns agents run and what they cost — the turn
+//!   journal (`report_turn`, `turns`, the usage sums), the turn in
+//!   progress and its interrupt, the turn counters `/metrics` shows, and
+//!   the spend caps (budgets) with the agents they hold. It uses the
+//!   messaging room (the mail port, the interrupt's note); its port is
+//!   `Publish` (a hold changes a roster row: `roster_rows`'s
+//!   `RosterRows`). Its spend facts (`usage::SpendState`: held, why,
+//!   spent today) are made here first and shared read-only with the
+//!   roster's rows and `RecvHolds`; only the room writes them.
 //!
 //! Still the façade, not yet a room: every other file of this folder, an
-//! `impl Hive` block each. The next rooms: usage (turns, spend), config
-//! (proposals, deploy, approvals through an `ApprovalAction` trait),
-//! roster, lifecycle, agenda, access, swarm.
+//! `impl Hive` block each. The next rooms: config (proposals, deploy,
+//! approvals through an `ApprovalAction` trait), roster, lifecycle,
+//! agenda, access, swarm.
 //!
 //! # State with owners
 //! What the façade keeps in memory is split into parts, each in its own
@@ -40,9 +49,6 @@
 //! - `roster_state`: the published rows, their change channel, the crashed
 //!   agents and the agents going down on purpose.
 //! - `swarm_state`: the relay's wake-up and the other hives' rows.
-//! - `spend_state`: the agents a reached spend cap holds, the caps
-//!   reached, and each agent's spend today (the roster's).
-//! - `live_state`: each agent's turn in progress and its changes' channel.
 //!
 //! The rest of [`Hive`]'s fields are the shared means (config, store,
 //! driver, clock, journal, and the socket registry `sockets` installs);
@@ -98,12 +104,11 @@
 //!   roster and the manager told when an agent waits on a person too long.
 //! - [`sockets`]: the hook through which spawn and destroy open and close
 //!   an agent's socket.
-//! - [`live`]: the turn in progress (`turn_progress`), for the agent
-//!   page and `hivectl turns -f`; a harness's requeue ends it.
+//! - `requeue`: a harness's requeue (the messaging room's inboxes, then
+//!   the usage room's live turn).
+//! - `roster_rows`: the roster's rows built and published (the usage
+//!   room's `Publish` port).
 //! - [`startup`]: what the daemon does once before serving.
-//! - [`spend`]: spend caps (budgets) the host enforces: set, unset,
-//!   `request_budget`, evaluated after every turn report, and the hold
-//!   `recv` honours.
 //! - [`swarm`]: the outbox of cross-hive sends (the messaging room's
 //!   `Outbox` port), the idempotent insert of what other hives sent, the
 //!   swarm roster, and the daemon's vacuum of messages and outbox.
@@ -125,10 +130,7 @@ mod error;
 pub mod grants;
 pub mod hooks;
 pub mod inspect;
-pub mod interrupt;
 pub mod lifecycle;
-pub mod live;
-mod live_state;
 pub mod logs;
 #[cfg(test)]
 mod loose_end_tests;
@@ -142,8 +144,10 @@ pub mod questions;
 mod recovery_tests;
 pub mod reminders;
 mod repo_binds;
+mod requeue;
 pub mod review;
 pub mod roster;
+mod roster_rows;
 mod roster_state;
 #[cfg(test)]
 mod schedule_tests;
@@ -153,15 +157,13 @@ mod service_tests;
 pub mod session;
 pub mod snapshot;
 pub mod sockets;
-pub mod spend;
-mod spend_state;
 pub mod startup;
 pub mod swarm;
 mod swarm_state;
 mod system_build;
 pub mod timer;
 pub mod transcripts;
-pub mod turns;
+pub mod usage;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -174,6 +176,7 @@ pub use error::HiveError;
 pub use messaging::Messaging;
 pub use roster_state::RosterChange;
 pub use swarm_state::SwarmChange;
+pub use usage::Usage;
 
 // The vocabulary of the service's API: the types its calls take and answer
 // besides the wire's. They are defined by the rules (`hive`) or the journal
@@ -188,7 +191,7 @@ pub use crate::systemd::journal::Follow;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::containers::{ContainerDriver, ContainerSpec, RepoBinds};
-use crate::hive::roster::{AgentRecord, RowInputs};
+use crate::hive::roster::AgentRecord;
 use crate::store::{Store, agents};
 use crate::systemd::journal::{Journal, JournalSource};
 use crate::wire::agenda::{Capability, ToolGroup};
@@ -212,28 +215,28 @@ struct Inner {
     /// The roster's rows, their changes, crashes and expected downs
     /// (shared with the messaging room's [`RecvHolds`] port).
     roster: Arc<roster_state::RosterState>,
+    /// The roster's rows built and published (the usage room's `Publish`
+    /// port).
+    rows: roster_rows::RosterRows,
     /// The messaging room: inboxes, the broker, the mail port and the
     /// operator's notifications.
     messaging: Messaging,
+    /// The usage room: the turn journal, the turn in progress and its
+    /// interrupt, the turn counters, the spend caps.
+    usage: Usage,
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
     /// The relay's wake-up and the other hives' roster rows (shared with
     /// the messaging room's outbox port, [`swarm::SwarmOutbox`]).
     swarm: Arc<swarm_state::SwarmState>,
-    /// The agents a reached spend cap holds (shared with [`RecvHolds`]).
-    spend: Arc<spend_state::SpendState>,
     /// The agents' config repos (the proposed and the applied).
     repos: crate::repos::Repos,
     /// The hive's one build queue: one deploy, rebuild, spawn or restart
     /// at a time (locked only by [`Hive::build_queue`]).
     deploys: tokio::sync::Mutex<()>,
-    /// The counters `/metrics` shows.
+    /// The hook-to-roster latency `/metrics` shows.
     metrics: metrics::MetricsState,
-    /// The harnesses waiting on `await_interrupt` (turns in progress).
-    interrupts: interrupt::InterruptState,
-    /// Each agent's turn in progress (memory only).
-    live: live_state::LiveState,
     /// When each agent's ignored transcript path was last logged.
     transcript_logged: std::sync::Mutex<std::collections::BTreeMap<Ident, i64>>,
     /// Egress records waiting for their write.
@@ -257,7 +260,9 @@ impl Hive {
         let repos = proposals::repos_for(&config);
         let roster = Arc::new(roster_state::RosterState::default());
         let swarm = Arc::new(swarm_state::SwarmState::default());
-        let spend = Arc::new(spend_state::SpendState::default());
+        // The usage room's spend facts, made first: the messaging room's
+        // hold and the roster's rows read them (see `usage`).
+        let spend = Arc::new(usage::SpendState::default());
         let holds = Arc::new(RecvHolds {
             spend: Arc::clone(&spend),
             roster: Arc::clone(&roster),
@@ -269,6 +274,21 @@ impl Hive {
         ));
         let settings = messaging::Settings::from_config(&config);
         let messaging = Messaging::open(store.clone(), clock.clone(), settings, holds, outbox)?;
+        let rows = roster_rows::RosterRows::new(
+            store.clone(),
+            Arc::clone(&driver),
+            config.domain.clone(),
+            Arc::clone(&roster),
+            Arc::clone(&spend),
+        );
+        let usage = Usage::open(
+            store.clone(),
+            clock.clone(),
+            usage::Settings::from_config(&config),
+            spend,
+            messaging.clone(),
+            Arc::new(rows.clone()),
+        );
         let hive = Self {
             inner: Arc::new(Inner {
                 repos,
@@ -278,14 +298,13 @@ impl Hive {
                 clock,
                 journal,
                 roster,
+                rows,
                 messaging,
+                usage,
                 sockets: OnceLock::new(),
                 swarm,
-                spend,
                 deploys: tokio::sync::Mutex::new(()),
                 metrics: metrics::MetricsState::default(),
-                interrupts: interrupt::InterruptState::default(),
-                live: live_state::LiveState::default(),
                 transcript_logged: std::sync::Mutex::default(),
                 egress_audit: egress_audit::EgressAuditState::default(),
             }),
@@ -307,6 +326,12 @@ impl Hive {
     /// `recv`, `ack_turn`, ...) and the operator's inbox, for the doors.
     pub fn messaging(&self) -> &Messaging {
         &self.inner.messaging
+    }
+
+    /// The usage room: turns (reported, in progress, interrupted), their
+    /// sums and counters, and the spend caps, for the doors.
+    pub fn usage(&self) -> &Usage {
+        &self.inner.usage
     }
 
     /// The mail port, for the rest of the service: deliver, wake, tell the
@@ -422,34 +447,21 @@ impl Hive {
     pub(super) fn build_rows(
         &self,
         records: &[AgentRecord],
-        mut reminders: HashMap<String, u64>,
+        reminders: HashMap<String, u64>,
     ) -> Vec<AgentStatusRow> {
-        let view = self.driver().view();
-        records
-            .iter()
-            .map(|record| {
-                crate::hive::roster::row(RowInputs {
-                    record,
-                    unit: view.get(&record.name),
-                    pending_reminders: reminders.remove(record.name.as_str()).unwrap_or(0),
-                    domain: self.config().domain.as_deref(),
-                    crashed: self.inner.roster.is_crashed(&record.name),
-                    budget: self.inner.spend.words(&record.name),
-                    spent_today: self.inner.spend.today(&record.name),
-                })
-            })
-            .collect()
+        self.inner.rows.build(records, reminders)
     }
 }
 
 /// The messaging room's [`messaging::Holds`] port: a reached spend cap or
-/// the operator's pause holds an agent's `recv`. It reads the two state
-/// parts that own those facts, shared with the façade, so the room sees
-/// neither part nor the façade. Rejected: handing the room the parts
-/// themselves (it would reach another concern's state).
+/// the operator's pause holds an agent's `recv`. It reads the two parts
+/// that own those facts (the usage room's spend facts, the roster's
+/// state), so the messaging room sees neither part nor the façade.
+/// Rejected: handing the room the parts themselves (it would reach another
+/// concern's state).
 #[derive(Debug)]
 struct RecvHolds {
-    spend: Arc<spend_state::SpendState>,
+    spend: Arc<usage::SpendState>,
     roster: Arc<roster_state::RosterState>,
 }
 

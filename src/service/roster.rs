@@ -13,7 +13,7 @@ use super::messaging::Wakes;
 use super::snapshot::Roster;
 use super::{Hive, HiveError};
 use crate::containers::{StopMode, UnitChange, UnitState};
-use crate::hive::roster::{self, RowInputs};
+use crate::hive::roster;
 use crate::hive::topology::Topology;
 use crate::hive::{Outcome, Recipient};
 use crate::store::{agents, hooks, immediate, reminders};
@@ -98,40 +98,13 @@ impl Hive {
 
     /// The current row of one agent, if managed.
     pub async fn row(&self, name: &Ident) -> Result<Option<AgentStatusRow>, HiveError> {
-        let n = name.clone();
-        let Some((record, pending_reminders)) = self
-            .store()
-            .read(move |c| {
-                let count = reminders::count_pending(c, Some(n.as_str()))?;
-                Ok(agents::get(c, &n)?.map(|r| (r, count)))
-            })
-            .await?
-        else {
-            return Ok(None);
-        };
-        let unit: Option<UnitState> = self.driver().state(name);
-        Ok(Some(roster::row(RowInputs {
-            record: &record,
-            unit: unit.as_ref(),
-            pending_reminders,
-            domain: self.config().domain.as_deref(),
-            crashed: self.inner.roster.is_crashed(name),
-            budget: self.inner.spend.words(name),
-            spent_today: self.inner.spend.today(name),
-        })))
+        self.inner.rows.row(name).await
     }
 
     /// Bring an agent's row in the roster up to date and push it to
     /// subscribers (an agent no longer managed leaves the roster).
     pub async fn publish(&self, name: &Ident) {
-        // Taken before the read: if a newer publish (or reload) of this
-        // agent finishes first, this one's older row is dropped.
-        let ticket = self.inner.roster.ticket();
-        match self.row(name).await {
-            Ok(Some(row)) => self.inner.roster.put(row, ticket),
-            Ok(None) => self.inner.roster.remove(name, ticket),
-            Err(err) => tracing::warn!(agent = %name, "{name}: cannot build roster row: {err:#}"),
-        }
+        self.inner.rows.publish(name).await;
     }
 
     /// The hive's URLs.

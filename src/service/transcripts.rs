@@ -134,13 +134,8 @@ impl Hive {
         if reports.is_empty() {
             return Ok(TranscriptRead::Counted(0));
         }
-        for report in &reports {
-            self.inner.metrics.turn(agent, report);
-        }
         tracing::debug!(agent = %agent, path, messages = counted.messages(), "transcript counted");
-        if let Err(err) = self.check_spend(true).await {
-            tracing::error!(agent = %agent, "budgets not checked after a transcript: {err}");
-        }
+        self.usage().counted(agent, &reports).await;
         Ok(TranscriptRead::Counted(counted.messages()))
     }
 

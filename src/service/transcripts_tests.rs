@@ -45,12 +45,12 @@ fn append(state: &std::path::Path, text: &str) {
 }
 
 async fn alices_usage(hive: &Hive) -> Option<UsageRow> {
-    let rows = hive.usage(None, UsageBy::Agent).await.unwrap();
+    let rows = hive.usage().sums(None, UsageBy::Agent).await.unwrap();
     rows.into_iter().find(|r| r.key == "alice")
 }
 
 async fn interactive_turns(hive: &Hive) -> Vec<TurnReport> {
-    let rows = hive.turns(&id("alice"), 100).await.unwrap();
+    let rows = hive.usage().turns(&id("alice"), 100).await.unwrap();
     rows.into_iter()
         .map(|r| r.report)
         .filter(|r| r.outcome == TurnOutcome::Interactive)
@@ -217,7 +217,10 @@ async fn a_harness_turns_hooks_leave_its_transcript_to_report_turn() {
         duration_ms: None,
         duration_api_ms: None,
     };
-    hive.report_turn(&alice, report.clone()).await.unwrap();
+    hive.usage()
+        .report_turn(&alice, report.clone())
+        .await
+        .unwrap();
     let row = alices_usage(&hive).await.unwrap();
     assert_eq!((row.turns, row.usage.input_tokens), (1, 40));
     // And no harness may pass its turn off as the daemon's own kind.
@@ -225,7 +228,7 @@ async fn a_harness_turns_hooks_leave_its_transcript_to_report_turn() {
         outcome: TurnOutcome::Interactive,
         ..report
     };
-    assert!(hive.report_turn(&alice, forged).await.is_err());
+    assert!(hive.usage().report_turn(&alice, forged).await.is_err());
 }
 
 #[tokio::test]

@@ -106,7 +106,7 @@ pub async fn interrupt(
     let note = form.note.filter(|n| !n.trim().is_empty());
     let done = async {
         let hive = web.operator("interrupt", Some(&name)).await?;
-        hive.interrupt(&name, note).await
+        hive.usage().interrupt(&name, note).await
     };
     let back = format!("/agent/{name}");
     outcome(done.await, None, &back)

@@ -109,7 +109,7 @@ pub async fn set(State(web): State<Web>, Form(form): Form<BudgetForm>) -> Respon
     };
     let done = async {
         let hive = web.operator("set_budget", scope.as_ref()).await?;
-        hive.set_budget(scope.as_ref(), cap).await
+        hive.usage().set_budget(scope.as_ref(), cap).await
     };
     match done.await {
         Ok(_) => Redirect::to("/usage").into_response(),
@@ -125,7 +125,7 @@ pub async fn unset(State(web): State<Web>, Form(form): Form<BudgetForm>) -> Resp
     };
     let done = async {
         let hive = web.operator("unset_budget", scope.as_ref()).await?;
-        hive.unset_budget(scope.as_ref()).await
+        hive.usage().unset_budget(scope.as_ref()).await
     };
     match done.await {
         Ok(_) => Redirect::to("/usage").into_response(),

@@ -102,7 +102,7 @@ pub async fn agent(State(web): State<Web>, Path(name): Path<String>) -> Response
     };
     match read.await {
         Ok((row, grants, schedules, turns)) => {
-            let live = web.hive.live_turn(&name);
+            let live = web.hive.usage().live_turn(&name);
             let mine = |s: &&crate::wire::agenda::WireSchedule| {
                 s.owner == name.as_str() || s.targets.iter().any(|t| t.target == name.as_str())
             };

@@ -129,6 +129,7 @@ pub fn view(turn: Option<&LiveTurn>, rows: &[TurnRow]) -> Markup {
 pub async fn read_last(web: &Web, name: &Ident) -> Result<Vec<TurnRow>, HiveError> {
     web.operator("turns", Some(name))
         .await?
+        .usage()
         .turns(name, LAST_TURNS)
         .await
 }
@@ -144,7 +145,7 @@ pub async fn events(State(web): State<Web>, Path(name): Path<String>) -> Events 
         }
     };
     // Subscribed before the journal is read: no change falls between.
-    let changes = web.hive.subscribe_live();
+    let changes = web.hive.usage().subscribe_live();
     let rows = match read_last(&web, &name).await {
         Ok(rows) => rows,
         Err(err) => return sse(futures_lite::stream::once(Ok(failed_event(&err)))),
@@ -215,7 +216,7 @@ impl Feed {
                 Err(err) => return Some(failed_event(&err)),
             }
         }
-        let turn = self.web.hive.live_turn(&self.name);
+        let turn = self.web.hive.usage().live_turn(&self.name);
         let html = view(turn.as_ref(), &self.rows).into_string();
         Some(Event::default().event("html").data(html))
     }

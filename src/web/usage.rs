@@ -40,9 +40,14 @@ pub async fn page(State(web): State<Web>, Query(q): Query<UsageQuery>) -> Respon
     };
     let read = async {
         let hive = web.operator("usage", None).await?;
-        let days = hive.usage(since_secs, UsageBy::Day).await?;
-        let agents = hive.usage(since_secs, UsageBy::Agent).await?;
-        let caps = web.operator("budgets", None).await?.budgets().await?;
+        let days = hive.usage().sums(since_secs, UsageBy::Day).await?;
+        let agents = hive.usage().sums(since_secs, UsageBy::Agent).await?;
+        let caps = web
+            .operator("budgets", None)
+            .await?
+            .usage()
+            .budgets()
+            .await?;
         let names = web.operator("list", None).await?.list().await?;
         let budgets = budgets::section(&caps, &names, web.token.as_str());
         Ok::<_, HiveError>((days, agents, budgets))

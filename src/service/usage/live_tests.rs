@@ -8,7 +8,7 @@ use crate::wire::live::{
 };
 use crate::wire::turns::{TurnOutcome, TurnReport, TurnUsage};
 
-use super::{Hive, HiveError};
+use crate::service::{Hive, HiveError};
 
 fn hive() -> (Hive, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -59,17 +59,22 @@ fn report() -> TurnReport {
 async fn a_turns_progress_builds_the_live_turn_tool_by_tool() {
     let (hive, _dir) = hive();
     let alice = id("alice");
-    assert_eq!(hive.live_turn(&alice), None);
-    hive.turn_progress(&alice, started(&[("bob", "fix the build")]), 0)
+    assert_eq!(hive.usage().live_turn(&alice), None);
+    hive.usage()
+        .turn_progress(&alice, started(&[("bob", "fix the build")]), 0)
         .unwrap();
-    hive.turn_progress(&alice, tool(0, "Bash"), 0).unwrap();
-    hive.turn_progress(&alice, tool(1, "Read"), 0).unwrap();
+    hive.usage()
+        .turn_progress(&alice, tool(0, "Bash"), 0)
+        .unwrap();
+    hive.usage()
+        .turn_progress(&alice, tool(1, "Read"), 0)
+        .unwrap();
     let end = TurnProgress::ToolEnded {
         call: 0,
         ok: false,
         duration_ms: 1_200,
     };
-    hive.turn_progress(&alice, end, 3).unwrap();
+    hive.usage().turn_progress(&alice, end, 3).unwrap();
     let usage = TurnProgress::Usage {
         usage: TurnUsage {
             output_tokens: 42,
@@ -78,12 +83,12 @@ async fn a_turns_progress_builds_the_live_turn_tool_by_tool() {
         cost_micro_usd: None,
         is_final: false,
     };
-    hive.turn_progress(&alice, usage, 3).unwrap();
+    hive.usage().turn_progress(&alice, usage, 3).unwrap();
     let text = TurnProgress::Reply {
         text: "on it\nfirst the tests".into(),
     };
-    hive.turn_progress(&alice, text, 3).unwrap();
-    let turn = hive.live_turn(&alice).unwrap();
+    hive.usage().turn_progress(&alice, text, 3).unwrap();
+    let turn = hive.usage().live_turn(&alice).unwrap();
     assert_eq!(turn.started_at_ms, 9_000_000);
     assert_eq!(turn.messages[0].from, "bob");
     assert_eq!(turn.messages[0].first_line, "fix the build");
@@ -100,21 +105,25 @@ async fn a_turns_progress_builds_the_live_turn_tool_by_tool() {
     assert_eq!(turn.reply.as_deref(), Some("on it\nfirst the tests"));
     assert_eq!(turn.dropped, 3);
     // Another agent's view is its own.
-    assert_eq!(hive.live_turn(&id("bob")), None);
+    assert_eq!(hive.usage().live_turn(&id("bob")), None);
 }
 
 #[tokio::test]
 async fn a_live_turn_keeps_at_most_its_cap_of_tool_calls_and_counts_the_rest() {
     let (hive, _dir) = hive();
     let alice = id("alice");
-    hive.turn_progress(&alice, started(&[]), 0).unwrap();
+    hive.usage().turn_progress(&alice, started(&[]), 0).unwrap();
     let extra = 25;
     for call in 0..u32::try_from(MAX_LIVE_TOOLS).unwrap() + extra {
-        hive.turn_progress(&alice, tool(call, "Bash"), 0).unwrap();
+        hive.usage()
+            .turn_progress(&alice, tool(call, "Bash"), 0)
+            .unwrap();
     }
     // The same call twice is one call.
-    hive.turn_progress(&alice, tool(0, "Bash"), 0).unwrap();
-    let turn = hive.live_turn(&alice).unwrap();
+    hive.usage()
+        .turn_progress(&alice, tool(0, "Bash"), 0)
+        .unwrap();
+    let turn = hive.usage().live_turn(&alice).unwrap();
     assert_eq!(turn.tools.len(), MAX_LIVE_TOOLS);
     assert_eq!(turn.tools_left_out, extra);
 }
@@ -133,7 +142,10 @@ async fn progress_past_the_caps_is_refused_as_a_bad_request_and_changes_nothing(
     };
     let bad_name = tool(0, "Bash\u{7}");
     for bad in [long_reply, long_line, started(&many), escape, bad_name] {
-        let err = hive.turn_progress(&alice, bad.clone(), 0).unwrap_err();
+        let err = hive
+            .usage()
+            .turn_progress(&alice, bad.clone(), 0)
+            .unwrap_err();
         assert!(
             matches!(err, HiveError::BadArgument(_)),
             "{bad:?} gave {err:?}"
@@ -141,7 +153,7 @@ async fn progress_past_the_caps_is_refused_as_a_bad_request_and_changes_nothing(
         assert_eq!(err.code(), crate::wire::codes::ErrorCode::BadRequest);
         assert!(err.to_string().starts_with("turn_progress: "), "{err}");
     }
-    assert_eq!(hive.live_turn(&alice), None);
+    assert_eq!(hive.usage().live_turn(&alice), None);
 }
 
 #[tokio::test]
@@ -149,12 +161,15 @@ async fn the_turns_report_clears_the_live_turn_and_publishes_its_row() {
     let (hive, _dir) = hive();
     let alice = id("alice");
     hive.spawn(&alice).await.unwrap();
-    let mut changes = hive.subscribe_live();
-    hive.turn_progress(&alice, started(&[("bob", "hi")]), 0)
+    let mut changes = hive.usage().subscribe_live();
+    hive.usage()
+        .turn_progress(&alice, started(&[("bob", "hi")]), 0)
         .unwrap();
-    hive.turn_progress(&alice, tool(0, "Bash"), 0).unwrap();
-    let id = hive.report_turn(&alice, report()).await.unwrap();
-    assert_eq!(hive.live_turn(&alice), None);
+    hive.usage()
+        .turn_progress(&alice, tool(0, "Bash"), 0)
+        .unwrap();
+    let id = hive.usage().report_turn(&alice, report()).await.unwrap();
+    assert_eq!(hive.usage().live_turn(&alice), None);
     let mut seen = Vec::new();
     while let Ok(change) = changes.try_recv() {
         seen.push(change);
@@ -175,16 +190,18 @@ async fn a_harness_starting_again_ends_the_turn_it_left_unreported() {
     let (hive, _dir) = hive();
     let alice = id("alice");
     hive.spawn(&alice).await.unwrap();
-    hive.turn_progress(&alice, tool(0, "Bash"), 0).unwrap();
+    hive.usage()
+        .turn_progress(&alice, tool(0, "Bash"), 0)
+        .unwrap();
     // No `started` seen (the daemon restarted mid-turn): the daemon's
     // clock starts it.
     assert_eq!(
-        hive.live_turn(&alice).map(|t| t.started_at_ms),
+        hive.usage().live_turn(&alice).map(|t| t.started_at_ms),
         Some(10_000_000)
     );
-    let mut changes = hive.subscribe_live();
+    let mut changes = hive.usage().subscribe_live();
     hive.requeue_inflight(&alice).await.unwrap();
-    assert_eq!(hive.live_turn(&alice), None);
+    assert_eq!(hive.usage().live_turn(&alice), None);
     let change = changes.try_recv().unwrap();
     assert!(change.ended && change.turn.is_none());
     // Nothing live, nothing to say.
@@ -196,12 +213,16 @@ async fn a_harness_starting_again_ends_the_turn_it_left_unreported() {
 async fn a_new_turn_replaces_what_the_last_one_left() {
     let (hive, _dir) = hive();
     let alice = id("alice");
-    hive.turn_progress(&alice, started(&[("bob", "one")]), 0)
+    hive.usage()
+        .turn_progress(&alice, started(&[("bob", "one")]), 0)
         .unwrap();
-    hive.turn_progress(&alice, tool(0, "Bash"), 0).unwrap();
-    hive.turn_progress(&alice, started(&[("carol", "two")]), 0)
+    hive.usage()
+        .turn_progress(&alice, tool(0, "Bash"), 0)
         .unwrap();
-    let turn = hive.live_turn(&alice).unwrap();
+    hive.usage()
+        .turn_progress(&alice, started(&[("carol", "two")]), 0)
+        .unwrap();
+    let turn = hive.usage().live_turn(&alice).unwrap();
     assert!(turn.tools.is_empty());
     assert_eq!(turn.messages[0].from, "carol");
 }
@@ -220,7 +241,7 @@ async fn the_roster_row_says_what_the_agent_spent_today() {
             .unwrap()
     };
     assert_eq!(row(&hive).spent_today_micro_usd, None);
-    hive.report_turn(&alice, report()).await.unwrap();
-    hive.report_turn(&alice, report()).await.unwrap();
+    hive.usage().report_turn(&alice, report()).await.unwrap();
+    hive.usage().report_turn(&alice, report()).await.unwrap();
     assert_eq!(row(&hive).spent_today_micro_usd, Some(3_000));
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::testing::{config_in, hive_at, id};
 use crate::wire::codes::ErrorCode;
 
-use super::Hive;
+use crate::service::Hive;
 
 async fn hive() -> (Hive, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -20,7 +20,8 @@ async fn hive() -> (Hive, tempfile::TempDir) {
 fn waiting(hive: &Hive, name: &str) -> tokio::task::JoinHandle<bool> {
     let (hive, name) = (hive.clone(), id(name));
     tokio::spawn(async move {
-        hive.await_interrupt(&name, std::future::pending())
+        hive.usage()
+            .await_interrupt(&name, std::future::pending())
             .await
             .unwrap()
     })
@@ -36,7 +37,7 @@ async fn an_interrupt_answers_the_waiting_harness_of_that_agent_alone() {
     let alice = waiting(&hive, "alice");
     let bob = waiting(&hive, "bob");
     settle().await;
-    hive.interrupt(&id("alice"), None).await.unwrap();
+    hive.usage().interrupt(&id("alice"), None).await.unwrap();
     let answered = tokio::time::timeout(Duration::from_secs(5), alice).await;
     assert!(answered.unwrap().unwrap(), "alice's wait ends interrupted");
     settle().await;
@@ -47,22 +48,38 @@ async fn an_interrupt_answers_the_waiting_harness_of_that_agent_alone() {
 #[tokio::test]
 async fn without_a_turn_in_progress_an_interrupt_is_refused_with_no_turn() {
     let (hive, _dir) = hive().await;
-    let err = hive.interrupt(&id("alice"), None).await.unwrap_err();
+    let err = hive
+        .usage()
+        .interrupt(&id("alice"), None)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoTurn);
     assert!(
         err.to_string().contains("alice has no turn in progress"),
         "{err}"
     );
-    let unknown = hive.interrupt(&id("carol"), None).await.unwrap_err();
+    let unknown = hive
+        .usage()
+        .interrupt(&id("carol"), None)
+        .await
+        .unwrap_err();
     assert_eq!(unknown.code(), ErrorCode::UnknownAgent);
 }
 
 #[tokio::test]
 async fn a_wait_that_ended_leaves_no_turn_behind_for_the_next_interrupt() {
     let (hive, _dir) = hive().await;
-    let gone = hive.await_interrupt(&id("alice"), async {}).await.unwrap();
+    let gone = hive
+        .usage()
+        .await_interrupt(&id("alice"), async {})
+        .await
+        .unwrap();
     assert!(!gone, "a hung-up wait is not an interrupt");
-    let err = hive.interrupt(&id("alice"), None).await.unwrap_err();
+    let err = hive
+        .usage()
+        .interrupt(&id("alice"), None)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoTurn);
 }
 
@@ -70,12 +87,14 @@ async fn a_wait_that_ended_leaves_no_turn_behind_for_the_next_interrupt() {
 async fn the_note_is_the_agents_next_message_and_a_refused_interrupt_sends_none() {
     let (hive, _dir) = hive().await;
     let refused = hive
+        .usage()
         .interrupt(&id("alice"), Some("never sent".into()))
         .await;
     assert!(refused.is_err());
     let wait = waiting(&hive, "alice");
     settle().await;
-    hive.interrupt(&id("alice"), Some("stop; use the staging db".into()))
+    hive.usage()
+        .interrupt(&id("alice"), Some("stop; use the staging db".into()))
         .await
         .unwrap();
     assert!(wait.await.unwrap());

@@ -13,13 +13,13 @@
 
 use std::collections::BTreeMap;
 
-use super::{Hive, HiveError};
+use super::{HiveError, Usage};
 use crate::hive::arguments;
 use crate::store::{agents, turns};
 use crate::wire::ident::Ident;
 use crate::wire::turns::{TurnReport, TurnRow, UsageBy, UsageRow};
 
-impl Hive {
+impl Usage {
     /// Keep a turn `agent`'s harness reported; committed, and the spend
     /// caps evaluated, before the answer, so whatever asks next already
     /// sees it. Answers the turn's id.
@@ -29,20 +29,22 @@ impl Hive {
         let counted = report.clone();
         let kept = report.clone();
         let id = self
-            .transact(move |c| {
+            .state
+            .store
+            .run_as(move |c| {
                 if agents::get(c, &n)?.is_none() {
                     return Err(HiveError::UnknownAgent(n));
                 }
                 Ok(turns::insert(c, &n, &report)?)
             })
             .await?;
-        self.inner.metrics.turn(agent, &counted);
+        self.count(agent, std::slice::from_ref(&counted));
         let row = TurnRow {
             id,
             agent: agent.clone(),
             report: kept,
         };
-        self.end_live_turn(agent, Some(row));
+        self.state.live.end(agent, Some(row));
         tracing::debug!(agent = %agent, turn = id, "turn reported");
         // Before the answer (and so before the turn's ack): the next
         // `recv` already meets a budget this turn reached.
@@ -57,7 +59,8 @@ impl Hive {
     pub async fn turns(&self, agent: &Ident, limit: u32) -> Result<Vec<TurnRow>, HiveError> {
         let n = agent.clone();
         let (rows, managed) = self
-            .store()
+            .state
+            .store
             .read(move |c| Ok((turns::recent(c, &n, limit)?, agents::get(c, &n)?.is_some())))
             .await?;
         if rows.is_empty() && !managed {
@@ -68,8 +71,8 @@ impl Hive {
 
     /// The sums of every turn that ended in the last `since_secs` (every
     /// turn kept when `None`), grouped `by` agent, subtree (an agent with
-    /// every agent under it now), model or UTC day.
-    pub async fn usage(
+    /// every agent under it now), model or UTC day (host.sock `usage`).
+    pub async fn sums(
         &self,
         since_secs: Option<u64>,
         by: UsageBy,
@@ -79,13 +82,24 @@ impl Hive {
             self.now().saturating_sub(s).saturating_mul(1000)
         });
         let (rows, parents) = self
-            .store()
+            .state
+            .store
             .read(move |c| Ok((turns::usage(c, since_ms, by)?, agents::parents(c)?)))
             .await?;
         if by != UsageBy::Subtree {
             return Ok(rows);
         }
         Ok(subtree_sums(rows, &parents))
+    }
+
+    /// `agent`'s turns read from its transcripts (interactive turns, which
+    /// no harness reports), already in the journal: counted, and the caps
+    /// evaluated, as after a report.
+    pub(crate) async fn counted(&self, agent: &Ident, reports: &[TurnReport]) {
+        self.count(agent, reports);
+        if let Err(err) = self.check_spend(true).await {
+            tracing::error!(agent = %agent, "budgets not checked after a transcript: {err}");
+        }
     }
 }
 
@@ -114,5 +128,5 @@ fn subtree_sums(rows: Vec<UsageRow>, parents: &BTreeMap<Ident, Option<Ident>>) -
 }
 
 #[cfg(test)]
-#[path = "turns_tests.rs"]
+#[path = "journal_tests.rs"]
 mod tests;

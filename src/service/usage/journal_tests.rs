@@ -5,7 +5,7 @@
 use crate::testing::{config_in, hive_at, id};
 use crate::wire::turns::{ToolCall, TurnOutcome, TurnReport, TurnUsage, UsageBy};
 
-use super::{Hive, HiveError};
+use crate::service::{Hive, HiveError};
 
 fn hive() -> (Hive, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -47,23 +47,30 @@ async fn usage_by_subtree_adds_every_descendants_turns_to_its_ancestors() {
     hive.set_parent(&id("dev"), Some(&id("lead")))
         .await
         .unwrap();
-    hive.report_turn(&id("lead"), report(9_000_000, 10, 1_000))
+    hive.usage()
+        .report_turn(&id("lead"), report(9_000_000, 10, 1_000))
         .await
         .unwrap();
-    hive.report_turn(&id("dev"), report(9_500_000, 5, 500))
+    hive.usage()
+        .report_turn(&id("dev"), report(9_500_000, 5, 500))
         .await
         .unwrap();
-    hive.report_turn(&id("dev"), report(1_000, 1, 1))
+    hive.usage()
+        .report_turn(&id("dev"), report(1_000, 1, 1))
         .await
         .unwrap(); // long ago
 
-    let by_agent = hive.usage(Some(3600), UsageBy::Agent).await.unwrap();
+    let by_agent = hive.usage().sums(Some(3600), UsageBy::Agent).await.unwrap();
     let sums: Vec<_> = by_agent
         .iter()
         .map(|r| (r.key.as_str(), r.cost_micro_usd))
         .collect();
     assert_eq!(sums, [("dev", 500), ("lead", 1_000)]);
-    let subtree = hive.usage(Some(3600), UsageBy::Subtree).await.unwrap();
+    let subtree = hive
+        .usage()
+        .sums(Some(3600), UsageBy::Subtree)
+        .await
+        .unwrap();
     let sums: Vec<_> = subtree
         .iter()
         .map(|r| {
@@ -84,7 +91,7 @@ async fn usage_by_subtree_adds_every_descendants_turns_to_its_ancestors() {
             ("ruth", 2, 15, 1_500)
         ]
     );
-    let all = hive.usage(None, UsageBy::Agent).await.unwrap();
+    let all = hive.usage().sums(None, UsageBy::Agent).await.unwrap();
     assert_eq!(all.iter().find(|r| r.key == "dev").unwrap().turns, 2);
 }
 
@@ -94,18 +101,24 @@ async fn a_report_breaking_the_caps_or_of_no_agent_is_refused_and_not_kept() {
     hive.spawn(&id("ann")).await.unwrap();
     let mut bad = report(9_000_000, 1, 1);
     bad.tools[0].name = "Bash\nInjected".into();
-    let err = hive.report_turn(&id("ann"), bad).await.unwrap_err();
+    let err = hive.usage().report_turn(&id("ann"), bad).await.unwrap_err();
     assert!(matches!(err, HiveError::BadArgument(_)), "{err}");
     let mut backwards = report(9_000_000, 1, 1);
     backwards.started_at_ms = backwards.ended_at_ms + 1;
-    assert!(hive.report_turn(&id("ann"), backwards).await.is_err());
+    assert!(
+        hive.usage()
+            .report_turn(&id("ann"), backwards)
+            .await
+            .is_err()
+    );
     let err = hive
+        .usage()
         .report_turn(&id("nobody"), report(9_000_000, 1, 1))
         .await
         .unwrap_err();
     assert!(matches!(err, HiveError::UnknownAgent(_)), "{err}");
-    assert!(hive.turns(&id("ann"), 10).await.unwrap().is_empty());
-    let err = hive.turns(&id("nobody"), 10).await.unwrap_err();
+    assert!(hive.usage().turns(&id("ann"), 10).await.unwrap().is_empty());
+    let err = hive.usage().turns(&id("nobody"), 10).await.unwrap_err();
     assert!(matches!(err, HiveError::UnknownAgent(_)), "{err}");
 }
 
@@ -114,20 +127,27 @@ async fn a_destroyed_agents_turns_and_spend_stay_until_it_is_purged() {
     let (hive, _dir) = hive();
     hive.spawn(&id("old")).await.unwrap();
     let kept = hive
+        .usage()
         .report_turn(&id("old"), report(9_000_000, 1, 1))
         .await
         .unwrap();
     hive.destroy(&id("old"), false).await.unwrap();
-    let rows = hive.turns(&id("old"), 10).await.unwrap();
+    let rows = hive.usage().turns(&id("old"), 10).await.unwrap();
     assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [kept]);
-    let spent = hive.usage(None, UsageBy::Agent).await.unwrap();
+    let spent = hive.usage().sums(None, UsageBy::Agent).await.unwrap();
     assert_eq!(spent.len(), 1, "a destroyed agent's spend still counts");
     hive.destroy(&id("old"), true).await.unwrap();
     assert!(
-        hive.turns(&id("old"), 10).await.is_err(),
+        hive.usage().turns(&id("old"), 10).await.is_err(),
         "purged with the agent"
     );
     // Its sums go too: a new agent of the name starts at nothing spent.
     hive.spawn(&id("old")).await.unwrap();
-    assert!(hive.usage(None, UsageBy::Agent).await.unwrap().is_empty());
+    assert!(
+        hive.usage()
+            .sums(None, UsageBy::Agent)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

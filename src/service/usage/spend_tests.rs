@@ -13,7 +13,7 @@ use crate::testing::{config_in, hive_on, id, manager_events};
 use crate::wire::spend::{SpendCap, SpendScope, SpendSource};
 use crate::wire::turns::{TurnOutcome, TurnReport, TurnUsage};
 
-use super::{Hive, HiveError};
+use crate::service::{Hive, HiveError};
 
 /// 01:00 UTC on day 20,000.
 const NOW: i64 = 20_000 * 86_400 + 3600;
@@ -59,7 +59,8 @@ async fn turn(hive: &Hive, agent: &str, at: i64, micro_usd: u64) -> Vec<String> 
         .recv(&id(agent), None, None, pending())
         .await
         .unwrap();
-    hive.report_turn(&id(agent), report(at, micro_usd, 10))
+    hive.usage()
+        .report_turn(&id(agent), report(at, micro_usd, 10))
         .await
         .unwrap();
     hive.messaging().ack_turn(&id(agent)).await.unwrap();
@@ -81,7 +82,8 @@ async fn poll(hive: &Hive, agent: &str) -> Vec<String> {
 /// `micro_usd`; the bodies it took.
 async fn alices_costly_turn(hive: &Hive, micro_usd: u64) -> Vec<String> {
     hive.spawn(&id("alice")).await.unwrap();
-    hive.set_budget(Some(&id("alice")), cap("1usd/day"))
+    hive.usage()
+        .set_budget(Some(&id("alice")), cap("1usd/day"))
         .await
         .unwrap();
     hive.messaging()
@@ -134,7 +136,8 @@ async fn a_budget_reached_by_one_turn_holds_the_next_message_until_it_is_raised(
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!waiting.is_finished(), "held, not answered");
-    hive.set_budget(Some(&id("alice")), cap("2usd/day"))
+    hive.usage()
+        .set_budget(Some(&id("alice")), cap("2usd/day"))
         .await
         .unwrap();
     let got = tokio::time::timeout(Duration::from_secs(5), waiting)
@@ -168,14 +171,14 @@ async fn a_held_message_survives_a_restart_still_held_and_runs_once_raised() {
     }
     // The daemon evaluates the budgets at start, before any socket serves.
     let (hive, _clock) = hive_in(dir.path(), NOW + 60);
-    hive.check_spend(false).await.unwrap();
+    hive.usage().check_spend(false).await.unwrap();
     assert_eq!(
         budget_words(&hive, "alice").await.as_deref(),
         Some("$1.50 of $1.00 today")
     );
     assert!(poll(&hive, "alice").await.is_empty(), "still held");
     assert_eq!(hive.messaging().unread(&id("alice")).await.unwrap(), 1);
-    let rows = hive.budgets().await.unwrap();
+    let rows = hive.usage().budgets().await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(
         (
@@ -191,7 +194,8 @@ async fn a_held_message_survives_a_restart_still_held_and_runs_once_raised() {
             true
         )
     );
-    hive.set_budget(Some(&id("alice")), cap("5usd/day"))
+    hive.usage()
+        .set_budget(Some(&id("alice")), cap("5usd/day"))
         .await
         .unwrap();
     assert_eq!(poll(&hive, "alice").await, ["second"]);
@@ -202,10 +206,14 @@ async fn the_next_utc_day_or_a_rolling_window_moving_on_lets_the_turns_resume() 
     let dir = tempfile::tempdir().unwrap();
     let (hive, clock) = hive_in(dir.path(), NOW);
     hive.spawn(&id("alice")).await.unwrap();
-    hive.set_budget(Some(&id("alice")), cap("1usd/day"))
+    hive.usage()
+        .set_budget(Some(&id("alice")), cap("1usd/day"))
         .await
         .unwrap();
-    hive.set_budget(None, cap("30tokens/2h")).await.unwrap();
+    hive.usage()
+        .set_budget(None, cap("30tokens/2h"))
+        .await
+        .unwrap();
     turn(&hive, "alice", NOW, 1_000_000).await;
     hive.messaging()
         .send_from_operator(&id("alice"), None, "tomorrow".into())
@@ -215,7 +223,7 @@ async fn the_next_utc_day_or_a_rolling_window_moving_on_lets_the_turns_resume() 
     // Next day, 00:30: the day's cap is fresh, but the hive's rolling 2h
     // window (10 tokens of 30) is not reached either way.
     clock.set(NOW + 23 * 3600 + 1800);
-    hive.check_spend(true).await.unwrap();
+    hive.usage().check_spend(true).await.unwrap();
     assert_eq!(poll(&hive, "alice").await, ["tomorrow"]);
 
     // Three turns of 10 tokens reach the hive's 30 tokens in 2h: everyone
@@ -228,7 +236,7 @@ async fn the_next_utc_day_or_a_rolling_window_moving_on_lets_the_turns_resume() 
     let words = budget_words(&hive, "ruth").await.unwrap();
     assert_eq!(words, "30 of 30 tokens in 2h for the hive");
     clock.set(at + 2 * 3600 + 1);
-    hive.check_spend(true).await.unwrap();
+    hive.usage().check_spend(true).await.unwrap();
     assert_eq!(budget_words(&hive, "ruth").await, None);
 }
 
@@ -244,7 +252,8 @@ async fn a_parents_budget_holds_its_children_and_a_budget_set_below_the_spend_ho
         .unwrap();
     // Spent before any budget: it counts.
     turn(&hive, "dev", NOW, 700_000).await;
-    hive.set_budget(Some(&id("lead")), cap("0.5usd/day"))
+    hive.usage()
+        .set_budget(Some(&id("lead")), cap("0.5usd/day"))
         .await
         .unwrap();
     assert_eq!(
@@ -254,10 +263,11 @@ async fn a_parents_budget_holds_its_children_and_a_budget_set_below_the_spend_ho
     assert!(budget_words(&hive, "lead").await.is_some());
     assert_eq!(budget_words(&hive, "other").await, None);
     // Unset: nothing holds them (no config default).
-    hive.unset_budget(Some(&id("lead"))).await.unwrap();
+    hive.usage().unset_budget(Some(&id("lead"))).await.unwrap();
     assert_eq!(budget_words(&hive, "dev").await, None);
-    assert!(hive.budgets().await.unwrap().is_empty());
+    assert!(hive.usage().budgets().await.unwrap().is_empty());
     let err = hive
+        .usage()
         .set_budget(Some(&id("nobody")), cap("1usd/day"))
         .await
         .unwrap_err();
@@ -283,11 +293,11 @@ async fn request_budget_queues_an_approval_and_approving_it_sets_the_budget() {
         ("budget", "3usd/day")
     );
     assert!(
-        hive.budgets().await.unwrap().is_empty(),
+        hive.usage().budgets().await.unwrap().is_empty(),
         "not before approval"
     );
     hive.approve(row.id, None).await.unwrap();
-    let rows = hive.budgets().await.unwrap();
+    let rows = hive.usage().budgets().await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(
         (&rows[0].scope, rows[0].amount, rows[0].source),
@@ -328,7 +338,8 @@ async fn the_configs_defaults_apply_where_the_operator_set_nothing() {
         None,
         "its own spend only"
     );
-    hive.set_budget(Some(&id("alice")), cap("2usd/day"))
+    hive.usage()
+        .set_budget(Some(&id("alice")), cap("2usd/day"))
         .await
         .unwrap();
     assert_eq!(
@@ -337,6 +348,7 @@ async fn the_configs_defaults_apply_where_the_operator_set_nothing() {
         "the operator's replaces it"
     );
     let sources: Vec<(String, SpendSource)> = hive
+        .usage()
         .budgets()
         .await
         .unwrap()
@@ -368,7 +380,10 @@ async fn a_reached_budget_runs_the_operators_notify_command_once() {
             .run_notifier(tokio_util::sync::CancellationToken::new()),
     );
     hive.spawn(&id("alice")).await.unwrap();
-    hive.set_budget(None, cap("1usd/day")).await.unwrap();
+    hive.usage()
+        .set_budget(None, cap("1usd/day"))
+        .await
+        .unwrap();
     turn(&hive, "alice", NOW, 1_000_000).await;
     turn(&hive, "alice", NOW, 1_000_000).await; // still reached: no second run
     for _ in 0..300 {
@@ -401,7 +416,8 @@ async fn capped_hive(dir: &std::path::Path, hard_cap: bool) -> Hive {
     let (hive, _driver) = hive_on(config, Store::open_in_memory().unwrap(), clock);
     hive.spawn(&id("alice")).await.unwrap();
     hive.spawn(&id("bob")).await.unwrap();
-    hive.set_budget(Some(&id("bob")), cap("1000tokens/day"))
+    hive.usage()
+        .set_budget(Some(&id("bob")), cap("1000tokens/day"))
         .await
         .unwrap();
     hive
@@ -416,9 +432,14 @@ fn in_turn(hive: &Hive, name: &str) -> tokio::task::JoinHandle<bool> {
         messages: vec![],
         total_messages: 1,
     };
-    hive.turn_progress(&id(name), started, 0).unwrap();
+    hive.usage().turn_progress(&id(name), started, 0).unwrap();
     let (hive, name) = (hive.clone(), id(name));
-    tokio::spawn(async move { hive.await_interrupt(&name, pending()).await.unwrap() })
+    tokio::spawn(async move {
+        hive.usage()
+            .await_interrupt(&name, pending())
+            .await
+            .unwrap()
+    })
 }
 
 #[tokio::test]
@@ -430,7 +451,10 @@ async fn under_the_hard_cap_a_turn_whose_own_report_reaches_the_budget_gets_no_n
     tokio::time::sleep(Duration::from_millis(20)).await;
     turn(&hive, "alice", NOW, 1_000_000).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), alices_wait).await;
-    hive.set_budget(None, cap("10usd/day")).await.unwrap();
+    hive.usage()
+        .set_budget(None, cap("10usd/day"))
+        .await
+        .unwrap();
     assert_eq!(
         poll(&hive, "alice").await,
         Vec::<String>::new(),
@@ -447,7 +471,10 @@ async fn under_the_hard_cap_a_reached_budget_ends_the_turns_it_covers_and_says_w
     turn(&hive, "alice", NOW, 1_000_000).await;
     let ended = tokio::time::timeout(Duration::from_secs(5), bobs_turn).await;
     assert!(ended.unwrap().unwrap(), "bob's turn in progress is ended");
-    hive.set_budget(None, cap("10usd/day")).await.unwrap();
+    hive.usage()
+        .set_budget(None, cap("10usd/day"))
+        .await
+        .unwrap();
     let note = poll(&hive, "bob").await;
     assert_eq!(note.len(), 1, "{note:?}");
     assert!(
@@ -481,7 +508,7 @@ async fn under_the_hard_cap_a_running_turns_reported_tokens_reach_its_token_budg
     let dir = tempfile::tempdir().unwrap();
     let hive = capped_hive(dir.path(), true).await;
     let shutdown = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(hive.clone().watch_spend(shutdown.clone()));
+    tokio::spawn(hive.usage().clone().watch_spend(shutdown.clone()));
     let bobs_turn = in_turn(&hive, "bob");
     tokio::time::sleep(Duration::from_millis(20)).await;
     let so_far = |output_tokens| TurnProgress::Usage {
@@ -492,10 +519,14 @@ async fn under_the_hard_cap_a_running_turns_reported_tokens_reach_its_token_budg
         cost_micro_usd: None,
         is_final: false,
     };
-    hive.turn_progress(&id("bob"), so_far(400), 0).unwrap();
+    hive.usage()
+        .turn_progress(&id("bob"), so_far(400), 0)
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!bobs_turn.is_finished(), "400 of 1000 tokens: it goes on");
-    hive.turn_progress(&id("bob"), so_far(1200), 0).unwrap();
+    hive.usage()
+        .turn_progress(&id("bob"), so_far(1200), 0)
+        .unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(5), bobs_turn).await;
     assert!(ended.unwrap().unwrap(), "1200 of 1000 tokens: ended");
     shutdown.cancel();

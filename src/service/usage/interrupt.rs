@@ -20,7 +20,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::watch;
 
-use super::{Hive, HiveError};
+use super::{HiveError, Usage};
 use crate::wire::ident::Ident;
 
 /// Who waits for an interrupt, per agent.
@@ -91,7 +91,7 @@ impl InterruptState {
     }
 }
 
-impl Hive {
+impl Usage {
     /// The harness of agent `me`, for the length of a turn: `true` when the
     /// operator interrupts it, `false` when `gone` resolves first (the
     /// client hung up or the daemon stops).
@@ -100,7 +100,7 @@ impl Hive {
         me: &Ident,
         gone: impl Future<Output = ()>,
     ) -> Result<bool, HiveError> {
-        let (mut signal, _counted) = self.inner.interrupts.wait(me);
+        let (mut signal, _counted) = self.state.interrupts.wait(me);
         tokio::select! {
             changed = signal.changed() => Ok(changed.is_ok()),
             () = gone => Ok(false),
@@ -111,15 +111,16 @@ impl Hive {
     /// if any, is queued first as the agent's next message.
     pub async fn interrupt(&self, name: &Ident, note: Option<String>) -> Result<(), HiveError> {
         self.require(name).await?;
-        if !self.inner.interrupts.in_turn(name) {
+        if !self.state.interrupts.in_turn(name) {
             return Err(HiveError::NoTurn(name.clone()));
         }
         if let Some(note) = note {
-            self.messaging()
+            self.state
+                .messaging
                 .send_from_operator(name, None, note)
                 .await?;
         }
-        if self.inner.interrupts.interrupt(name) {
+        if self.state.interrupts.interrupt(name) {
             tracing::info!(agent = %name, "{name}: turn interrupted by the operator");
         } else {
             tracing::info!(agent = %name, "{name}: its turn ended by itself before the interrupt");

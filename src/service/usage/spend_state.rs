@@ -4,9 +4,11 @@
 //! the manager hears of each once). Rebuilt from the store and the turn
 //! journal at start-up, before any agent socket serves.
 //!
-//! Decision: one owner, as the roster's and the inboxes' state; it knows
-//! nothing of the store or of [`Hive`](super::Hive). Evaluations are
-//! serialized (`evaluating`), so an older one never overwrites a newer.
+//! Decision: one owner, the usage room, which alone writes it (the writers
+//! are private to the room); the roster's rows and the messaging room's
+//! `Holds` port read it through the `pub(crate)` readers. It knows nothing
+//! of the store. Evaluations are serialized (`evaluating`), so an older
+//! one never overwrites a newer.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -16,7 +18,7 @@ use crate::wire::ident::Ident;
 use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
 
 #[derive(Debug, Default)]
-pub(super) struct SpendState {
+pub(crate) struct SpendState {
     /// Agents no new turn starts for, and why.
     held: Mutex<BTreeMap<Ident, Hold>>,
     /// The caps reached at the last evaluation.
@@ -47,17 +49,17 @@ pub(super) struct SpendChange {
 
 impl SpendState {
     /// Is `name` held by a reached cap?
-    pub(super) fn is_held(&self, name: &Ident) -> bool {
+    pub(crate) fn is_held(&self, name: &Ident) -> bool {
         lock(&self.held).contains_key(name)
     }
 
     /// Why `name` is held, in the roster's words.
-    pub(super) fn words(&self, name: &Ident) -> Option<String> {
+    pub(crate) fn words(&self, name: &Ident) -> Option<String> {
         lock(&self.held).get(name).map(|h| h.words.clone())
     }
 
     /// What `name`'s turns cost today, if any reported a cost.
-    pub(super) fn today(&self, name: &Ident) -> Option<u64> {
+    pub(crate) fn today(&self, name: &Ident) -> Option<u64> {
         lock(&self.today).get(name).copied()
     }
 

@@ -25,16 +25,15 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::messaging::Wakes;
-use super::{Hive, HiveError};
-use crate::hive::arguments;
+use rusqlite::Connection;
+
+use super::{HiveError, Usage};
 use crate::hive::spend::{self, Amounts, Defaults, Evaluation, Spent};
 use crate::hive::topology::Topology;
 use crate::hive::{Outcome, Recipient};
-use crate::store::approvals::NewApproval;
-use crate::store::{agents, spend_caps, turns};
+use crate::service::messaging::Wakes;
+use crate::store::{StoreError, agents, spend_caps, turns};
 use crate::wire::events::HelperEvent;
-use crate::wire::host::{Approval, ApprovalKind};
 use crate::wire::ident::Ident;
 use crate::wire::live::TurnProgress;
 use crate::wire::notify::NotifyEvent;
@@ -50,7 +49,7 @@ fn scope_of(agent: Option<&Ident>) -> SpendScope {
     agent.map_or(SpendScope::Hive, |n| SpendScope::Subtree(n.clone()))
 }
 
-impl Hive {
+impl Usage {
     /// Every cap in force with what its window holds now (`budgets`).
     pub async fn budgets(&self) -> Result<Vec<BudgetRow>, HiveError> {
         self.check_spend(true).await
@@ -79,7 +78,8 @@ impl Hive {
         let (scope, now) = (scope_of(agent), self.now());
         let s = scope.clone();
         let changed = self
-            .store()
+            .state
+            .store
             .run(move |c| spend_caps::set(c, &s, &cap, approval, now))
             .await?;
         tracing::info!(budget = %cap, "budget on {} set to {cap}", scope.words());
@@ -96,7 +96,11 @@ impl Hive {
     pub async fn unset_budget(&self, agent: Option<&Ident>) -> Result<Outcome, HiveError> {
         let scope = scope_of(agent);
         let s = scope.clone();
-        let removed = self.store().run(move |c| spend_caps::unset(c, &s)).await?;
+        let removed = self
+            .state
+            .store
+            .run(move |c| spend_caps::unset(c, &s))
+            .await?;
         if removed == 0 {
             if let Some(n) = agent {
                 self.require(n).await?;
@@ -108,33 +112,16 @@ impl Hive {
         Ok(Outcome::Done)
     }
 
-    /// The manager's `request_budget`: queue a `budget` approval of `cap`
-    /// on `agent`'s subtree, with the manager's reason. Approving it sets
-    /// that cap, as `hivectl budget set` would.
-    pub async fn request_budget(
+    /// The action of an approved `budget` row (`approval`, the manager's
+    /// `request_budget`): set `cap` on `agent`'s subtree, as `hivectl
+    /// budget set` would, the row named as the cap's source.
+    pub(crate) async fn set_approved_budget(
         &self,
         agent: &Ident,
         cap: SpendCap,
-        reason: &str,
-    ) -> Result<super::approvals::Queued, HiveError> {
-        arguments::check_reason("request_budget", reason)?;
-        self.queue(NewApproval {
-            agent: agent.clone(),
-            kind: ApprovalKind::Budget,
-            commit_ref: cap.to_string(),
-            description: Some(reason.to_owned()),
-        })
-        .await
-    }
-
-    /// The action of an approved `budget` row: set its amount on its
-    /// agent's subtree.
-    pub(crate) async fn set_approved_budget(&self, row: &Approval) -> Result<(), String> {
-        let cap = arguments::check_spend_cap(&row.commit_ref).map_err(|e| e.to_string())?;
-        self.store_budget(Some(&row.agent), cap, Some(row.id))
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
+        approval: i64,
+    ) -> Result<Outcome, HiveError> {
+        self.store_budget(Some(agent), cap, Some(approval)).await
     }
 
     /// Evaluate every cap now and act on what changed: rows of agents held
@@ -142,23 +129,23 @@ impl Hive {
     /// `announce`) the manager told of each cap newly reached. The caps'
     /// rows.
     pub async fn check_spend(&self, announce: bool) -> Result<Vec<BudgetRow>, HiveError> {
-        let _one = self.inner.spend.evaluating.lock().await;
+        let _one = self.state.spend.evaluating.lock().await;
         let (evaluation, today) = self.evaluate_spend().await?;
-        let change = self.inner.spend.replace(&evaluation);
+        let change = self.state.spend.replace(&evaluation);
         let mut changed = change.changed.clone();
-        for name in self.inner.spend.replace_today(today) {
+        for name in self.state.spend.replace_today(today) {
             if !changed.contains(&name) {
                 changed.push(name);
             }
         }
         for name in &changed {
-            self.publish(name).await;
+            self.state.roster.publish(name).await;
         }
         for name in change.released {
             tracing::info!(agent = %name, "{name}: no budget holds it now; its turns resume");
             self.mail().wake(Wakes::of(Recipient::Agent(name)));
         }
-        if self.config().budget_hard_cap {
+        if self.state.settings.budget_hard_cap {
             for (name, why) in change.newly_held {
                 self.end_turn_over_budget(&name, &why).await;
             }
@@ -173,7 +160,9 @@ impl Hive {
                 };
                 self.mail().to_operator(NotifyEvent::BudgetReached {
                     hive: agent.is_none(),
-                    agent: agent.clone().unwrap_or_else(|| self.config().manager()),
+                    agent: agent
+                        .clone()
+                        .unwrap_or_else(|| self.state.settings.manager.clone()),
                     amount: row.amount.to_string(),
                     spent: spent.clone(),
                 });
@@ -201,7 +190,7 @@ impl Hive {
         // report may be what reached the budget) has none while its
         // harness's wait may still be open, and ended by itself. A harness
         // too old to report progress still has its turn ended, without one.
-        let note = self.inner.live.current(name).map(|_| note);
+        let note = self.state.live.current(name).map(|_| note);
         match self.interrupt(name, note).await {
             Ok(()) => tracing::warn!(agent = %name, "{name}: turn ended by the hard cap ({why})"),
             Err(HiveError::NoTurn(_)) => {}
@@ -215,19 +204,21 @@ impl Hive {
     /// with the caps' windows: no second query when a cap is per day).
     async fn evaluate_spend(&self) -> Result<(Evaluation, BTreeMap<Ident, u64>), HiveError> {
         let now = self.now();
+        let settings = &self.state.settings;
         let (hive, each) = (
-            self.config().budget_hive.clone(),
-            self.config().budget_each_agent.clone(),
+            settings.budget_hive.clone(),
+            settings.budget_each_agent.clone(),
         );
         // Under the hard cap a running turn's tokens count already (its
         // cost only once reported: the harness learns it at the turn's end).
-        let live = if self.config().budget_hard_cap {
-            self.inner.live.tokens_so_far()
+        let live = if self.state.settings.budget_hard_cap {
+            self.state.live.tokens_so_far()
         } else {
             Vec::new()
         };
         Ok(self
-            .store()
+            .state
+            .store
             .read(move |c| {
                 let operator = spend_caps::all(c)?;
                 let parents = agents::parents(c)?;
@@ -239,17 +230,7 @@ impl Hive {
                 let caps = spend::in_force(&operator, defaults, &names);
                 let mut spent = BTreeMap::new();
                 for start in spend::window_starts(&caps, now) {
-                    let rows = turns::usage(c, start.saturating_mul(1000), UsageBy::Agent)?;
-                    let mut sums: Spent = rows
-                        .into_iter()
-                        .map(|r| {
-                            let amounts = Amounts {
-                                micro_usd: r.cost_micro_usd,
-                                tokens: r.usage.total(),
-                            };
-                            (r.key, amounts)
-                        })
-                        .collect();
+                    let mut sums = spent_since(c, start)?;
                     for (name, tokens) in &live {
                         let a = sums.entry(name.to_string()).or_default();
                         a.tokens = a.tokens.saturating_add(*tokens);
@@ -262,9 +243,9 @@ impl Hive {
                         .iter()
                         .filter_map(|(k, a)| Some((Ident::new(k.clone()).ok()?, a.micro_usd)))
                         .collect(),
-                    None => turns::usage(c, midnight.saturating_mul(1000), UsageBy::Agent)?
+                    None => spent_since(c, midnight)?
                         .into_iter()
-                        .filter_map(|r| Some((Ident::new(r.key).ok()?, r.cost_micro_usd)))
+                        .filter_map(|(k, a)| Some((Ident::new(k).ok()?, a.micro_usd)))
                         .collect(),
                 };
                 let topology = Topology::new(parents);
@@ -281,8 +262,8 @@ impl Hive {
     pub async fn watch_spend(self, shutdown: CancellationToken) {
         let mut tick = tokio::time::interval(RECHECK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let hard_cap = self.config().budget_hard_cap;
-        let mut live = self.inner.live.subscribe();
+        let hard_cap = self.state.settings.budget_hard_cap;
+        let mut live = self.state.live.subscribe();
         loop {
             let check = tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -298,6 +279,25 @@ impl Hive {
             }
         }
     }
+}
+
+/// What each agent spent since `since` (Unix seconds), by agent name: the
+/// one read of an agent's spend, for every cap's window and the roster's
+/// spend today. Today its one source is the turn journal (what each
+/// agent's harness reported); a second source of metered spend per agent
+/// (tokens and cost) adds its sums here.
+fn spent_since(c: &Connection, since: i64) -> Result<Spent, StoreError> {
+    let rows = turns::usage(c, since.saturating_mul(1000), UsageBy::Agent)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let amounts = Amounts {
+                micro_usd: r.cost_micro_usd,
+                tokens: r.usage.total(),
+            };
+            (r.key, amounts)
+        })
+        .collect())
 }
 
 #[cfg(test)]
