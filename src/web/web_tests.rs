@@ -160,5 +160,8 @@ fn a_booting_agent_shows_starting_not_stopped_and_no_transition_tag() {
         html.contains(r#"<span class="state changing">starting</span>"#),
         "{html}"
     );
-    assert!(!html.contains("stopped") && !html.contains("transition"), "{html}");
+    assert!(
+        !html.contains("stopped") && !html.contains("transition"),
+        "{html}"
+    );
 }
