@@ -17,6 +17,19 @@ fn record() -> AgentRecord {
     }
 }
 
+/// The inputs of a row with nothing but its record and unit.
+fn bare<'a>(record: &'a AgentRecord, unit: Option<&'a UnitState>) -> RowInputs<'a> {
+    RowInputs {
+        record,
+        unit,
+        pending_reminders: 0,
+        domain: None,
+        crashed: false,
+        budget: None,
+        spent_today: None,
+    }
+}
+
 #[test]
 fn a_running_agent_shows_its_status_text_url_and_short_sha() {
     let rec = record();
@@ -45,15 +58,7 @@ fn a_session_state_appends_its_three_keys_after_the_spec_ones() {
         message: Some("Claude needs your permission to use Edit".into()),
         since: 1_796_040_000,
     });
-    let r = row(RowInputs {
-        record: &rec,
-        unit: None,
-        pending_reminders: 0,
-        domain: None,
-        crashed: false,
-        budget: None,
-        spent_today: None,
-    });
+    let r = row(bare(&rec, None));
     let line = serde_json::to_string(&r).unwrap();
     assert!(
             line.ends_with(r#""parent":"ruth","session_state":"needs_permission","session_message":"Claude needs your permission to use Edit","session_since":"2026-11-30T12:00:00Z"}"#),
@@ -68,15 +73,7 @@ fn a_stopped_agent_hides_its_status_text_and_time_together() {
         ..record()
     };
     let unit = UnitState::inactive();
-    let r = row(RowInputs {
-        record: &rec,
-        unit: Some(&unit),
-        pending_reminders: 0,
-        domain: None,
-        crashed: false,
-        budget: None,
-        spent_today: None,
-    });
+    let r = row(bare(&rec, Some(&unit)));
     assert_eq!((r.status_text, r.status_set_at, r.url), (None, None, None));
     assert!(r.paused && !r.running && !r.failed);
 }
@@ -173,15 +170,7 @@ fn a_unit_between_two_states_is_starting_or_stopping_and_not_running() {
     };
     let transition = |active| {
         let unit = between(active);
-        let r = row(RowInputs {
-            record: &rec,
-            unit: Some(&unit),
-            pending_reminders: 0,
-            domain: None,
-            crashed: false,
-            budget: None,
-            spent_today: None,
-        });
+        let r = row(bare(&rec, Some(&unit)));
         assert!(!r.running);
         (r.transition, serde_json::to_string(&r).unwrap())
     };
