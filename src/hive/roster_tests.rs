@@ -88,13 +88,8 @@ fn a_failed_unit_carries_its_result_and_only_a_failed_one() {
         since: None,
     };
     let inputs = |unit, crashed| RowInputs {
-        record: &rec,
-        unit,
-        pending_reminders: 0,
-        domain: None,
         crashed,
-        budget: None,
-        spent_today: None,
+        ..bare(&rec, unit)
     };
     let r = row(inputs(Some(&failed), false));
     assert_eq!((r.failed, r.failure.as_deref()), (true, Some("core-dump")));
@@ -117,15 +112,7 @@ fn a_failed_unit_carries_its_result_and_only_a_failed_one() {
 #[test]
 fn a_running_unit_says_since_when_and_a_stopped_one_does_not() {
     let rec = record();
-    let inputs = |unit| RowInputs {
-        record: &rec,
-        unit,
-        pending_reminders: 0,
-        domain: None,
-        crashed: false,
-        budget: None,
-        spent_today: None,
-    };
+    let inputs = |unit| bare(&rec, unit);
     let up = UnitState {
         since: Some(1_796_040_000),
         ..UnitState::running()
