@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use source::{
-    absolute_paths, circles, code_tokens, is_test_file, method_calls, module_path, rooms,
-    rust_files,
+    absolute_paths, circles, code_tokens, is_test_file, method_calls, module_path,
+    names_the_facade, rooms, rust_files,
 };
 
 /// Each top-level module and the modules it may import. The one table of
@@ -366,17 +366,6 @@ fn every_service_room_uses_only_itself_the_rooms_it_may_and_the_error_table() {
         "a service room reaching the façade or a room it may not use:\n{}",
         violations.join("\n")
     );
-}
-
-/// Does a room's code name the façade, `Hive`? Every `Hive` token does,
-/// but one that ends another type's path (`SpendScope::Hive`, a variant
-/// of the wire's) — unless that path is the service's (`service::Hive`,
-/// `super::Hive`, `crate::Hive`).
-fn names_the_facade(toks: &[String]) -> bool {
-    toks.iter().enumerate().any(|(i, t)| {
-        let owner = (i >= 2 && toks[i - 1] == "::").then(|| toks[i - 2].as_str());
-        t == "Hive" && owner.is_none_or(|o| matches!(o, "service" | "super" | "crate"))
-    })
 }
 
 /// `src/lib.rs` shows [`SERVICE_ROOMS`] in its map, as it shows [`LAYERS`].

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use super::budget::within_budget;
+use super::claim::Claim;
 use super::messaging::Wakes;
 use super::{Hive, HiveError};
 use crate::containers::{ContainerSpec, DriverError, Outcome, StopMode, UnitState};
@@ -577,33 +578,4 @@ fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-}
-
-/// A spawn or destroy's hold on its agent, released when dropped (however
-/// the operation ends).
-struct Claim {
-    hive: Hive,
-    name: Ident,
-}
-
-impl Claim {
-    /// Claim `name`, or answer that a spawn or destroy of it is running.
-    fn take(hive: &Hive, verb: &'static str, name: &Ident) -> Result<Self, HiveError> {
-        if !hive.inner.roster.claim(name) {
-            return Err(HiveError::StillRunning {
-                verb,
-                agents: vec![name.to_string()],
-            });
-        }
-        Ok(Self {
-            hive: hive.clone(),
-            name: name.clone(),
-        })
-    }
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        self.hive.inner.roster.release(&self.name);
-    }
 }

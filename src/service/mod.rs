@@ -120,6 +120,7 @@ mod approval_actions;
 pub mod approvals;
 mod base;
 mod budget;
+mod claim;
 mod claude_files;
 mod confined;
 mod deploy;

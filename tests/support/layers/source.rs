@@ -479,3 +479,14 @@ pub fn method_calls(ty: &str, files: &[(String, String)]) -> BTreeMap<String, BT
 #[cfg(test)]
 #[path = "source_tests.rs"]
 mod tests;
+
+/// Does a room's code name the façade, `Hive`? Every `Hive` token does,
+/// but one that ends another type's path (`SpendScope::Hive`, a variant
+/// of the wire's) — unless that path is the service's (`service::Hive`,
+/// `super::Hive`, `crate::Hive`).
+pub fn names_the_facade(toks: &[String]) -> bool {
+    toks.iter().enumerate().any(|(i, t)| {
+        let owner = (i >= 2 && toks[i - 1] == "::").then(|| toks[i - 2].as_str());
+        t == "Hive" && owner.is_none_or(|o| matches!(o, "service" | "super" | "crate"))
+    })
+}
