@@ -42,6 +42,12 @@ in
     whose own `/usr` then runs. An agent keeps the choice it was created
     with across restarts and rebuilds.
   '';
+  agent_images_dir = opt absolutePath "/var/lib/hive-images" ''
+    nspawn profile: the shared agent image's store (`systemd/image/share`).
+    When its `current` names a version, agents created or rebuilt from now
+    on bind that version's `usr` read-only and clone `template_image` as
+    their small root (an agent of the host's `/usr` keeps it).
+  '';
   nspawn_dir = opt absolutePath "/etc/systemd/nspawn" ''
     Where `h-<agent>.nspawn` files are written (nspawn profile).
     systemd-nspawn@.service reads them only from /etc/systemd/nspawn and

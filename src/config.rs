@@ -160,6 +160,12 @@ pub struct Config {
     /// was created with (its `.nspawn` file says it) across restarts and
     /// rebuilds.
     pub bind_host_usr: bool,
+    /// nspawn profile: the shared agent image's store
+    /// (`systemd/image/share`). When its `current` names a version, every
+    /// agent created or rebuilt from now on binds that version's `usr`
+    /// read-only, whatever `bind_host_usr` says (but an agent of the host's
+    /// `/usr` keeps it), and `template_image` is the small root it clones.
+    pub agent_images_dir: PathBuf,
     /// Where NixOS container configs are written (nixos profile).
     pub nixos_containers_dir: PathBuf,
     /// The command that builds an agent's NixOS system closure (nixos
@@ -357,6 +363,7 @@ impl Default for Config {
             template_image: "hive-template".into(),
             nspawn_dir: "/etc/systemd/nspawn".into(),
             bind_host_usr: true,
+            agent_images_dir: "/var/lib/hive-images".into(),
             nixos_containers_dir: "/etc/nixos-containers".into(),
             nixos_build_command: Vec::new(),
             approval_command: Vec::new(),

@@ -28,7 +28,11 @@
 //! self-contained image keeps that image's `hive-agent` (a new image needs
 //! `destroy` and `spawn`), and one on the host's `/usr` runs the host's
 //! current `hive-agent` from its next restart anyway. Flagging either
-//! would promise an update the rebuild does not make. Rejected: a hash of
+//! would promise an update the rebuild does not make. An agent of the
+//! shared image (`systemd/image/share`) is the exception: its rebuild
+//! binds the store's current version; a newer version is not in the base
+//! yet (a host-`/usr` agent, which a rebuild leaves alone, would be
+//! flagged too; see "Limitations"). Rejected: a hash of
 //! the record (a JSON record can be read by the operator to see what an
 //! agent was built from).
 //!

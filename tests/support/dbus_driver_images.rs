@@ -85,6 +85,69 @@ async fn an_agent_keeps_the_host_usr_bind_it_was_created_with_after_a_switch_to_
     .await;
 }
 
+/// Issue 48: with a shared image in the store, a new agent binds its
+/// current version's `usr` read-only; a full-copy agent made before keeps
+/// its own `/usr` until a rebuild moves it; a new version moves nobody
+/// until their rebuild, and the old version stays where it was.
+#[tokio::test]
+async fn agents_bind_the_shared_images_current_version_and_move_at_their_rebuild() {
+    bounded(async {
+        let mut st = host(&[]);
+        for n in ["full", "new"] {
+            st.units
+                .insert(nspawn(n), Unit::new(false, "inactive", "dead"));
+        }
+        let rig = Rig::new(st).await;
+        let mut settings = rig.settings(&[]);
+        settings.bind_host_usr = false;
+        let store = settings.agent_images_dir.clone();
+        let driver = SystemdDriver::connect(Profile::Nspawn, settings)
+            .await
+            .unwrap();
+        let file = |n: &str| {
+            std::fs::read_to_string(rig.dir.path().join(format!("nspawn/h-{n}.nspawn"))).unwrap()
+        };
+        let publish = |v: &str| {
+            std::fs::create_dir_all(store.join(v).join("usr")).unwrap();
+            let tmp = store.join(".current.tmp");
+            std::os::unix::fs::symlink(v, &tmp).unwrap();
+            std::fs::rename(&tmp, store.join("current")).unwrap();
+        };
+        let binds = |v: &str| {
+            format!(
+                "\nBindReadOnly={}:/usr\n",
+                store.join(v).join("usr").display()
+            )
+        };
+        driver.create(&id("full"), &rig.spec("full")).await.unwrap();
+        assert!(!file("full").contains("/usr"), "{}", file("full"));
+
+        publish("v1");
+        driver.create(&id("new"), &rig.spec("new")).await.unwrap();
+        assert!(file("new").contains(&binds("v1")), "{}", file("new"));
+        assert_eq!(driver.start(&id("full")).await, Ok(Outcome::Done));
+        assert!(
+            !file("full").contains("/usr"),
+            "a start moved it: {}",
+            file("full")
+        );
+
+        publish("v2");
+        assert_eq!(driver.start(&id("new")).await, Ok(Outcome::Done));
+        assert!(
+            file("new").contains(&binds("v1")),
+            "a start moved it: {}",
+            file("new")
+        );
+        for n in ["full", "new"] {
+            driver.rebuild(&id(n), &rig.spec(n)).await.unwrap();
+            assert!(file(n).contains(&binds("v2")), "{}", file(n));
+        }
+        assert!(store.join("v1/usr").is_dir());
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_missing_template_image_is_a_setup_error_naming_it() {
     bounded(async {

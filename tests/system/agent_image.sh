@@ -67,8 +67,28 @@ tb_image_template() {
   root="/proc/$(tb_leader)/root/var/lib/machines/$1"
   in_c test -e "/var/lib/machines/$1/usr/local/bin/hive-agent" && return 0
   t=$(tb_now)
-  mkdir -p "$root"
-  tar -C "$root" --numeric-owner -xf "$2"
-  "$TB_REPO/systemd/image/install-agent" "$root" --binary "$TB_DIR/bin/hive-agent"
+  tb_image_copy "$root" "$2"
   echo "figure: image unpacked into the bed in $(( ($(tb_now) - t) / 1000 )) ms" >&2
+}
+
+# tb_image_copy ROOT TAR: TAR unpacked into ROOT (a path on the host), hive-agent added by
+# install-agent.
+tb_image_copy() {
+  mkdir -p "$1"
+  tar -C "$1" --numeric-owner -xf "$2"
+  "$TB_REPO/systemd/image/install-agent" "$1" --binary "$TB_DIR/bin/hive-agent"
+}
+
+# tb_shared_image NAME TAR STORE: the shared image in the bed (issue 48): TAR's copy as
+# tb_image_copy makes it, split by systemd/image/share into the small template
+# /var/lib/machines/NAME and the version STORE/v1 (STORE/current). Once per bed.
+tb_shared_image() {
+  local root store t
+  root="/proc/$(tb_leader)/root/var/lib/machines/$1"
+  store="/proc/$(tb_leader)/root$3"
+  in_c test -e "$3/current" && return 0
+  t=$(tb_now)
+  tb_image_copy "$root" "$2"
+  "$TB_REPO/systemd/image/share" "$root" --images "$store" --version v1
+  echo "figure: shared image made in the bed in $(( ($(tb_now) - t) / 1000 )) ms" >&2
 }

@@ -121,7 +121,7 @@ CONFIG=$(jq -r '.environment.etc["hive-c0re/config.json"].source' "$T/on.json")
 check "the config file is formats.json's rendering of settings, every key with the daemon's default" \
   jqt "$CONFIG" '. == { state_dir: "/var/lib/hyperhive", runtime_dir: "/run/hyperhive", driver: "systemd",
      profile: "nixos", domain: null, forge_url: null, matrix_url: null, stop_deadline_secs: 30,
-     template_image: "hive-template", nspawn_dir: "/etc/systemd/nspawn", bind_host_usr: true, nixos_containers_dir: "/etc/nixos-containers",
+     template_image: "hive-template", nspawn_dir: "/etc/systemd/nspawn", bind_host_usr: true, agent_images_dir: "/var/lib/hive-images", nixos_containers_dir: "/etc/nixos-containers",
      nixos_build_command: [.nixos_build_command[0]], approval_command: [], meta_flake: null, nix_command: ["nix"], notify_command: [], notify_interval_secs: 60, auto_update: false, agent_cpu_quota: "200%",
      agent_memory_max: "4G", agent_tasks_max: 4096, agent_inotify_instances: 128, agent_inotify_watches: 65536, agent_disk_quota: "10G", agent_disk_inodes: 1000000, agent_disk_quota_required: false, max_agents: 1000, max_body_bytes: 65536, message_retention_secs: 604800, journal_directory: null,
      attention_after_secs: 300,

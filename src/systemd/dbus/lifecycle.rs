@@ -41,7 +41,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::jobs::{JobWait, Waited, failure_outcome};
 use super::settings_files::{self, FileError};
-use super::{Shared, handover, limits, proxies, userns};
+use super::{Shared, handover, images, limits, proxies, userns};
 use crate::containers::{
     ActiveState, ContainerSpec, DriverError, Outcome, Profile, StopMode, machine_name,
 };
@@ -231,7 +231,7 @@ impl Shared {
             }
             if file.base != Some(base) || !text.contains("Private=yes") {
                 tracing::info!(agent = %n, base, "{n}: settings file moved to its own user range");
-                let text = settings_files::render_nspawn(&n, &file.spec, base, file.host_usr)?;
+                let text = settings_files::render_nspawn(&n, &file.spec, base, &file.usr)?;
                 settings_files::write_atomically(&path, &text)?;
             }
             Ok(Some((base, file.spec.state_dir)))
@@ -399,28 +399,27 @@ impl Shared {
     }
 
     /// Write the container's settings file (its user range first,
-    /// [`userns::ensure`]; nixos: its system built before that). The host's `/usr`
-    /// is bound as the file already there says (the agent's image was
-    /// cloned from the template of its time), else as `bind_host_usr`.
+    /// [`userns::ensure`]; nixos: its system built before that); its `/usr`
+    /// by [`images::usr_for`] (a rebuild moves it to the shared image's
+    /// current version).
     async fn write_settings(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
         let (path, text) = match self.profile {
             Profile::Nspawn => {
                 // Check the spec before a directory is made or chowned.
-                settings_files::render_nspawn(name, spec, 0, false).map_err(setup)?;
+                settings_files::render_nspawn(name, spec, 0, &settings_files::Usr::Own)
+                    .map_err(setup)?;
                 let path = settings_files::nspawn_path(&self.settings.nspawn_dir, name);
                 let (n, s, p) = (name.clone(), spec.clone(), path.clone());
                 let configured = self.settings.bind_host_usr;
-                let (base, host_usr) = blocking(move || {
+                let store = self.settings.agent_images_dir.clone();
+                let (base, usr) = blocking(move || {
                     let written = std::fs::read_to_string(&p).ok();
-                    let host_usr = written
-                        .as_deref()
-                        .and_then(settings_files::parse_nspawn)
-                        .map_or(configured, |file| file.host_usr);
-                    Ok((userns::ensure(&n, &s.state_dir, &s.runtime_dir)?, host_usr))
+                    let written = written.as_deref().and_then(settings_files::parse_nspawn);
+                    let usr = images::usr_for(written.map(|f| f.usr), &store, configured)?;
+                    Ok((userns::ensure(&n, &s.state_dir, &s.runtime_dir)?, usr))
                 })
                 .await?;
-                let text =
-                    settings_files::render_nspawn(name, spec, base, host_usr).map_err(setup)?;
+                let text = settings_files::render_nspawn(name, spec, base, &usr).map_err(setup)?;
                 (path, text)
             }
             Profile::Nixos => {

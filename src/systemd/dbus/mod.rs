@@ -40,6 +40,7 @@
 pub mod builder;
 mod dispatch;
 pub mod handover;
+pub mod images;
 pub mod inotify;
 pub mod jobs;
 mod lifecycle;
@@ -101,6 +102,9 @@ pub struct Settings {
     /// Bind the host's `/usr` into containers created from now on (nspawn
     /// profile; [`Config::bind_host_usr`]).
     pub bind_host_usr: bool,
+    /// The shared agent image's store ([`Config::agent_images_dir`],
+    /// [`images`]).
+    pub agent_images_dir: PathBuf,
     /// Where `h-<n>.conf` files go (nixos profile).
     pub nixos_containers_dir: PathBuf,
     /// Agents that exist (from the store): shown as inactive while systemd
@@ -129,6 +133,7 @@ impl Settings {
             template_image: config.template_image.clone(),
             nspawn_dir: config.nspawn_dir.clone(),
             bind_host_usr: config.bind_host_usr,
+            agent_images_dir: config.agent_images_dir.clone(),
             nixos_containers_dir: config.nixos_containers_dir.clone(),
             agents,
             builder: Arc::new(CommandBuilder::new(config.nixos_build_command.clone())),

@@ -135,14 +135,14 @@ CAP_SYS_TTY_CONFIG CAP_AUDIT_CONTROL CAP_AUDIT_WRITE";
 /// - `PrivateUsers=<base>:65536` and `PrivateUsersOwnership=chown`: its own
 ///   user namespace; nspawn shifts the image's ownership into the range on
 ///   the first start (the daemon did the bound directories);
-/// - with `host_usr`, the host's `/usr` bound read-only (a template with
-///   an empty `usr/`); inside it shows as owned by `nobody` (the host's
+/// - its `/usr` as `usr` says ([`Usr`]): the shared image's version
+///   ([`super::images`]) or the host's bound read-only (a template with an
+///   empty `usr/`); inside either shows as owned by `nobody` (the host's
 ///   root is not in the range), so its setuid programs give nothing.
 ///   Rejected: the `idmap` bind option, which systemd 252 applies to an
 ///   attached mount: Linux refuses that ("Failed to map ids for bind mount
 ///   ...: Device or resource busy", seen in the test-bed on Linux 6.18).
-///   Without it the container runs its image's own `/usr`
-///   (`systemd/image/build`), and nothing of the host's is bound;
+///   [`Usr::Own`]: the container runs its image's own full copy;
 /// - `Private=yes` without a veth: a network namespace with only its
 ///   loopback; the agent reaches the hive through its sockets;
 /// - [`DROPPED_CAPABILITIES`];
@@ -155,7 +155,7 @@ pub fn render_nspawn(
     name: &Ident,
     spec: &ContainerSpec,
     base: u32,
-    host_usr: bool,
+    usr: &Usr,
 ) -> Result<String, FileError> {
     let runtime = check_path("runtime directory", &spec.runtime_dir)?;
     let state = check_path("state directory", &spec.state_dir)?;
@@ -170,8 +170,13 @@ pub fn render_nspawn(
         let _ = writeln!(out, "Environment=\"{k}={v}\"");
     }
     out.push_str("\n[Files]\nPrivateUsersOwnership=chown\n");
-    if host_usr {
-        out.push_str(HOST_USR_BIND);
+    match usr {
+        Usr::Own => {}
+        Usr::Host => out.push_str(HOST_USR_BIND),
+        Usr::Shared(dir) => {
+            let dir = check_path("shared image directory", dir)?;
+            let _ = writeln!(out, "BindReadOnly={dir}:/usr");
+        }
     }
     let _ = writeln!(out, "Bind={runtime}:{CONTAINER_RUNTIME_DIR}");
     let _ = writeln!(out, "Bind={state}:{CONTAINER_STATE_DIR}");
@@ -194,6 +199,20 @@ fn repo_binds(repos: &RepoBinds) -> Result<(String, String), FileError> {
 /// The line that binds the host's `/usr` into a container.
 const HOST_USR_BIND: &str = "BindReadOnly=/usr\n";
 
+/// Where a container's `/usr` comes from (nspawn profile); its `.nspawn`
+/// file says which, so an agent keeps it until a rebuild moves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Usr {
+    /// Its image's own (a full copy of a self-contained image, as
+    /// `systemd/image/build` made every agent before the shared image).
+    Own,
+    /// The host's, bound read-only (a template with an empty `usr/`).
+    Host,
+    /// A version of the shared agent image (its `usr` directory in the
+    /// store, [`super::images`]), bound read-only.
+    Shared(PathBuf),
+}
+
 /// What a `.nspawn` file this daemon wrote says (this version or an
 /// earlier one, e.g. one still saying `PrivateUsers=no`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,9 +221,9 @@ pub struct NspawnFile {
     pub spec: ContainerSpec,
     /// The user range it names; `None`: none.
     pub base: Option<u32>,
-    /// It binds the host's `/usr` (every file before self-contained images
-    /// did): the agent's image was cloned from a template without one.
-    pub host_usr: bool,
+    /// Its `/usr`: `Host` for every file before self-contained images (the
+    /// agent's image was cloned from a template without one).
+    pub usr: Usr,
 }
 
 /// Read back a `.nspawn` file this daemon wrote; `None` for a file that is
@@ -224,7 +243,7 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
         system: None,
     };
     let mut base = None;
-    let mut host_usr = false;
+    let mut usr = Usr::Own;
     let (mut proposed, mut applied) = (None, None);
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("PrivateUsers=") {
@@ -239,24 +258,24 @@ pub fn parse_nspawn(text: &str) -> Option<NspawnFile> {
                 Some((src, MANAGER_PROPOSED_DIR)) => proposed = Some(PathBuf::from(src)),
                 _ => {}
             }
-        } else if let Some((src, MANAGER_APPLIED_DIR)) = line
+        } else if let Some((src, dst)) = line
             .strip_prefix("BindReadOnly=")
             .and_then(|b| b.split_once(':'))
         {
-            applied = Some(PathBuf::from(src));
+            match dst {
+                MANAGER_APPLIED_DIR => applied = Some(PathBuf::from(src)),
+                "/usr" => usr = Usr::Shared(src.into()),
+                _ => {}
+            }
         } else if HOST_USR_BIND.strip_suffix('\n') == Some(line) {
-            host_usr = true;
+            usr = Usr::Host;
         }
     }
     if let (Some(proposed), Some(applied)) = (proposed, applied) {
         spec.repos = Some(RepoBinds { proposed, applied });
     }
     let found = |p: &Path| !p.as_os_str().is_empty();
-    (found(&spec.runtime_dir) && found(&spec.state_dir)).then_some(NspawnFile {
-        spec,
-        base,
-        host_usr,
-    })
+    (found(&spec.runtime_dir) && found(&spec.state_dir)).then_some(NspawnFile { spec, base, usr })
 }
 
 /// The NixOS container config of agent `name` (read by NixOS's

@@ -18,7 +18,7 @@ fn spec() -> ContainerSpec {
 
 #[test]
 fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
-    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, true).unwrap();
+    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, &Usr::Host).unwrap();
     let expected = "# Written by hive-c0re for agent alice; rewritten on rebuild.\n\
             [Exec]\nPrivateUsers=1179648:65536\n\
             DropCapability=CAP_NET_RAW CAP_MKNOD CAP_LINUX_IMMUTABLE CAP_SYS_TTY_CONFIG \
@@ -32,7 +32,7 @@ fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
     let file = NspawnFile {
         spec: spec(),
         base: Some(0x0012_0000),
-        host_usr: true,
+        usr: Usr::Host,
     };
     assert_eq!(parse_nspawn(&text), Some(file));
 }
@@ -41,12 +41,29 @@ fn the_nspawn_file_binds_the_agent_dirs_and_sets_its_environment() {
 /// nothing of the host's `/usr`, and reads back as such.
 #[test]
 fn the_nspawn_file_of_an_image_agent_binds_no_host_usr() {
-    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, false).unwrap();
+    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, &Usr::Own).unwrap();
     assert!(!text.contains("/usr"), "{text}");
     assert!(text.contains("Bind=/var/lib/hyperhive/agents/alice:/var/lib/hive\n"));
     let file = parse_nspawn(&text).unwrap();
-    assert!(!file.host_usr);
+    assert_eq!(file.usr, Usr::Own);
     assert_eq!(file.spec, spec());
+}
+
+/// An agent of the shared image binds its version's `usr` read-only on
+/// `/usr`, and the file reads back that version: the record of what it
+/// runs.
+#[test]
+fn the_nspawn_file_of_a_shared_image_agent_binds_its_version_read_only() {
+    let usr = Usr::Shared("/var/lib/hive-images/20261207-1/usr".into());
+    let text = render_nspawn(&id("alice"), &spec(), 0x0012_0000, &usr).unwrap();
+    assert!(
+        text.contains("\nBindReadOnly=/var/lib/hive-images/20261207-1/usr:/usr\n"),
+        "{text}"
+    );
+    let file = parse_nspawn(&text).unwrap();
+    assert_eq!((file.usr, file.spec), (usr, spec()));
+    let odd = Usr::Shared("/var/lib/hive images/usr".into());
+    assert!(render_nspawn(&id("alice"), &spec(), 0x0012_0000, &odd).is_err());
 }
 
 /// The file an earlier version wrote (no user namespace, host network)
@@ -63,7 +80,7 @@ fn a_file_of_the_version_before_user_ranges_is_read_back_and_others_are_not_ours
     let file = NspawnFile {
         spec: spec(),
         base: None,
-        host_usr: true,
+        usr: Usr::Host,
     };
     assert_eq!(parse_nspawn(old), Some(file));
     assert_eq!(parse_nspawn("[Exec]\nPrivateUsers=no\n"), None);
@@ -76,7 +93,7 @@ fn a_bind_path_with_a_colon_or_dotdot_is_refused_by_name() {
     for bad in ["/run/a:b", "/run/../etc", "relative/dir", "/run/a b"] {
         let mut s = spec();
         s.runtime_dir = bad.into();
-        let err = render_nspawn(&id("a"), &s, 0x8_0000, true)
+        let err = render_nspawn(&id("a"), &s, 0x8_0000, &Usr::Host)
             .unwrap_err()
             .to_string();
         assert!(err.contains(bad), "{err}");
@@ -94,7 +111,7 @@ fn an_environment_value_that_would_break_the_file_is_refused() {
         let mut s = spec();
         s.env = vec![(k.into(), v.into())];
         assert!(
-            render_nspawn(&id("a"), &s, 0x8_0000, true).is_err(),
+            render_nspawn(&id("a"), &s, 0x8_0000, &Usr::Host).is_err(),
             "{k}={v:?}"
         );
     }
@@ -190,7 +207,7 @@ fn the_managers_file_binds_the_proposed_repos_read_write_and_the_applied_read_on
         proposed: "/var/lib/hyperhive/proposed".into(),
         applied: "/var/lib/hyperhive/applied".into(),
     });
-    let text = render_nspawn(&id("ruth"), &s, 0x0012_0000, false).unwrap();
+    let text = render_nspawn(&id("ruth"), &s, 0x0012_0000, &Usr::Own).unwrap();
     let files = text.split("[Files]\n").nth(1).unwrap();
     assert!(
         files.starts_with(
@@ -203,7 +220,7 @@ fn the_managers_file_binds_the_proposed_repos_read_write_and_the_applied_read_on
         "{text}"
     );
     assert_eq!(parse_nspawn(&text).unwrap().spec, s);
-    let agent = render_nspawn(&id("alice"), &spec(), 0x0012_0000, false).unwrap();
+    let agent = render_nspawn(&id("alice"), &spec(), 0x0012_0000, &Usr::Own).unwrap();
     assert!(!agent.contains("/hive/"), "{agent}");
     assert_eq!(parse_nspawn(&agent).unwrap().spec.repos, None);
 }
@@ -216,7 +233,7 @@ fn a_repo_bind_path_that_would_break_the_file_is_refused_by_name() {
             proposed: proposed.into(),
             applied: applied.into(),
         });
-        let err = render_nspawn(&id("ruth"), &s, 0x8_0000, false)
+        let err = render_nspawn(&id("ruth"), &s, 0x8_0000, &Usr::Own)
             .unwrap_err()
             .to_string();
         assert!(err.contains("repos directory"), "{err}");

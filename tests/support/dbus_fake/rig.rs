@@ -58,6 +58,7 @@ pub fn settings_at(dir: &Path, address: String) -> Settings {
         template_image: "hive-template".into(),
         nspawn_dir: dir.join("nspawn"),
         bind_host_usr: true,
+        agent_images_dir: dir.join("images"),
         nixos_containers_dir: dir.join("nixos"),
         agents: Vec::new(),
         builder: Arc::new(RecordingBuilder::new("/nix/store")),

@@ -1,0 +1,98 @@
+//! The shared agent image (nspawn profile): one read-only `/usr` for every
+//! agent, a small root of its own for each.
+//!
+//! `systemd/image/share` turns a built image (`systemd/image/build`) into
+//! two parts: its `/usr` becomes a version in the store,
+//! `<agent_images_dir>/<version>/usr`, and `<agent_images_dir>/current`
+//! (a symlink to the version's directory name) names the newest; what is
+//! left (`/etc`, `/var`, an empty `usr/`; about 11 MB) is the template
+//! machined clones for each agent and nspawn shifts into its user range.
+//! A container then binds its version's `usr` read-only on `/usr`
+//! (`BindReadOnly=`, [`super::settings_files::Usr::Shared`]); the bind
+//! line in its `.nspawn` file is the record of the version it runs.
+//!
+//! Decisions:
+//! - **A read-only bind, not overlayfs.** The store's files stay the host
+//!   root's, which is not in any agent's user range: inside, they belong to
+//!   `nobody`, so neither the agent's user nor its container's root may
+//!   write them, a setuid bit in them gives nothing (the kernel ignores one
+//!   whose owner has no mapping), and the read-only flag set outside the
+//!   container's user namespace is locked (no remount makes it writable).
+//!   Every agent sees byte for byte the version it records, so a new version
+//!   is a clean swap at its rebuild. Rejected: overlayfs with the image as
+//!   the lower layer: a per-agent upper layer (copy-ups the agent could make
+//!   diverge from the image, state a rebuild would have to merge), an
+//!   overlay of a tree owned outside the range (copy-up permission checks
+//!   then depend on the mounter's credentials), and `d_type` requirements on
+//!   xfs; idmapped binds, which systemd 252 applies to an attached mount and
+//!   Linux refuses (see [`super::settings_files::render_nspawn`]).
+//! - **Versions are directories, never rewritten.** Sharing a new build adds
+//!   a version and moves `current`; running agents keep the version they
+//!   bound (a mount keeps its tree), a rebuild moves an agent to `current`.
+//!   Nothing here removes a version. Rejected: one `usr` replaced in place
+//!   (every running agent's `/usr` would change under it).
+//! - **The daemon only reads the store** (root-owned, the operator's, like
+//!   `/var/lib/machines`): `current`'s target must be a bare version name in
+//!   the [`super::settings_files`] path alphabet, and its `usr` a directory.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::settings_files::{FileError, Usr};
+
+/// The link naming the newest version.
+pub const CURRENT: &str = "current";
+
+/// The `usr` of the version `<dir>/current` names, `None` when the store
+/// has no `current` (no shared image: agents run a full image or the
+/// host's `/usr`).
+pub fn current_usr(dir: &Path) -> Result<Option<PathBuf>, FileError> {
+    let link = dir.join(CURRENT);
+    let target = match std::fs::read_link(&link) {
+        Ok(target) => target,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(FileError::Io { path: link, source }),
+    };
+    let version = target.to_str().unwrap_or_default();
+    let ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    if version.is_empty() || version.starts_with('.') || !version.bytes().all(ok) {
+        return Err(FileError::Value {
+            what: "the shared image store's link",
+            value: link.display().to_string(),
+            why: "it must name a version directory beside it (a-z, A-Z, 0-9, '.', '_', '-'); \
+                  run systemd/image/share again",
+        });
+    }
+    let usr = dir.join(version).join("usr");
+    match std::fs::symlink_metadata(&usr) {
+        Ok(m) if m.is_dir() => Ok(Some(usr)),
+        _ => Err(FileError::Value {
+            what: "the shared image version",
+            value: usr.display().to_string(),
+            why: "it is not a directory; run systemd/image/share again",
+        }),
+    }
+}
+
+/// The `/usr` an agent's settings file gets when it is written (create,
+/// rebuild), from what its file says now (`None`: no file yet) and the
+/// store at `dir`:
+/// - an agent of the host's `/usr` keeps it (its template had no image
+///   of its own: its `/etc` is not an image's);
+/// - else the store's `current`, if any: a new agent, or a rebuild moving
+///   a full-copy agent or one of an older version (its state, login and
+///   inbox are in its state directory, untouched);
+/// - else what the file says, or for a new agent `bind_host_usr`'s choice.
+pub fn usr_for(written: Option<Usr>, dir: &Path, bind_host_usr: bool) -> Result<Usr, FileError> {
+    if written == Some(Usr::Host) {
+        return Ok(Usr::Host);
+    }
+    if let Some(usr) = current_usr(dir)? {
+        return Ok(Usr::Shared(usr));
+    }
+    Ok(written.unwrap_or(if bind_host_usr { Usr::Host } else { Usr::Own }))
+}
+
+#[cfg(test)]
+#[path = "images_tests.rs"]
+mod tests;

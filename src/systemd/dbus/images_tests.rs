@@ -1,0 +1,57 @@
+use super::*;
+
+#[test]
+fn a_store_without_current_has_no_shared_image() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(current_usr(dir.path()).unwrap(), None);
+    assert_eq!(current_usr(&dir.path().join("missing")).unwrap(), None);
+}
+
+#[test]
+fn current_names_the_usr_of_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("20261207-1/usr")).unwrap();
+    std::fs::create_dir_all(dir.path().join("20261207-2/usr")).unwrap();
+    std::os::unix::fs::symlink("20261207-2", dir.path().join(CURRENT)).unwrap();
+    assert_eq!(
+        current_usr(dir.path()).unwrap(),
+        Some(dir.path().join("20261207-2/usr"))
+    );
+}
+
+/// A link out of the store (absolute, `..`, a hidden name) or to a version
+/// without its `usr` is refused with the link named, never followed.
+#[test]
+fn a_current_pointing_out_of_the_store_or_at_nothing_is_refused() {
+    for target in ["/usr", "../etc", "a/../../b", ".hidden", "v1"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(target, dir.path().join(CURRENT)).unwrap();
+        let err = current_usr(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("run systemd/image/share again"),
+            "{target}: {err}"
+        );
+    }
+}
+
+/// A new agent and a rebuilt full-copy or older-version agent take the
+/// store's current version; a host-`/usr` agent keeps its bind; without
+/// a store nothing moves.
+#[test]
+fn a_rebuild_moves_image_agents_to_the_current_version_and_keeps_host_usr_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = Usr::Shared("/var/lib/hive-images/v1/usr".into());
+    assert_eq!(usr_for(None, dir.path(), true).unwrap(), Usr::Host);
+    assert_eq!(usr_for(None, dir.path(), false).unwrap(), Usr::Own);
+    assert_eq!(usr_for(Some(old.clone()), dir.path(), true).unwrap(), old);
+    std::fs::create_dir_all(dir.path().join("v2/usr")).unwrap();
+    std::os::unix::fs::symlink("v2", dir.path().join(CURRENT)).unwrap();
+    let current = Usr::Shared(dir.path().join("v2/usr"));
+    for written in [None, Some(Usr::Own), Some(old)] {
+        assert_eq!(usr_for(written, dir.path(), true).unwrap(), current);
+    }
+    assert_eq!(
+        usr_for(Some(Usr::Host), dir.path(), false).unwrap(),
+        Usr::Host
+    );
+}

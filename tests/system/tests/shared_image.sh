@@ -1,0 +1,132 @@
+# shellcheck shell=bash
+# Issue 48: one shared read-only agent image, a small root per agent. The built image
+# (tb_image_tar) is split in the bed by systemd/image/share into the template hive-shared
+# (/etc, /var, an empty usr/) and the store's version v1 (its /usr); the hive's config names the
+# store. Attacked from where the attacker sits: the agent's user and its container's root.
+# Figures: what a new agent adds to the machine store (du) and how long its spawn takes.
+
+# shellcheck source=../agent_image.sh
+source "$HERE/agent_image.sh"
+
+TB_SH_STORE=/var/lib/tb-hive-images
+
+# _sh_hive TEMPLATE [MEMBERS]: the hive with TEMPLATE and the bed's shared image store.
+_sh_hive() {
+  tb_hive "{\"stop_deadline_secs\": 2, \"template_image\": \"$1\", \"bind_host_usr\": false,
+    \"agent_images_dir\": \"$TB_SH_STORE\"${2:+, $2}}"
+}
+# _sh_as NAME USER SCRIPT: SCRIPT run by bash in h-NAME as USER (a transient service of its own
+# systemd; '$' doubled for systemd's expansion of the command line).
+_sh_as() {
+  in_c systemd-run -M "h-$1" --wait --pipe --quiet -p User="$2" /bin/bash -c "${3//\$/\$\$}" 2>&1
+}
+_sh_spawn_ms() {
+  local t out
+  t=$(tb_now)
+  out=$(hivectl_root spawn "$1" 2>&1) || { echo "hivectl spawn $1 failed: $out" >&2; return 1; }
+  tb_wait_machine 120 "h-$1" >&2 || return 1
+  echo $(( ($(tb_now) - t) / 1000 ))
+}
+_sh_du_mb() { in_c du -sm "/var/lib/machines/$1" | cut -f1; }
+_sh_usr_line() { in_c grep -F ':/usr' "/etc/systemd/nspawn/h-$1.nspawn" || true; }
+_sh_needs_login() {
+  [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == sys.argv[1]][0]["needs_login"])' "$1")" = "$2" ]
+}
+
+# shellcheck disable=SC2016  # the probes' $ are the agent's
+an_agent_of_the_shared_image_is_small_and_cannot_write_or_remount_its_usr() {
+  local tar ms out leader
+  tar=$(tb_image_tar)
+  tb_shared_image hive-shared "$tar" "$TB_SH_STORE" 2>&1
+  tb_agents sha
+  _sh_hive hive-shared
+  ms=$(_sh_spawn_ms sha)
+  echo "figure: spawn of a shared-image agent to multi-user.target: $ms ms;" \
+    "its own root: $(_sh_du_mb h-sha) MB (the template $(_sh_du_mb hive-shared) MB," \
+    "the shared /usr $(in_c du -sm "$TB_SH_STORE/v1/usr" | cut -f1) MB)"
+  expect_eq "h-sha.nspawn's /usr" "BindReadOnly=$TB_SH_STORE/v1/usr:/usr" "$(_sh_usr_line sha)"
+  (( $(_sh_du_mb h-sha) <= 20 )) || { echo "  h-sha's root is $(_sh_du_mb h-sha) MB"; return 1; }
+
+  # As the harness's user: the image's node and claude run; /usr is nobody's and read-only,
+  # also after a remount in a user and mount namespace of its own.
+  out=$(_sh_as sha agent 'id -un
+node -e "console.log(process.version)"
+claude --version
+stat -c "%u %g" /usr/bin/node /usr/local/bin/hive-agent
+touch /usr/tb-agent-was-here 2>/dev/null && echo "usr WRITTEN" || echo "usr refused"
+unshare -rm sh -c "mount -o remount,bind,rw /usr && touch /usr/tb-agent-was-here" >/dev/null 2>&1 &&
+  echo "usr-remounted WRITTEN" || echo "usr-remounted refused"')
+  echo "$out" | sed 's/^/  /'
+  expect_eq "the agent's view" "agent
+$(sed -n 2p <<<"$out")
+2.1.112 (Claude Code)
+65534 65534
+65534 65534
+usr refused
+usr-remounted refused" "$out"
+  # As the container's root (all its capabilities, in its user namespace): no write, no
+  # remount (the read-only flag was set outside and is locked), no chmod of a setuid program.
+  out=$(_sh_as sha root 'touch /usr/tb-root-was-here 2>/dev/null && echo "usr WRITTEN" || echo "usr refused"
+mount -o remount,bind,rw /usr 2>/dev/null && echo "remount DONE" || echo "remount refused"
+unshare -m sh -c "mount -o remount,bind,rw /usr && touch /usr/tb-root-was-here" 2>/dev/null &&
+  echo "usr-remounted WRITTEN" || echo "usr-remounted refused"
+chmod u+s /usr/bin/env 2>/dev/null && echo "chmod DONE" || echo "chmod refused"')
+  echo "$out" | sed 's/^/  /'
+  expect_eq "the container's root on /usr" "usr refused
+remount refused
+usr-remounted refused
+chmod refused" "$out"
+  leader=$(in_c machinectl show -p Leader --value h-sha)
+  if in_c nsenter -t "$leader" -a -- unshare -m sh -c \
+      'mount -o remount,bind,rw /usr && touch /usr/tb-root-was-here' 2>/dev/null; then
+    echo "  the container's init remounted /usr writable and wrote to it"; return 1
+  fi
+  expect_eq "files of the agent's in the shared /usr" "" \
+    "$(in_c ls "$TB_SH_STORE/v1/usr" | grep tb- || true)"
+  # The harness runs from the shared /usr: it reported the login state (no credentials).
+  tb_wait_machine 60 h-sha hive-agent.service ||
+    { in_c journalctl -M h-sha -u hive-agent --no-pager -n 30; return 1; }
+  wait_for 30 "sha's login state on the roster" _sh_needs_login sha True
+}
+
+# An upgrade and an image update: a full-copy agent (the image before issue 48) keeps running
+# when the image is shared; its rebuild moves it onto the shared /usr with its login (its state directory; its inbox is in the hive's store);
+# a new version moves nobody until a rebuild, and the old version stays.
+# shellcheck disable=SC2016
+a_rebuild_moves_an_agent_to_the_current_shared_version_and_keeps_its_login() {
+  local tar root store
+  tar=$(tb_image_tar)
+  tb_image_template hive-image "$tar" 2>&1
+  tb_shared_image hive-shared "$tar" "$TB_SH_STORE" 2>&1
+  tb_agents shfull
+  # Before: the full image, no store.
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-image", "bind_host_usr": false,
+    "agent_images_dir": "/var/lib/tb-no-images"}'
+  _sh_spawn_ms shfull >/dev/null
+  expect_eq "the full-copy agent's /usr line" "" "$(_sh_usr_line shfull)"
+  _sh_as shfull agent 'mkdir -p /var/lib/hive/claude && echo "{\"claudeAiOauth\": {}}" > /var/lib/hive/claude/.credentials.json' >/dev/null
+  in_c systemctl stop "$TB_UNIT"
+  _sh_hive hive-shared
+  expect_eq "the full-copy agent's /usr line after the switch, before a rebuild" "" "$(_sh_usr_line shfull)"
+  hivectl_root rebuild shfull
+  expect_eq "its /usr line after its rebuild" "BindReadOnly=$TB_SH_STORE/v1/usr:/usr" "$(_sh_usr_line shfull)"
+  tb_wait_machine 120 h-shfull hive-agent.service ||
+    { in_c journalctl -M h-shfull -u hive-agent --no-pager -n 30; return 1; }
+  expect_eq "its /usr's owner inside (the shared one, not its own copy)" "65534" \
+    "$(_sh_as shfull agent 'stat -c %u /usr/bin/node')"
+  wait_for 45 "shfull's login state (logged in)" _sh_needs_login shfull False
+
+  # A new version (hard links of v1's files: a copy as far as the store knows).
+  root="/proc/$(tb_leader)/root/var/tmp/tb-v2" store="/proc/$(tb_leader)/root$TB_SH_STORE"
+  mkdir -p "$root/usr" && cp -al "$store/v1/usr/." "$root/usr/"
+  "$TB_REPO/systemd/image/share" "$root" --images "$store" --version v2 2>&1
+  rm -rf "$root"
+  expect_eq "its /usr line once v2 is current, before a rebuild" \
+    "BindReadOnly=$TB_SH_STORE/v1/usr:/usr" "$(_sh_usr_line shfull)"
+  hivectl_root rebuild shfull
+  expect_eq "its /usr line after the rebuild" "BindReadOnly=$TB_SH_STORE/v2/usr:/usr" "$(_sh_usr_line shfull)"
+  tb_wait_machine 120 h-shfull hive-agent.service
+  expect_eq "v1 is still in the store" "yes" "$(in_c test -x "$TB_SH_STORE/v1/usr/bin/env" && echo yes)"
+  in_c ln -sfn v1 "$TB_SH_STORE/current"
+}
