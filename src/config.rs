@@ -152,19 +152,13 @@ pub struct Config {
     pub template_image: String,
     /// Where `.nspawn` settings files are written (nspawn profile).
     pub nspawn_dir: PathBuf,
-    /// nspawn profile: bind the host's `/usr` read-only into each agent
-    /// container created from now on (true: `template_image` has an empty
-    /// `usr/`, as every template before `systemd/image/build` made its own
-    /// did). false for a self-contained image (`systemd/image/build`):
-    /// the agent runs the image's own `/usr`. An agent keeps the choice it
-    /// was created with (its `.nspawn` file says it) across restarts and
-    /// rebuilds.
+    /// nspawn profile, without a shared image: bind the host's `/usr`
+    /// read-only into each agent created from now on (a template with an
+    /// empty `usr/`); false: the image's own (`systemd/image/build`). An
+    /// agent keeps it (its `.nspawn` file says it) across restarts.
     pub bind_host_usr: bool,
-    /// nspawn profile: the shared agent image's store
-    /// (`systemd/image/share`). When its `current` names a version, every
-    /// agent created or rebuilt from now on binds that version's `usr`
-    /// read-only, whatever `bind_host_usr` says (but an agent of the host's
-    /// `/usr` keeps it), and `template_image` is the small root it clones.
+    /// nspawn profile: the shared image's store (`systemd/image/share`): agents created or
+    /// rebuilt bind its `current` version, but host-`/usr` ones (`systemd::dbus::images`).
     pub agent_images_dir: PathBuf,
     /// Where NixOS container configs are written (nixos profile).
     pub nixos_containers_dir: PathBuf,
