@@ -469,3 +469,52 @@ fn a_refusal_exits_with_its_codes_status_and_an_answer_without_a_code_exits_1() 
         assert_eq!(stderr(&out), "hivectl: no\n");
     }
 }
+
+/// The client line `hivectl version` prints first.
+fn client_line() -> String {
+    format!(
+        "client: hivectl {} (protocol 1)\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+#[test]
+fn version_without_a_daemon_prints_the_client_line_then_exits_3_with_the_usual_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hivectl(&dir.path().join("host.sock"), &["version"], Run::default());
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stdout(&out), client_line());
+    let err = stderr(&out);
+    assert!(err.starts_with("hivectl: no socket at "), "{err}");
+    assert!(err.contains("systemctl start hive-c0re.socket"), "{err}");
+}
+
+#[test]
+fn version_against_a_daemon_older_than_the_verb_says_so_and_exits_0() {
+    let refusal = "{\"version\":1,\"ok\":false,\"error\":\"unknown cmd \\\"version\\\"; this \
+                   hive-c0re knows: list, agent_status\",\"code\":\"bad_request\"}";
+    let d = Daemon::answering(&format!("{refusal}\n"));
+    let out = hivectl(&d.path, &["version"], Run::default());
+    assert_eq!(d.request(), "{\"cmd\":\"version\"}\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        client_line() + "daemon: unknown (older than this hivectl)\n"
+    );
+    assert_eq!(stderr(&out), "");
+    let d = Daemon::answering(&format!("{refusal}\n"));
+    let out = hivectl(&d.path, &["--json", "version"], Run::default());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{refusal}\n"));
+}
+
+#[test]
+fn version_refused_for_another_reason_exits_with_that_refusals_status() {
+    let d = Daemon::answering(
+        "{\"version\":1,\"ok\":false,\"error\":\"the store is unreadable\",\"code\":\"internal\"}\n",
+    );
+    let out = hivectl(&d.path, &["version"], Run::default());
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(stdout(&out), client_line());
+    assert_eq!(stderr(&out), "hivectl: the store is unreadable\n");
+}

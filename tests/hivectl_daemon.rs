@@ -153,3 +153,34 @@ fn inspect_shows_one_agents_sections_and_an_unknown_agent_exits_one() {
         r#"hivectl: agent "nobody" is not managed by this hive"#
     );
 }
+
+#[test]
+fn version_prints_the_client_then_the_daemon_with_its_driver_profile_and_uptime() {
+    let d = Daemon::start(Launch::Standalone);
+    let (code, out, err) = hivectl(&d, &["version"]);
+    assert_eq!(code, 0, "{err}");
+    let v = env!("CARGO_PKG_VERSION");
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("client: hivectl {v} (protocol 1)").as_str())
+    );
+    let daemon = lines.next().unwrap_or_default();
+    let want = format!("daemon: hive-c0re {v} (protocol 1), driver fake, profile nspawn, up ");
+    assert!(daemon.starts_with(&want), "{out}");
+    assert!(daemon.ends_with('s') || daemon.ends_with('m'), "{out}");
+    assert_eq!(lines.next(), None, "{out}");
+    let (code, out, _) = hivectl(&d, &["--json", "version"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+    assert_eq!(v["ok"], true, "{out}");
+    assert_eq!(v["daemon"]["name"], "hive-c0re");
+    assert_eq!(v["daemon"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(v["daemon"]["protocol"], 1);
+    assert_eq!(v["daemon"]["driver"], "fake");
+    assert!(
+        v["daemon"]["started_at"].as_str().unwrap().ends_with('Z'),
+        "{out}"
+    );
+    assert!(v["daemon"]["uptime_secs"].as_u64().unwrap() < 600, "{out}");
+}

@@ -33,6 +33,8 @@ pub enum Action {
     Completions(clap_complete::Shell),
     /// Local: write man pages.
     Man(PathBuf),
+    /// hivectl's version, then the daemon's (`version`).
+    Version,
 }
 
 impl Action {
@@ -193,6 +195,7 @@ impl Command {
                 new_parent: parent.clone(),
             }),
             Self::Urls => call(HostRequest::Urls),
+            Self::Version => Action::Version,
             Self::Watch => Action::Watch,
             Self::Logs {
                 name,
@@ -323,4 +326,20 @@ impl Command {
             _ => JournalFormat::Short,
         }
     }
+}
+
+/// The agent `given` names, among the `managed` ones: itself when managed,
+/// else, for a machine name `h-alice`, the agent `alice` when managed; else
+/// `given` unchanged (hive-c0re then says it is unknown). An agent whose own
+/// name starts with `h-` stays reachable by its name.
+pub fn resolve_machine_name(given: &Ident, managed: &[Ident]) -> Ident {
+    if managed.contains(given) {
+        return given.clone();
+    }
+    given
+        .as_str()
+        .strip_prefix("h-")
+        .and_then(|rest| Ident::new(rest).ok())
+        .filter(|agent| managed.contains(agent))
+        .unwrap_or_else(|| given.clone())
 }

@@ -282,6 +282,9 @@ pub enum Command {
     /// Show this hive's domain and browser URLs.
     #[command(after_help = "Example:\n  hivectl urls")]
     Urls,
+    /// Show hivectl's version and the daemon's (release, protocol, driver, uptime).
+    #[command(after_help = "Examples:\n  hivectl version\n  hivectl version --json")]
+    Version,
     /// Show open questions (asked of the operator or of an agent).
     #[command(after_help = "Example:\n  hivectl questions")]
     Questions,
@@ -577,22 +580,6 @@ pub enum JournalFormat {
     Cat,
     /// One JSON object per entry, as hive-c0re sent it.
     Json,
-}
-
-/// The agent `given` names, among the `managed` ones: itself when managed,
-/// else, for a machine name `h-alice`, the agent `alice` when managed; else
-/// `given` unchanged (hive-c0re then says it is unknown). An agent whose own
-/// name starts with `h-` stays reachable by its name.
-pub fn resolve_machine_name(given: &Ident, managed: &[Ident]) -> Ident {
-    if managed.contains(given) {
-        return given.clone();
-    }
-    given
-        .as_str()
-        .strip_prefix("h-")
-        .and_then(|rest| Ident::new(rest).ok())
-        .filter(|agent| managed.contains(agent))
-        .unwrap_or_else(|| given.clone())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `hivectl`'s argument rules and the exact request each subcommand sends.
 
 use super::*;
-use crate::cli::action::{Action, Lifecycle, Verb};
+use crate::cli::action::{Action, Lifecycle, Verb, resolve_machine_name};
 use clap::CommandFactory;
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
@@ -290,6 +290,10 @@ fn global_flags_are_accepted_after_the_subcommand() {
 #[test]
 fn watch_completions_and_man_are_not_calls() {
     assert_eq!(parse(&["watch"]).unwrap().command.action(), Action::Watch);
+    assert_eq!(
+        parse(&["version"]).unwrap().command.action(),
+        Action::Version
+    );
     assert_eq!(
         parse(&["completions", "zsh"]).unwrap().command.action(),
         Action::Completions(clap_complete::Shell::Zsh)

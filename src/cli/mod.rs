@@ -8,6 +8,7 @@
 //! - [`watch`]: the roster, then its changes, across daemon restarts.
 //! - `follow`: `turns -f`, the newest turns then the turn in progress.
 //! - [`egress_log`]: an agent's egress audit as a table.
+//! - [`version`]: hivectl's version, then the daemon's.
 //! - [`man`]: the manual pages, `hive-c0re(8)` included.
 //!
 //! Output contract: a table, or one line per thing a write verb did, on
@@ -40,6 +41,7 @@ pub mod since;
 pub mod table;
 pub mod usage;
 mod value_parsers;
+pub mod version;
 pub mod watch;
 
 use std::io::{self, IsTerminal, Write};
@@ -90,7 +92,7 @@ pub fn run(mut cli: Cli, term: Terminal, out: &mut dyn Write, err: &mut dyn Writ
         && let Ok(reply) = client.call(&HostRequest::List)
     {
         let managed = reply.response.agents.unwrap_or_default();
-        *agent = args::resolve_machine_name(agent, &managed);
+        *agent = action::resolve_machine_name(agent, &managed);
     }
     let style = table::Style {
         view: cli.command.view(),
@@ -113,6 +115,7 @@ pub fn run(mut cli: Cli, term: Terminal, out: &mut dyn Write, err: &mut dyn Writ
         Action::FollowTurns { name, limit } => follow::run(io, &name, limit),
         Action::Completions(shell) => completions(shell, io.out, io.err),
         Action::Man(dir) => man::write(&dir, io.err),
+        Action::Version => version::run(io),
     }
 }
 

@@ -71,6 +71,11 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
             .as_deref()
             .map(super::inspect::inspect)
             .unwrap_or_default(),
+        HostRequest::Version => response
+            .daemon
+            .as_ref()
+            .map(super::version::daemon_line)
+            .unwrap_or_default(),
         HostRequest::SubscribeAgentStatus
         | HostRequest::Start { .. }
         | HostRequest::Stop { .. }

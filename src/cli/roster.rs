@@ -47,7 +47,7 @@ pub fn uptime(row: &AgentStatusRow, now: i64) -> Option<String> {
     Some(duration((now - since).max(0)))
 }
 
-fn duration(secs: i64) -> String {
+pub(crate) fn duration(secs: i64) -> String {
     let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
     match (d, h, m) {
         (0, 0, 0) => format!("{secs}s"),

@@ -204,6 +204,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("unset_budget", Rule::Allow),
     ("egress_log", Rule::Allow),
     ("inspect_agent", Rule::Allow),
+    ("version", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

@@ -39,6 +39,10 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
         HostRequest::List => answer(hive.list().await, HostResponse::agents),
         HostRequest::AgentStatus => answer(hive.agent_status().await, HostResponse::agent_statuses),
         HostRequest::Urls => HostResponse::urls(hive.urls()),
+        HostRequest::Version => HostResponse {
+            daemon: Some(hive.daemon_version()),
+            ..HostResponse::success()
+        },
         HostRequest::SwarmStatus => answer(hive.swarm_roster().await, |rows| HostResponse {
             bus_error: hive
                 .swarm_last_bus_error()

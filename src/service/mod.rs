@@ -165,6 +165,7 @@ mod system_build;
 pub mod timer;
 pub mod transcripts;
 pub mod usage;
+mod version;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -242,6 +243,9 @@ struct Inner {
     transcript_logged: std::sync::Mutex<std::collections::BTreeMap<Ident, i64>>,
     /// Egress records waiting for their write.
     egress_audit: egress_audit::EgressAuditState,
+    /// When this hive was built, by its clock: the daemon's start
+    /// (`version`'s uptime).
+    started_at: i64,
 }
 
 impl Hive {
@@ -308,6 +312,7 @@ impl Hive {
                 metrics: metrics::MetricsState::default(),
                 transcript_logged: std::sync::Mutex::default(),
                 egress_audit: egress_audit::EgressAuditState::default(),
+                started_at: now,
             }),
         };
         let (records, reminders) = hive

@@ -27,6 +27,7 @@ pub use super::scope::LifecycleScope;
 pub use super::signal::Signal;
 use super::spend::{BudgetRow, SpendCap};
 use super::turns::{TurnRow, UsageBy, UsageRow};
+use super::version::DaemonVersion;
 
 /// The protocol version this build speaks. Bumped only by a breaking change.
 pub const VERSION: u32 = 1;
@@ -246,6 +247,8 @@ pub enum HostRequest {
     },
     /// One agent's facts in one answer (`inspect`: [`AgentInspect`]).
     InspectAgent { name: Ident },
+    /// The daemon's release, protocol, driver and uptime (`daemon`: [`DaemonVersion`]).
+    Version,
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -302,6 +305,7 @@ impl HostRequest {
         "unset_budget",
         "egress_log",
         "inspect_agent",
+        "version",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -349,6 +353,7 @@ impl HostRequest {
             Self::UnsetBudget { name, .. } => ("unset_budget", name.as_ref()),
             Self::EgressLog { name, .. } => ("egress_log", Some(name)),
             Self::InspectAgent { name } => ("inspect_agent", Some(name)),
+            Self::Version => ("version", None),
         }
     }
 }
@@ -415,6 +420,9 @@ pub struct HostResponse {
     /// One agent's facts (`inspect_agent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inspect: Option<Box<AgentInspect>>,
+    /// Which daemon answers and how it runs (`version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<DaemonVersion>,
     /// With a success: what the operator should know because the request
     /// did less or more than it reads (`grant`, `revoke`, `send`: nothing
     /// changed, an expiry dropped, the message waits for a stopped agent).

@@ -290,6 +290,7 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             HostRequest::InspectAgent { name: id("alice") },
             r#"{"cmd":"inspect_agent","name":"alice"}"#,
         ),
+        (HostRequest::Version, r#"{"cmd":"version"}"#),
     ]
 }
 

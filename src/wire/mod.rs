@@ -16,6 +16,7 @@
 //! - [`notify`]: the event the operator's `notify_command` reads.
 //! - [`turns`]: the turn journal's report, rows and usage sums.
 //! - [`inspect`]: one agent's facts in one answer (`inspect_agent`).
+//! - [`version`]: which daemon answers and how it runs (`version`).
 //! - [`live`]: the turn in progress: the harness's progress events, the
 //!   daemon's current turn and the changes streamed to the operator.
 //! - [`spend`]: spend caps (the operator's budgets): the amount, its
@@ -43,6 +44,7 @@ pub mod signal;
 pub mod spend;
 pub mod swarm;
 pub mod turns;
+pub mod version;
 
 #[cfg(test)]
 mod host_tests;
