@@ -165,6 +165,9 @@ let
 
   identPattern = "[a-z0-9-]{1,63}";
   badAgentNames = builtins.filter (n: builtins.match identPattern n == null) (builtins.attrNames cfg.agents);
+  # A systemd credential name, as the daemon takes it (CredentialName).
+  badCredentialNames = builtins.filter (n: builtins.match "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}" n == null)
+    (builtins.attrNames cfg.modelGateway.credentials);
   spawnNames = builtins.filter (n: cfg.agents.${n}.spawn) (builtins.attrNames cfg.agents);
   spawnScript = pkgs.writeShellScript "hive-c0re-spawn-agents" ''
     # Spawn the agents declared with spawn = true that the hive does not have.
@@ -288,6 +291,41 @@ in
       };
     };
 
+    modelGateway = {
+      credentials = mkOption {
+        type = types.attrsOf absolutePath;
+        default = { };
+        example = { anthropic = "/run/secrets/anthropic-api-key"; };
+        description = ''
+          Credentials the hive's model gateway holds for the agents (issue
+          46), by name: each the path of a file on the host (a string, not
+          a Nix path, which would copy the secret into the world-readable
+          store; an agenix or sops-nix secret's path fits) holding one
+          Anthropic API key or one long-lived token of `claude setup-token`.
+          Each is given to `hive-c0re-egress.service` as
+          `LoadCredential=NAME:PATH`: systemd reads the file as root and
+          hands the service a private copy; no agent, state directory or
+          config file ever holds the value. `settings.model_credential`
+          names the one every agent's requests carry. Names: 1 to 64 of
+          A-Z a-z 0-9 _ . -, starting with a letter or digit.
+        '';
+      };
+
+      upstream = opt types.str "https://api.anthropic.com" ''
+        Where the model gateway sends the agents' requests: an `https://`
+        URL, host and port only.
+      '';
+
+      extraCA = mkOption {
+        type = types.nullOr absolutePath;
+        default = null;
+        description = ''
+          A PEM file of CA certificates the model gateway trusts for its
+          upstream besides the host's store (a relay of your own).
+        '';
+      };
+    };
+
     settings = mkOption {
       type = types.submodule {
         freeformType = settingsFormat.type;
@@ -370,6 +408,14 @@ in
           message = "services.hive-c0re.settings: unknown key(s) ${lib.concatStringsSep ", " unknownKeys}; hive-c0re refuses them. Known keys: ${lib.concatStringsSep ", " knownKeys}.";
         }
         {
+          assertion = badCredentialNames == [ ];
+          message = "services.hive-c0re.modelGateway.credentials: ${lib.concatStringsSep ", " badCredentialNames}: a credential name is 1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or digit.";
+        }
+        {
+          assertion = s.model_credential == null || builtins.hasAttr s.model_credential cfg.modelGateway.credentials;
+          message = "services.hive-c0re.settings.model_credential: ${toString s.model_credential} is not one of services.hive-c0re.modelGateway.credentials (${lib.concatStringsSep ", " (builtins.attrNames cfg.modelGateway.credentials)}).";
+        }
+        {
           assertion = s.runtime_dir == runtimeDir;
           message = "services.hive-c0re.settings.runtime_dir: ${s.runtime_dir} is not possible; hive-c0re.socket fixes ${runtimeDir}.";
         }
@@ -441,6 +487,18 @@ in
       # The agents' egress proxy (hive-c0re-egress.service, started by its
       # socket): without it every agent request through the hive is a 502.
       systemd.sockets.hive-c0re-egress.wantedBy = [ "sockets.target" ];
+      # The model gateway in it: its credentials (systemd credentials, read
+      # by systemd from the operator's files, never through the store), its
+      # upstream and an extra CA.
+      systemd.services.hive-c0re-egress = {
+        serviceConfig.LoadCredential =
+          lib.mapAttrsToList (name: path: "${name}:${path}") cfg.modelGateway.credentials;
+        environment = {
+          HIVE_MODEL_UPSTREAM = cfg.modelGateway.upstream;
+        } // lib.optionalAttrs (cfg.modelGateway.extraCA != null) {
+          HIVE_MODEL_CA = cfg.modelGateway.extraCA;
+        };
+      };
 
       # Members may use host.sock (hivectl) and `machinectl shell h-<agent>`:
       # users.users.<name>.extraGroups = [ "hive-admin" ].

@@ -142,10 +142,19 @@ in
     "Bytes of transient wakes kept in memory per agent; past it the oldest are dropped.";
   agent_max_pending_approvals = opt types.ints.positive 16
     "Pending approval requests one agent (the manager included) may hold; past it a request is refused (`too_many_pending`) until the operator decides one. Asking the same again is answered with the pending row.";
-  egress_allow = opt (types.listOf types.str) [ "api.anthropic.com:443" ] ''
+  egress_allow = opt (types.listOf types.str) [ ] ''
     The `host[:port]` or `*.domain[:port]` patterns every agent may reach
     through the hive's egress proxy (the only way out of its container);
-    `hivectl grant N --egress HOST` adds to them for one agent.
+    `hivectl grant N --egress HOST` adds to them for one agent. None by
+    default: agents reach the model through the hive's model gateway,
+    which holds the credential and meters every request
+    (`api.anthropic.com:443` here would let an agent's own key past both).
+  '';
+  model_credential = opt (types.nullOr (types.strMatching "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")) null ''
+    The name of one of `services.hive-c0re.modelGateway.credentials`: the
+    credential the model gateway puts on every agent's requests to the
+    model, in place of whatever the agent sent. Null: each agent's own
+    login or key goes upstream as it came (metered all the same).
   '';
   egress_audit_rows_per_agent = opt types.ints.positive 2000
     "Rows of the egress audit (`hivectl egress-log`) kept per agent: its newest, so one agent's connections never push out another's.";

@@ -33,8 +33,6 @@ pub const INSTALLED_BINARY: &str = "/usr/local/bin/hive-c0re";
 pub const EGRESS_DIALER_SOCKET_NAME: &str = "egress-dialer.sock";
 /// The group whose members may use host.sock.
 pub const ADMIN_GROUP: &str = "hive-admin";
-/// The default `egress_allow`: the Claude API only.
-pub const DEFAULT_EGRESS_ALLOW: &[&str] = &["api.anthropic.com:443"];
 /// The manager agent's logical name.
 pub const MANAGER: &str = "ruth";
 /// `agent_tasks_max`'s default: room for Claude Code, its Node workers, a
@@ -289,10 +287,14 @@ pub struct Config {
     pub agent_max_pending_approvals: usize,
     /// The `host[:port]` / `*.domain[:port]` patterns every agent may reach
     /// through the hive's egress proxy (its `egress.sock`); the operator's
-    /// grants (`hivectl grant N --egress HOST`) add to them per agent.
+    /// grants (`hivectl grant N --egress HOST`) add to them per agent. None by
+    /// default: the model is the model gateway's (issue 46), never direct.
     pub egress_allow: Vec<EgressPattern>,
     /// Egress audit rows kept per agent, its newest (`hivectl egress-log`).
     pub egress_audit_rows_per_agent: NonZeroU32,
+    /// The `LoadCredential=` name (never a value) of the credential the model
+    /// gateway puts on every agent's requests; none: each agent's own login.
+    pub model_credential: Option<crate::wire::model_log::CredentialName>,
     /// Default spend caps on the whole hive (`["100usd/day"]`; AMOUNT as
     /// `hivectl budget` takes it). A cap the operator sets on the hive
     /// replaces the default of its unit (usd or tokens); unsetting it
@@ -389,11 +391,9 @@ impl Default for Config {
             inbox_max_bytes: 64 << 20,
             transient_max_bytes: 1 << 20,
             agent_max_pending_approvals: 16,
-            egress_allow: DEFAULT_EGRESS_ALLOW
-                .iter()
-                .map(|p| EgressPattern::from_static(p))
-                .collect(),
+            egress_allow: Vec::new(),
             egress_audit_rows_per_agent: crate::wire::egress_audit::DEFAULT_ROWS_PER_AGENT,
+            model_credential: None,
             budget_hive: Vec::new(),
             budget_each_agent: Vec::new(),
             budget_hard_cap: false,

@@ -74,17 +74,27 @@ fn flags_override_the_file_and_unset_flags_keep_its_values() {
 }
 
 #[test]
-fn every_agent_may_reach_the_claude_api_by_default_and_a_bad_pattern_is_refused_naming_it() {
-    let config = Config::default();
-    let defaults: Vec<&str> = config
-        .egress_allow
-        .iter()
-        .map(EgressPattern::as_str)
-        .collect();
-    assert_eq!(defaults, DEFAULT_EGRESS_ALLOW);
-    for p in DEFAULT_EGRESS_ALLOW {
-        assert!(EgressPattern::new(p).is_ok(), "{p}");
-    }
+fn no_agent_may_reach_any_host_by_default_not_even_the_model_past_its_gateway() {
+    // Issue 46: the model's API is reached through the model gateway,
+    // where the host's credential and the meter are; on the list it would
+    // let an agent's own key past both.
+    assert_eq!(Config::default().egress_allow, Vec::<EgressPattern>::new());
+    assert_eq!(Config::default().model_credential, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, r#"{"model_credential": "anthropic"}"#).unwrap();
+    let c = Config::load(&path).unwrap();
+    assert_eq!(c.model_credential.unwrap().as_str(), "anthropic");
+    std::fs::write(&path, r#"{"model_credential": "../etc/shadow"}"#).unwrap();
+    let err = format!(
+        "{:#}",
+        anyhow::Error::from(Config::load(&path).unwrap_err())
+    );
+    assert!(err.contains("not a credential name"), "{err}");
+}
+
+#[test]
+fn a_bad_egress_pattern_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     std::fs::write(&path, r#"{"egress_allow": ["pypi.org:443", "*"]}"#).unwrap();

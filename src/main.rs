@@ -51,6 +51,14 @@ enum Command {
         /// /run/hyperhive/egress-dialer.sock].
         #[arg(long)]
         socket: Option<PathBuf>,
+        /// The model gateway's upstream, an https:// URL (agents' requests
+        /// to the model go there, with the host's credential).
+        #[arg(long, env = "HIVE_MODEL_UPSTREAM", default_value = hive_c0re::egress::upstream::DEFAULT_UPSTREAM)]
+        model_upstream: String,
+        /// A PEM file of CA certificates the gateway trusts for its
+        /// upstream besides the host's store (a stand-in's, a relay's).
+        #[arg(long, env = "HIVE_MODEL_CA")]
+        model_ca: Option<PathBuf>,
     },
     /// Cap the inotify instances and watches of a container's user
     /// namespace: run by the daemon as a transient unit after it starts a
@@ -128,7 +136,11 @@ fn limit_userns(leader: u32, caps: InotifyCaps) -> anyhow::Result<()> {
 
 /// `hive-c0re egress`: the socket systemd passed, or `socket` bound here;
 /// then the service until killed.
-fn egress(socket: Option<PathBuf>) -> anyhow::Result<()> {
+fn egress(
+    socket: Option<PathBuf>,
+    model_upstream: &str,
+    model_ca: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     use hive_c0re::systemd::activation;
     let passed = activation::take_named_fds()?.into_iter().next();
     let listener = match passed {
@@ -150,10 +162,45 @@ fn egress(socket: Option<PathBuf>) -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async move {
         let listener = tokio::net::UnixListener::from_std(listener)?;
+        let gateway = model_gateway(model_upstream, model_ca);
         tracing::info!("egress service ready");
-        hive_c0re::egress::service::run(listener).await;
+        hive_c0re::egress::service::run(listener, gateway).await;
         Ok(())
     })
+}
+
+/// The model gateway to `upstream` (TLS: the host's roots and `ca`'s),
+/// credentials from `$CREDENTIALS_DIRECTORY`; or, when it cannot be set
+/// up, why — said now in the journal and to each model request, while the
+/// proxy serves on (a bad CA file should not cut every agent's egress).
+fn model_gateway(
+    upstream: &str,
+    ca: Option<&std::path::Path>,
+) -> hive_c0re::egress::service::ModelGateway {
+    use hive_c0re::egress::{gateway, upstream as up};
+    let built = up::Upstream::parse(upstream).and_then(|u| Ok((u, up::tls_config(ca)?)));
+    match built {
+        Ok((upstream, tls)) => {
+            let dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+            tracing::info!(
+                "model gateway: upstream https://{}, credentials {}",
+                upstream.authority(),
+                dir.as_ref()
+                    .map_or("none loaded".to_owned(), |d| format!("in {}", d.display()))
+            );
+            Ok(std::sync::Arc::new(gateway::Gateway::new(
+                upstream,
+                tls,
+                dir,
+                gateway::HEAD_TIMEOUT,
+            )))
+        }
+        Err(err) => {
+            let why = hive_c0re::errors::chain(&err);
+            tracing::error!("model gateway not set up: {why}");
+            Err(why.into())
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -183,7 +230,11 @@ fn main() -> ExitCode {
         })
         .map_err(anyhow::Error::from)
         .and_then(hive_c0re::daemon::serve),
-        Command::Egress { socket } => egress(socket),
+        Command::Egress {
+            socket,
+            model_upstream,
+            model_ca,
+        } => egress(socket, &model_upstream, model_ca.as_deref()),
         Command::SetQuota {
             project,
             bytes,

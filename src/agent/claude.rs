@@ -40,6 +40,18 @@ use super::tools::{BASH_SERVER_NAME, ENV_CAPABILITIES, ENV_TOOL_GROUPS, SERVER_N
 pub const ENV_MCP_CONFIG: &str = "HIVE_MCP_CONFIG";
 pub const ENV_ALLOWED_TOOLS: &str = "HIVE_ALLOWED_TOOLS";
 pub const ENV_CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// Where Claude Code sends its API requests.
+pub const ENV_BASE_URL: &str = "ANTHROPIC_BASE_URL";
+/// A bearer credential for Claude Code (the harness's sentinel).
+pub const ENV_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
+
+/// This container's host name (`h-<agent>`), for the sentinel; empty when
+/// unreadable.
+fn sentinel_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}
 /// What Claude Code prints, on stderr and in its `result` event, when it
 /// has no conversation to resume (Claude Code 2.x): such a session starts
 /// a new conversation (the `resume` module).
@@ -183,6 +195,15 @@ impl Launch {
         }
         if let Some(port) = self.egress_port {
             env.extend(super::egress::proxy_env(port));
+            let own_login =
+                super::login::logged_in(&self.config.claude_config_dir(), |v| self.var(v))
+                    || self.var(ENV_AUTH_TOKEN).is_some();
+            env.extend(super::egress::model_env(
+                port,
+                self.var(ENV_BASE_URL).is_some(),
+                own_login,
+                &sentinel_host(),
+            ));
         }
         env
     }

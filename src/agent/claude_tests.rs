@@ -346,3 +346,35 @@ async fn a_command_that_cannot_start_did_not_run_and_a_deadline_says_so() {
     };
     assert_eq!(by, Stop::Deadline);
 }
+
+#[test]
+fn a_turn_without_its_own_api_settings_talks_to_the_model_gateway_with_a_sentinel() {
+    let mut launch = launch(None);
+    let dir = tempfile::tempdir().unwrap();
+    launch.config.state_dir = dir.path().to_owned();
+    let env = launch.env();
+    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(
+        get("ANTHROPIC_BASE_URL").as_deref(),
+        Some("http://127.0.0.1:4123")
+    );
+    assert!(
+        get("ANTHROPIC_AUTH_TOKEN").is_some_and(|t| t.starts_with("hive-sentinel-")),
+        "{env:?}"
+    );
+    // A login of its own (here a key in agent.json): no sentinel over it.
+    launch.agent_env = vec![("ANTHROPIC_API_KEY".into(), "sk-agent".into())];
+    let env = launch.env();
+    assert!(
+        !env.iter().any(|(k, _)| k == "ANTHROPIC_AUTH_TOKEN"),
+        "{env:?}"
+    );
+    // No forwarder (no egress port): neither.
+    launch.egress_port = None;
+    launch.agent_env.clear();
+    let env = launch.env();
+    assert!(
+        !env.iter().any(|(k, _)| k.starts_with("ANTHROPIC_")),
+        "{env:?}"
+    );
+}

@@ -72,6 +72,46 @@ pub fn proxy_env(port: u16) -> Vec<(String, String)> {
     env
 }
 
+/// The model gateway's variables for Claude, for a forwarder on `port`
+/// (issue 46): `ANTHROPIC_BASE_URL` at the forwarder itself — a request in
+/// origin form (`POST /v1/messages`) goes through it to the hive's model
+/// gateway, which knows the agent from its socket — unless the agent's
+/// own configuration names a base URL (`has_base_url`); and, unless the
+/// agent has a login of its own (`own_login`), a sentinel credential
+/// (`ANTHROPIC_AUTH_TOKEN=hive-sentinel-<host>`): not a secret, only what
+/// makes Claude Code send its requests, which the gateway answers with the
+/// host's credential put in its place.
+pub fn model_env(
+    port: u16,
+    has_base_url: bool,
+    own_login: bool,
+    host: &str,
+) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if !has_base_url {
+        env.push((
+            "ANTHROPIC_BASE_URL".to_owned(),
+            format!("http://127.0.0.1:{port}"),
+        ));
+    }
+    if !own_login {
+        let host: String = host
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .take(64)
+            .collect();
+        env.push((
+            "ANTHROPIC_AUTH_TOKEN".to_owned(),
+            format!("{SENTINEL_PREFIX}{host}"),
+        ));
+    }
+    env
+}
+
+/// What the harness's sentinel credential starts with (the gateway's
+/// `SENTINEL_PREFIX`; the agent may not import the gateway).
+pub const SENTINEL_PREFIX: &str = "hive-sentinel-";
+
 /// Relay every connection `listener` accepts to `socket` until the task is
 /// dropped. A connection the hive does not take (no socket: the daemon is
 /// restarting, or this is not a hive container) is closed, and logged.

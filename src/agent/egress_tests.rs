@@ -85,3 +85,26 @@ fn the_egress_socket_is_the_agent_sockets_sibling() {
         PathBuf::from("/run/hive/egress.sock")
     );
 }
+
+#[test]
+fn claude_gets_the_forwarder_as_its_base_url_and_a_sentinel_unless_it_has_its_own() {
+    let env = model_env(4100, false, false, "h-alice\n");
+    assert_eq!(
+        env,
+        [
+            (
+                "ANTHROPIC_BASE_URL".to_owned(),
+                "http://127.0.0.1:4100".to_owned()
+            ),
+            (
+                "ANTHROPIC_AUTH_TOKEN".to_owned(),
+                "hive-sentinel-h-alice".to_owned()
+            ),
+        ]
+    );
+    // The agent's own base URL and its own login are left alone.
+    assert_eq!(model_env(4100, true, true, "h-alice"), []);
+    // A host name is never more than a name in the sentinel.
+    let env = model_env(4100, true, false, "h-x; rm -rf /");
+    assert_eq!(env[0].1, "hive-sentinel-h-xrm-rf");
+}

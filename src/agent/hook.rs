@@ -74,7 +74,7 @@ pub const EVENTS: [&str; 6] = [
 ];
 
 /// Claude Code settings (for `--settings`) that run `<harness> hook` on
-/// each of [`EVENTS`]. Claude runs a hook command through a shell, so the
+/// each of [`EVENTS`] and set [`CLAUDE_ENV`]. Claude runs a hook command through a shell, so the
 /// path is single-quoted.
 pub fn settings(harness: &std::path::Path) -> serde_json::Value {
     let path = harness.to_string_lossy().replace('\'', r"'\''");
@@ -85,8 +85,18 @@ pub fn settings(harness: &std::path::Path) -> serde_json::Value {
         .iter()
         .map(|e| ((*e).to_owned(), entry.clone()))
         .collect();
-    serde_json::json!({ "hooks": hooks })
+    let env: serde_json::Map<String, serde_json::Value> = CLAUDE_ENV
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).into()))
+        .collect();
+    serde_json::json!({ "env": env, "hooks": hooks })
 }
+
+/// The variables every Claude in the container gets from its settings
+/// (issue 46): no non-essential traffic (telemetry, error reports, update
+/// checks, release notes) — the model gateway serves only the Messages
+/// API's routes, and nothing else of Claude's may leave the container.
+pub const CLAUDE_ENV: [(&str, &str); 1] = [("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
 
 #[cfg(test)]
 #[path = "hook_tests.rs"]

@@ -286,6 +286,10 @@ impl Command {
                 name: name.clone(),
                 limit: Some(*limit),
             }),
+            Self::ModelLog(args) => call(HostRequest::ModelLog {
+                name: args.name.clone(),
+                limit: Some(args.limit),
+            }),
             Self::Budget { action } => call(super::budget::request(action.as_ref())),
             Self::Usage { since, by } => call(HostRequest::Usage {
                 since_secs: since.map(|s| s.seconds_before(SystemClock.now_unix())),

@@ -13,8 +13,7 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
-use crate::wire::agenda::JournalPriority;
-use crate::wire::agenda::{Capability, ToolGroup};
+use crate::wire::agenda::{Capability, JournalPriority, ToolGroup};
 use crate::wire::egress::EgressPattern;
 use crate::wire::egress_audit::DEFAULT_EGRESS_LOG_LIMIT;
 use crate::wire::host::{DEFAULT_INBOX_LIMIT, DEFAULT_TURNS_LIMIT, MAX_STOP_DEADLINE_SECS, Signal};
@@ -389,6 +388,7 @@ pub enum Command {
         #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_EGRESS_LOG_LIMIT)]
         limit: u32,
     },
+    ModelLog(super::model_log_args::ModelLogArgs),
     /// Show what turns cost, as Claude Code reported it: tokens and USD per
     /// agent, subtree (an agent with everything under it), model or UTC day.
     #[command(

@@ -129,7 +129,12 @@ pub fn inspect(facts: &AgentInspect) -> String {
             ]
         })
         .collect();
-    out.push_str(&trim_lines(&table(&[], &egress)));
+    if egress.is_empty() {
+        // The default since the model gateway (issue 46): no host at all.
+        out.push_str("  none");
+    } else {
+        out.push_str(&trim_lines(&table(&[], &egress)));
+    }
     out.push_str("\nturns:\n");
     if facts.turns.is_empty() {
         out.push_str("  none\n");

@@ -9,6 +9,8 @@
 //! - `follow`: `turns -f`, the newest turns then the turn in progress.
 //! - [`egress_log`]: an agent's egress audit as a table.
 //! - [`version`]: hivectl's version, then the daemon's.
+//! - [`model_log`]: an agent's metered model requests as a table;
+//!   [`model_log_args`] its arguments.
 //! - [`man`]: the manual pages, `hive-c0re(8)` included.
 //!
 //! Output contract: a table, or one line per thing a write verb did, on
@@ -35,6 +37,8 @@ mod follow;
 pub mod inspect;
 pub mod lifecycle;
 pub mod man;
+pub mod model_log;
+pub mod model_log_args;
 pub mod render;
 pub mod roster;
 pub mod since;

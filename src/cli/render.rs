@@ -56,6 +56,9 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::EgressLog { .. } => {
             super::egress_log::table_of(response.egress_log.as_deref().unwrap_or(&[]))
         }
+        HostRequest::ModelLog { .. } => {
+            super::model_log::table_of(response.model_log.as_deref().unwrap_or(&[]))
+        }
         HostRequest::Usage { by, .. } => usage_table(
             response.usage.as_deref().unwrap_or(&[]),
             by.as_str(),

@@ -257,6 +257,7 @@ async fn an_unfinished_request_head_is_answered_408_at_its_deadline() {
             &Audit::default(),
             deadline,
             false,
+            None,
         )
         .await
     });

@@ -29,6 +29,11 @@
 //!   one 408, and closed.
 //! - Plain HTTP is forwarded once per connection (`Connection: close` to the
 //!   origin), in origin form; `Proxy-*` headers are dropped.
+//! - **The model gateway** ([`gateway`], issue 46) answers requests in
+//!   origin form on the same connections (`ANTHROPIC_BASE_URL` is the
+//!   forwarder): the host's credential put in, the answer metered
+//!   ([`meter`]), each request's row framed to the daemon ([`model_conn`]),
+//!   the upstream reached over verified TLS ([`upstream`]).
 //! - It runs in a process of its own ([`service`], `hive-c0re egress`), the
 //!   hive's only one with a network.
 //! - **Its verdict goes to the daemon in-band** when asked ([`serve_telling`]):
@@ -51,7 +56,15 @@ use crate::wire::ident::Ident;
 
 pub mod address;
 pub mod audit;
+pub mod gateway;
+pub mod meter;
+pub mod model_conn;
 pub mod service;
+#[cfg(test)]
+pub(crate) mod standin;
+pub mod upstream;
+
+pub use model_conn::ModelRoute;
 
 use audit::{Audit, Line};
 
@@ -281,6 +294,8 @@ pub enum Outcome {
     /// Not a request this proxy takes (400), a head not sent in time
     /// (408), or the target did not resolve or answer (502).
     Failed,
+    /// Served by the model gateway: its requests, each metered.
+    Model { requests: u64 },
 }
 
 /// Serve one connection of agent `agent` under `allow`; logs it within
@@ -289,7 +304,7 @@ pub async fn serve<S>(client: S, agent: &Ident, allow: &AllowList, audit: &Audit
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    serve_within(client, agent, allow, audit, HEAD_TIMEOUT, false).await
+    serve_within(client, agent, allow, audit, HEAD_TIMEOUT, false, None).await
 }
 
 /// [`serve`], first writing the verdict line ([`VerdictLine`]) to `client`
@@ -299,7 +314,32 @@ pub async fn serve_telling<S>(client: S, agent: &Ident, allow: &AllowList, audit
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    serve_within(client, agent, allow, audit, HEAD_TIMEOUT, true).await
+    serve_within(client, agent, allow, audit, HEAD_TIMEOUT, true, None).await
+}
+
+/// [`serve_telling`], a request in origin form going to the model gateway
+/// of `model`.
+pub async fn serve_model_or_proxy<S>(
+    client: S,
+    agent: &Ident,
+    allow: &AllowList,
+    audit: &Audit,
+    telling: bool,
+    model: model_conn::ModelRoute,
+) -> Outcome
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    serve_within(
+        client,
+        agent,
+        allow,
+        audit,
+        HEAD_TIMEOUT,
+        telling,
+        Some(model),
+    )
+    .await
 }
 
 /// Write the verdict `line` to `client` if `tell`; `false` when the
@@ -317,6 +357,7 @@ async fn serve_within<S>(
     audit: &Audit,
     head_timeout: Duration,
     telling: bool,
+    model: Option<model_conn::ModelRoute>,
 ) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -356,6 +397,9 @@ where
             return Outcome::Failed;
         }
     };
+    if model_conn::origin_form(&head) {
+        return model_conn::serve_model(client, agent, head, early, telling, model).await;
+    }
     let Some(request) = parse_head(&head) else {
         let why = "not CONNECT host:port or an absolute http:// request";
         if !tell(

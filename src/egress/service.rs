@@ -32,7 +32,10 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::net::{TcpStream, UnixListener};
 
 use super::audit::{self, Audit, Line};
-use super::{AllowList, Outcome, answer_early, serve, serve_telling, tell, unavailable};
+use super::gateway::Gateway;
+use super::{
+    AllowList, ModelRoute, Outcome, answer_early, serve_model_or_proxy, tell, unavailable,
+};
 use crate::wire::egress::DialRequest;
 use crate::wire::egress_audit::{Verdict, VerdictLine};
 
@@ -110,9 +113,13 @@ pub fn limited_body(agent: &crate::wire::ident::Ident) -> String {
     )
 }
 
+/// The model gateway as the service set it up at start, or why it has none.
+pub type ModelGateway = Result<Arc<Gateway>, Arc<str>>;
+
 /// Serve one connection from the daemon: its [`DialRequest`] line, then
-/// the agent's request (or a 429 past the agent's connection rate).
-pub async fn serve_dialled<S>(stream: S, audit: &Audit) -> Outcome
+/// the agent's request (or a 429 past the agent's connection rate); a
+/// request in origin form goes to `gateway`.
+pub async fn serve_dialled<S>(stream: S, audit: &Audit, gateway: &ModelGateway) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -136,6 +143,8 @@ where
             agent,
             allow,
             verdict,
+            meter,
+            credential,
         }) => {
             // Any version asks for the line; this build speaks version 1,
             // and a daemon that wants another refuses it (strictly).
@@ -151,11 +160,12 @@ where
                 return Outcome::Limited;
             }
             let allow = AllowList::new(allow);
-            if telling {
-                serve_telling(reader, &agent, &allow, audit).await
-            } else {
-                serve(reader, &agent, &allow, audit).await
-            }
+            let model = ModelRoute {
+                gateway: gateway.clone(),
+                credential,
+                meter,
+            };
+            serve_model_or_proxy(reader, &agent, &allow, audit, telling, model).await
         }
         Err(err) => {
             tracing::warn!("egress: a bad dial line: {err}");
@@ -170,8 +180,9 @@ where
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// Probe the address filter, then accept the daemon's connections on
-/// `listener` for ever, each served in a task of its own.
-pub async fn run(listener: UnixListener) {
+/// `listener` for ever, each served in a task of its own (model requests by
+/// `gateway`).
+pub async fn run(listener: UnixListener, gateway: ModelGateway) {
     report_address_filter(&probe_address_filter(FILTER_SENTINEL.into()).await);
     let audit = Arc::new(Audit::default());
     let sweeper = Arc::clone(&audit);
@@ -186,7 +197,8 @@ pub async fn run(listener: UnixListener) {
         match listener.accept().await {
             Ok((stream, _)) => {
                 let audit = Arc::clone(&audit);
-                tokio::spawn(async move { serve_dialled(stream, &audit).await });
+                let gateway = gateway.clone();
+                tokio::spawn(async move { serve_dialled(stream, &audit, &gateway).await });
             }
             Err(err) => {
                 tracing::warn!("egress: accept failed: {err}");

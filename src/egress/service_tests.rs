@@ -23,6 +23,8 @@ fn line_asking(agent: &str, allow: &[&str], verdict: u32) -> String {
             .map(|p| EgressPattern::new(p).unwrap())
             .collect(),
         verdict,
+        meter: 0,
+        credential: None,
     };
     format!("{}\n", serde_json::to_string(&request).unwrap())
 }
@@ -36,7 +38,8 @@ async fn dial(bytes: String) -> (String, Outcome) {
 /// [`dial`] with the service's shared per-agent state.
 async fn dial_with(bytes: String, audit: Arc<Audit>) -> (String, Outcome) {
     let (mut daemon, service) = UnixStream::pair().unwrap();
-    let task = tokio::spawn(async move { serve_dialled(service, &audit).await });
+    let gateway: ModelGateway = Err("not set up in this test".into());
+    let task = tokio::spawn(async move { serve_dialled(service, &audit, &gateway).await });
     daemon.write_all(bytes.as_bytes()).await.unwrap();
     let mut out = Vec::new();
     daemon.read_to_end(&mut out).await.unwrap();
@@ -161,7 +164,7 @@ async fn asked_for_it_the_service_says_its_verdict_in_one_line_before_any_byte_f
             "HTTP/1.1 403 ",
         ),
         (
-            "BREW /pot HTTP/1.1\r\n\r\n".to_owned(),
+            "BREW pot HTTP/1.1\r\n\r\n".to_owned(),
             Verdict::BadRequest,
             "HTTP/1.1 400 ",
         ),

@@ -205,6 +205,7 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("egress_log", Rule::Allow),
     ("inspect_agent", Rule::Allow),
     ("version", Rule::Allow),
+    ("model_log", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

@@ -11,6 +11,7 @@
 //! element that looks like an option.
 
 use crate::wire::egress_audit::MAX_EGRESS_LOG_LIMIT;
+use crate::wire::model_log::MAX_MODEL_LOG_LIMIT;
 
 /// A value the rules refuse; the message says what shape is wanted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +71,18 @@ pub fn check_egress_log_limit(limit: u32) -> Result<(), BadArgument> {
     }
     Err(BadArgument(format!(
         "limit {limit} is out of range: egress_log answers 1 to {MAX_EGRESS_LOG_LIMIT} rows \
+         (the newest of the agent's)"
+    )))
+}
+
+/// Is `limit` a number of model log rows one answer may carry
+/// (1-[`MAX_MODEL_LOG_LIMIT`])?
+pub fn check_model_log_limit(limit: u32) -> Result<(), BadArgument> {
+    if (1..=MAX_MODEL_LOG_LIMIT).contains(&limit) {
+        return Ok(());
+    }
+    Err(BadArgument(format!(
+        "limit {limit} is out of range: model_log answers 1 to {MAX_MODEL_LOG_LIMIT} rows \
          (the newest of the agent's)"
     )))
 }

@@ -47,6 +47,7 @@ use crate::wire::egress_audit::{
     BadVerdict, EgressRecord, MAX_VERDICT_LINE, VERDICT_VERSION, Verdict, VerdictLine,
 };
 use crate::wire::ident::Ident;
+use crate::wire::model_log::{FrameHead, MAX_FRAME_HEAD, METER_VERSION};
 
 /// The egress socket's file name inside an agent's directory.
 pub const EGRESS_SOCKET_NAME: &str = "egress.sock";
@@ -131,6 +132,8 @@ pub async fn serve(hive: Hive, name: Ident, mut stream: UnixStream, stop: Cancel
         agent: name.clone(),
         allow,
         verdict: VERDICT_VERSION,
+        meter: METER_VERSION,
+        credential: hive.config().model_credential.clone(),
     };
     let mut line = serde_json::to_vec(&line).unwrap_or_default();
     line.push(b'\n');
@@ -140,7 +143,7 @@ pub async fn serve(hive: Hive, name: Ident, mut stream: UnixStream, stop: Cancel
         return;
     }
     let cut = tokio::select! {
-        () = tunnel(&mut stream, &mut dialer, &audit) => None,
+        () = tunnel(&hive, &mut stream, &mut dialer, &audit) => None,
         () = stop.cancelled() => {
             tracing::info!(agent = %name, "{name}: egress connection cut (socket closed)");
             Some("cut: the agent's socket closed")
@@ -157,11 +160,12 @@ pub async fn serve(hive: Hive, name: Ident, mut stream: UnixStream, stop: Cancel
 
 /// Copy the agent's bytes to the service and the service's back, after
 /// taking its verdict line off the front of them (into `audit`), until
-/// both directions end or either fails. Rejected: tokio's
-/// `copy_bidirectional`, which cannot stop at the verdict and counts
-/// nothing until it returns (a cut connection would be recorded with no
-/// bytes).
-async fn tunnel(agent: &mut UnixStream, service: &mut UnixStream, audit: &Audit) {
+/// both directions end or either fails; a model connection's bytes come
+/// framed, with its meter rows between them ([`unframe`]). Rejected:
+/// tokio's `copy_bidirectional`, which cannot stop at the verdict and
+/// counts nothing until it returns (a cut connection would be recorded
+/// with no bytes).
+async fn tunnel(hive: &Hive, agent: &mut UnixStream, service: &mut UnixStream, audit: &Audit) {
     let (agent_r, mut agent_w) = agent.split();
     let (service_r, mut service_w) = service.split();
     let mut agent_r = BufReader::with_capacity(COPY_BUF, agent_r);
@@ -170,8 +174,20 @@ async fn tunnel(agent: &mut UnixStream, service: &mut UnixStream, audit: &Audit)
     let down = async {
         match read_verdict(&mut service_r).await {
             Ok(said) => {
+                let model = said.verdict == Verdict::Model;
                 let _ = audit.verdict.set(said);
-                pump(&mut service_r, &mut agent_w, &audit.down).await
+                if model {
+                    unframe(
+                        hive,
+                        &audit.agent,
+                        &mut service_r,
+                        &mut agent_w,
+                        &audit.down,
+                    )
+                    .await
+                } else {
+                    pump(&mut service_r, &mut agent_w, &audit.down).await
+                }
             }
             Err(err) => {
                 tracing::warn!(agent = %audit.agent, "{}: the egress service said no verdict ({err}); answered 502", audit.agent);
@@ -226,6 +242,60 @@ where
     }
 }
 
+/// A model connection's bytes from the service: data frames copied to
+/// the agent (counted into `count`), meter frames recorded as `agent`'s
+/// model requests ([`Hive::record_model_request`]), until the service's
+/// side ends. Read strictly ([`FrameHead::parse`]): a head that is neither
+/// ends the connection, logged — the service is this binary's, so a bad
+/// frame is a bug, never something to guess at.
+async fn unframe<R, W>(
+    hive: &Hive,
+    agent: &Ident,
+    from: &mut R,
+    to: &mut W,
+    count: &AtomicU64,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut head = Vec::with_capacity(256);
+    loop {
+        head.clear();
+        let n = (&mut *from)
+            .take(MAX_FRAME_HEAD as u64)
+            .read_until(b'\n', &mut head)
+            .await?;
+        if n == 0 {
+            return to.shutdown().await;
+        }
+        match FrameHead::parse(&head) {
+            Ok(FrameHead::Data(mut left)) => {
+                while left > 0 {
+                    let chunk = from.fill_buf().await?;
+                    if chunk.is_empty() {
+                        return Err(std::io::ErrorKind::UnexpectedEof.into());
+                    }
+                    let n = chunk.len().min(left);
+                    to.write_all(&chunk[..n]).await?;
+                    from.consume(n);
+                    left -= n;
+                    count.fetch_add(n as u64, Ordering::Relaxed);
+                }
+            }
+            Ok(FrameHead::Meter(mut row)) => {
+                let ms = i64::try_from(row.ms).unwrap_or(i64::MAX);
+                row.at_ms = hive.now().saturating_mul(1000).saturating_sub(ms);
+                hive.record_model_request(agent, row);
+            }
+            Err(err) => {
+                tracing::warn!(agent = %agent, "{agent}: the egress service sent a bad model frame ({err}); connection closed");
+                return Err(std::io::ErrorKind::InvalidData.into());
+            }
+        }
+    }
+}
+
 /// Answer an egress connection past the agent's connection slots with a
 /// 503 naming the limit; logged at the 1st, 2nd, 4th ... refusal, and
 /// recorded in the egress audit (counted, as every refusal is).
@@ -246,3 +316,7 @@ pub async fn refuse_busy(hive: Hive, name: Ident, stream: UnixStream, max: usize
     let reason = format!("over its {max} open connections (agent_max_connections)");
     hive.record_egress(audit.record(VerdictLine::new(Verdict::Busy).reason(&reason)));
 }
+
+#[cfg(test)]
+#[path = "egress_socket_tests.rs"]
+mod tests;

@@ -28,6 +28,7 @@ use crate::wire::host::{
 };
 use crate::wire::ident::Ident;
 use crate::wire::live::LiveChange;
+use crate::wire::model_log::DEFAULT_MODEL_LOG_LIMIT;
 
 /// How long a client may take to send its request line.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -169,6 +170,11 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             hive.egress_log(&name, limit.unwrap_or(DEFAULT_EGRESS_LOG_LIMIT))
                 .await,
             HostResponse::egress_log,
+        ),
+        HostRequest::ModelLog { name, limit } => answer(
+            hive.model_log(&name, limit.unwrap_or(DEFAULT_MODEL_LOG_LIMIT))
+                .await,
+            HostResponse::model_log,
         ),
         HostRequest::SetBudget {
             name,

@@ -25,7 +25,12 @@ async fn ask(hive: &Hive, kind: ApprovalKind, agent: &str, commit_ref: &str) -> 
 /// A hive with agent `alice` spawned (so seeded, `deployed/0`), running.
 async fn running_alice() -> (Hive, Arc<FakeDriver>, tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let (hive, driver) = hive_at(config_in(dir.path()), 1000);
+    // A hive-wide egress list of the operator's (the default is empty since
+    // the model gateway, issue 46).
+    let mut config = config_in(dir.path());
+    config.egress_allow =
+        vec![crate::wire::egress::EgressPattern::new("api.anthropic.com:443").unwrap()];
+    let (hive, driver) = hive_at(config, 1000);
     hive.spawn(&id("alice")).await.unwrap();
     let proposed = hive.repos().proposed(&id("alice"));
     (hive, driver, dir, proposed)

@@ -20,11 +20,11 @@ fn pattern(p: &str) -> EgressPattern {
 async fn hive_with(agents: &[&str]) -> (Hive, Arc<ManualClock>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(1_000));
-    let (hive, _) = hive_on(
-        config_in(dir.path()),
-        Store::open_in_memory().unwrap(),
-        clock.clone(),
-    );
+    // A hive-wide list of the operator's (the default is empty since the
+    // model gateway, issue 46).
+    let mut config = config_in(dir.path());
+    config.egress_allow = vec![pattern("api.anthropic.com:443")];
+    let (hive, _) = hive_on(config, Store::open_in_memory().unwrap(), clock.clone());
     for a in agents {
         hive.spawn(&id(a)).await.unwrap();
     }

@@ -23,6 +23,10 @@ async fn hive() -> (Hive, tempfile::TempDir) {
     let mut config = config_in(dir.path());
     config.agent_memory_max = Some("8G".into());
     config.agent_disk_quota = Some(1 << 30);
+    // A hive-wide egress list of the operator's (the default is empty since
+    // the model gateway, issue 46).
+    config.egress_allow =
+        vec![crate::wire::egress::EgressPattern::new("api.anthropic.com:443").unwrap()];
     let (hive, _) = hive_on(
         config,
         Store::open_in_memory().unwrap(),

@@ -100,6 +100,8 @@
 //! - [`egress`]: each agent's egress allow-list (config and grants).
 //! - [`egress_audit`]: what each agent dialled, recorded in the store in
 //!   batches, bounded per agent (`hivectl egress-log`).
+//! - [`model_log`]: every request an agent made to the model, as the model
+//!   gateway metered it, bounded per agent (`hivectl model-log`).
 //! - [`hooks`]: Claude Code lifecycle hooks: the session state on the
 //!   roster and the manager told when an agent waits on a person too long.
 //! - [`sockets`]: the hook through which spawn and destroy open and close
@@ -139,6 +141,7 @@ pub mod loose_ends;
 pub mod messaging;
 mod meta_inputs;
 pub mod metrics;
+pub mod model_log;
 pub mod proposals;
 pub mod questions;
 #[cfg(test)]

@@ -23,6 +23,10 @@ impl Hive {
         active_model: Option<String>,
     ) -> Result<(), HiveError> {
         arguments::check_model(active_model.as_deref())?;
+        // The host holds the model credential (the model gateway puts it
+        // on every request): no agent needs a login of its own, whatever
+        // its harness sees in its container.
+        let needs_login = needs_login.map(|n| n && self.config().model_credential.is_none());
         let n = agent.clone();
         let before = self
             .store()

@@ -315,6 +315,28 @@ const STEPS: &[&str] = &[
     CREATE INDEX egress_log_by_agent ON egress_log(agent, id);
     CREATE INDEX egress_log_merging ON egress_log(agent, verdict, target, at_ms)
         WHERE verdict <> 'allowed';",
+    // 18: the model gateway's meter (issue 46, store::model_log): one row
+    // per request an agent made to the model, as the upstream answered it
+    // (tokens, status, request id) and the list cost of the shipped price
+    // table in millionths of a dollar (NULL: the model is not priced),
+    // kept newest-first up to a bound per agent.
+    "CREATE TABLE model_log (
+        id             INTEGER PRIMARY KEY,
+        agent          TEXT NOT NULL,
+        at_ms          INTEGER NOT NULL,
+        route          TEXT NOT NULL,
+        model          TEXT,
+        status         INTEGER NOT NULL,
+        input          INTEGER NOT NULL,
+        output         INTEGER NOT NULL,
+        cache_write    INTEGER NOT NULL,
+        cache_read     INTEGER NOT NULL,
+        cost_micro_usd INTEGER,
+        ms             INTEGER NOT NULL,
+        request_id     TEXT,
+        error          TEXT
+    );
+    CREATE INDEX model_log_by_agent ON model_log(agent, id);",
 ];
 
 /// The schema version this build writes.

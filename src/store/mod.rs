@@ -47,6 +47,7 @@ pub mod hooks;
 pub mod lock;
 pub mod messages;
 mod migrations;
+pub mod model_log;
 pub mod purge;
 pub mod questions;
 mod readers;

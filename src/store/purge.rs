@@ -7,7 +7,8 @@
 //! asked, its reminders, its schedules and its place as a target of
 //! others', its hook events, its recorded crashes, its cross-hive sends
 //! not yet relayed, its turn journal (with its sums), its transcript
-//! cursors and its egress audit (`egress_log`). What stays: messages it sent that now sit in other
+//! cursors, its egress audit (`egress_log`) and its metered model requests
+//! (`model_log`). What stays: messages it sent that now sit in other
 //! inboxes (they are their recipients' mail) and the approval history
 //! (the operator's record; pending approvals were cancelled already).
 //! A plain `destroy` calls none of this: a re-spawn of the same agent finds
@@ -28,6 +29,7 @@ pub struct Purged {
     pub outbox: usize,
     pub turns: usize,
     pub egress_log: usize,
+    pub model_log: usize,
 }
 
 /// Delete everything of agent `name` listed in the module docs.
@@ -47,7 +49,9 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     del("DELETE FROM turn_counts WHERE agent = ?1")?;
     del("DELETE FROM transcript_cursors WHERE agent = ?1")?;
     let egress_log = super::egress_log::forget(c, name)?;
+    let model_log = super::model_log::forget(c, name)?;
     Ok(Purged {
+        model_log,
         turns,
         messages,
         questions,

@@ -53,13 +53,6 @@ impl EgressPattern {
         Ok(Self(value.to_ascii_lowercase()))
     }
 
-    /// A pattern from a constant in this crate (the default list, pinned
-    /// valid by a unit test), so no check runs here.
-    pub(crate) fn from_static(value: &'static str) -> Self {
-        debug_assert!(Self::new(value).is_ok(), "{value:?} is not a valid pattern");
-        Self(value.to_owned())
-    }
-
     /// The host part (`*.domain` for a wildcard).
     pub fn host(&self) -> &str {
         self.0.rsplit_once(':').map_or(&self.0, |(h, _)| h)
@@ -127,6 +120,18 @@ pub struct DialRequest {
     /// daemon): none, and the service sends no verdict line.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub verdict: u32,
+    /// The frames of a model connection the daemon reads back
+    /// ([`super::model_log::METER_VERSION`]); 0 (absent, an older daemon):
+    /// none, and the service serves no model request on this connection
+    /// (it could not be metered).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub meter: u32,
+    /// The host-held credential the model gateway puts on this agent's
+    /// requests (the config's `model_credential`): its name only, the
+    /// value is the service's own (`$CREDENTIALS_DIRECTORY/<name>`). None:
+    /// the agent's own credential header goes upstream as it came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<super::model_log::CredentialName>,
 }
 
 fn is_zero(n: &u32) -> bool {

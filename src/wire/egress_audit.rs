@@ -72,11 +72,15 @@ pub enum Verdict {
     /// The hive could not serve it (the egress service not running, the
     /// allow-list unreadable, no verdict from the service): 502 or 503.
     Unavailable,
+    /// A request to the model (origin form, `POST /v1/messages`...):
+    /// served by the model gateway, each request metered
+    /// ([`super::model_log`]); the target is the upstream's.
+    Model,
 }
 
 impl Verdict {
     /// Every verdict, for tests and parsers.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Allowed,
         Self::Refused,
         Self::Forbidden,
@@ -87,6 +91,7 @@ impl Verdict {
         Self::Unresolved,
         Self::Unreachable,
         Self::Unavailable,
+        Self::Model,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -101,6 +106,7 @@ impl Verdict {
             Self::Unresolved => "unresolved",
             Self::Unreachable => "unreachable",
             Self::Unavailable => "unavailable",
+            Self::Model => "model",
         }
     }
 
@@ -119,7 +125,7 @@ impl Verdict {
     /// connection is always a row of its own: its address, bytes and
     /// duration are the audit.
     pub fn merges(self) -> bool {
-        self != Self::Allowed
+        !matches!(self, Self::Allowed | Self::Model)
     }
 }
 

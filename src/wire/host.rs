@@ -249,6 +249,15 @@ pub enum HostRequest {
     InspectAgent { name: Ident },
     /// The daemon's release, protocol, driver and uptime (`daemon`: [`DaemonVersion`]).
     Version,
+    /// The model requests of agent `name` as the model gateway metered
+    /// them: its newest `limit` (default
+    /// [`super::model_log::DEFAULT_MODEL_LOG_LIMIT`], at most
+    /// [`super::model_log::MAX_MODEL_LOG_LIMIT`]), oldest first.
+    ModelLog {
+        name: Ident,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -306,6 +315,7 @@ impl HostRequest {
         "egress_log",
         "inspect_agent",
         "version",
+        "model_log",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -354,6 +364,7 @@ impl HostRequest {
             Self::EgressLog { name, .. } => ("egress_log", Some(name)),
             Self::InspectAgent { name } => ("inspect_agent", Some(name)),
             Self::Version => ("version", None),
+            Self::ModelLog { name, .. } => ("model_log", Some(name)),
         }
     }
 }
@@ -428,6 +439,9 @@ pub struct HostResponse {
     /// changed, an expiry dropped, the message waits for a stopped agent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// An agent's metered model requests, oldest first (`model_log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_log: Option<Vec<super::model_log::ModelLogRow>>,
 }
 
 fn default_version() -> u32 {
@@ -491,13 +505,6 @@ impl HostResponse {
         format!("{{\"version\":{VERSION},\"ok\":true,\"agent_statuses\":{rows_json}}}")
     }
 
-    pub fn urls(urls: HiveUrls) -> Self {
-        Self {
-            urls: Some(urls),
-            ..Self::success()
-        }
-    }
-
     pub fn approvals(rows: Vec<Approval>) -> Self {
         Self {
             approvals: Some(rows),
@@ -557,20 +564,6 @@ impl HostResponse {
     pub fn budgets(rows: Vec<BudgetRow>) -> Self {
         Self {
             budgets: Some(rows),
-            ..Self::success()
-        }
-    }
-
-    pub fn egress_log(rows: Vec<EgressLogRow>) -> Self {
-        Self {
-            egress_log: Some(rows),
-            ..Self::success()
-        }
-    }
-
-    pub fn inspect(facts: AgentInspect) -> Self {
-        Self {
-            inspect: Some(Box::new(facts)),
             ..Self::success()
         }
     }

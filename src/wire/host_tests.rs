@@ -291,6 +291,13 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"inspect_agent","name":"alice"}"#,
         ),
         (HostRequest::Version, r#"{"cmd":"version"}"#),
+        (
+            HostRequest::ModelLog {
+                name: id("alice"),
+                limit: Some(20),
+            },
+            r#"{"cmd":"model_log","name":"alice","limit":20}"#,
+        ),
     ]
 }
 

@@ -8,6 +8,8 @@
 //! - [`egress`]: an egress allow-list pattern, validated once.
 //! - [`egress_audit`]: the egress service's verdict line and the egress
 //!   audit's rows.
+//! - [`model_log`]: the model gateway's meter row, the frames carrying it
+//!   from the egress service to the daemon, the model log's rows.
 //! - [`claude_env`]: the agent's own variables for Claude, in one container
 //!   variable from the daemon to the harness.
 //! - [`agenda`]: loose ends, reminders, schedules, capabilities, tool groups.
@@ -33,10 +35,12 @@ pub mod egress;
 pub mod egress_audit;
 pub mod events;
 pub mod host;
+mod host_answers;
 pub mod ident;
 pub mod inspect;
 pub mod journal;
 pub mod live;
+pub mod model_log;
 pub mod notify;
 pub mod roster;
 pub mod scope;

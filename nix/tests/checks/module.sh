@@ -127,8 +127,8 @@ check "the config file is formats.json's rendering of settings, every key with t
      attention_after_secs: 300,
      agent_max_connections: 16, agent_idle_timeout_secs: 600, agent_max_answer_bytes: 4194304,
      inbox_max_messages: 10000, inbox_max_bytes: 67108864, transient_max_bytes: 1048576, agent_max_pending_approvals: 16,
-            egress_audit_rows_per_agent: 2000,
-     egress_allow: ["api.anthropic.com:443"], budget_hive: [], budget_each_agent: [], budget_hard_cap: false,
+            egress_audit_rows_per_agent: 2000, model_credential: null,
+     egress_allow: [], budget_hive: [], budget_each_agent: [], budget_hard_cap: false,
      hive_name: null, swarm_name: null, swarm: null }'
 check "a config file change restarts the daemon (restartTriggers)" \
   jqt "$T/on.json" '.systemd.services["hive-c0re"].restartTriggers == [.environment.etc["hive-c0re/config.json"].source]'
@@ -186,3 +186,20 @@ check "only the client (hivectl, man pages, completions) is installed system-wid
   jqt "$T/on.json" ".environment.systemPackages == [\"$CLIENT\"]"
 check "the modules name their maintainers (meta.maintainers)" \
   jqt "$T/on.json" '.meta.maintainers | length >= 1 and all(has("name"))'
+
+# --- the model gateway's credentials: systemd credentials of the egress service, paths only ---
+GW='{ enable = true; modelGateway = { credentials.anthropic = "/run/secrets/anthropic"; extraCA = "/etc/hive-ca.pem"; }; settings.model_credential = "anthropic"; }'
+ev "$T/gateway.json" --arg settings "$(settings "$GW")" && materialize "$T/gateway.json"
+check "modelGateway.credentials become LoadCredential=NAME:PATH of hive-c0re-egress.service, its upstream and CA its environment" \
+  jqt "$T/gateway.json" '.systemd.services["hive-c0re-egress"].serviceConfig.LoadCredential == ["anthropic:/run/secrets/anthropic"]
+    and .systemd.services["hive-c0re-egress"].environment.HIVE_MODEL_UPSTREAM == "https://api.anthropic.com"
+    and .systemd.services["hive-c0re-egress"].environment.HIVE_MODEL_CA == "/etc/hive-ca.pem"'
+check "... and the config file names the credential, never its value or path" \
+  jqt "$(jq -r '.environment.etc["hive-c0re/config.json"].source' "$T/gateway.json")" \
+  '.model_credential == "anthropic" and (tostring | contains("/run/secrets") | not)'
+ev "$T/gateway-unknown.json" --arg settings "$(settings '{ enable = true; settings.model_credential = "anthropic"; }')"
+check "settings.model_credential naming no modelGateway.credentials entry fails, saying so" \
+  fails_with "$T/gateway-unknown.json" "services.hive-c0re.settings.model_credential: anthropic is not one of services.hive-c0re.modelGateway.credentials"
+ev "$T/gateway-badname.json" --arg settings "$(settings '{ enable = true; modelGateway.credentials."../x" = "/run/x"; }')"
+check "a credential name that is not a systemd credential name fails, saying what one is" \
+  fails_with "$T/gateway-badname.json" "services.hive-c0re.modelGateway.credentials: ../x: a credential name is 1 to 64"

@@ -1,0 +1,71 @@
+//! The model gateway's meter (issue 46, step 1): every request an agent
+//! made to the model, as the gateway in the egress service read the
+//! upstream's answer — tokens, status, request id, list cost — kept in the
+//! hive's store per agent and shown by `hivectl model-log` (host.sock
+//! `model_log`).
+//!
+//! The path: the gateway sends one meter frame per request on the agent's
+//! connection ([`crate::wire::model_log`]); the daemon (`server::
+//! egress_socket`), which knows the agent from its socket, hands each row
+//! here, and it is written at once in a job of the store's writer (group
+//! commit: many rows one fsync). Rejected: batching them in memory as the
+//! egress audit does ([`super::egress_audit`]), which would lose the last
+//! quarter second of spend with the daemon — and spend is what budgets
+//! will be decided on (step 2). A request is a few a second per agent at
+//! most, so a write each is cheap.
+//!
+//! Not yet (step 2 of issue 46): these rows do not feed `hivectl usage`,
+//! the roster's spend or any budget; `report_turn`'s figures still do.
+//!
+//! Kept by a plain `destroy`, deleted by `destroy --purge`, as the egress
+//! audit is (`store::purge`).
+
+use super::{Hive, HiveError};
+use crate::hive::arguments;
+use crate::store::{agents, model_log};
+use crate::wire::ident::Ident;
+use crate::wire::model_log::{DEFAULT_ROWS_PER_AGENT, MeterRow, ModelLogRow};
+
+impl Hive {
+    /// Record one model request of `agent`: written in a job of the
+    /// store's writer now. Never waits; call it from a task of the runtime.
+    pub fn record_model_request(&self, agent: &Ident, row: MeterRow) {
+        let hive = self.clone();
+        let agent = agent.clone();
+        tokio::spawn(async move {
+            let who = agent.clone();
+            let written = hive
+                .store()
+                .run(move |c| model_log::write(c, &agent, &[row], DEFAULT_ROWS_PER_AGENT))
+                .await;
+            if let Err(err) = written {
+                tracing::error!(agent = %who, "{who}: a metered model request could not be recorded: {err}");
+            }
+        });
+    }
+
+    /// Agent `name`'s newest `limit` model requests, oldest first. A
+    /// destroyed agent's are kept until a purge; a name with neither rows
+    /// nor an agent is unknown.
+    pub async fn model_log(&self, name: &Ident, limit: u32) -> Result<Vec<ModelLogRow>, HiveError> {
+        arguments::check_model_log_limit(limit)?;
+        let n = name.clone();
+        let (rows, managed) = self
+            .store()
+            .read(move |c| {
+                Ok((
+                    model_log::recent(c, &n, limit)?,
+                    agents::get(c, &n)?.is_some(),
+                ))
+            })
+            .await?;
+        if rows.is_empty() && !managed {
+            return Err(HiveError::UnknownAgent(name.clone()));
+        }
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+#[path = "model_log_tests.rs"]
+mod tests;

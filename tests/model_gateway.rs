@@ -1,0 +1,268 @@
+//! The model gateway end to end on this host, with the real binaries and
+//! the fake container driver (issue 46): an agent's request to the model
+//! in origin form (as Claude Code sends it to `ANTHROPIC_BASE_URL`) through
+//! its forwarder (`hive-agent egress-forward`), its `egress.sock`, the
+//! daemon and the egress service (`hive-c0re egress`, its credential in a
+//! `$CREDENTIALS_DIRECTORY` as systemd's `LoadCredential=` makes it) to a
+//! TLS stand-in of the Messages API whose CA only the gateway is given;
+//! then the metered row through `hivectl model-log`. (The container, the
+//! units and the real Claude Code CLI are the real-systemd tier's:
+//! tests/system/tests/gateway.sh.)
+
+#![allow(clippy::disallowed_methods)] // test code runs the binaries under test
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{BIN, Daemon, hivectl};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+const AGENT: &str = env!("CARGO_BIN_EXE_hive-agent");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/gateway");
+const REAL_KEY: &str = "sk-ant-api03-end-to-end-key-of-the-host";
+const SENTINEL: &str = "hive-sentinel-h-alice";
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A TLS stand-in on 127.0.0.1 (the fixtures' certificate), answering
+/// every request with one JSON message and its usage; the head and body of
+/// each request it saw.
+fn standin() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(format!("{FIXTURES}/server.pem"))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+    let key = PrivateKeyDer::from_pem_file(format!("{FIXTURES}/server.key")).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let conn = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            let mut tls = BufReader::new(rustls::StreamOwned::new(conn, tcp));
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if tls.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            let mut body = vec![0; len];
+            tls.read_exact(&mut body).unwrap();
+            log.lock()
+                .unwrap()
+                .push(format!("{head}\r\n{}", String::from_utf8_lossy(&body)));
+            let answer = r#"{"id":"msg_e2e","type":"message","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":321,"output_tokens":45,"cache_creation_input_tokens":6,"cache_read_input_tokens":7}}"#;
+            let out = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nrequest-id: req_e2e_1\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            let stream = tls.get_mut();
+            let _ = stream.write_all(out.as_bytes());
+            let _ = stream.flush();
+            stream.conn.send_close_notify();
+            let _ = stream.flush();
+        }
+    });
+    (port, seen)
+}
+
+/// The egress service with the model gateway to `upstream`, trusting the
+/// fixtures' CA, credential `anthropic` in `creds`.
+fn egress_service(d: &Daemon, upstream: u16, creds: &Path) -> Killed {
+    let socket = d.dir.path().join("run/egress-dialer.sock");
+    std::fs::write(creds.join("anthropic"), format!("{REAL_KEY}\n")).unwrap();
+    let child = Command::new(BIN)
+        .args(["egress", "--socket"])
+        .arg(&socket)
+        .env("RUST_LOG", "warn")
+        .env(
+            "HIVE_MODEL_UPSTREAM",
+            format!("https://127.0.0.1:{upstream}"),
+        )
+        .env("HIVE_MODEL_CA", format!("{FIXTURES}/ca.pem"))
+        .env("CREDENTIALS_DIRECTORY", creds)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if socket.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Killed(child)
+}
+
+fn forwarder(d: &Daemon, name: &str) -> (Killed, u16) {
+    let mut child = Command::new(AGENT)
+        .args(["egress-forward", "--listen", "127.0.0.1:0", "--socket"])
+        .arg(d.agent_socket(name))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    (Killed(child), port)
+}
+
+fn through(port: u16, request: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn model_log(d: &Daemon, name: &str) -> Vec<serde_json::Value> {
+    for _ in 0..100 {
+        let (code, out, err) = hivectl(d, &["--json", "model-log", name]);
+        assert_eq!(code, 0, "{err}");
+        let answer: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let rows = answer["model_log"].as_array().cloned().unwrap_or_default();
+        if !rows.is_empty() {
+            return rows;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Vec::new()
+}
+
+#[test]
+fn an_agents_model_request_goes_upstream_with_the_hosts_key_and_its_meter_row_reaches_model_log() {
+    let (upstream, seen) = standin();
+    let creds = tempfile::tempdir().unwrap();
+    let d = Daemon::start_with_config(r#"{"model_credential": "anthropic"}"#);
+    let _service = egress_service(&d, upstream, creds.path());
+    assert_eq!(
+        d.request(r#"{"cmd":"spawn","name":"alice"}"#),
+        r#"{"version":1,"ok":true}"#
+    );
+    let (_fwd, port) = forwarder(&d, "alice");
+    let body = r#"{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
+    let answer = through(
+        port,
+        &format!(
+            "POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-api-key: {SENTINEL}\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.contains("\"msg_e2e\""), "{answer}");
+
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].starts_with("POST /v1/messages?beta=true HTTP/1.1\r\n"),
+        "{}",
+        seen[0]
+    );
+    assert!(
+        seen[0].contains(&format!("x-api-key: {REAL_KEY}\r\n")),
+        "{}",
+        seen[0]
+    );
+    assert!(!seen[0].contains(SENTINEL), "{}", seen[0]);
+
+    let rows = model_log(&d, "alice");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0]["request"];
+    assert_eq!(rows[0]["agent"], "alice");
+    assert_eq!(r["route"], "POST /v1/messages");
+    assert_eq!(r["status"], 200);
+    assert_eq!(r["model"], "claude-haiku-4-5-20251001");
+    assert_eq!(
+        r["tokens"],
+        serde_json::json!({"input": 321, "output": 45, "cache_write": 6, "cache_read": 7})
+    );
+    // Haiku 4.5: 1, 5, 1.25 and 0.10 dollars per million tokens:
+    // 321 + 225 + 7.5 + 0.7 millionths.
+    assert_eq!(r["cost_micro_usd"], 554);
+    assert_eq!(r["request_id"], "req_e2e_1");
+    assert!(r["at_ms"].as_i64().unwrap() > 1_700_000_000_000, "{r}");
+    let (code, text, _) = hivectl(&d, &["model-log", "alice"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("claude-haiku-4-5-20251001") && text.contains("$0.000554"),
+        "{text}"
+    );
+    // No byte of the key in anything the operator's tools answer.
+    let (_, json, _) = hivectl(&d, &["--json", "model-log", "alice"]);
+    assert!(!json.contains(REAL_KEY) && !text.contains(REAL_KEY));
+    // The agent's egress audit has the connection, as a model one.
+    // (written within the audit's flush interval).
+    let mut audit = String::new();
+    for _ in 0..100 {
+        audit = hivectl(&d, &["--json", "egress-log", "alice"]).1;
+        if audit.contains(r#""verdict":"model""#) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(audit.contains(r#""verdict":"model""#), "{audit}");
+    assert!(!audit.contains(REAL_KEY));
+}
+
+#[test]
+fn model_log_refuses_an_unknown_agent_and_a_limit_out_of_range_with_their_codes() {
+    let d = Daemon::start_with_config("{}");
+    let (code, _, err) = hivectl(&d, &["model-log", "ghost"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("ghost"), "{err}");
+    let answer = d.request(r#"{"cmd":"model_log","name":"ghost"}"#);
+    assert!(answer.contains(r#""code":"unknown_agent""#), "{answer}");
+    let answer = d.request(r#"{"cmd":"spawn","name":"alice"}"#);
+    assert_eq!(answer, r#"{"version":1,"ok":true}"#);
+    let answer = d.request(r#"{"cmd":"model_log","name":"alice","limit":0}"#);
+    assert!(answer.contains(r#""code":"bad_request""#), "{answer}");
+    let (code, out, _) = hivectl(&d, &["model-log", "alice"]);
+    assert_eq!((code, out.as_str()), (0, "no model requests recorded\n"));
+}
