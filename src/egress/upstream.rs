@@ -14,8 +14,8 @@
 //!   verification off for a stand-in, which a test would then not test.
 //! - **Credentials are systemd credentials of the service**
 //!   (`LoadCredential=NAME:PATH` or `LoadCredentialEncrypted=`): read from
-//!   `$CREDENTIALS_DIRECTORY/NAME` when a connection names it, so a
-//!   rotated file is used by the next connection without a restart. The
+//!   `$CREDENTIALS_DIRECTORY/NAME` for each request of a connection naming it, so a
+//!   rotated file is used by the next request without a restart. The
 //!   value is never logged, never in a `Debug`, never sent to the daemon.
 
 use std::future::Future;

@@ -19,16 +19,25 @@ Streaming requests get the SSE event sequence of the real API
 message_stop); others a JSON message. Other paths: 404 JSON error.
 With STANDIN_STATUS=401 in the environment every POST /v1/messages is
 answered 401 authentication_error instead (a CLI without a valid key).
+With STANDIN_TLS_CERT and STANDIN_TLS_KEY (PEM files) it speaks HTTPS with
+that certificate (a stand-in of api.anthropic.com behind the hive's model
+gateway). Each log line carries the credential headers the request came
+with (x_api_key, authorization), so a test can say which key reached it.
 """
 
 import json
 import os
+import ssl
 import sys
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORTFILE, LOG, TO, BODY = sys.argv[1:5]
+TLS = None
+if os.environ.get("STANDIN_TLS_CERT"):
+    TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    TLS.load_cert_chain(os.environ["STANDIN_TLS_CERT"], os.environ["STANDIN_TLS_KEY"])
 MODEL = "claude-standin-1"
 TOOL = "mcp__hyperhive__send"
 # The ids of the tool calls this process made whose result has not come back yet.
@@ -99,7 +108,9 @@ class Handler(BaseHTTPRequestHandler):
             log.write(json.dumps({"path": self.path, "model": body.get("model"),
                                   "tools": [t.get("name") for t in body.get("tools", []) or []],
                                   "tool_results": tool_results(body),
-                                  "stream": body.get("stream", False)}) + "\n")
+                                  "stream": body.get("stream", False),
+                                  "x_api_key": self.headers.get("x-api-key"),
+                                  "authorization": self.headers.get("authorization")}) + "\n")
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             return self.not_found()
         if os.environ.get("STANDIN_STATUS") == "401":
@@ -118,14 +129,23 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def stream(self, blocks, stop):
+        # Over TLS the body is chunked, as the real API's: a body that ends
+        # with the connection would be cut short for a client that (rightly)
+        # wants TLS's close_notify, which Python's ssl does not send.
+        chunked = TLS is not None
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
         self.end_headers()
 
         def event(name, data):
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            text = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            if chunked:
+                text = b"%x\r\n%s\r\n" % (len(text), text)
+            self.wfile.write(text)
             self.wfile.flush()
 
         event("message_start", {"type": "message_start", "message": {
@@ -146,11 +166,16 @@ class Handler(BaseHTTPRequestHandler):
         event("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                 "usage": {"output_tokens": 5}})
         event("message_stop", {"type": "message_stop"})
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         self.close_connection = True
 
 
 server = ThreadingHTTPServer((os.environ.get("STANDIN_HOST") or "127.0.0.1",
                               int(os.environ.get("STANDIN_PORT") or 0)), Handler)
+if TLS is not None:
+    server.socket = TLS.wrap_socket(server.socket, server_side=True)
 with open(PORTFILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os
