@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use super::{Hive, HiveError};
 use crate::hive::arguments;
-use crate::store::{agents, egress_log};
+use crate::store::{StoreError, agents, egress_log};
 use crate::wire::egress_audit::{EgressLogRow, EgressRecord};
 use crate::wire::ident::Ident;
 
@@ -188,15 +188,22 @@ impl Hive {
         limit: u32,
     ) -> Result<Vec<EgressLogRow>, HiveError> {
         arguments::check_egress_log_limit(limit)?;
+        self.kept_rows(name, move |c, n| egress_log::recent(c, n, limit))
+            .await
+    }
+
+    /// The rows `read` finds of agent `name` in a log kept past its
+    /// destroy (until a purge): a name with neither rows nor an agent is
+    /// unknown. One read, so a purge cannot fall between the two.
+    pub(super) async fn kept_rows<R, F>(&self, name: &Ident, read: F) -> Result<Vec<R>, HiveError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&rusqlite::Connection, &Ident) -> Result<Vec<R>, StoreError> + Send + 'static,
+    {
         let n = name.clone();
         let (rows, managed) = self
             .store()
-            .read(move |c| {
-                Ok((
-                    egress_log::recent(c, &n, limit)?,
-                    agents::get(c, &n)?.is_some(),
-                ))
-            })
+            .read(move |c| Ok((read(c, &n)?, agents::get(c, &n)?.is_some())))
             .await?;
         if rows.is_empty() && !managed {
             return Err(HiveError::UnknownAgent(name.clone()));

@@ -22,7 +22,7 @@
 
 use super::{Hive, HiveError};
 use crate::hive::arguments;
-use crate::store::{agents, model_log};
+use crate::store::model_log;
 use crate::wire::ident::Ident;
 use crate::wire::model_log::{DEFAULT_ROWS_PER_AGENT, MeterRow, ModelLogRow};
 
@@ -49,20 +49,8 @@ impl Hive {
     /// nor an agent is unknown.
     pub async fn model_log(&self, name: &Ident, limit: u32) -> Result<Vec<ModelLogRow>, HiveError> {
         arguments::check_model_log_limit(limit)?;
-        let n = name.clone();
-        let (rows, managed) = self
-            .store()
-            .read(move |c| {
-                Ok((
-                    model_log::recent(c, &n, limit)?,
-                    agents::get(c, &n)?.is_some(),
-                ))
-            })
-            .await?;
-        if rows.is_empty() && !managed {
-            return Err(HiveError::UnknownAgent(name.clone()));
-        }
-        Ok(rows)
+        self.kept_rows(name, move |c, n| model_log::recent(c, n, limit))
+            .await
     }
 }
 
