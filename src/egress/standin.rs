@@ -268,6 +268,9 @@ pub(crate) async fn connect(gateway: Arc<Gateway>, credential: Option<&str>) -> 
     tokio::spawn(async move {
         let mut r = BufReader::new(service_r);
         let mut line = Vec::new();
+        // After the agent's end is gone, data is dropped but the frames
+        // are still read to their end: the cut request's row comes last.
+        let mut agent_gone = false;
         r.read_until(b'\n', &mut line).await.unwrap();
         assert_eq!(VerdictLine::parse(&line).unwrap().verdict, Verdict::Model);
         loop {
@@ -279,9 +282,7 @@ pub(crate) async fn connect(gateway: Arc<Gateway>, credential: Option<&str>) -> 
                 FrameHead::Data(n) => {
                     let mut data = vec![0; n];
                     r.read_exact(&mut data).await.unwrap();
-                    if pipe_w.write_all(&data).await.is_err() {
-                        break;
-                    }
+                    agent_gone = agent_gone || pipe_w.write_all(&data).await.is_err();
                 }
                 FrameHead::Meter(row) => {
                     let _ = rows_tx.send(row);

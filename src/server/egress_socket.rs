@@ -247,7 +247,9 @@ where
 /// model requests ([`Hive::record_model_request`]), until the service's
 /// side ends. Read strictly ([`FrameHead::parse`]): a head that is neither
 /// ends the connection, logged — the service is this binary's, so a bad
-/// frame is a bug, never something to guess at.
+/// frame is a bug, never something to guess at. An agent that went away
+/// (its side no longer takes data) is no reason to stop reading: the
+/// service still sends the row of the request it cut, last.
 async fn unframe<R, W>(
     hive: &Hive,
     agent: &Ident,
@@ -260,6 +262,7 @@ where
     W: AsyncWrite + Unpin,
 {
     let mut head = Vec::with_capacity(256);
+    let mut agent_gone = false;
     loop {
         head.clear();
         let n = (&mut *from)
@@ -267,7 +270,11 @@ where
             .read_until(b'\n', &mut head)
             .await?;
         if n == 0 {
-            return to.shutdown().await;
+            return if agent_gone {
+                Ok(())
+            } else {
+                to.shutdown().await
+            };
         }
         match FrameHead::parse(&head) {
             Ok(FrameHead::Data(mut left)) => {
@@ -277,10 +284,14 @@ where
                         return Err(std::io::ErrorKind::UnexpectedEof.into());
                     }
                     let n = chunk.len().min(left);
-                    to.write_all(&chunk[..n]).await?;
+                    if !agent_gone {
+                        agent_gone = to.write_all(&chunk[..n]).await.is_err();
+                        if !agent_gone {
+                            count.fetch_add(n as u64, Ordering::Relaxed);
+                        }
+                    }
                     from.consume(n);
                     left -= n;
-                    count.fetch_add(n as u64, Ordering::Relaxed);
                 }
             }
             Ok(FrameHead::Meter(mut row)) => {

@@ -33,6 +33,12 @@ fn row(input: u64) -> MeterRow {
 /// `answer` (after reading the dial line); what the agent got, and alice's
 /// rows once the connection ended.
 async fn served(answer: Vec<u8>) -> (Vec<u8>, Vec<MeterRow>, DialRequest) {
+    served_to(answer, false).await
+}
+
+/// [`served`]; with `hang_up`, the agent goes away after its request and
+/// the service answers only then.
+async fn served_to(answer: Vec<u8>, hang_up: bool) -> (Vec<u8>, Vec<MeterRow>, DialRequest) {
     let dir = tempfile::tempdir().unwrap();
     let (hive, _) = hive_at(config_in(dir.path()), 1_000);
     hive.spawn(&id("alice")).await.unwrap();
@@ -44,6 +50,9 @@ async fn served(answer: Vec<u8>) -> (Vec<u8>, Vec<MeterRow>, DialRequest) {
         let mut byte = [0u8; 1];
         while s.read_exact(&mut byte).await.is_ok() && byte[0] != b'\n' {
             line.push(byte[0]);
+        }
+        if hang_up {
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
         s.write_all(&answer).await.unwrap();
         s.shutdown().await.unwrap();
@@ -64,7 +73,11 @@ async fn served(answer: Vec<u8>) -> (Vec<u8>, Vec<MeterRow>, DialRequest) {
         .unwrap();
     agent.shutdown().await.unwrap();
     let mut got = Vec::new();
-    agent.read_to_end(&mut got).await.unwrap();
+    if hang_up {
+        drop(agent);
+    } else {
+        agent.read_to_end(&mut got).await.unwrap();
+    }
     task.await.unwrap();
     let dial = service.await.unwrap();
     let mut rows = Vec::new();
@@ -119,4 +132,17 @@ async fn a_bad_frame_ends_the_connection_and_nothing_after_it_is_read() {
     let (got, rows, _) = served(answer).await;
     assert_eq!(got, b"ok");
     assert!(rows.is_empty(), "{rows:?}");
+}
+
+/// Used to be: the daemon stopped reading when the agent had gone, so the
+/// row of the request the gateway cut (sent last) was never recorded.
+#[tokio::test]
+async fn an_agent_gone_mid_answer_still_gets_the_cut_requests_row() {
+    let mut answer = verdict();
+    answer.extend(data_head(5));
+    answer.extend(b"HTTP/");
+    answer.extend(row(1200).to_frame());
+    let (_, rows, _) = served_to(answer, true).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].tokens.input, 1200);
 }
