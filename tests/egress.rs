@@ -12,24 +12,14 @@
 #[path = "support/common/mod.rs"]
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use common::{BIN, Daemon, hivectl};
-
-const AGENT: &str = env!("CARGO_BIN_EXE_hive-agent");
-
-/// A child process killed when dropped.
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::egress::{AGENT, egress_service, forwarder, through};
+use common::{Daemon, hivectl};
 
 /// A target on 127.0.0.1 answering "pong" to every connection; its port.
 fn target() -> u16 {
@@ -41,60 +31,6 @@ fn target() -> u16 {
         }
     });
     port
-}
-
-/// The egress service on the daemon's runtime directory.
-fn egress_service(d: &Daemon) -> Killed {
-    let socket = d.dir.path().join("run/egress-dialer.sock");
-    let child = Command::new(BIN)
-        .args(["egress", "--socket"])
-        .arg(&socket)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if socket.exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Killed(child)
-}
-
-/// `hive-agent egress-forward` for agent `name` on a free loopback port;
-/// the port.
-fn forwarder(d: &Daemon, name: &str) -> (Killed, u16) {
-    let mut child = Command::new(AGENT)
-        .args(["egress-forward", "--listen", "127.0.0.1:0", "--socket"])
-        .arg(d.agent_socket(name))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .split("forwarding 127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    (Killed(child), port)
-}
-
-/// Send `request` to the proxy at `port` (the forwarder) and read all.
-fn through(port: u16, request: &str) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The same on the agent's egress socket itself.
@@ -120,7 +56,7 @@ fn through_its_forwarder_an_agent_reaches_a_host_on_the_configured_list_and_no_o
     let d = Daemon::start_with_config(&format!(
         r#"{{"egress_allow": ["api.anthropic.com:443", "127.0.0.1:{allowed}"]}}"#
     ));
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "alice");
     let (_fwd, port) = forwarder(&d, "alice");
 
@@ -143,7 +79,7 @@ fn through_its_forwarder_an_agent_reaches_a_host_on_the_configured_list_and_no_o
 #[test]
 fn the_proxy_names_the_agent_whose_socket_was_used_whatever_the_request_says() {
     let d = Daemon::start_with_config("{}");
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "alice");
     spawn(&d, "bob");
     let bob = d.agent_socket("bob").with_file_name("egress.sock");
@@ -212,7 +148,7 @@ fn call(d: &Daemon, name: &str, tool: &str, args: &str) -> (i32, String) {
 fn an_operators_grant_opens_a_host_to_that_agent_alone_and_a_revoke_closes_it() {
     let port = target();
     let d = Daemon::start_with_config("{}");
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "alice");
     spawn(&d, "bob");
     let (_fwd, alice) = forwarder(&d, "alice");
@@ -239,7 +175,7 @@ fn an_operators_grant_opens_a_host_to_that_agent_alone_and_a_revoke_closes_it() 
 fn request_egress_then_approve_opens_the_host_to_the_agent_that_asked() {
     let port = target();
     let d = Daemon::start_with_config("{}");
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "alice");
     let (_fwd, alice) = forwarder(&d, "alice");
     let connect = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n");
@@ -280,7 +216,7 @@ fn an_allow_listed_name_resolving_to_loopback_is_refused_naming_the_address() {
     let d = Daemon::start_with_config(&format!(
         r#"{{"egress_allow": ["localhost:{port}", "127.0.0.1:{port}"]}}"#
     ));
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "alice");
     let (_fwd, fwd) = forwarder(&d, "alice");
     let answer = through(fwd, &format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n"));
@@ -298,7 +234,7 @@ fn an_allow_listed_name_resolving_to_loopback_is_refused_naming_the_address() {
 #[test]
 fn one_agents_connection_flood_is_answered_429_and_leaves_another_agent_served() {
     let d = Daemon::start_with_config("{}");
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "mallory");
     spawn(&d, "bob");
     let mallory = d.agent_socket("mallory").with_file_name("egress.sock");
@@ -340,7 +276,7 @@ fn egress_log(d: &Daemon, name: &str) -> Vec<serde_json::Value> {
 fn egress_log_shows_each_connection_with_its_verdict_target_address_and_bytes() {
     let (allowed, other) = (target(), target());
     let d = Daemon::start_with_config(&format!(r#"{{"egress_allow": ["127.0.0.1:{allowed}"]}}"#));
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "alice");
     spawn(&d, "bob");
     let (_fwd, port) = forwarder(&d, "alice");
@@ -399,7 +335,7 @@ fn egress_log_refuses_an_unknown_agent_and_a_limit_out_of_range_with_their_codes
 #[test]
 fn a_429_flood_is_counted_into_few_rows_and_leaves_another_agents_rows_in_the_audit() {
     let d = Daemon::start_with_config(r#"{"egress_audit_rows_per_agent": 20}"#);
-    let _service = egress_service(&d);
+    let _service = egress_service(&d, &[]);
     spawn(&d, "mallory");
     spawn(&d, "bob");
     let request = "CONNECT example.org:443 HTTP/1.1\r\n\r\n";

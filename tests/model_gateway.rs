@@ -16,28 +16,20 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{BIN, Daemon, hivectl};
+use common::egress::{Killed, egress_service, forwarder, through};
+use common::{Daemon, hivectl};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-const AGENT: &str = env!("CARGO_BIN_EXE_hive-agent");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/gateway");
 const REAL_KEY: &str = "sk-ant-api03-end-to-end-key-of-the-host";
 const SENTINEL: &str = "hive-sentinel-h-alice";
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A TLS stand-in on 127.0.0.1 (the fixtures' certificate), answering
 /// every request with one JSON message and its usage; the head and body of
@@ -105,60 +97,17 @@ fn standin() -> (u16, Arc<Mutex<Vec<String>>>) {
 
 /// The egress service with the model gateway to `upstream`, trusting the
 /// fixtures' CA, credential `anthropic` in `creds`.
-fn egress_service(d: &Daemon, upstream: u16, creds: &Path) -> Killed {
-    let socket = d.dir.path().join("run/egress-dialer.sock");
+fn gateway_service(d: &Daemon, upstream: u16, creds: &Path) -> Killed {
     std::fs::write(creds.join("anthropic"), format!("{REAL_KEY}\n")).unwrap();
-    let child = Command::new(BIN)
-        .args(["egress", "--socket"])
-        .arg(&socket)
-        .env("RUST_LOG", "warn")
-        .env(
+    let env = [
+        (
             "HIVE_MODEL_UPSTREAM",
             format!("https://127.0.0.1:{upstream}"),
-        )
-        .env("HIVE_MODEL_CA", format!("{FIXTURES}/ca.pem"))
-        .env("CREDENTIALS_DIRECTORY", creds)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if socket.exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Killed(child)
-}
-
-fn forwarder(d: &Daemon, name: &str) -> (Killed, u16) {
-    let mut child = Command::new(AGENT)
-        .args(["egress-forward", "--listen", "127.0.0.1:0", "--socket"])
-        .arg(d.agent_socket(name))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    (Killed(child), port)
-}
-
-fn through(port: u16, request: &str) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    String::from_utf8_lossy(&out).into_owned()
+        ),
+        ("HIVE_MODEL_CA", format!("{FIXTURES}/ca.pem")),
+        ("CREDENTIALS_DIRECTORY", creds.display().to_string()),
+    ];
+    egress_service(d, &env)
 }
 
 fn model_log(d: &Daemon, name: &str) -> Vec<serde_json::Value> {
@@ -180,7 +129,7 @@ fn an_agents_model_request_goes_upstream_with_the_hosts_key_and_its_meter_row_re
     let (upstream, seen) = standin();
     let creds = tempfile::tempdir().unwrap();
     let d = Daemon::start_with_config(r#"{"model_credential": "anthropic"}"#);
-    let _service = egress_service(&d, upstream, creds.path());
+    let _service = gateway_service(&d, upstream, creds.path());
     assert_eq!(
         d.request(r#"{"cmd":"spawn","name":"alice"}"#),
         r#"{"version":1,"ok":true}"#

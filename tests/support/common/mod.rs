@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic fails the test
 
+pub mod egress;
 pub mod follow;
 pub mod journal_files;
 
