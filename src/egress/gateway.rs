@@ -23,7 +23,8 @@
 //! - **Bounded**: a request body over [`MAX_REQUEST`] is a 413; an
 //!   upstream that does not answer within the head timeout is a 504, one
 //!   that cannot be reached (or fails TLS) a 502 — each an Anthropic-shaped
-//!   error (`{"type":"error","error":{...}}`), which Claude Code shows.
+//!   error (`{"type":"error","error":{...}}`), which Claude Code shows,
+//!   retried only when the upstream is at fault ([`super::api_error`]).
 //! - **Every request is a meter row** ([`MeterRow`]), sent when its answer
 //!   ends (or is cut) on the connection's row channel, which the service
 //!   frames to the daemon ([`super::service`]).
@@ -47,6 +48,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::api_error::{SHOULD_RETRY, error_body, retry_value};
 use super::meter::{Kind, Prices, Tap};
 use super::upstream::{Connector, Credential, Upstream};
 use crate::wire::ident::Ident;
@@ -121,18 +123,17 @@ pub struct Caller {
     pub rows: UnboundedSender<MeterRow>,
 }
 
-/// An Anthropic-shaped error answer.
+/// An Anthropic-shaped error answer the gateway makes itself, with the
+/// `x-should-retry` its status calls for ([`super::api_error::should_retry`]).
 pub fn error_response(status: StatusCode, kind: &str, message: &str) -> Response<Answer> {
-    let body = serde_json::json!({
-        "type": "error",
-        "error": { "type": kind, "message": message },
-    });
-    let mut resp = Response::new(Answer::full(Bytes::from(body.to_string())));
+    let mut resp = Response::new(Answer::full(Bytes::from(error_body(kind, message))));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(
+    let headers = resp.headers_mut();
+    headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    headers.insert(SHOULD_RETRY, HeaderValue::from_static(retry_value(status)));
     resp
 }
 
@@ -500,7 +501,7 @@ pub enum Answer {
 }
 
 impl Answer {
-    fn full(bytes: Bytes) -> Self {
+    pub(super) fn full(bytes: Bytes) -> Self {
         Self::Full(Some(bytes))
     }
 }

@@ -250,3 +250,13 @@ async fn without_a_host_credential_the_agents_own_key_passes_and_the_sentinel_is
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(msg.contains("LoadCredential=nope:"), "{msg}");
 }
+
+#[test]
+fn the_gateways_own_answer_is_json_with_the_retry_its_status_calls_for() {
+    let resp = error_response(StatusCode::UNAUTHORIZED, "authentication_error", "why");
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(resp.headers()["x-should-retry"], "false");
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let resp = error_response(StatusCode::BAD_GATEWAY, "api_error", "why");
+    assert_eq!(resp.headers()["x-should-retry"], "true");
+}

@@ -33,7 +33,8 @@
 //!   origin form on the same connections (`ANTHROPIC_BASE_URL` is the
 //!   forwarder): the host's credential put in, the answer metered
 //!   ([`meter`]), each request's row framed to the daemon ([`model_conn`]),
-//!   the upstream reached over verified TLS ([`upstream`]).
+//!   the upstream reached over verified TLS ([`upstream`]), its own
+//!   refusals in the API's error shape ([`api_error`]).
 //! - It runs in a process of its own ([`service`], `hive-c0re egress`), the
 //!   hive's only one with a network.
 //! - **Its verdict goes to the daemon in-band** when asked ([`serve_telling`]):
@@ -55,6 +56,7 @@ use crate::wire::egress_audit::{Verdict, VerdictLine};
 use crate::wire::ident::Ident;
 
 pub mod address;
+pub mod api_error;
 pub mod audit;
 pub mod gateway;
 pub mod meter;

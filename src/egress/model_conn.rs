@@ -13,14 +13,16 @@
 
 use std::sync::Arc;
 
+use hyper::StatusCode;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::mpsc;
 
+use super::api_error;
 use super::gateway::{self, Caller, Gateway, handle};
-use super::{COPY_BUF, Outcome, answer, tell};
+use super::{COPY_BUF, Outcome, tell};
 use crate::wire::egress_audit::{Verdict, VerdictLine};
 use crate::wire::ident::Ident;
 use crate::wire::model_log::{CredentialName, MAX_DATA_FRAME, data_head};
@@ -52,7 +54,7 @@ pub(super) fn origin_form(head: &[u8]) -> bool {
 }
 
 /// A request in origin form: the model gateway's, when this connection
-/// can be metered (the daemon reads the frames), else a 502 saying why.
+/// can be metered (the daemon reads the frames), else a 503 saying why.
 pub(super) async fn serve_model<S>(
     mut client: S,
     agent: &Ident,
@@ -100,7 +102,7 @@ where
     }
 }
 
-/// A model request this service cannot serve: its verdict and a 502
+/// A model request this service cannot serve: its verdict and a 503
 /// saying `why`.
 async fn refuse_model<S>(client: &mut S, telling: bool, why: &str) -> Outcome
 where
@@ -108,8 +110,13 @@ where
 {
     let line = VerdictLine::new(Verdict::Unavailable).reason(why);
     if tell(client, telling, line).await {
-        let body = format!("hive-c0re egress: {why}; ask your operator\n");
-        let _ = answer(client, "502 Bad Gateway", &body).await;
+        let msg = format!("hive-c0re egress: {why}; ask your operator");
+        // Not retried (a 503): the gateway stays unset until the operator
+        // acts.
+        let text = api_error::raw(StatusCode::SERVICE_UNAVAILABLE, "api_error", &msg);
+        if client.write_all(text.as_bytes()).await.is_ok() {
+            let _ = client.shutdown().await;
+        }
     }
     Outcome::Failed
 }

@@ -137,7 +137,10 @@ async fn the_verdict_line_says_model_and_names_the_upstream() {
     let mut out = String::new();
     daemon.read_to_string(&mut out).await.unwrap();
     assert!(
-        out.contains("\"verdict\":\"unavailable\"") && out.contains("502 Bad Gateway"),
+        out.contains("\"verdict\":\"unavailable\"")
+            && out.contains("503 Service Unavailable")
+            && out.contains("x-should-retry: false")
+            && out.contains("\"type\":\"error\""),
         "{out}"
     );
 }

@@ -85,15 +85,34 @@ $(sed -n 4p <<<"$out")
 
   # The image's hive-agent runs its turn loop on the agent socket: it reported the login state
   # (no credentials), and a message sent to it is taken into a turn of the image's claude,
-  # which fails for want of a login (and is retried).
+  # which goes to the model gateway with the harness's sentinel: the hive holds no credential
+  # (model_credential unset), so the gateway answers 401 saying so, with x-should-retry: false,
+  # and the turn fails at once (Claude Code retries a bare 401 for minutes). The bed has no CA
+  # store: the gateway is given the test CA, as an operator's extraCA would be.
   tb_wait_machine 30 h-img-a hive-agent.service ||
     { in_c journalctl -M h-img-a -u hive-agent --no-pager -n 30; return 1; }
   wait_for 30 "img-a's login state on the roster" _img_needs_login
+  _img_gateway_ca
   hivectl_root send img-a "hello from the operator"
-  wait_for 90 "a turn of img-a" _img_turn_failed ||
-    { in_c journalctl -M h-img-a -u hive-agent --no-pager -n 30; return 1; }
-  expect_match "the turn's failure" "Not logged in" \
+  wait_for 60 "a turn of img-a" _img_turn_failed ||
+    { in_c journalctl -M h-img-a -u hive-agent --no-pager -n 30
+      in_c journalctl -u hive-c0re-egress --no-pager -n 20; return 1; }
+  expect_match "the turn's failure" "model_credential" \
     "$(in_c journalctl -M h-img-a -u hive-agent AGENT=img-a --no-pager -o cat | grep "turn failed")"
+}
+
+# _img_gateway_ca: the egress service's model gateway trusts the test CA (a drop-in, removed
+# when the test ends), so that it is set up in the bed, whose host has no CA store.
+_img_gateway_ca() {
+  local dir=/run/tb-image-ca dropin=/run/systemd/system/hive-c0re-egress.service.d
+  in_c mkdir -p "$dir" "$dropin"
+  cp "$TB_REPO/tests/support/gateway/ca.pem" "/proc/$(tb_leader)/root$dir/ca.pem"
+  printf '[Service]\nEnvironment=HIVE_MODEL_CA=%s/ca.pem\n' "$dir" |
+    in_c sh -c "cat > $dropin/tb-image-ca.conf"
+  trap 'in_c rm -rf /run/systemd/system/hive-c0re-egress.service.d /run/tb-image-ca
+    in_c systemctl daemon-reload; tb_forget_agents' EXIT
+  in_c systemctl daemon-reload
+  in_c systemctl stop hive-c0re-egress.service 2>/dev/null || true
 }
 
 # The README's way to log an agent in: `machinectl shell agent@h-N` with
