@@ -33,6 +33,10 @@ pub const INSTALLED_BINARY: &str = "/usr/local/bin/hive-c0re";
 pub const EGRESS_DIALER_SOCKET_NAME: &str = "egress-dialer.sock";
 /// The group whose members may use host.sock.
 pub const ADMIN_GROUP: &str = "hive-admin";
+/// How long a client of host.sock or web.sock has to send its request's
+/// line or head before the connection is closed: no door of the daemon is
+/// held open by a client that dribbles or says nothing.
+pub const HEAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// The manager agent's logical name.
 pub const MANAGER: &str = "ruth";
 /// `agent_tasks_max`'s default: room for Claude Code, its Node workers, a

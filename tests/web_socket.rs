@@ -304,6 +304,32 @@ fn a_garbage_client_does_not_stop_the_dashboard() {
 }
 
 #[test]
+fn a_client_that_never_finishes_its_request_head_is_cut_off_while_others_are_served() {
+    let d = Daemon::start(Launch::Standalone);
+    let web = d.web_socket();
+    let mut slow = UnixStream::connect(&web).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: dash\r\nX-Dribble: 1")
+        .unwrap();
+    let started = std::time::Instant::now();
+    // While it dribbles, the dashboard answers others.
+    let page = get(&web, "/");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    // Then its connection is closed at the head deadline (5 s, host.sock's),
+    // with nothing of a page in it.
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut got = Vec::new();
+    let read = slow.read_to_end(&mut got);
+    let waited = started.elapsed();
+    assert!(read.is_ok(), "closed, not timed out on our side: {read:?}");
+    assert!(
+        waited >= Duration::from_secs(4) && waited < Duration::from_secs(15),
+        "{waited:?}"
+    );
+    assert!(!String::from_utf8_lossy(&got).contains("200 OK"));
+}
+
+#[test]
 fn an_open_live_stream_does_not_hold_up_the_daemons_exit() {
     let d = Daemon::start(Launch::Standalone);
     let mut stream = UnixStream::connect(d.web_socket()).unwrap();

@@ -31,7 +31,7 @@ use crate::wire::live::LiveChange;
 use crate::wire::model_log::DEFAULT_MODEL_LOG_LIMIT;
 
 /// How long a client may take to send its request line.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+pub const READ_TIMEOUT: Duration = crate::config::HEAD_DEADLINE;
 
 /// Answer one (non-streaming) request the access policy allowed
 /// ([`serve`] asks it first, for every request).

@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{get, post};
-use tokio::net::UnixListener;
+use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 use crate::errors::chain;
@@ -120,15 +120,65 @@ impl Web {
     }
 }
 
+/// How long a client has to send a request's whole head (and an idle
+/// kept-alive connection to start its next one) before web.sock closes the
+/// connection: host.sock's deadline for its request line, so that no door
+/// of the daemon can be held open by a client that dribbles or says
+/// nothing. A browser sends a head in one write, through `ssh -L` or a
+/// reverse proxy too; one that reuses a connection the dashboard closed
+/// opens a new one.
+pub const HEAD_TIMEOUT: std::time::Duration = crate::config::HEAD_DEADLINE;
+
 /// Serve the dashboard on `listener` until the web's shutdown token fires;
 /// live streams end at once, other requests finish.
+///
+/// Each connection is served by hyper's HTTP/1 server with a head deadline
+/// ([`HEAD_TIMEOUT`]): `axum::serve` (used before) sets none, so a client
+/// that never finished its head held its connection, a task and a file
+/// descriptor for good.
 pub async fn serve(listener: UnixListener, web: Web) {
     let shutdown = web.shutdown.clone();
-    if let Err(err) = axum::serve(listener, router(web))
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-    {
-        tracing::error!("web.sock stopped serving: {err}");
+    let app = router(web);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(err) => {
+                // Out of descriptors and the like: the listener stays.
+                tracing::warn!("web.sock: accept failed: {err}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        while connections.try_join_next().is_some() {}
+        connections.spawn(connection(stream, app.clone(), shutdown.clone()));
+    }
+    while connections.join_next().await.is_some() {}
+}
+
+/// Serve one connection until it ends; at shutdown, the request in
+/// progress finishes and the connection closes.
+async fn connection(stream: UnixStream, app: Router, shutdown: CancellationToken) {
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT);
+    let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let ended = tokio::select! {
+        ended = conn.as_mut() => ended,
+        () = shutdown.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(err) = ended {
+        tracing::debug!("web.sock: a connection ended: {err}");
     }
 }
 
