@@ -141,6 +141,11 @@ pub struct Config {
     /// booting container (`serve --fake-job-delay-ms`; not a config key).
     #[serde(skip)]
     pub fake_job_delay: Duration,
+    /// `--driver fake` only: each running container runs the real harness
+    /// with the scripted stand-in of Claude Code, this `hive-agent`
+    /// program (`serve --demo-agents`; not a config key).
+    #[serde(skip)]
+    pub demo_agents: Option<PathBuf>,
     pub profile: Profile,
     /// The hive's public domain; enables `urls` and each row's `url`.
     pub domain: Option<String>,
@@ -355,6 +360,7 @@ impl Default for Config {
             runtime_dir: DEFAULT_RUNTIME_DIR.into(),
             driver: DriverKind::Systemd,
             fake_job_delay: Duration::ZERO,
+            demo_agents: None,
             profile: Profile::Nspawn,
             domain: None,
             forge_url: None,
@@ -568,6 +574,7 @@ pub struct Overrides {
     pub driver: Option<DriverKind>,
     pub domain: Option<String>,
     pub fake_job_delay: Option<Duration>,
+    pub demo_agents: Option<PathBuf>,
 }
 
 impl Config {
@@ -594,6 +601,9 @@ impl Config {
         }
         if let Some(v) = flags.fake_job_delay {
             config.fake_job_delay = v;
+        }
+        if flags.demo_agents.is_some() {
+            config.demo_agents = flags.demo_agents;
         }
         Ok(config)
     }

@@ -94,6 +94,11 @@ fn raise_fd_limit(budget: u64) {
 /// it takes the activation fds before starting the runtime.
 pub fn serve(config: Config) -> anyhow::Result<()> {
     let fds = activation::take_named_fds().context("read socket activation")?;
+    anyhow::ensure!(
+        config.demo_agents.is_none() || config.driver == DriverKind::Fake,
+        "--demo-agents needs --driver fake: with real containers, each agent runs its own \
+         harness and Claude Code"
+    );
     raise_fd_limit(config.fd_budget());
     if config.driver == DriverKind::Systemd {
         let caps = crate::systemd::dbus::inotify::InotifyCaps {
@@ -144,6 +149,7 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     if let Err(err) = driver.resync().await {
         tracing::warn!("first container view incomplete: {err}");
     }
+    let demo = demo_agents(&config, driver.as_ref())?;
     let hive = Hive::new(config.clone(), store, driver, Arc::new(SystemClock))?;
     // Before any agent socket serves: a budget reached before the restart
     // still holds its agents' next turns.
@@ -219,6 +225,14 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     tokio::spawn(hive.messaging().clone().run_notifier(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
     tokio::spawn(hive.usage().clone().watch_spend(shutdown.clone()));
+    if let Some((agents, active, changes)) = demo {
+        tasks.spawn(crate::containers::demo::run(
+            agents,
+            active,
+            changes,
+            shutdown.clone(),
+        ));
+    }
     if crate::swarm::start(hive.clone(), shutdown.clone())
         .await
         .context("join the swarm")?
@@ -319,6 +333,41 @@ fn take_listener(
         .set_nonblocking(true)
         .with_context(|| format!("make {file} non-blocking"))?;
     Ok((listener, bound))
+}
+
+/// What `--demo-agents` follows: where the harnesses run, the units
+/// active now and the driver's changes (taken before any start).
+type Demo = (
+    crate::containers::demo::DemoAgents,
+    Vec<Ident>,
+    tokio::sync::broadcast::Receiver<crate::containers::UnitChange>,
+);
+
+/// `--demo-agents` (the fake driver only, checked at the start of
+/// [`serve`]): harnesses for its running units.
+fn demo_agents(config: &Config, driver: &dyn ContainerDriver) -> anyhow::Result<Option<Demo>> {
+    let Some(program) = config.demo_agents.clone() else {
+        return Ok(None);
+    };
+    let manager = Ident::new(crate::config::MANAGER)?;
+    let agents = crate::containers::demo::DemoAgents {
+        program,
+        runtime_dir: config.runtime_dir.clone(),
+        dir: config.state_dir.join("demo-agents"),
+        manager,
+    };
+    let changes = driver.changes();
+    let active = driver
+        .view()
+        .into_iter()
+        .filter(|(_, s)| s.is_running())
+        .map(|(n, _)| n)
+        .collect();
+    tracing::info!(
+        "demo agents: each running agent runs {} with its scripted stand-in of Claude Code",
+        agents.program.display()
+    );
+    Ok(Some((agents, active, changes)))
 }
 
 /// The container driver the config asks for. Without a reachable system

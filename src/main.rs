@@ -42,6 +42,12 @@ enum Command {
         /// slowly booting container), for tests of the answer budget.
         #[arg(long, value_name = "MS")]
         fake_job_delay_ms: Option<u64>,
+        /// With `--driver fake`: each running agent runs the real harness
+        /// (`hive-agent run`) with a scripted stand-in of Claude Code
+        /// (`hive-agent demo-model`), so the demo's agents do turns and
+        /// answer. Its `hive-agent` is the one beside this program.
+        #[arg(long)]
+        demo_agents: bool,
     },
     /// The egress proxy agents' connections are handed to by the daemon
     /// (hive-c0re-egress.service, socket-activated by
@@ -203,6 +209,22 @@ fn model_gateway(
     }
 }
 
+/// `--demo-agents`: the `hive-agent` beside this program, which must exist.
+fn demo_program(wanted: bool) -> anyhow::Result<Option<PathBuf>> {
+    if !wanted {
+        return Ok(None);
+    }
+    let exe = std::env::current_exe()?;
+    let program = exe.with_file_name("hive-agent");
+    anyhow::ensure!(
+        program.is_file(),
+        "--demo-agents runs {}, which does not exist: build it beside hive-c0re \
+         (cargo build --bins)",
+        program.display()
+    );
+    Ok(Some(program))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match hive_c0re::logging::init() {
@@ -220,16 +242,20 @@ fn main() -> ExitCode {
             driver,
             domain,
             fake_job_delay_ms,
-        } => Config::with_overrides(Overrides {
-            file: config,
-            state_dir,
-            runtime_dir,
-            driver,
-            domain,
-            fake_job_delay: fake_job_delay_ms.map(std::time::Duration::from_millis),
-        })
-        .map_err(anyhow::Error::from)
-        .and_then(hive_c0re::daemon::serve),
+            demo_agents,
+        } => demo_program(demo_agents)
+            .and_then(|demo_agents| {
+                Ok(Config::with_overrides(Overrides {
+                    file: config,
+                    state_dir,
+                    runtime_dir,
+                    driver,
+                    domain,
+                    fake_job_delay: fake_job_delay_ms.map(std::time::Duration::from_millis),
+                    demo_agents,
+                })?)
+            })
+            .and_then(hive_c0re::daemon::serve),
         Command::Egress {
             socket,
             model_upstream,

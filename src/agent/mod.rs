@@ -23,11 +23,14 @@
 //!   from the stream, fire and forget.
 //! - [`egress`]: the forwarder from a loopback port to the hive's egress
 //!   proxy (`/run/hive/egress.sock`), the container's only way out.
+//! - [`demo_model`]: `hive-agent demo-model`, a scripted stand-in for
+//!   Claude Code that the demo hive's agents run (no model, no key).
 
 pub mod accounting;
 pub mod bash;
 pub mod claude;
 pub mod config;
+pub mod demo_model;
 pub mod egress;
 pub mod hook;
 pub mod login;

@@ -58,6 +58,11 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:3128")]
         listen: std::net::SocketAddr,
     },
+    /// A scripted stand-in for Claude Code (not a model): reads a turn's
+    /// prompt on stdin, answers each sender with `send`, prints the
+    /// stream-json of a turn. The demo hive's agents run it
+    /// (`hive-c0re serve --driver fake --demo-agents`).
+    DemoModel,
     /// The turn loop (the container's hive-agent.service): recv, run
     /// Claude, ack or requeue; with an egress forwarder on a free
     /// loopback port, which Claude gets as HTTPS_PROXY/HTTP_PROXY.
@@ -127,6 +132,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{text}");
             if is_error {
                 anyhow::bail!("{tool} failed");
+            }
+            Ok(())
+        }
+        Command::DemoModel => {
+            let mut prompt = String::new();
+            tokio::io::AsyncReadExt::read_to_string(&mut tokio::io::stdin(), &mut prompt).await?;
+            let selection = selection(&socket).await?;
+            if !hive_c0re::agent::demo_model::run(socket, &selection, &prompt).await {
+                anyhow::bail!("a reply could not be sent");
             }
             Ok(())
         }

@@ -3,7 +3,9 @@
 //! [`ContainerDriver`] is the one trait over the outside world's containers.
 //! The real implementation drives systemd over D-Bus (`crate::systemd::dbus`);
 //! [`fake::FakeDriver`] is a stateful stand-in selected by `--driver fake`, so
-//! the CLI and the sockets run end to end without root or systemd.
+//! the CLI and the sockets run end to end without root or systemd; with
+//! [`demo`] (`--demo-agents`) its running containers run the real harness
+//! with a scripted model, so the demo hive's agents do turns.
 //!
 //! Decisions:
 //! - **The driver owns a live view** ([`ContainerDriver::view`]) and reports
@@ -17,6 +19,7 @@
 //!   its unit name depends on the [`Profile`]. Both are built from an
 //!   [`Ident`] only.
 
+pub mod demo;
 pub mod fake;
 pub mod unavailable;
 
