@@ -217,6 +217,15 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
         Ok(None)
     }
 
+    /// What a rebuild of `name`'s container would change in the image it
+    /// runs — a newer version of the shared agent image, or the move of a
+    /// full-copy agent onto it — said for the operator; `None` when
+    /// nothing (or the driver keeps no images: the fake, the nixos
+    /// profile, whose agents are nix closures).
+    async fn image_update(&self, _name: &Ident) -> Result<Option<String>, DriverError> {
+        Ok(None)
+    }
+
     /// Remove the container. `purge` also removes its image.
     async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError>;
 

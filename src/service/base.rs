@@ -24,15 +24,17 @@
 //!
 //! Not in the base, by decision: the template image and (nspawn) the
 //! `hive-agent` binary. A rebuild re-renders the settings and restarts the
-//! container; it does not clone the image again, so an agent on a
-//! self-contained image keeps that image's `hive-agent` (a new image needs
-//! `destroy` and `spawn`), and one on the host's `/usr` runs the host's
-//! current `hive-agent` from its next restart anyway. Flagging either
-//! would promise an update the rebuild does not make. An agent of the
-//! shared image (`systemd/image/share`) is the exception: its rebuild
-//! binds the store's current version; a newer version is not in the base
-//! yet (a host-`/usr` agent, which a rebuild leaves alone, would be
-//! flagged too; see "Limitations"). Rejected: a hash of
+//! container; it does not clone the image again, so an agent of the host's
+//! `/usr` runs the host's current `hive-agent` from its next restart
+//! anyway, and flagging it would promise an update the rebuild does not
+//! make. The shared image (`systemd/image/share`) is what a rebuild does
+//! move: an agent bound to an older version, or a full copy of the image,
+//! is rebound to the store's current version. So the driver is asked
+//! besides the record
+//! ([`crate::containers::ContainerDriver::image_update`]) and a newer
+//! version turns `needs_update` on, its words in the daemon's log. A
+//! version shared while the daemon runs is seen at the next check (the
+//! daemon's start, a grant). Rejected: a hash of
 //! the record (a JSON record can be read by the operator to see what an
 //! agent was built from).
 //!
@@ -152,6 +154,20 @@ impl Hive {
             }
             Err(e) => return Err(HiveError::io(&file, e)),
         };
+        // The image is not in the record (see the module docs): the driver
+        // says whether a rebuild would move it.
+        let stale = stale
+            || match self.driver().image_update(n).await {
+                Ok(Some(said)) => {
+                    tracing::info!(agent = %n, "{n}: needs an update: {said}");
+                    true
+                }
+                Ok(None) => false,
+                Err(e) => {
+                    tracing::warn!(agent = %n, "{n}: cannot tell whether its image is current: {e}");
+                    false
+                }
+            };
         self.set_needs_update(n, stale).await;
         Ok(stale)
     }
@@ -192,7 +208,7 @@ impl Hive {
         match written {
             Ok((changed, wakes)) => {
                 if let Some(wakes) = wakes {
-                    tracing::info!(agent = %n, "{n}: needs an update (the hive's base changed since it was built)");
+                    tracing::info!(agent = %n, "{n}: needs an update (a rebuild would change what its container is built from; the manager is told)");
                     self.mail().wake(wakes);
                 }
                 if changed {

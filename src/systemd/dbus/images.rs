@@ -94,6 +94,30 @@ pub fn usr_for(written: Option<Usr>, dir: &Path, bind_host_usr: bool) -> Result<
     Ok(written.unwrap_or(if bind_host_usr { Usr::Host } else { Usr::Own }))
 }
 
+/// What moving from `now` to `next` changes, for the operator; `None`
+/// when they are the same.
+pub fn update_said(now: &Usr, next: &Usr) -> Option<String> {
+    let version = |usr: &Path| {
+        usr.parent().and_then(Path::file_name).map_or_else(
+            || usr.display().to_string(),
+            |v| v.to_string_lossy().into_owned(),
+        )
+    };
+    match (now, next) {
+        (a, b) if a == b => None,
+        (Usr::Shared(a), Usr::Shared(b)) => Some(format!(
+            "the shared agent image {} is newer than its {}",
+            version(b),
+            version(a)
+        )),
+        (Usr::Own, Usr::Shared(b)) => Some(format!(
+            "a full copy of the agent image; a rebuild moves it onto the shared image {}",
+            version(b)
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 #[path = "images_tests.rs"]
 mod tests;

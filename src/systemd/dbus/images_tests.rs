@@ -55,3 +55,20 @@ fn a_rebuild_moves_image_agents_to_the_current_version_and_keeps_host_usr_agents
         Usr::Host
     );
 }
+
+#[test]
+fn a_rebuild_that_moves_the_image_is_said_with_both_versions_and_one_that_does_not_is_none() {
+    let shared = |v: &str| Usr::Shared(format!("/var/lib/hive-images/{v}/usr").into());
+    assert_eq!(
+        update_said(&shared("20261207-1"), &shared("20261208-1")).as_deref(),
+        Some("the shared agent image 20261208-1 is newer than its 20261207-1")
+    );
+    let moved = update_said(&Usr::Own, &shared("20261208-1")).unwrap();
+    assert!(
+        moved.contains("full copy") && moved.contains("20261208-1"),
+        "{moved}"
+    );
+    assert_eq!(update_said(&shared("v1"), &shared("v1")), None);
+    assert_eq!(update_said(&Usr::Host, &Usr::Host), None);
+    assert_eq!(update_said(&Usr::Own, &Usr::Own), None);
+}

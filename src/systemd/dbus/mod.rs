@@ -343,6 +343,31 @@ impl ContainerDriver for SystemdDriver {
         }))
     }
 
+    /// The `/usr` its settings file binds against the one a rebuild would
+    /// write ([`images::usr_for`]).
+    async fn image_update(&self, name: &Ident) -> Result<Option<String>, DriverError> {
+        if self.shared.profile != Profile::Nspawn {
+            return Ok(None);
+        }
+        let settings = &self.shared.settings;
+        let path = settings_files::nspawn_path(&settings.nspawn_dir, name);
+        let (store, host) = (settings.agent_images_dir.clone(), settings.bind_host_usr);
+        let read = tokio::task::spawn_blocking(move || {
+            let Some(file) = std::fs::read_to_string(path)
+                .ok()
+                .as_deref()
+                .and_then(settings_files::parse_nspawn)
+            else {
+                return Ok(None);
+            };
+            let next = images::usr_for(Some(file.usr.clone()), &store, host)?;
+            Ok(images::update_said(&file.usr, &next))
+        })
+        .await
+        .map_err(|e| DriverError::Setup(format!("the image check stopped: {e}")))?;
+        read.map_err(|e: settings_files::FileError| DriverError::Setup(e.to_string()))
+    }
+
     async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {
         self.shared.destroy(name, purge).await
     }

@@ -29,6 +29,10 @@ _sh_spawn_ms() {
 }
 _sh_du_mb() { in_c du -sm "/var/lib/machines/$1" | cut -f1; }
 _sh_usr_line() { in_c grep -F ':/usr' "/etc/systemd/nspawn/h-$1.nspawn" || true; }
+_sh_needs_update() {
+  [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
+print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == sys.argv[1]][0]["needs_update"])' "$1")" = "$2" ]
+}
 _sh_needs_login() {
   [ "$(hivectl_root --json status | "$TB_PYTHON" -c 'import json, sys
 print([r for r in json.load(sys.stdin)["agent_statuses"] if r["name"] == sys.argv[1]][0]["needs_login"])' "$1")" = "$2" ]
@@ -109,8 +113,11 @@ a_rebuild_moves_an_agent_to_the_current_shared_version_and_keeps_its_login() {
   in_c systemctl stop "$TB_UNIT"
   _sh_hive hive-shared
   expect_eq "the full-copy agent's /usr line after the switch, before a rebuild" "" "$(_sh_usr_line shfull)"
+  # The roster says a rebuild would move it (the daemon checked at its start).
+  wait_for 15 "shfull needs an update (a full copy, the shared image there)" _sh_needs_update shfull True
   hivectl_root rebuild shfull
   expect_eq "its /usr line after its rebuild" "BindReadOnly=$TB_SH_STORE/v1/usr:/usr" "$(_sh_usr_line shfull)"
+  wait_for 15 "shfull is up to date after its rebuild" _sh_needs_update shfull False
   tb_wait_machine 120 h-shfull hive-agent.service ||
     { in_c journalctl -M h-shfull -u hive-agent --no-pager -n 30; return 1; }
   expect_eq "its /usr's owner inside (the shared one, not its own copy)" "65534" \
@@ -124,8 +131,14 @@ a_rebuild_moves_an_agent_to_the_current_shared_version_and_keeps_its_login() {
   rm -rf "$root"
   expect_eq "its /usr line once v2 is current, before a rebuild" \
     "BindReadOnly=$TB_SH_STORE/v1/usr:/usr" "$(_sh_usr_line shfull)"
+  # Seen at the daemon's next start: the roster flags it, the log says which versions.
+  in_c systemctl restart "$TB_UNIT"
+  wait_for 15 "shfull needs an update once v2 is current" _sh_needs_update shfull True
+  expect_match "the daemon's words" "the shared agent image v2 is newer than its v1" \
+    "$(in_c journalctl -u "$TB_UNIT" --no-pager -o cat | grep 'shfull: needs an update:' | tail -n 1)"
   hivectl_root rebuild shfull
   expect_eq "its /usr line after the rebuild" "BindReadOnly=$TB_SH_STORE/v2/usr:/usr" "$(_sh_usr_line shfull)"
+  wait_for 15 "shfull is up to date after the rebuild" _sh_needs_update shfull False
   tb_wait_machine 120 h-shfull hive-agent.service
   expect_eq "v1 is still in the store" "yes" "$(in_c test -x "$TB_SH_STORE/v1/usr/bin/env" && echo yes)"
   in_c ln -sfn v1 "$TB_SH_STORE/current"
