@@ -5,14 +5,9 @@ use super::*;
 use crate::agent::prompt::turn_prompt_with;
 use crate::wire::agent::DeliveredMessage;
 
+/// A message as `recv` hands it out (its wire form).
 fn msg(id: i64, from: &str, body: &str) -> DeliveredMessage {
-    DeliveredMessage {
-        from: from.into(),
-        body: body.into(),
-        id,
-        redelivered: false,
-        in_reply_to: None,
-    }
+    serde_json::from_value(serde_json::json!({"id": id, "from": from, "body": body})).unwrap()
 }
 
 fn prompt(messages: &[DeliveredMessage]) -> String {
