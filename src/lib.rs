@@ -89,6 +89,7 @@
 //! room        may use
 //! messaging   -
 //! usage       messaging
+//! replies     -
 //! ```
 //!
 //! # Map of the code
@@ -123,8 +124,10 @@
 //!   broker, the mail port the rest delivers through, the operator's
 //!   notifications) and the usage room ([`service::usage`]: the turn
 //!   journal and its sums, the turn in progress and its interrupt, the
-//!   turn counters, the spend caps and what they hold) are structs of
-//!   their own; the façade's memory lives in state parts that own their
+//!   turn counters, the spend caps and what they hold) and the replies
+//!   room ([`service::replies`]: the first answer to each idempotency key
+//!   of an agent's requests, so a resumed turn's repeat acts once) are
+//!   structs of their own; the façade's memory lives in state parts that own their
 //!   fields (roster, swarm), and its files call each other in no circle.
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager

@@ -144,6 +144,9 @@ const SERVICE_ROOMS: &[(&str, &[&str])] = &[
     // counters, the spend caps (the mail port: wake a held agent let go,
     // tell of a cap reached; the operator's note an interrupt queues).
     ("usage", &["messaging"]),
+    // The answers kept for repeated requests (idempotency keys) and the
+    // keys being served.
+    ("replies", &[]),
 ];
 
 /// What every room may name of the service besides rooms: the one error

@@ -20,7 +20,9 @@
 //! its reviewed `agent.json` (`HIVE_CLAUDE_ENV`), then the hive's:
 //! `CLAUDE_CONFIG_DIR=<state>/claude` (the login lives in the state
 //! directory, which survives rebuilds; unless set before), `HIVE_AGENT_SOCKET`,
-//! the egress proxy's variables, and, for stand-in commands, `HIVE_MCP_CONFIG`
+//! `HIVE_TURN_CALLS` (the attempt's call log, for `hive-agent call` from
+//! Claude's shell; `mcp.json` names it to the MCP server too), the egress
+//! proxy's variables, and, for stand-in commands, `HIVE_MCP_CONFIG`
 //! and `HIVE_ALLOWED_TOOLS`.
 
 use std::path::{Path, PathBuf};
@@ -33,6 +35,7 @@ use tokio::sync::watch;
 
 use super::accounting::TurnAccount;
 use super::config::RunConfig;
+use super::idempotency::ENV_TURN_CALLS;
 use super::process;
 use super::socket::ENV_SOCKET;
 use super::tools::{BASH_SERVER_NAME, ENV_CAPABILITIES, ENV_TOOL_GROUPS, SERVER_NAME, Selection};
@@ -87,6 +90,12 @@ impl Launch {
         self.config.state_dir.join("hook-settings.json")
     }
 
+    /// The attempt's call log (the idempotency keys' counts, see
+    /// [`super::idempotency`]).
+    pub fn calls_path(&self) -> PathBuf {
+        super::idempotency::calls_path(&self.config.state_dir)
+    }
+
     pub fn session_path(&self) -> PathBuf {
         self.config.state_dir.join("claude-session")
     }
@@ -107,6 +116,7 @@ impl Launch {
             ENV_SOCKET: socket,
             ENV_TOOL_GROUPS: groups.join(","),
             ENV_CAPABILITIES: caps.join(","),
+            ENV_TURN_CALLS: self.calls_path().to_string_lossy(),
         });
         let mut servers = serde_json::Map::new();
         servers.insert(
@@ -183,6 +193,10 @@ impl Launch {
                 self.selection.allowed_tools().join(","),
             ),
             (super::hook::ENV_HEADLESS_TURN.into(), "1".into()),
+            (
+                ENV_TURN_CALLS.into(),
+                self.calls_path().to_string_lossy().into_owned(),
+            ),
         ]);
         if self.var(ENV_CLAUDE_CONFIG_DIR).is_none() {
             env.push((

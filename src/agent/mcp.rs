@@ -16,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
+use super::idempotency::Calls;
 use super::render::response_text;
 use super::socket::{AgentSocket, SocketError};
 use super::tools::{self, SERVER_NAME, Selection, ToolSpec};
@@ -32,6 +33,8 @@ pub struct Hyperhive {
     socket: AgentSocket,
     tools: Vec<&'static ToolSpec>,
     budget: Duration,
+    /// The attempt's call log: each acting call's idempotency key.
+    calls: Calls,
 }
 
 impl Hyperhive {
@@ -40,7 +43,15 @@ impl Hyperhive {
             socket,
             tools: selection.hyperhive_tools(),
             budget: CALL_BUDGET,
+            calls: Calls::default(),
         }
+    }
+
+    /// Key the acting calls in `calls` (the turn's call log, see
+    /// [`super::idempotency`]).
+    pub fn with_calls(mut self, calls: Calls) -> Self {
+        self.calls = calls;
+        self
     }
 
     /// Shorter budgets for tests of the restart path.
@@ -75,7 +86,12 @@ impl Hyperhive {
             }
             _ => self.budget,
         };
-        match self.socket.call(&request, budget).await {
+        let key = self.calls.key_for(&request);
+        match self
+            .socket
+            .call_keyed(&request, key.as_deref(), budget)
+            .await
+        {
             Ok(response) => response_text(&response),
             Err(err) => (err.to_string(), true),
         }

@@ -14,6 +14,8 @@
 //! - [`prompt`]: a turn's messages as the prompt.
 //! - [`resume`]: a cut turn resumed in its own session (the decision, the
 //!   record of the turn in progress, the prompt's note).
+//! - [`idempotency`]: each acting call of a turn keyed by the turn and the
+//!   call, so a resumed attempt's repeat is answered, not done again.
 //! - [`mcp`]: the `hyperhive` MCP server (rmcp, stdio).
 //! - [`bash`]: the `bash` MCP server (the execution group).
 //! - [`process`]: the one process seam (Claude, bash).
@@ -33,6 +35,7 @@ pub mod config;
 pub mod demo_model;
 pub mod egress;
 pub mod hook;
+pub mod idempotency;
 pub mod login;
 pub mod mcp;
 pub mod process;

@@ -127,6 +127,11 @@ pub struct ToolDone {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TurnRecord {
+    /// The turn's id, the same for all its attempts: what its calls'
+    /// idempotency keys are derived from ([`super::idempotency`]). Empty
+    /// in a record an older harness wrote (the next attempt gets one).
+    #[serde(default)]
+    pub turn: String,
     /// Unix ms of the turn's first attempt.
     pub started_at_ms: i64,
     /// Unix ms of the last write.
@@ -152,6 +157,7 @@ impl TurnRecord {
     /// A first attempt of `message_ids` in `session`.
     pub fn new(message_ids: &[i64], session: Option<String>, now_ms: i64) -> Self {
         Self {
+            turn: super::idempotency::new_turn_id(),
             started_at_ms: now_ms,
             updated_at_ms: now_ms,
             message_ids: message_ids.iter().copied().take(MAX_IDS).collect(),
@@ -165,7 +171,8 @@ impl TurnRecord {
 
     /// Whether every field is what the harness could have written.
     pub fn valid(&self) -> bool {
-        self.started_at_ms >= 0
+        (self.turn.is_empty() || super::idempotency::valid_turn_id(&self.turn))
+            && self.started_at_ms >= 0
             && self.updated_at_ms >= 0
             && self.message_ids.len() <= MAX_IDS
             && self.message_ids.iter().all(|id| *id > 0)
@@ -334,7 +341,13 @@ pub fn plan(
         }
     };
     let session = previous.session.clone();
+    let turn = if previous.turn.is_empty() {
+        super::idempotency::new_turn_id()
+    } else {
+        previous.turn.clone()
+    };
     let record = TurnRecord {
+        turn,
         updated_at_ms: now_ms,
         message_ids: ids.iter().copied().take(MAX_IDS).collect(),
         session: session.clone(),

@@ -103,7 +103,10 @@ fn a_record_left_by_a_dead_harness_is_a_cut_by_its_restart_dated_by_its_last_wri
     let mut left = running(Some("sess-1"));
     left.updated_at_ms = T0 + 5_000;
     left.tool_done("Bash", true);
+    let turn = left.turn.clone();
     let p = plan(Some(left), &[3, 4, 9], None, 2, T0 + 90_000);
+    // The same turn: its calls' idempotency keys are repeated.
+    assert_eq!(p.record.turn, turn);
     assert_eq!(p.session.as_deref(), Some("sess-1"));
     let cut = p.continues.as_ref().unwrap();
     assert_eq!(
@@ -124,10 +127,18 @@ fn a_record_left_by_a_dead_harness_is_a_cut_by_its_restart_dated_by_its_last_wri
 #[test]
 fn a_record_of_other_messages_is_not_continued_and_the_saved_session_is_used() {
     let (old, _) = after_cut(running(Some("old-1")), killed(), 2, false);
+    let old_turn = old.turn.clone();
     let p = plan(Some(old), &[7], Some("saved-1".into()), 2, T0);
     assert_eq!(p.session.as_deref(), Some("saved-1"));
     assert_eq!(p.continues, None);
-    assert_eq!(p.record, TurnRecord::new(&[7], Some("saved-1".into()), T0));
+    assert_ne!(p.record.turn, old_turn, "another turn, another id");
+    assert_eq!(
+        p.record,
+        TurnRecord {
+            turn: p.record.turn.clone(),
+            ..TurnRecord::new(&[7], Some("saved-1".into()), T0)
+        }
+    );
 }
 
 #[test]

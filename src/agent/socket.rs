@@ -21,7 +21,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::time::Instant;
 
-use crate::wire::agent::{Request, Response};
+use crate::wire::agent::{IDEMPOTENCY_KEY, Request, Response};
 
 /// Where the daemon's agent socket is inside a container.
 pub const DEFAULT_SOCKET: &str = "/run/hive/mcp.sock";
@@ -76,9 +76,20 @@ impl AgentSocket {
     /// the daemon restarts; the whole call (connect + answer) takes at
     /// most `budget`.
     pub async fn call(&self, request: &Request, budget: Duration) -> Result<Response, SocketError> {
+        self.call_keyed(request, None, budget).await
+    }
+
+    /// [`AgentSocket::call`] with an idempotency key beside the request
+    /// (`"idempotency_key"` on the line, see [`crate::wire::agent::IDEMPOTENCY_KEY`]).
+    pub async fn call_keyed(
+        &self,
+        request: &Request,
+        key: Option<&str>,
+        budget: Duration,
+    ) -> Result<Response, SocketError> {
         let deadline = Instant::now() + budget;
         let stream = self.connect(deadline).await?;
-        match tokio::time::timeout_at(deadline, self.exchange(stream, request)).await {
+        match tokio::time::timeout_at(deadline, self.exchange(stream, request, key)).await {
             Ok(result) => result,
             Err(_) => Err(SocketError::NoAnswer {
                 socket: self.path.clone(),
@@ -116,16 +127,27 @@ impl AgentSocket {
         &self,
         stream: UnixStream,
         request: &Request,
+        key: Option<&str>,
     ) -> Result<Response, SocketError> {
         let no_answer = |e: std::io::Error| SocketError::NoAnswer {
             socket: self.path.clone(),
             reason: e.to_string(),
         };
         let (read, mut write) = stream.into_split();
-        let mut line = serde_json::to_vec(request).map_err(|e| SocketError::Malformed {
+        let malformed = |e: serde_json::Error| SocketError::Malformed {
             socket: self.path.clone(),
             reason: e.to_string(),
-        })?;
+        };
+        let mut line = match key {
+            None => serde_json::to_vec(request).map_err(malformed)?,
+            Some(key) => {
+                let mut value = serde_json::to_value(request).map_err(malformed)?;
+                if let Some(object) = value.as_object_mut() {
+                    object.insert(IDEMPOTENCY_KEY.into(), key.into());
+                }
+                serde_json::to_vec(&value).map_err(malformed)?
+            }
+        };
         line.push(b'\n');
         write.write_all(&line).await.map_err(no_answer)?;
         let mut answer = Vec::new();

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::claude::{Ends, Failure, Launch, Stop, TurnEnd, run_turn_watched};
+use super::idempotency;
 use super::login;
 use super::progress::{self, Progress, Tracker};
 use super::prompt::{resumed_turn_prompt, turn_prompt};
@@ -243,6 +244,9 @@ impl TurnLoop {
         let session = plan.session.clone();
         let mut record = plan.record;
         resume::store(&state, &record);
+        // The attempt's calls counted from zero: a repeat of the cut
+        // attempt's n-th call is the n-th again, its key the same.
+        idempotency::begin_attempt(&state, &record.turn);
         let deadline = self.launch.config.turn_timeout();
         let ends = Ends {
             deadline,
@@ -294,6 +298,7 @@ impl TurnLoop {
             // session goes on (the note, if any, is the next prompt in it).
             TurnEnd::Done(facts) | TurnEnd::Interrupted { facts } => {
                 resume::clear(&state);
+                idempotency::end_turn(&state);
                 match self.socket.call(&Request::AckTurn, SHORT).await {
                     Ok(Response::Ok { .. }) => {}
                     Ok(other) => return Err(format!("ack_turn answered {other:?}")),

@@ -10,6 +10,7 @@ use hive_c0re::agent::claude::Launch;
 use hive_c0re::agent::config::{ENV_CLAUDE_COMMAND, ENV_CONFIG, RunConfig};
 use hive_c0re::agent::egress;
 use hive_c0re::agent::hook;
+use hive_c0re::agent::idempotency::Calls;
 use hive_c0re::agent::mcp::{self, Hyperhive};
 use hive_c0re::agent::socket::{AgentSocket, DEFAULT_SOCKET, ENV_SOCKET};
 use hive_c0re::agent::tools::{ENV_CAPABILITIES, ENV_TOOL_GROUPS, Selection};
@@ -106,7 +107,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Mcp => {
             let selection = selection(&socket).await?;
-            mcp::serve_stdio(Hyperhive::new(socket, &selection)).await
+            let hyperhive = Hyperhive::new(socket, &selection).with_calls(Calls::from_env());
+            mcp::serve_stdio(hyperhive).await
         }
         Command::McpBash => mcp::serve_stdio(BashServer::new(socket)).await,
         Command::EgressForward { listen } => {
@@ -127,6 +129,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("the arguments must be a JSON object: {e}"))?;
             let selection = selection(&socket).await?;
             let (text, is_error) = Hyperhive::new(socket, &selection)
+                .with_calls(Calls::from_env())
                 .call(&tool, Some(args))
                 .await;
             println!("{text}");

@@ -24,10 +24,12 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::sync::CancellationToken;
 
-use super::agent_dispatch::dispatch;
+use super::agent_dispatch::dispatch_keyed;
 use super::framing::{self, FrameError, MAX_LINE, read_line_into};
 use crate::service::{Caller, Hive};
-use crate::wire::agent::{Request, Response};
+use crate::wire::agent::{
+    IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY, Request, Response, valid_idempotency_key,
+};
 use crate::wire::codes::ErrorCode;
 
 fn to_line(response: &Response) -> String {
@@ -139,16 +141,18 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
                 return;
             }
         }
-        let response = match framing::parse_request(&line, Request::COMMANDS) {
+        let parsed = framing::parse_request(&line, Request::COMMANDS)
+            .and_then(|request| Ok((request, idempotency_key(&line)?)));
+        let response = match parsed {
             Err(message) => Response::err(ErrorCode::BadRequest, message),
-            Ok(request) => {
+            Ok((request, key)) => {
                 let gone = async {
                     tokio::select! {
                         () = stopped.as_mut() => {}
                         () = hung_up(&mut reader, &write) => {}
                     }
                 };
-                dispatch(&hive, &caller, request, gone).await
+                dispatch_keyed(&hive, &caller, request, key, gone).await
             }
         };
         if let Err(err) = answer_with(&mut write, &mut out, &response).await {
@@ -169,6 +173,33 @@ pub async fn serve(hive: Hive, caller: Caller, stream: UnixStream, stop: Cancell
         if stop.is_cancelled() {
             return;
         }
+    }
+}
+
+/// The request line's idempotency key ([`IDEMPOTENCY_KEY`]), if it has
+/// one, or why it cannot be used. Read apart from the request (a second,
+/// small parse that skips every other field), and only when the line names
+/// the field: a line without it (every older client's) costs one scan.
+/// The quoted name cannot occur inside a JSON string (its quotes would be
+/// escaped there), so the scan finds only the field itself; a false find
+/// would only cost the second parse.
+fn idempotency_key(line: &[u8]) -> Result<Option<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct Keyed {
+        #[serde(default)]
+        idempotency_key: Option<String>,
+    }
+    const NEEDLE: &[u8] = b"\"idempotency_key\"";
+    if !line.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+        return Ok(None);
+    }
+    let keyed: Keyed =
+        serde_json::from_slice(line).map_err(|e| format!("invalid {IDEMPOTENCY_KEY}: {e}"))?;
+    match keyed.idempotency_key {
+        Some(key) if !valid_idempotency_key(&key) => Err(format!(
+            "invalid {IDEMPOTENCY_KEY}: 1 to {MAX_IDEMPOTENCY_KEY} characters of A-Z a-z 0-9 _ -"
+        )),
+        key => Ok(key),
     }
 }
 

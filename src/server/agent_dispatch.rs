@@ -66,6 +66,66 @@ pub async fn dispatch(
     }
 }
 
+/// [`dispatch`] of a request that carried an idempotency key `key`
+/// (issue 47: the harness derives it from the turn and the call, so a cut
+/// turn's resumed attempt repeats the key of a call it repeats). A request
+/// that acts ([`Request::keyed`]) is answered once per `(caller, key)`:
+/// a repeat gets the first answer, kept by the replies room, and nothing
+/// is done again; a repeat arriving while the first is served waits for
+/// it. The key is looked up with the caller (its socket), so a key never
+/// reaches another agent's answers. Without a key, or on a request that
+/// does not act, this is [`dispatch`].
+///
+/// The policy still comes first: a request refused now is refused, kept
+/// answer or not. A `send` keeps its answer in its own transaction
+/// (`Messaging::send_once`); any other act's answer is kept right after
+/// it (the window is in the replies room's docs). A failure to keep it is
+/// logged and the act's answer still given: the act happened.
+pub async fn dispatch_keyed(
+    hive: &Hive,
+    caller: &Caller,
+    request: Request,
+    key: Option<String>,
+    gone: impl Future<Output = ()>,
+) -> Response {
+    let Some(key) = key.filter(|_| request.keyed()) else {
+        return dispatch(hive, caller, request, gone).await;
+    };
+    let (cmd, target) = request.describe();
+    if let Err(err) = hive.authorize(caller.into(), cmd, target).await {
+        return refusal(&err);
+    }
+    let me = caller.name();
+    let replies = hive.replies();
+    let _held = replies.hold(me, &key).await;
+    match replies.recall(me, &key).await {
+        Ok(Some(first)) => {
+            tracing::info!(agent = %me, cmd, "a repeated request (its idempotency key was answered before): answered as the first time, nothing done again");
+            return first;
+        }
+        Ok(None) => {}
+        Err(err) => return refusal(&err),
+    }
+    if let Request::Send {
+        to,
+        body,
+        in_reply_to,
+    } = request
+    {
+        return answer(
+            hive.messaging()
+                .send_once(me, &to, body, in_reply_to, &key)
+                .await,
+            Response::sent,
+        );
+    }
+    let response = dispatch(hive, caller, request, gone).await;
+    if let Err(err) = replies.remember(me, &key, &response).await {
+        tracing::warn!(agent = %me, cmd, "the answer to a keyed request was not kept ({err}); a repeat of it acts again");
+    }
+    response
+}
+
 /// Every request but the broker's round and the long polls.
 async fn the_rest(hive: &Hive, caller: &Caller, request: Request) -> Response {
     let me = caller.name();

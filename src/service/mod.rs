@@ -147,6 +147,7 @@ pub mod questions;
 #[cfg(test)]
 mod recovery_tests;
 pub mod reminders;
+pub mod replies;
 mod repo_binds;
 mod requeue;
 pub mod review;
@@ -179,6 +180,7 @@ use tokio::sync::broadcast;
 pub use budget::ANSWER_BUDGET;
 pub use error::HiveError;
 pub use messaging::Messaging;
+pub use replies::Replies;
 pub use roster_state::RosterChange;
 pub use swarm_state::SwarmChange;
 pub use usage::Usage;
@@ -229,6 +231,8 @@ struct Inner {
     /// The usage room: the turn journal, the turn in progress and its
     /// interrupt, the turn counters, the spend caps.
     usage: Usage,
+    /// The replies room: the answers kept for repeated requests.
+    replies: Replies,
     /// Binds and unbinds agents' sockets (set by the daemon; absent in
     /// service tests, where agents have no sockets).
     sockets: OnceLock<Arc<dyn sockets::AgentSockets>>,
@@ -297,6 +301,7 @@ impl Hive {
             messaging.clone(),
             Arc::new(rows.clone()),
         );
+        let replies = Replies::open(store.clone(), clock.clone());
         let hive = Self {
             inner: Arc::new(Inner {
                 repos,
@@ -309,6 +314,7 @@ impl Hive {
                 rows,
                 messaging,
                 usage,
+                replies,
                 sockets: OnceLock::new(),
                 swarm,
                 deploys: tokio::sync::Mutex::new(()),
@@ -341,6 +347,12 @@ impl Hive {
     /// sums and counters, and the spend caps, for the doors.
     pub fn usage(&self) -> &Usage {
         &self.inner.usage
+    }
+
+    /// The replies room: the first answer to a request's idempotency key,
+    /// for the agent socket's door.
+    pub fn replies(&self) -> &Replies {
+        &self.inner.replies
     }
 
     /// The mail port, for the rest of the service: deliver, wake, tell the

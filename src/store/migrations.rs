@@ -337,6 +337,18 @@ const STEPS: &[&str] = &[
         error          TEXT
     );
     CREATE INDEX model_log_by_agent ON model_log(agent, id);",
+    // 19: the answers kept for repeated requests (issue 47, store::replies):
+    // an agent's request that carried an idempotency key, the answer it got
+    // (a `Response` as JSON), per agent, the newest ones kept.
+    "CREATE TABLE replies (
+        id     INTEGER PRIMARY KEY,
+        agent  TEXT NOT NULL,
+        key    TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        at_ms  INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX replies_by_key ON replies(agent, key);
+    CREATE INDEX replies_by_agent ON replies(agent, id);",
 ];
 
 /// The schema version this build writes.

@@ -52,6 +52,7 @@ pub mod purge;
 pub mod questions;
 mod readers;
 pub mod reminders;
+pub mod replies;
 mod savepoint;
 pub mod schedules;
 pub mod spend_caps;

@@ -7,8 +7,9 @@
 //! asked, its reminders, its schedules and its place as a target of
 //! others', its hook events, its recorded crashes, its cross-hive sends
 //! not yet relayed, its turn journal (with its sums), its transcript
-//! cursors, its egress audit (`egress_log`) and its metered model requests
-//! (`model_log`). What stays: messages it sent that now sit in other
+//! cursors, its egress audit (`egress_log`), its metered model requests
+//! (`model_log`) and the answers kept for its repeated requests
+//! (`replies`). What stays: messages it sent that now sit in other
 //! inboxes (they are their recipients' mail) and the approval history
 //! (the operator's record; pending approvals were cancelled already).
 //! A plain `destroy` calls none of this: a re-spawn of the same agent finds
@@ -48,6 +49,7 @@ pub fn agent(c: &Connection, name: &str) -> Result<Purged, StoreError> {
     del("DELETE FROM turn_days WHERE agent = ?1")?;
     del("DELETE FROM turn_counts WHERE agent = ?1")?;
     del("DELETE FROM transcript_cursors WHERE agent = ?1")?;
+    del("DELETE FROM replies WHERE agent = ?1")?;
     let egress_log = super::egress_log::forget(c, name)?;
     let model_log = super::model_log::forget(c, name)?;
     Ok(Purged {

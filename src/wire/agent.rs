@@ -19,6 +19,26 @@ use super::ident::Ident;
 /// request well inside the socket's 1 MiB line.
 pub const MAX_HOOK_PAYLOAD: usize = 256 * 1024;
 
+/// The request line's optional field naming its idempotency key:
+/// `{"cmd":"send",...,"idempotency_key":"<key>"}`. Beside the `cmd`, not a
+/// field of each variant: one field for every request that acts
+/// ([`Request::keyed`]), read by the door before the request is served, and
+/// ignored by a daemon that predates it (serde skips unknown fields), so
+/// the wire stays additive both ways.
+pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
+/// The longest key accepted.
+pub const MAX_IDEMPOTENCY_KEY: usize = 64;
+
+/// Whether `key` is one the daemon keeps: 1 to [`MAX_IDEMPOTENCY_KEY`]
+/// characters of `[A-Za-z0-9_-]`.
+pub fn valid_idempotency_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= MAX_IDEMPOTENCY_KEY
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// One request on an agent or the manager socket.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case")]
@@ -258,6 +278,60 @@ impl Request {
         "fire_schedule_now",
         "edit_schedule",
     ];
+
+    /// Whether the request acts (sends, queues, asks, starts, cancels ...)
+    /// so that a repeat of it would act twice: such a request may carry an
+    /// [`IDEMPOTENCY_KEY`], and the daemon answers a repeat of the key with
+    /// the first answer. A key on any other request is ignored: reads
+    /// (`recv`, `recent`, the `get_*` and `list_*`), the harness's own
+    /// bookkeeping (`ack_turn`, `requeue_inflight`, the reports, hooks,
+    /// progress, `await_interrupt`), and `set_status`, whose newest text is
+    /// the one that matters (a repeat kept from acting would leave a later
+    /// text in place of the one the repeating turn means). One exhaustive
+    /// match, so a new variant must decide.
+    pub fn keyed(&self) -> bool {
+        match self {
+            Self::Send { .. }
+            | Self::OperatorMsg { .. }
+            | Self::Wake { .. }
+            | Self::Ask { .. }
+            | Self::Answer { .. }
+            | Self::Remind { .. }
+            | Self::CancelLooseEnd { .. }
+            | Self::RequestEgress { .. }
+            | Self::RequestInitConfig { .. }
+            | Self::Kill { .. }
+            | Self::Start { .. }
+            | Self::Restart { .. }
+            | Self::Update { .. }
+            | Self::RequestApplyCommit { .. }
+            | Self::RequestBudget { .. }
+            | Self::RequestUpdateMetaInputs { .. }
+            | Self::RequestSchedulePrompt(_)
+            | Self::CancelSchedule { .. }
+            | Self::FireScheduleNow { .. }
+            | Self::EditSchedule { .. } => true,
+            Self::Recv { .. }
+            | Self::Status
+            | Self::Recent { .. }
+            | Self::GetLooseEnds { .. }
+            | Self::CountPendingReminders { .. }
+            | Self::ReminderRollup { .. }
+            | Self::SetStatus { .. }
+            | Self::GetAgentMeta { .. }
+            | Self::AckTurn
+            | Self::RequeueInflight
+            | Self::GetHostJournal(_)
+            | Self::ReportSession { .. }
+            | Self::HookEvent { .. }
+            | Self::ReportTurn { .. }
+            | Self::AwaitInterrupt
+            | Self::TurnProgress { .. }
+            | Self::ListDescendants
+            | Self::GetLogs { .. }
+            | Self::ListSchedules => false,
+        }
+    }
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
     /// the access policy (`hive::access`) decides on. One exhaustive match.

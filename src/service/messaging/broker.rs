@@ -31,9 +31,17 @@ use crate::hive::{OPERATOR, Recipient};
 use crate::store::agents;
 use crate::store::immediate;
 use crate::store::messages;
+use crate::store::replies;
+use crate::wire::agent::Response;
 use crate::wire::agent::{DeliveredMessage, InboxRow};
 use crate::wire::ident::Ident;
 use crate::wire::inspect::InboxDepth;
+
+/// The answer a send that reached `n` inboxes gives, as a kept row holds
+/// it (the replies room reads it back as a `Response`).
+fn sent_text(n: usize) -> String {
+    serde_json::to_string(&Response::sent(n)).unwrap_or_default()
+}
 
 /// The longest a `recv` waits, whatever it asks for.
 pub const LONG_POLL_CAP: Duration = Duration::from_secs(180);
@@ -69,12 +77,53 @@ impl Messaging {
         body: String,
         in_reply_to: Option<i64>,
     ) -> Result<usize, HiveError> {
+        self.send_keeping(sender, to, body, in_reply_to, None).await
+    }
+
+    /// [`Messaging::send`] of a request that carried idempotency key
+    /// `key` (the replies room found no answer kept for it): the message
+    /// rows and the kept answer (`{"kind":"ok","delivered":n}`, in the
+    /// `replies` table) are one commit, so a daemon killed at any point
+    /// either delivered and kept the answer or did neither, and a repeat of
+    /// the key is answered from the row. Rejected: asking the replies room
+    /// to keep it after the send answered, which leaves a crash window in
+    /// which a repeat delivers twice. A send to another hive commits its
+    /// outbox row through the [`super::Outbox`] port, outside this
+    /// transaction: its answer is kept right after (that window remains).
+    pub async fn send_once(
+        &self,
+        sender: &Ident,
+        to: &str,
+        body: String,
+        in_reply_to: Option<i64>,
+        key: &str,
+    ) -> Result<usize, HiveError> {
+        self.send_keeping(sender, to, body, in_reply_to, Some(key.to_owned()))
+            .await
+    }
+
+    async fn send_keeping(
+        &self,
+        sender: &Ident,
+        to: &str,
+        body: String,
+        in_reply_to: Option<i64>,
+        key: Option<String>,
+    ) -> Result<usize, HiveError> {
         self.check_body(&body)?;
         let swarm_hive = self.state.settings.swarm_hive.as_ref();
         let to = match address::parse(to, swarm_hive)? {
             Address::Local(to) => to,
             Address::Remote(remote) => {
-                return self.state.outbox.enqueue(sender, remote, body).await;
+                let reached = self.state.outbox.enqueue(sender, remote, body).await?;
+                if let Some(key) = key {
+                    let (from, now) = (sender.clone(), self.now().saturating_mul(1000));
+                    self.state
+                        .store
+                        .run(move |c| replies::remember(c, &from, &key, &sent_text(reached), now))
+                        .await?;
+                }
+                return Ok(reached);
             }
         };
         let (from, to, now) = (sender.clone(), to.to_owned(), self.now());
@@ -90,18 +139,23 @@ impl Messaging {
                 let insert = |c: &rusqlite::Connection, r| {
                     mail::insert(c, from.as_str(), r, &body, in_reply_to, now).map(|d| d.1)
                 };
-                // One recipient is one INSERT, atomic by itself; more are
-                // one transaction.
-                let wakes = if let [r] = recipients.as_slice() {
-                    insert(c, r)?
-                } else {
-                    let tx = immediate(c)?;
-                    let mut wakes = Wakes::default();
-                    for r in &recipients {
-                        wakes.add(insert(&tx, r)?);
+                // One recipient is one INSERT, atomic by itself; more, or
+                // a kept answer beside it, are one transaction.
+                let wakes = match (recipients.as_slice(), key) {
+                    ([r], None) => insert(c, r)?,
+                    (recipients, key) => {
+                        let tx = immediate(c)?;
+                        let mut wakes = Wakes::default();
+                        for r in recipients {
+                            wakes.add(insert(&tx, r)?);
+                        }
+                        if let Some(key) = key {
+                            let answer = sent_text(recipients.len());
+                            replies::remember(&tx, &from, &key, &answer, now.saturating_mul(1000))?;
+                        }
+                        tx.commit()?;
+                        wakes
                     }
-                    tx.commit()?;
-                    wakes
                 };
                 Ok::<_, HiveError>((recipients.len(), wakes))
             })
