@@ -237,3 +237,78 @@ fn an_interrupted_turn_is_never_resumed() {
     assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
     assert!(!record(tmp.path()).exists());
 }
+
+/// bob's messages: how many there are.
+fn bobs_messages(d: &common::Daemon) -> usize {
+    agent_rig::message_states(&d.state_dir(), "bob").len()
+}
+
+#[test]
+fn a_send_made_before_the_harness_was_killed_is_not_sent_again_by_the_resumed_turn() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("send-hang"); // sends bob "built it", then hangs
+    send_to_alice(&d, "build it and tell bob");
+    eventually("the send made and the turn hanging", LONG, || {
+        hang_pid(tmp.path()).is_some()
+    });
+    assert_eq!(bobs_messages(&d), 1);
+    h.signal(Signal::SIGKILL);
+    drop(h); // reaps the harness and kills the orphaned stand-in
+    std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("send-ok"); // the resumed turn makes the same send again
+    eventually("the message handled", LONG, || {
+        alice_states(&d) == [("handled".into(), true)]
+    });
+    assert_eq!(h.turns(), 2, "{}", h.log());
+    assert_eq!(resumed(&h, 2).as_deref(), Some("s-1"));
+    assert_eq!(
+        bobs_messages(&d),
+        1,
+        "bob got the send once; calls: {}",
+        std::fs::read_to_string(tmp.path().join("calls.log")).unwrap_or_default()
+    );
+    // The turn ended: its call log with it.
+    assert!(!tmp.path().join("state/turn-calls").exists());
+}
+
+#[test]
+fn a_send_made_before_claude_was_killed_alone_is_not_sent_again_by_the_resumed_attempt() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("send-hang");
+    send_to_alice(&d, "build it and tell bob");
+    eventually("the send made and the turn hanging", LONG, || {
+        hang_pid(tmp.path()).is_some()
+    });
+    h.set_mode("send-ok");
+    let pid = hang_pid(tmp.path()).unwrap();
+    std::fs::remove_file(tmp.path().join("hang.pid")).unwrap();
+    nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    eventually("the message handled", LONG, || {
+        alice_states(&d) == [("handled".into(), true)]
+    });
+    assert_eq!(bobs_messages(&d), 1);
+}
+
+#[test]
+fn two_identical_sends_in_one_turn_are_both_sent_and_the_next_turns_same_send_too() {
+    let d = daemon_with(&["alice", "bob"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let h = start(&d, tmp.path(), 300);
+    h.set_mode("send-twice");
+    send_to_alice(&d, "tell bob twice");
+    eventually("the message handled", LONG, || {
+        alice_states(&d) == [("handled".into(), false)]
+    });
+    assert_eq!(bobs_messages(&d), 2);
+    h.set_mode("send-ok");
+    send_to_alice(&d, "tell bob again");
+    eventually("the second message handled", LONG, || {
+        alice_states(&d).len() == 2 && alice_states(&d)[1].0 == "handled"
+    });
+    assert_eq!(bobs_messages(&d), 3);
+}

@@ -19,7 +19,9 @@ pub const AGENT_BIN: &str = env!("CARGO_BIN_EXE_hive-agent");
 /// `mode`: ok (exit 0), notfound (given `--resume`, what Claude Code says
 /// of a session it does not have, exit 1; else ok), fail (exit 1), hang (write `hang.pid`,
 /// sleep), reply (send "got it: <first body line>" to the operator with
-/// `hive-agent call send`, exit 0), costly (a `result` event reporting
+/// `hive-agent call`, exit 0), send-ok / send-twice / send-hang (send bob
+/// "built it" with `hive-agent call`, once or twice, then exit 0 — or, for
+/// send-hang, write `hang.pid` and sleep), costly (a `result` event reporting
 /// $1.00 and 15 tokens, exit 0), tools (text and a `Bash` call that
 /// returns, then a `Read` call left running — `hang.pid` written — until
 /// the file `release` exists; then it fails and a `result` reports $0.50).
@@ -45,6 +47,13 @@ case "$mode" in
   fail) echo "stand-in failing on purpose" >&2; exit 1 ;;
   hang) echo $$ > "$dir/hang.pid"; exec sleep 600 ;;
   reply) exec "$HIVE_AGENT_BIN" call send '{"to":"operator","body":"got it"}' ;;
+  send-hang|send-ok|send-twice)
+    times=1; [ "$mode" = send-twice ] && times=2
+    for _ in $(seq "$times"); do
+      "$HIVE_AGENT_BIN" call send '{"to":"bob","body":"built it"}' >> "$dir/calls.log" 2>&1
+    done
+    if [ "$mode" = send-hang ]; then echo $$ > "$dir/hang.pid"; exec sleep 600; fi
+    exit 0 ;;
   tools)
     echo '{"type":"assistant","message":{"id":"m1","model":"stand-in-model","usage":{"input_tokens":12,"output_tokens":3},"content":[{"type":"text","text":"Checking <the> build"},{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"echo secret-input"}}]}}'
     echo '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"tu1","content":"fine"}]}}'
