@@ -39,11 +39,13 @@
 //! opened without following a link, and a first line that is not a turn
 //! id means no key.
 //!
-//! What this does not cover: a call whose first attempt got no answer
-//! ("no answer from the socket": it may have been served) and that the
-//! model retries in the same attempt is the n+1-th, a new key; a call made
-//! by a process the cut attempt left running after the next attempt began
-//! counts in the new attempt's log.
+//! A keyed call that got no answer (the connection broke: it may or may
+//! not have been served) is asked once more with the same key by the MCP
+//! server ([`super::mcp`]), so a daemon killed mid-call costs neither the
+//! call nor a double. What this does not cover: a call that stays without
+//! an answer and that the model then makes again in the same attempt is
+//! the n+1-th, a new key; a call made by a process the cut attempt left
+//! running after the next attempt began counts in the new attempt's log.
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};

@@ -87,11 +87,21 @@ impl Hyperhive {
             _ => self.budget,
         };
         let key = self.calls.key_for(&request);
-        match self
+        let mut answer = self
             .socket
             .call_keyed(&request, key.as_deref(), budget)
-            .await
-        {
+            .await;
+        // A keyed call that got no answer (the connection broke, say the
+        // daemon was killed mid-call) is asked once more with the same
+        // key: served or not the first time, it is done once. Unkeyed, it
+        // is left to the model, told it may have been served.
+        if key.is_some() && matches!(answer, Err(SocketError::NoAnswer { .. })) {
+            answer = self
+                .socket
+                .call_keyed(&request, key.as_deref(), budget)
+                .await;
+        }
+        match answer {
             Ok(response) => response_text(&response),
             Err(err) => (err.to_string(), true),
         }
@@ -168,3 +178,7 @@ pub async fn serve_stdio<H: ServerHandler>(handler: H) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("mcp server: {e}"))?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "mcp_tests.rs"]
+mod tests;
