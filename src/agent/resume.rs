@@ -425,7 +425,9 @@ pub fn note(cut: &TurnRecord, ids: &[i64]) -> String {
          by {by}. {conversation} {tools} The messages below numbered {} are the ones that attempt \
          was working on: they are not new{}. Check the state of your work first (files, commands \
          you ran, messages you already sent — a send made before the cut is not undone, so do not \
-         repeat it blindly), then carry on and finish the turn.",
+         repeat it blindly; a hive tool call repeated exactly, same tool and arguments, is answered \
+         as the first time and not done again, a reworded one is new), then carry on and finish \
+         the turn.",
         if same.is_empty() {
             "(none)".into()
         } else {

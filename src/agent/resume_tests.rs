@@ -159,6 +159,7 @@ fn the_note_says_when_by_what_which_tools_completed_and_which_messages_are_not_n
         "any other message below is new",
         "Check the state of your work",
         "a send made before the cut is not undone",
+        "repeated exactly, same tool and arguments, is answered as the first time",
     ] {
         assert!(text.contains(part), "{part:?} not in {text}");
     }
