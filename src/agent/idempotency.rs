@@ -67,17 +67,23 @@ const MAX_TURN_ID: usize = 64;
 const CALL_HEX: usize = 16;
 const KEY_HEX: usize = 32;
 
-/// A new turn id: the time in ns, this process and a count, in hex — unique
-/// per agent without a random source (turns of one harness follow each
-/// other; another harness process is another pid or another time).
+/// A new turn id: the time in seconds, this process, a count and 64 bits
+/// the standard library seeds from the OS's randomness (`RandomState`), in
+/// hex — unique per agent without a dependency for random numbers: turns
+/// of one harness differ by the count, a restarted harness (often the same
+/// pid in its container, maybe the same second) by the random part.
 pub fn new_turn_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
     static COUNT: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
     let n = COUNT.fetch_add(1, Ordering::Relaxed);
-    format!("{nanos:x}-{:x}-{n:x}", std::process::id())
+    let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+    random.write_u64(n);
+    let now = crate::clock::Clock::now_unix(&crate::clock::SystemClock);
+    format!(
+        "{now:x}-{:x}-{n:x}-{:016x}",
+        std::process::id(),
+        random.finish()
+    )
 }
 
 /// Whether `id` is a turn id this harness could have made.

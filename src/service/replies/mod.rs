@@ -36,10 +36,10 @@
 //! An error answer is not kept: a refused request did not act (a full
 //! inbox, an unknown agent), so its repeat is served again and may succeed.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::sync::Notify;
+use tokio::sync::OwnedMutexGuard;
 
 use super::HiveError;
 use crate::clock::SharedClock;
@@ -53,32 +53,40 @@ pub struct Replies {
     state: Arc<State>,
 }
 
+/// An agent and one of its keys.
+type AgentKey = (Ident, String);
+
 #[derive(Debug)]
 struct State {
     store: Store,
     clock: SharedClock,
-    /// The keys being served now.
-    serving: Mutex<HashSet<(Ident, String)>>,
-    /// Woken when a key is no longer served.
-    released: Notify,
+    /// The keys being served now, each with the lock its serving holds
+    /// (an entry lives while someone holds or waits for it).
+    serving: Mutex<HashMap<AgentKey, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// A key being served: dropped when its answer is out (or kept).
 #[derive(Debug)]
 pub struct Held {
     state: Arc<State>,
-    key: Option<(Ident, String)>,
+    key: AgentKey,
+    guard: Option<OwnedMutexGuard<()>>,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if let Some(key) = self.key.take() {
-            self.state
-                .serving
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&key);
-            self.state.released.notify_waiters();
+        drop(self.guard.take());
+        let mut serving = self
+            .state
+            .serving
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Only the map's own handle left: nobody waits for this key.
+        if serving
+            .get(&self.key)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            serving.remove(&self.key);
         }
     }
 }
@@ -90,7 +98,6 @@ impl Replies {
                 store,
                 clock,
                 serving: Mutex::default(),
-                released: Notify::new(),
             }),
         }
     }
@@ -102,25 +109,19 @@ impl Replies {
     /// Mark `agent`'s `key` as being served, waiting while it already is.
     pub async fn hold(&self, agent: &Ident, key: &str) -> Held {
         let entry = (agent.clone(), key.to_owned());
-        loop {
-            // Armed before the look, so a release between the look and the
-            // wait still wakes it.
-            let released = self.state.released.notified();
-            tokio::pin!(released);
-            released.as_mut().enable();
-            let taken = self
-                .state
+        let lock = Arc::clone(
+            self.state
                 .serving
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(entry.clone());
-            if taken {
-                return Held {
-                    state: Arc::clone(&self.state),
-                    key: Some(entry),
-                };
-            }
-            released.await;
+                .entry(entry.clone())
+                .or_default(),
+        );
+        let guard = lock.lock_owned().await;
+        Held {
+            state: Arc::clone(&self.state),
+            key: entry,
+            guard: Some(guard),
         }
     }
 

@@ -61,4 +61,6 @@ async fn a_key_being_served_holds_its_repeat_until_released_and_nothing_else() {
         .await
         .expect("the repeat goes on once the first is done")
         .unwrap();
+    // Nothing served, nothing kept in memory.
+    assert!(replies.state.serving.lock().unwrap().is_empty());
 }
