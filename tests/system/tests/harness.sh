@@ -128,3 +128,61 @@ claude_killed_inside_the_container_mid_turn_is_resumed_in_the_same_session() {
 }
 
 _in_res_has_pid() { [ -n "$(_in_res 'cat /var/lib/hive/hang.pid 2>/dev/null')" ]; }
+
+# Issue 47, nothing done twice: the harness SIGKILLed mid-turn after a send. Its stand-in
+# Claude sends the operator "built it once" with `hive-agent call` (the path Claude's shell
+# has; the MCP server keys its calls the same way) and hangs; killed with the harness, the
+# resumed attempt makes the same send again and then reports it is done. The send carries the
+# same idempotency key both times, so the operator's inbox has it once.
+_once_template() {
+  local name=hive-agent-once-template root dir
+  root="/proc/$(tb_leader)/root/var/lib/machines/$name"
+  in_c test -e "/var/lib/machines/$name/etc/os-release" && return 0
+  dir=$(mktemp -d)
+  cat > "$dir/config.json" <<'JSON'
+{"claude_program": "/etc/hive-agent/stand-in", "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
+JSON
+  tb_agent_template "$name" "$dir/config.json"
+  cat > "$root/etc/hive-agent/stand-in" <<'SH'
+#!/bin/bash
+d=/var/lib/hive
+n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$d/count"
+cat > /dev/null
+printf '%s\n' "$@" > "$d/argv.$n"
+resume=""; prev=""
+for a in "$@"; do [ "$prev" = --resume ] && resume=$a; prev=$a; done
+echo '{"type":"system","subtype":"init","session_id":"'"${resume:-s-$n}"'"}'
+/usr/local/bin/hive-agent call send '{"to":"operator","body":"built it once"}' >&2
+if [ "$n" = 1 ]; then echo $$ > "$d/hang.pid"; exec sleep 600; fi
+exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"attempt $n done\"}" >&2
+SH
+  chmod 0755 "$root/etc/hive-agent/stand-in"
+  rm -rf "$dir"
+}
+
+_in_once() { in_c systemd-run -M h-once --wait --pipe --quiet /bin/sh -c "$1" 2>&1; }
+_in_once_has_pid() { [ -n "$(_in_once 'cat /var/lib/hive/hang.pid 2>/dev/null')" ]; }
+_inbox_count() { hivectl_root inbox | grep -cF -- "$1"; }
+
+a_send_made_before_the_harness_was_sigkilled_mid_turn_reaches_the_operator_once() {
+  _once_template
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-agent-once-template"}'
+  tb_agents once
+  tb_spawn once
+  tb_wait_machine 30 h-once hive-agent.service ||
+    { in_c journalctl -M h-once -u hive-agent --no-pager -n 30; return 1; }
+  hivectl_root send once "build it and tell me"
+  wait_for 30 "the send made and the turn hanging" _in_once_has_pid ||
+    { in_c journalctl -M h-once -u hive-agent --no-pager -n 30; return 1; }
+  expect_eq "the send before the kill" 1 "$(_inbox_count 'built it once')"
+  # The harness alone (its main PID), as an OOM kill of it would; systemd restarts it.
+  _in_once 'kill -KILL "$(systemctl show -p MainPID --value hive-agent.service)"'
+  wait_for 60 "the resumed attempt's end" _inbox_has "attempt 2 done" ||
+    { in_c journalctl -M h-once -u hive-agent --no-pager -n 40; return 1; }
+  expect_eq "the second claude's --resume" s-1 \
+    "$(_in_once 'sed -n "/^--resume\$/{n;p}" /var/lib/hive/argv.2')"
+  expect_eq "the send made before the kill, after the resumed attempt repeated it" 1 \
+    "$(_inbox_count 'built it once')"
+  expect_eq "the attempt's call log after the turn" gone \
+    "$(_in_once 'test -e /var/lib/hive/turn-calls && echo left || echo gone')"
+}
