@@ -7,13 +7,16 @@
 //! - **Per agent.** The key is looked up with the agent the request came
 //!   from (its socket), so one agent's key never answers another's, and a
 //!   key an agent forges can only find its own answers.
-//! - **Bounded per agent, by count and by age**, in the write that adds a
-//!   row: the newest [`KEEP`] rows of the agent, none older than
-//!   [`MAX_AGE_MS`]. A repeat comes from a cut turn resumed within minutes
-//!   (at most `max_resumes` attempts); a day and a few hundred calls are
-//!   far past any turn. Rejected: a hive-wide bound (one busy agent would
-//!   push out a quiet one's answers) and a sweep on a timer (a row per
-//!   write is as cheap and never late).
+//! - **Bounded per agent by count**, in the write that adds a row: the
+//!   newest [`KEEP`] rows of the agent (over the index `(agent, id)`); and
+//!   **by age when read**: a row older than [`MAX_AGE_MS`] is no answer. A
+//!   repeat comes from a cut turn resumed within minutes (at most
+//!   `max_resumes` attempts); a day and a few hundred calls are far past
+//!   any turn. Rejected: a hive-wide bound (one busy agent would push out a
+//!   quiet one's answers); deleting old rows in every write too (it reads
+//!   every row of the agent, each write; with it a keyed send cost 2.5x a
+//!   plain one's wall time, `examples/bench_keyed_send.rs`); and a sweep on
+//!   a timer (nothing to gain: the rows are bounded per agent already).
 //! - **The answer is opaque here**: the JSON of the wire's `Response`, as
 //!   the door serialized it; the store neither reads nor checks it.
 //! - [`remember`] is written in the caller's transaction, so a caller
@@ -47,8 +50,8 @@ pub fn recall(
 }
 
 /// Keep `answer` for `agent`'s `key` (a key kept already is kept as it
-/// was: the first answer stands), then drop the agent's rows past the
-/// bounds. Run it in one transaction.
+/// was: the first answer stands), then drop the agent's rows past
+/// [`KEEP`]. Run it in one transaction.
 pub fn remember(
     conn: &Connection,
     agent: &Ident,
@@ -61,8 +64,6 @@ pub fn remember(
          ON CONFLICT (agent, key) DO NOTHING",
     )?
     .execute(params![agent.as_str(), key, answer, now_ms])?;
-    conn.prepare_cached("DELETE FROM replies WHERE agent = ?1 AND at_ms < ?2")?
-        .execute(params![agent.as_str(), now_ms.saturating_sub(MAX_AGE_MS)])?;
     conn.prepare_cached(
         "DELETE FROM replies WHERE agent = ?1 AND id <= (
              SELECT id FROM replies WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
