@@ -72,6 +72,7 @@ fn a_followed_turn_prints_its_messages_tools_reply_and_end_with_escapes_removed(
                     duration_ms: None,
                     duration_api_ms: None,
                 },
+                metered: None,
             }),
         }),
         ..HostResponse::success()

@@ -1,7 +1,10 @@
 //! `hivectl turns`, `hivectl usage` and `hivectl budget`: the turn
-//! journal and the spend caps over it as tables.
+//! journal, the metered spend beside it and the spend caps over that as
+//! tables. A turn's own tokens and cost are its harness's report, headed
+//! `REPORTED-*`; the spend (`COST`) is the meter's.
 
 use crate::clock::rfc3339;
+use crate::wire::model_log::MeteredUsage;
 use crate::wire::spend::{BudgetRow, SpendSource};
 use crate::wire::turns::{TurnRow, UsageRow};
 
@@ -9,7 +12,14 @@ use super::table::{clean, or_dash, table};
 
 pub use crate::wire::spend::dollars;
 
-/// An agent's turns, newest first.
+/// A metered cost, `+?` when some requests had no price.
+fn metered_cost(m: &MeteredUsage) -> String {
+    let unpriced = if m.unpriced > 0 { "+?" } else { "" };
+    format!("{}{unpriced}", dollars(m.cost_micro_usd))
+}
+
+/// An agent's turns, newest first: what each reported, and the agent's
+/// requests the meter kept from its start to its end.
 pub fn turns_table(rows: &[TurnRow]) -> String {
     if rows.is_empty() {
         return "no turns\n".into();
@@ -31,6 +41,10 @@ pub fn turns_table(rows: &[TurnRow]) -> String {
                 format!("{:.1}s", (r.ended_at_ms - r.started_at_ms) as f64 / 1000.0),
                 r.message_ids.len().to_string(),
                 or_dash(r.model.as_deref()),
+                t.metered
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |m| m.requests.to_string()),
+                t.metered.as_ref().map_or_else(|| "-".into(), metered_cost),
                 or_dash(tokens.as_deref()),
                 r.cost_micro_usd.map_or_else(|| "-".into(), dollars),
                 or_dash(Some(&tools.join(","))),
@@ -39,25 +53,40 @@ pub fn turns_table(rows: &[TurnRow]) -> String {
         })
         .collect::<Vec<_>>();
     let head = [
-        "ID", "ENDED", "OUTCOME", "TOOK", "MSGS", "MODEL", "TOKENS", "COST", "TOOLS", "ERROR",
+        "ID",
+        "ENDED",
+        "OUTCOME",
+        "TOOK",
+        "MSGS",
+        "MODEL",
+        "REQS",
+        "METERED",
+        "REPORTED-TOKENS",
+        "REPORTED-COST",
+        "TOOLS",
+        "ERROR",
     ];
     table(&head, &body)
 }
 
-/// Usage sums, one row per key, and the total.
+/// Usage sums, one row per key, and the total: the metered requests
+/// (the spend), then the turns and the cost they reported.
 pub fn usage_table(rows: &[UsageRow], by: &str, subtree: bool) -> String {
     if rows.is_empty() {
-        return "no turns in this window\n".into();
+        return "nothing metered or reported in this window\n".into();
     }
     let line = |r: &UsageRow| {
-        let u = &r.usage;
+        let m = &r.metered;
         vec![
             clean(&r.key),
+            m.requests.to_string(),
+            m.tokens.input.to_string(),
+            m.tokens.output.to_string(),
+            m.tokens.cache_read.to_string(),
+            m.tokens.cache_write.to_string(),
+            metered_cost(m),
             r.turns.to_string(),
-            u.input_tokens.to_string(),
-            u.output_tokens.to_string(),
-            u.cache_read_input_tokens.to_string(),
-            u.cache_creation_input_tokens.to_string(),
+            r.usage.total().to_string(),
             dollars(r.cost_micro_usd),
         ]
     };
@@ -72,18 +101,27 @@ pub fn usage_table(rows: &[UsageRow], by: &str, subtree: bool) -> String {
         body.push(line(&total));
     }
     let key = by.to_ascii_uppercase();
-    table(
+    let mut text = table(
         &[
             &key,
-            "TURNS",
+            "REQUESTS",
             "INPUT",
             "OUTPUT",
             "CACHE-READ",
             "CACHE-WRITE",
             "COST",
+            "TURNS",
+            "REPORTED-TOKENS",
+            "REPORTED-COST",
         ],
         &body,
-    )
+    );
+    if rows.iter().any(|r| r.metered.unpriced > 0) {
+        text.push_str(
+            "+? some requests were of models without a price: their cost is not counted\n",
+        );
+    }
+    text
 }
 
 /// The caps in force, with what their windows hold.

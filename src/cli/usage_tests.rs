@@ -1,4 +1,5 @@
 use super::*;
+use crate::wire::model_log::MeteredUsage;
 use crate::wire::turns::TurnUsage;
 
 #[test]
@@ -10,21 +11,50 @@ fn dollars_show_cents_or_every_micro_dollar() {
 
 #[test]
 fn the_usage_table_ends_with_the_total_except_by_subtree() {
-    let row = |key: &str, turns, micro| UsageRow {
+    let row = |key: &str, requests, micro| UsageRow {
         key: key.into(),
-        turns,
+        turns: 7,
         usage: TurnUsage {
             input_tokens: 10,
             ..TurnUsage::default()
         },
-        cost_micro_usd: micro,
+        cost_micro_usd: 9_000_000,
+        metered: MeteredUsage {
+            requests,
+            cost_micro_usd: micro,
+            ..MeteredUsage::default()
+        },
     };
     let rows = [row("alice", 2, 1_000_000), row("bob", 1, 500_000)];
     let text = usage_table(&rows, "agent", false);
-    let last = text.lines().last().unwrap();
-    assert!(last.starts_with("total"), "{text}");
-    assert!(last.contains("$1.50") && last.contains(" 3 "), "{text}");
+    let last: Vec<&str> = text.lines().last().unwrap().split_whitespace().collect();
+    assert_eq!(
+        last,
+        [
+            "total", "3", "0", "0", "0", "0", "$1.50", "14", "20", "$18.00"
+        ],
+        "the metered requests and cost, then the turns' reported figures:\n{text}"
+    );
+    assert!(text.lines().next().unwrap().contains("REPORTED-COST"));
+    assert!(!text.contains("+?"));
     assert!(!usage_table(&rows, "subtree", true).contains("total"));
+}
+
+#[test]
+fn a_request_without_a_price_marks_the_cost_and_says_it_is_not_counted() {
+    let row = UsageRow {
+        key: "alice".into(),
+        metered: MeteredUsage {
+            requests: 2,
+            cost_micro_usd: 10,
+            unpriced: 1,
+            ..MeteredUsage::default()
+        },
+        ..UsageRow::default()
+    };
+    let text = usage_table(&[row], "agent", false);
+    assert!(text.contains("$0.000010+?"), "{text}");
+    assert!(text.contains("their cost is not counted"), "{text}");
 }
 
 #[test]

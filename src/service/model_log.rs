@@ -14,8 +14,10 @@
 //! will be decided on (step 2). A request is a few a second per agent at
 //! most, so a write each is cheap.
 //!
-//! Not yet (step 2 of issue 46): these rows do not feed `hivectl usage`,
-//! the roster's spend or any budget; `report_turn`'s figures still do.
+//! The rows are the spend (step 2 of issue 46): written with their hour's
+//! sums (`store::model_log`), they feed `hivectl usage`, the roster's
+//! spend today, `/metrics` and every budget, which are evaluated again
+//! once each row is committed ([`super::usage::Usage::metered`]).
 //!
 //! Kept by a plain `destroy`, deleted by `destroy --purge`, as the egress
 //! audit is (`store::purge`).
@@ -28,20 +30,28 @@ use crate::wire::model_log::{DEFAULT_ROWS_PER_AGENT, MeterRow, ModelLogRow};
 
 impl Hive {
     /// Record one model request of `agent`: written in a job of the
-    /// store's writer now. Never waits; call it from a task of the runtime.
+    /// store's writer now, then counted and the budgets evaluated with it
+    /// ([`Hive::meter`]). Never waits; call it from a task of the runtime.
     pub fn record_model_request(&self, agent: &Ident, row: MeterRow) {
         let hive = self.clone();
         let agent = agent.clone();
         tokio::spawn(async move {
-            let who = agent.clone();
-            let written = hive
-                .store()
-                .run(move |c| model_log::write(c, &agent, &[row], DEFAULT_ROWS_PER_AGENT))
-                .await;
-            if let Err(err) = written {
-                tracing::error!(agent = %who, "{who}: a metered model request could not be recorded: {err}");
+            if let Err(err) = hive.meter(&agent, row).await {
+                tracing::error!(agent = %agent, "{agent}: a metered model request could not be recorded: {err}");
             }
         });
+    }
+
+    /// Commit one model request of `agent` with its hour's sums, then
+    /// count it and evaluate the budgets with it, so a budget it reached
+    /// holds the agent's next `recv` once this returns.
+    pub async fn meter(&self, agent: &Ident, row: MeterRow) -> Result<(), HiveError> {
+        let (n, kept) = (agent.clone(), row.clone());
+        self.store()
+            .run(move |c| model_log::write(c, &n, &[row], DEFAULT_ROWS_PER_AGENT))
+            .await?;
+        self.usage().metered(agent, &kept).await;
+        Ok(())
     }
 
     /// Agent `name`'s newest `limit` model requests, oldest first. A

@@ -349,6 +349,33 @@ const STEPS: &[&str] = &[
     );
     CREATE UNIQUE INDEX replies_by_key ON replies(agent, key);
     CREATE INDEX replies_by_agent ON replies(agent, id);",
+    // 20: the meter's sums per agent, UTC hour (`at_ms` / 3,600,000) and
+    // model ('-' for none), added to in the transaction that writes each
+    // `model_log` row (issue 46, step 2: metered spend is the spend), so
+    // spend and every budget's window outlive the rows' bound; `unpriced`
+    // counts requests with tokens and no list cost. Filled from the rows
+    // kept so far. The rows get an index by time: a window's part before
+    // its first whole hour is read from them.
+    "CREATE TABLE model_hours (
+        agent          TEXT NOT NULL,
+        hour           INTEGER NOT NULL,
+        model          TEXT NOT NULL,
+        requests       INTEGER NOT NULL,
+        input          INTEGER NOT NULL,
+        output         INTEGER NOT NULL,
+        cache_write    INTEGER NOT NULL,
+        cache_read     INTEGER NOT NULL,
+        cost_micro_usd INTEGER NOT NULL,
+        unpriced       INTEGER NOT NULL,
+        PRIMARY KEY (hour, agent, model)
+    ) WITHOUT ROWID;
+    INSERT INTO model_hours
+        SELECT agent, at_ms / 3600000, COALESCE(model, '-'), COUNT(*), SUM(input),
+            SUM(output), SUM(cache_write), SUM(cache_read),
+            SUM(COALESCE(cost_micro_usd, 0)),
+            SUM(cost_micro_usd IS NULL AND input + output + cache_write + cache_read > 0)
+        FROM model_log GROUP BY 1, 2, 3;
+    CREATE INDEX model_log_by_time ON model_log(at_ms);",
 ];
 
 /// The schema version this build writes.

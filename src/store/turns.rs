@@ -7,6 +7,7 @@ use rusqlite::{Connection, params};
 use super::StoreError;
 use super::agents::ident;
 use crate::wire::ident::Ident;
+use crate::wire::model_log::MeteredUsage;
 use crate::wire::turns::{TurnReport, TurnRow, TurnUsage, UsageBy, UsageRow};
 
 /// How many turns are kept per agent.
@@ -113,6 +114,7 @@ pub fn recent(conn: &Connection, agent: &Ident, limit: u32) -> Result<Vec<TurnRo
             id,
             agent: ident(agent)?,
             report,
+            metered: None,
         })
     })
     .collect()
@@ -161,6 +163,7 @@ pub fn usage(conn: &Connection, since_ms: i64, by: UsageBy) -> Result<Vec<UsageR
                     cache_creation_input_tokens: n(5)?,
                 },
                 cost_micro_usd: n(6)?,
+                metered: MeteredUsage::default(),
             })
         },
     )?;

@@ -119,12 +119,55 @@ pub fn render(m: &MetricsSnapshot) -> String {
             );
         }
     }
+    let name = "hive_model_requests_total";
+    family(
+        o,
+        name,
+        "counter",
+        "Model requests the gateway metered (every status).",
+    );
+    for (agent, t) in &m.turns {
+        sample(o, name, &[("agent", agent.as_str())], t.metered.requests);
+    }
     let name = "hive_tokens_total";
     family(
         o,
         name,
         "counter",
-        "Tokens of reported turns (Claude Code's result usage), by kind.",
+        "Tokens of metered model requests (the upstream's usage), by kind.",
+    );
+    for (agent, t) in &m.turns {
+        let k = &t.metered.tokens;
+        for (kind, n) in [
+            ("input", k.input),
+            ("output", k.output),
+            ("cache_read", k.cache_read),
+            ("cache_creation", k.cache_write),
+        ] {
+            sample(o, name, &[("agent", agent.as_str()), ("kind", kind)], n);
+        }
+    }
+    let name = "hive_cost_usd_total";
+    family(
+        o,
+        name,
+        "counter",
+        "List cost of metered model requests in US dollars (the price table; unpriced models count nothing).",
+    );
+    for (agent, t) in &m.turns {
+        sample(
+            o,
+            name,
+            &[("agent", agent.as_str())],
+            usd(t.metered.cost_micro_usd),
+        );
+    }
+    let name = "hive_reported_tokens_total";
+    family(
+        o,
+        name,
+        "counter",
+        "Tokens the agents' turns reported (Claude Code's result usage; not the spend), by kind.",
     );
     for (agent, t) in &m.turns {
         for (kind, n) in [
@@ -136,17 +179,15 @@ pub fn render(m: &MetricsSnapshot) -> String {
             sample(o, name, &[("agent", agent.as_str()), ("kind", kind)], n);
         }
     }
-    let name = "hive_cost_usd_total";
+    let name = "hive_reported_cost_usd_total";
     family(
         o,
         name,
         "counter",
-        "Cost of reported turns in US dollars (Claude Code's total_cost_usd).",
+        "Cost the agents' turns reported in US dollars (Claude Code's total_cost_usd; not the spend).",
     );
     for (agent, t) in &m.turns {
-        #[allow(clippy::cast_precision_loss)] // micro-dollars far below 2^52
-        let usd = t.cost_micro_usd as f64 / 1e6;
-        sample(o, name, &[("agent", agent.as_str())], usd);
+        sample(o, name, &[("agent", agent.as_str())], usd(t.cost_micro_usd));
     }
 
     let name = "hive_hook_to_roster_seconds";
@@ -165,6 +206,13 @@ pub fn render(m: &MetricsSnapshot) -> String {
     sample(o, &format!("{name}_sum"), &[], h.sum);
     sample(o, &format!("{name}_count"), &[], h.count);
     out
+}
+
+/// Micro-dollars as dollars.
+fn usd(micro: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss)] // micro-dollars far below 2^52
+    let usd = micro as f64 / 1e6;
+    usd
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::service::metrics::{Histogram, TurnCounters};
 use crate::wire::ident::Ident;
+use crate::wire::model_log::{MeteredUsage, Tokens};
 
 fn snapshot() -> MetricsSnapshot {
     let alice = Ident::new("alice").unwrap();
@@ -16,6 +17,17 @@ fn snapshot() -> MetricsSnapshot {
         cache_read_tokens: 5,
         cache_creation_tokens: 0,
         cost_micro_usd: 1_250_000,
+        metered: MeteredUsage {
+            requests: 6,
+            tokens: Tokens {
+                input: 300,
+                output: 40,
+                cache_write: 2,
+                cache_read: 9,
+            },
+            cost_micro_usd: 2_500_000,
+            unpriced: 0,
+        },
     };
     MetricsSnapshot {
         agents: vec![
@@ -44,6 +56,9 @@ fn each_family_is_typed_once_and_its_samples_follow() {
         ("hive_turns_total", "counter"),
         ("hive_tokens_total", "counter"),
         ("hive_cost_usd_total", "counter"),
+        ("hive_model_requests_total", "counter"),
+        ("hive_reported_tokens_total", "counter"),
+        ("hive_reported_cost_usd_total", "counter"),
         ("hive_hook_to_roster_seconds", "histogram"),
     ] {
         assert_eq!(
@@ -60,8 +75,12 @@ fn each_family_is_typed_once_and_its_samples_follow() {
         "hive_inbox_messages{agent=\"alice\"} 2",
         "hive_operator_inbox_messages 4",
         "hive_turns_total{agent=\"alice\",outcome=\"killed\"} 1",
-        "hive_tokens_total{agent=\"alice\",kind=\"cache_read\"} 5",
-        "hive_cost_usd_total{agent=\"alice\"} 1.25",
+        "hive_model_requests_total{agent=\"alice\"} 6",
+        "hive_tokens_total{agent=\"alice\",kind=\"cache_read\"} 9",
+        "hive_tokens_total{agent=\"alice\",kind=\"cache_creation\"} 2",
+        "hive_cost_usd_total{agent=\"alice\"} 2.5",
+        "hive_reported_tokens_total{agent=\"alice\",kind=\"cache_read\"} 5",
+        "hive_reported_cost_usd_total{agent=\"alice\"} 1.25",
         "hive_hook_to_roster_seconds_bucket{le=\"0.0005\"} 1",
         "hive_hook_to_roster_seconds_bucket{le=\"0.0025\"} 3",
         "hive_hook_to_roster_seconds_bucket{le=\"1\"} 3",

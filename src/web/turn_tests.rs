@@ -48,6 +48,7 @@ fn the_live_turn_escapes_every_value_an_agent_sent() {
             duration_ms: None,
             duration_api_ms: None,
         },
+        metered: None,
     };
     let html = view(Some(&turn), &[row]).into_string();
     for raw in [

@@ -1,6 +1,7 @@
-//! The usage page: the budgets ([`super::budgets`]), and what turns cost,
-//! as Claude Code reported it — the hive's total over a window, a bar chart per UTC day and one per agent,
-//! and the table `hivectl usage` prints. The charts are SVG rendered here
+//! The usage page: the budgets ([`super::budgets`]), and what the agents
+//! spent, as the model gateway metered it — the hive's total over a
+//! window, a bar chart per UTC day and one per agent, and the table
+//! `hivectl usage` prints, the turns' reported cost beside (never summed). The charts are SVG rendered here
 //! with the page (no script, nothing fetched: within the CSP); every label
 //! is escaped by the template.
 
@@ -62,17 +63,11 @@ pub async fn page(State(web): State<Web>, Query(q): Query<UsageQuery>) -> Respon
 pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets: Markup) -> Markup {
     let mut total = UsageRow {
         key: "hive".into(),
-        turns: 0,
-        usage: Default::default(),
-        cost_micro_usd: 0,
+        ..UsageRow::default()
     };
     agents.iter().for_each(|row| total.add(row));
     let mut by_cost: Vec<&UsageRow> = agents.iter().collect();
-    by_cost.sort_by(|a, b| {
-        b.cost_micro_usd
-            .cmp(&a.cost_micro_usd)
-            .then(a.key.cmp(&b.key))
-    });
+    by_cost.sort_by(|a, b| spent(b).cmp(&spent(a)).then(a.key.cmp(&b.key)));
     layout(
         "Usage",
         Nav::Usage,
@@ -87,11 +82,14 @@ pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets:
                 }
             }
             p.total {
-                "The hive: " strong { (dollars(total.cost_micro_usd)) } " in " (total.turns) " turns, "
-                (tokens(&total)) " tokens"
+                "The hive: " strong { (dollars(spent(&total))) } " in " (total.metered.requests)
+                " model requests, " (tokens(&total)) " tokens (metered); " (total.turns) " turns"
+                @if total.metered.unpriced > 0 {
+                    " — " (total.metered.unpriced) " requests of models without a price are not in the cost"
+                }
             }
             @if agents.is_empty() {
-                p { "No turns in this window." }
+                p { "Nothing metered or reported in this window." }
             } @else {
                 h2 { "Per day (UTC)" }
                 (columns(days))
@@ -103,10 +101,15 @@ pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets:
     )
 }
 
-/// Every token a row counts (input, output, cache read and creation).
+/// Every token a row's metered requests used (input, output, cache read
+/// and write).
 fn tokens(row: &UsageRow) -> u64 {
-    let u = &row.usage;
-    u.input_tokens + u.output_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+    row.metered.tokens.total()
+}
+
+/// What a row's metered requests cost: the spend.
+fn spent(row: &UsageRow) -> u64 {
+    row.metered.cost_micro_usd
 }
 
 /// A bar's length out of `full` for `value` of `max` (at least 1 for a
@@ -122,17 +125,17 @@ fn scaled(value: u64, max: u64, full: u64) -> u64 {
 fn columns(days: &[UsageRow]) -> Markup {
     const HEIGHT: u64 = 160;
     const WIDTH: u64 = 36;
-    let max = days.iter().map(|d| d.cost_micro_usd).max().unwrap_or(0);
+    let max = days.iter().map(spent).max().unwrap_or(0);
     let width = (days.len() as u64).max(1) * WIDTH;
     html! {
         svg.chart role="img" aria-label="cost per day" width=(width) height=(HEIGHT + 40) viewBox={ "0 0 " (width) " " (HEIGHT + 40) } {
             @for (i, d) in days.iter().enumerate() {
-                @let h = scaled(d.cost_micro_usd, max, HEIGHT);
+                @let h = scaled(spent(d), max, HEIGHT);
                 @let x = i as u64 * WIDTH;
                 g {
-                    title { (d.key) ": " (dollars(d.cost_micro_usd)) ", " (d.turns) " turns, " (tokens(d)) " tokens" }
+                    title { (d.key) ": " (dollars(spent(d))) ", " (d.metered.requests) " requests, " (tokens(d)) " tokens" }
                     rect.bar x=(x + 4) y=(HEIGHT - h + 14) width=(WIDTH - 8) height=(h) {}
-                    text.value x=(x + WIDTH / 2) y=(HEIGHT - h + 10) text-anchor="middle" { (dollars(d.cost_micro_usd)) }
+                    text.value x=(x + WIDTH / 2) y=(HEIGHT - h + 10) text-anchor="middle" { (dollars(spent(d))) }
                     text.label x=(x + WIDTH / 2) y=(HEIGHT + 30) text-anchor="middle" { (d.key.get(5..).unwrap_or(&d.key)) }
                 }
             }
@@ -145,39 +148,45 @@ fn bars(agents: &[&UsageRow]) -> Markup {
     const ROW: u64 = 22;
     const LABEL: u64 = 140;
     const FULL: u64 = 400;
-    let max = agents.first().map_or(0, |a| a.cost_micro_usd);
+    let max = agents.first().map_or(0, |a| spent(a));
     let height = (agents.len() as u64).max(1) * ROW;
     let width = LABEL + FULL + 90;
     html! {
         svg.chart role="img" aria-label="cost per agent" width=(width) height=(height) viewBox={ "0 0 " (width) " " (height) } {
             @for (i, a) in agents.iter().enumerate() {
                 @let y = i as u64 * ROW;
-                @let w = scaled(a.cost_micro_usd, max, FULL);
+                @let w = scaled(spent(a), max, FULL);
                 g {
-                    title { (a.key) ": " (dollars(a.cost_micro_usd)) ", " (a.turns) " turns, " (tokens(a)) " tokens" }
+                    title { (a.key) ": " (dollars(spent(a))) ", " (a.metered.requests) " requests, " (tokens(a)) " tokens" }
                     text.label x=(LABEL - 6) y=(y + 15) text-anchor="end" { (a.key) }
                     rect.bar x=(LABEL) y=(y + 3) width=(w) height=(ROW - 6) {}
-                    text.value x=(LABEL + w + 6) y=(y + 15) { (dollars(a.cost_micro_usd)) }
+                    text.value x=(LABEL + w + 6) y=(y + 15) { (dollars(spent(a))) }
                 }
             }
         }
     }
 }
 
-/// The numbers behind the bars.
+/// The numbers behind the bars: metered, then the turns as reported.
 fn table(agents: &[&UsageRow]) -> Markup {
     html! {
         table.rows {
-            thead { tr { th { "agent" } th { "turns" } th { "input" } th { "output" } th { "cache read" } th { "cache creation" } th { "cost" } } }
+            thead { tr {
+                th { "agent" } th { "requests" } th { "input" } th { "output" } th { "cache read" }
+                th { "cache write" } th { "cost" } th { "turns" } th { "reported cost" }
+            } }
             tbody {
                 @for a in agents {
+                    @let m = &a.metered;
                     tr {
                         td { a href={ "/agent/" (a.key) } { (a.key) } }
+                        td.num { (m.requests) }
+                        td.num { (m.tokens.input) }
+                        td.num { (m.tokens.output) }
+                        td.num { (m.tokens.cache_read) }
+                        td.num { (m.tokens.cache_write) }
+                        td.num { (dollars(m.cost_micro_usd)) @if m.unpriced > 0 { " +?" } }
                         td.num { (a.turns) }
-                        td.num { (a.usage.input_tokens) }
-                        td.num { (a.usage.output_tokens) }
-                        td.num { (a.usage.cache_read_input_tokens) }
-                        td.num { (a.usage.cache_creation_input_tokens) }
                         td.num { (dollars(a.cost_micro_usd)) }
                     }
                 }

@@ -1,18 +1,31 @@
-//! The usage page's rendering: totals, bars scaled to the largest, the
+//! The usage page's rendering: totals and bars of the metered spend
+//! scaled to the largest, the turns' reported cost shown apart, the
 //! windows offered.
 
 use super::*;
+use crate::wire::model_log::{MeteredUsage, Tokens};
 use crate::wire::turns::TurnUsage;
 
-fn row(key: &str, turns: u64, input_tokens: u64, micro: u64) -> UsageRow {
+/// A row with `requests` metered of `input` tokens for `micro`, and a
+/// turn reporting ten times that (never what the page sums).
+fn row(key: &str, requests: u64, input: u64, micro: u64) -> UsageRow {
     UsageRow {
         key: key.into(),
-        turns,
+        turns: 1,
         usage: TurnUsage {
-            input_tokens,
+            input_tokens: input * 10,
             ..TurnUsage::default()
         },
-        cost_micro_usd: micro,
+        cost_micro_usd: micro * 10,
+        metered: MeteredUsage {
+            requests,
+            tokens: Tokens {
+                input,
+                ..Tokens::default()
+            },
+            cost_micro_usd: micro,
+            unpriced: 0,
+        },
     }
 }
 
@@ -28,7 +41,7 @@ fn bar_widths(page: &str) -> Vec<u64> {
 }
 
 #[test]
-fn the_page_sums_the_hive_and_scales_each_agents_bar_to_the_largest() {
+fn the_page_sums_the_hives_metered_spend_and_scales_each_agents_bar_to_the_largest() {
     let days = [
         row("2026-12-01", 3, 300, 1_500_000),
         row("2026-12-02", 1, 100, 500_000),
@@ -36,7 +49,9 @@ fn the_page_sums_the_hive_and_scales_each_agents_bar_to_the_largest() {
     let agents = [row("bob", 1, 100, 10_000), row("alice", 3, 300, 1_990_000)];
     let page = usage_page("7d", &days, &agents, maud::html! {}).into_string();
     assert!(
-        page.contains("The hive: <strong>$2.00</strong> in 4 turns, 400 tokens"),
+        page.contains(
+            "The hive: <strong>$2.00</strong> in 4 model requests, 400 tokens (metered); 2 turns"
+        ),
         "{page}"
     );
     // Two day columns, then two agent bars: alice (largest) full length,
@@ -49,16 +64,20 @@ fn the_page_sums_the_hive_and_scales_each_agents_bar_to_the_largest() {
         page.find(">alice<").unwrap() < page.find(">bob<").unwrap(),
         "largest first"
     );
-    assert!(page.contains("<title>2026-12-01: $1.50, 3 turns, 300 tokens</title>"));
+    assert!(page.contains("<title>2026-12-01: $1.50, 3 requests, 300 tokens</title>"));
+    assert!(
+        page.contains("<td class=\"num\">$19.90</td>"),
+        "alice's reported cost is shown, in its own column"
+    );
     assert!(page.contains("<strong>7d</strong>") && page.contains(r#"href="/usage?since=30d""#));
 }
 
 #[test]
-fn a_window_without_turns_says_so_and_draws_no_chart() {
+fn a_window_without_requests_or_turns_says_so_and_draws_no_chart() {
     let page = usage_page("24h", &[], &[], maud::html! {}).into_string();
-    assert!(page.contains("No turns in this window."));
+    assert!(page.contains("Nothing metered or reported in this window."));
     assert!(!page.contains("<svg"));
-    assert!(page.contains("The hive: <strong>$0.00</strong> in 0 turns"));
+    assert!(page.contains("The hive: <strong>$0.00</strong> in 0 model requests"));
 }
 
 #[test]

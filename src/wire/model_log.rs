@@ -121,6 +121,42 @@ impl Tokens {
     }
 }
 
+/// What an agent's metered requests add up to (issue 46, step 2): the
+/// spend every budget, `usage`, the roster and `/metrics` count. Sent as a
+/// `metered` object beside the reported figures of `usage` rows
+/// (additive: absent from an older daemon's answer, it reads as zero).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeteredUsage {
+    /// Requests the gateway metered (every status).
+    #[serde(default)]
+    pub requests: u64,
+    /// Their tokens, as the upstream counted them.
+    #[serde(default)]
+    pub tokens: Tokens,
+    /// Their list cost in millionths of a US dollar (unpriced ones count
+    /// nothing here).
+    #[serde(default)]
+    pub cost_micro_usd: u64,
+    /// Requests with tokens of a model the price table does not know:
+    /// their cost is not in `cost_micro_usd`.
+    #[serde(default)]
+    pub unpriced: u64,
+}
+
+impl MeteredUsage {
+    /// Add `other`'s sums to these.
+    pub fn add(&mut self, other: &Self) {
+        self.requests = self.requests.saturating_add(other.requests);
+        let (a, b) = (&mut self.tokens, &other.tokens);
+        a.input = a.input.saturating_add(b.input);
+        a.output = a.output.saturating_add(b.output);
+        a.cache_write = a.cache_write.saturating_add(b.cache_write);
+        a.cache_read = a.cache_read.saturating_add(b.cache_read);
+        self.cost_micro_usd = self.cost_micro_usd.saturating_add(other.cost_micro_usd);
+        self.unpriced = self.unpriced.saturating_add(other.unpriced);
+    }
+}
+
 /// One request through the gateway, as the service tells the daemon.
 /// Known keys only; every string bounded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

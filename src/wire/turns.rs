@@ -4,12 +4,15 @@
 //!
 //! Cost travels as integer micro-dollars (`cost_micro_usd`): Claude Code's
 //! `total_cost_usd` times 10^6, rounded once in the harness, so sums are
-//! exact and every type here stays `Eq`. Nothing is recomputed from a
-//! price table: tokens and cost are the `result` event's, as reported.
+//! exact and every type here stays `Eq`. A report's tokens and cost are
+//! the `result` event's, as reported, and are only ever shown as such:
+//! what was spent is the meter's (issue 46, step 2), carried beside them
+//! as `metered` (additive fields: an older daemon's answer reads as none).
 
 use serde::{Deserialize, Serialize};
 
 use super::ident::Ident;
+use super::model_log::MeteredUsage;
 
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,6 +145,11 @@ pub struct TurnRow {
     pub agent: Ident,
     #[serde(flatten)]
     pub report: TurnReport,
+    /// The agent's requests the meter still keeps from the turn's start
+    /// to its end (a nested or hand-started Claude of the agent's running
+    /// then counts here too); absent where not read (a live turn's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metered: Option<MeteredUsage>,
 }
 
 /// What `usage` groups its sums by.
@@ -170,15 +178,19 @@ impl UsageBy {
     }
 }
 
-/// One group's sums.
+/// One group's sums: what its metered requests spent (`metered`), and
+/// what its turns reported (`turns`, the token counts, `cost_micro_usd`:
+/// the reported figures, never the spend).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageRow {
-    /// The agent, model or day (`YYYY-MM-DD`); `-` for turns with no model.
+    /// The agent, model or day (`YYYY-MM-DD`); `-` for no model.
     pub key: String,
     pub turns: u64,
     #[serde(flatten)]
     pub usage: TurnUsage,
     pub cost_micro_usd: u64,
+    #[serde(default)]
+    pub metered: MeteredUsage,
 }
 
 impl UsageRow {
@@ -191,5 +203,6 @@ impl UsageRow {
         a.cache_read_input_tokens += b.cache_read_input_tokens;
         a.cache_creation_input_tokens += b.cache_creation_input_tokens;
         self.cost_micro_usd += other.cost_micro_usd;
+        self.metered.add(&other.metered);
     }
 }

@@ -1,5 +1,7 @@
-//! Each agent's turn counters since the daemon started, for `/metrics`
-//! (turns by outcome, tokens, cost), fed by every turn the room keeps.
+//! Each agent's counters since the daemon started, for `/metrics`: its
+//! turns by outcome with their reported tokens and cost, fed by every turn
+//! the room keeps, and its metered requests (the spend), fed by every row
+//! the meter commits.
 //!
 //! Decision: in memory, starting at zero with the daemon, as a Prometheus
 //! counter of any process does (`rate()` takes a restart as a reset).
@@ -11,9 +13,11 @@ use std::sync::{Mutex, PoisonError};
 
 use super::Usage;
 use crate::wire::ident::Ident;
+use crate::wire::model_log::{MeterRow, MeteredUsage};
 use crate::wire::turns::TurnReport;
 
-/// One agent's turn counters since the daemon started.
+/// One agent's counters since the daemon started: `metered` is what it
+/// spent, the rest what its turns reported.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TurnCounters {
     /// Turns by outcome (`ok`, `failed`, `killed`).
@@ -23,6 +27,8 @@ pub struct TurnCounters {
     pub cache_read_tokens: u64,
     pub cache_creation_tokens: u64,
     pub cost_micro_usd: u64,
+    /// Its requests through the model gateway.
+    pub metered: MeteredUsage,
 }
 
 /// The counters, by agent (destroyed agents included).
@@ -45,6 +51,22 @@ impl Counters {
         }
         t.cost_micro_usd += report.cost_micro_usd.unwrap_or(0);
     }
+
+    /// Count a request of `agent` the meter committed.
+    fn request(&self, agent: &Ident, row: &MeterRow) {
+        let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
+        let priced = row.cost_micro_usd.is_some() || row.tokens.total() == 0;
+        turns
+            .entry(agent.clone())
+            .or_default()
+            .metered
+            .add(&MeteredUsage {
+                requests: 1,
+                tokens: row.tokens,
+                cost_micro_usd: row.cost_micro_usd.unwrap_or(0),
+                unpriced: u64::from(!priced),
+            });
+    }
 }
 
 impl Usage {
@@ -56,6 +78,11 @@ impl Usage {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Count a request of `agent`'s the meter committed.
+    pub(super) fn count_request(&self, agent: &Ident, row: &MeterRow) {
+        self.state.counters.request(agent, row);
     }
 
     /// Count `reports` of `agent`'s turns, already in the journal.

@@ -1,21 +1,23 @@
-//! The turn journal and usage: what each agent's turns took and cost, as
-//! its harness reported them (verb `report_turn`), and the sums the
-//! operator asks for (`turns`, `usage` on host.sock).
+//! The turn journal and usage: what each agent's turns took, as its
+//! harness reported them (verb `report_turn`), what its model requests
+//! spent, as the meter counted them, and the sums the operator asks for
+//! (`turns`, `usage` on host.sock).
 //!
-//! Decision: the harness reports, the daemon keeps. Only `hive-agent run`
-//! sees Claude Code's `result` event (its `usage` and `total_cost_usd`) and
-//! the tool calls in the stream; the daemon checks the report's shape and
-//! caps (`hive::arguments`) and trusts its numbers as the agent's own
-//! account, the way a `send` is trusted to be the agent's words. Rejected:
-//! reading transcripts from the host for headless turns, which would parse
-//! a file the untrusted container writes for numbers the harness already
-//! holds.
+//! Decision: the harness reports what only it knows — the turn's outcome,
+//! its messages, tool calls, session — and the daemon keeps it. Its tokens
+//! and cost are kept and shown as *reported*, never summed into spend:
+//! a report comes from inside the container, where any process of the
+//! agent can send one with any figures (issue 46). What was spent is the
+//! meter's (`store::model_log`), and `usage` answers both side by side.
+//! Rejected: reading transcripts from the host for headless turns, which
+//! would parse a file the untrusted container writes for numbers the
+//! meter now holds.
 
 use std::collections::BTreeMap;
 
 use super::{HiveError, Usage};
 use crate::hive::arguments;
-use crate::store::{agents, turns};
+use crate::store::{agents, model_log, turns};
 use crate::wire::ident::Ident;
 use crate::wire::turns::{TurnReport, TurnRow, UsageBy, UsageRow};
 
@@ -43,6 +45,7 @@ impl Usage {
             id,
             agent: agent.clone(),
             report: kept,
+            metered: None,
         };
         self.state.live.end(agent, Some(row));
         tracing::debug!(agent = %agent, turn = id, "turn reported");
@@ -54,14 +57,23 @@ impl Usage {
         Ok(id)
     }
 
-    /// `agent`'s newest `limit` turns, newest first. A destroyed agent's
-    /// turns stay readable until it is purged.
+    /// `agent`'s newest `limit` turns, newest first, each with the agent's
+    /// metered requests of its time that are still kept. A destroyed
+    /// agent's turns stay readable until it is purged.
     pub async fn turns(&self, agent: &Ident, limit: u32) -> Result<Vec<TurnRow>, HiveError> {
         let n = agent.clone();
         let (rows, managed) = self
             .state
             .store
-            .read(move |c| Ok((turns::recent(c, &n, limit)?, agents::get(c, &n)?.is_some())))
+            .read(move |c| {
+                let mut rows = turns::recent(c, &n, limit)?;
+                for row in &mut rows {
+                    let r = &row.report;
+                    let (from, to) = (r.started_at_ms, r.ended_at_ms);
+                    row.metered = Some(model_log::between(c, &n, from, to)?);
+                }
+                Ok((rows, agents::get(c, &n)?.is_some()))
+            })
             .await?;
         if rows.is_empty() && !managed {
             return Err(HiveError::UnknownAgent(agent.clone()));
@@ -69,9 +81,10 @@ impl Usage {
         Ok(rows)
     }
 
-    /// The sums of every turn that ended in the last `since_secs` (every
-    /// turn kept when `None`), grouped `by` agent, subtree (an agent with
-    /// every agent under it now), model or UTC day (host.sock `usage`).
+    /// The sums of every metered request made and every turn that ended
+    /// in the last `since_secs` (all when `None`), grouped `by` agent,
+    /// subtree (an agent with every agent under it now), model or UTC day
+    /// (host.sock `usage`): a row per key either has.
     pub async fn sums(
         &self,
         since_secs: Option<u64>,
@@ -84,7 +97,20 @@ impl Usage {
         let (rows, parents) = self
             .state
             .store
-            .read(move |c| Ok((turns::usage(c, since_ms, by)?, agents::parents(c)?)))
+            .read(move |c| {
+                let mut rows: BTreeMap<String, UsageRow> = turns::usage(c, since_ms, by)?
+                    .into_iter()
+                    .map(|r| (r.key.clone(), r))
+                    .collect();
+                for (key, metered) in model_log::spend(c, since_ms, by)? {
+                    let row = rows.entry(key.clone()).or_insert_with(|| UsageRow {
+                        key,
+                        ..UsageRow::default()
+                    });
+                    row.metered = metered;
+                }
+                Ok((rows.into_values().collect::<Vec<_>>(), agents::parents(c)?))
+            })
             .await?;
         if by != UsageBy::Subtree {
             return Ok(rows);

@@ -105,16 +105,6 @@ impl LiveState {
         lock(&self.turns).current.get(agent).cloned()
     }
 
-    /// Each agent's tokens so far in its turn in progress (those with a
-    /// usage report only).
-    pub(super) fn tokens_so_far(&self) -> Vec<(Ident, u64)> {
-        lock(&self.turns)
-            .current
-            .iter()
-            .filter_map(|(name, turn)| Some((name.clone(), turn.usage.as_ref()?.total())))
-            .collect()
-    }
-
     /// The changes from now on.
     pub(super) fn subscribe(&self) -> broadcast::Receiver<Arc<LiveChange>> {
         self.changes.subscribe()

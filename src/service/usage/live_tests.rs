@@ -228,7 +228,7 @@ async fn a_new_turn_replaces_what_the_last_one_left() {
 }
 
 #[tokio::test]
-async fn the_roster_row_says_what_the_agent_spent_today() {
+async fn the_roster_row_says_what_the_agent_spent_today_as_metered_not_as_reported() {
     let (hive, _dir) = hive();
     let alice = id("alice");
     hive.spawn(&alice).await.unwrap();
@@ -242,6 +242,23 @@ async fn the_roster_row_says_what_the_agent_spent_today() {
     };
     assert_eq!(row(&hive).spent_today_micro_usd, None);
     hive.usage().report_turn(&alice, report()).await.unwrap();
-    hive.usage().report_turn(&alice, report()).await.unwrap();
+    assert_eq!(
+        row(&hive).spent_today_micro_usd,
+        None,
+        "a turn's reported cost is not spend"
+    );
+    let request = crate::wire::model_log::MeterRow {
+        at_ms: 9_000_500,
+        route: "POST /v1/messages".into(),
+        model: Some("claude-haiku-4-5".into()),
+        status: 200,
+        tokens: crate::wire::model_log::Tokens::default(),
+        cost_micro_usd: Some(1_500),
+        ms: 5,
+        request_id: None,
+        error: None,
+    };
+    hive.meter(&alice, request.clone()).await.unwrap();
+    hive.meter(&alice, request).await.unwrap();
     assert_eq!(row(&hive).spent_today_micro_usd, Some(3_000));
 }

@@ -22,7 +22,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use rusqlite::Connection;
@@ -32,10 +31,10 @@ use crate::hive::spend::{self, Amounts, Defaults, Evaluation, Spent};
 use crate::hive::topology::Topology;
 use crate::hive::{Outcome, Recipient};
 use crate::service::messaging::Wakes;
-use crate::store::{StoreError, agents, spend_caps, turns};
+use crate::store::{StoreError, agents, model_log, spend_caps};
 use crate::wire::events::HelperEvent;
 use crate::wire::ident::Ident;
-use crate::wire::live::TurnProgress;
+use crate::wire::model_log::MeterRow;
 use crate::wire::notify::NotifyEvent;
 use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
 use crate::wire::turns::UsageBy;
@@ -130,6 +129,7 @@ impl Usage {
     /// rows.
     pub async fn check_spend(&self, announce: bool) -> Result<Vec<BudgetRow>, HiveError> {
         let _one = self.state.spend.evaluating.lock().await;
+        self.state.spend.clear_pending();
         let (evaluation, today) = self.evaluate_spend().await?;
         let change = self.state.spend.replace(&evaluation);
         let mut changed = change.changed.clone();
@@ -209,13 +209,6 @@ impl Usage {
             settings.budget_hive.clone(),
             settings.budget_each_agent.clone(),
         );
-        // Under the hard cap a running turn's tokens count already (its
-        // cost only once reported: the harness learns it at the turn's end).
-        let live = if self.state.settings.budget_hard_cap {
-            self.state.live.tokens_so_far()
-        } else {
-            Vec::new()
-        };
         Ok(self
             .state
             .store
@@ -230,12 +223,7 @@ impl Usage {
                 let caps = spend::in_force(&operator, defaults, &names);
                 let mut spent = BTreeMap::new();
                 for start in spend::window_starts(&caps, now) {
-                    let mut sums = spent_since(c, start)?;
-                    for (name, tokens) in &live {
-                        let a = sums.entry(name.to_string()).or_default();
-                        a.tokens = a.tokens.saturating_add(*tokens);
-                    }
-                    spent.insert(start, sums);
+                    spent.insert(start, spent_since(c, start)?);
                 }
                 let midnight = now - now.rem_euclid(86_400);
                 let today: BTreeMap<Ident, u64> = match spent.get(&midnight) {
@@ -256,46 +244,61 @@ impl Usage {
     }
 
     /// Evaluate the caps every [`RECHECK`] until `shutdown`, so a window
-    /// moving on lets held agents go; under the hard cap also at each
-    /// running turn's usage report, so a token budget is reached inside
-    /// the turn.
+    /// moving on lets held agents go. (Spend growing is evaluated where it
+    /// is committed: [`Usage::metered`].)
     pub async fn watch_spend(self, shutdown: CancellationToken) {
         let mut tick = tokio::time::interval(RECHECK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let hard_cap = self.state.settings.budget_hard_cap;
-        let mut live = self.state.live.subscribe();
         loop {
-            let check = tokio::select! {
+            tokio::select! {
                 () = shutdown.cancelled() => return,
-                _ = tick.tick() => true,
-                change = live.recv(), if hard_cap => match change {
-                    Ok(c) => matches!(c.progress, Some(TurnProgress::Usage { .. })),
-                    Err(RecvError::Lagged(_)) => true,
-                    Err(RecvError::Closed) => return,
-                },
-            };
-            if check && let Err(err) = self.check_spend(true).await {
+                _ = tick.tick() => {}
+            }
+            if let Err(err) = self.check_spend(true).await {
                 tracing::warn!("budget check failed: {err}; retrying in {RECHECK:?}");
             }
+        }
+    }
+
+    /// A metered request of `agent` (`row`) was committed: count it for
+    /// `/metrics`, and evaluate the caps with it, so a cap it reached holds the agent's next `recv` (and, under
+    /// the hard cap, ends its turn), and the roster's spend today moves.
+    ///
+    /// Coalesced: a request committed while an evaluation waits to start
+    /// is covered by it (every evaluation clears the mark as it starts,
+    /// under the lock, before it reads), so a burst of requests costs an
+    /// evaluation or two, not one each. Rejected: evaluating only the caps
+    /// covering `agent` — the hive's covers every agent, and one query of
+    /// the hours answers every window's agents alike, so the saving would
+    /// be the few caps' arithmetic.
+    pub(crate) async fn metered(&self, agent: &Ident, row: &MeterRow) {
+        self.count_request(agent, row);
+        if self.state.spend.mark_pending() {
+            return;
+        }
+        if let Err(err) = self.check_spend(true).await {
+            tracing::error!(agent = %agent, "budgets not checked after a metered request: {err}");
         }
     }
 }
 
 /// What each agent spent since `since` (Unix seconds), by agent name: the
 /// one read of an agent's spend, for every cap's window and the roster's
-/// spend today. Today its one source is the turn journal (what each
-/// agent's harness reported); a second source of metered spend per agent
-/// (tokens and cost) adds its sums here.
+/// spend today. Its one source is the meter (issue 46, step 2): the
+/// requests the model gateway metered, at their list cost, summed over
+/// `store::model_log`'s hours (which outlive the rows' bound). Never the
+/// turn journal: `report_turn` comes from inside the container, where any
+/// process of the agent can send one with any figures.
 fn spent_since(c: &Connection, since: i64) -> Result<Spent, StoreError> {
-    let rows = turns::usage(c, since.saturating_mul(1000), UsageBy::Agent)?;
+    let rows = model_log::spend(c, since.saturating_mul(1000), UsageBy::Agent)?;
     Ok(rows
         .into_iter()
-        .map(|r| {
+        .map(|(agent, m)| {
             let amounts = Amounts {
-                micro_usd: r.cost_micro_usd,
-                tokens: r.usage.total(),
+                micro_usd: m.cost_micro_usd,
+                tokens: m.tokens.total(),
             };
-            (r.key, amounts)
+            (agent, amounts)
         })
         .collect())
 }
@@ -303,3 +306,7 @@ fn spent_since(c: &Connection, since: i64) -> Result<Spent, StoreError> {
 #[cfg(test)]
 #[path = "spend_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "meter_tests.rs"]
+mod meter_tests;

@@ -1,8 +1,8 @@
 //! Spend caps' state in memory, owned here and reached only through these
 //! methods: the agents a reached cap holds (what `recv` and the roster
 //! read, without a query) and the caps reached at the last evaluation (so
-//! the manager hears of each once). Rebuilt from the store and the turn
-//! journal at start-up, before any agent socket serves.
+//! the manager hears of each once). Rebuilt from the store (the operator's
+//! caps, the meter's sums) at start-up, before any agent socket serves.
 //!
 //! Decision: one owner, the usage room, which alone writes it (the writers
 //! are private to the room); the roster's rows and the messaging room's
@@ -11,6 +11,7 @@
 //! one never overwrites a newer.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::hive::spend::{Evaluation, Hold};
@@ -27,6 +28,9 @@ pub(crate) struct SpendState {
     today: Mutex<BTreeMap<Ident, u64>>,
     /// Held across an evaluation's read and its [`SpendState::replace`].
     pub(super) evaluating: tokio::sync::Mutex<()>,
+    /// A metered request was committed that no evaluation has read yet
+    /// (one will: whoever set it runs it).
+    pending: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,9 +62,20 @@ impl SpendState {
         lock(&self.held).get(name).map(|h| h.words.clone())
     }
 
-    /// What `name`'s turns cost today, if any reported a cost.
+    /// What `name`'s metered requests cost today, if it made any.
     pub(crate) fn today(&self, name: &Ident) -> Option<u64> {
         lock(&self.today).get(name).copied()
+    }
+
+    /// Mark a committed request not yet evaluated; whether one was already
+    /// marked (then the evaluation that clears it covers this one too).
+    pub(super) fn mark_pending(&self) -> bool {
+        self.pending.swap(true, Ordering::SeqCst)
+    }
+
+    /// An evaluation starts reading: every request committed so far is in it.
+    pub(super) fn clear_pending(&self) {
+        self.pending.store(false, Ordering::SeqCst);
     }
 
     /// Take `spent` as today's spend; the agents whose figure changed

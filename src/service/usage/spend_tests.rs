@@ -1,7 +1,9 @@
-//! Budgets through the service: a turn that reaches one holds the next
-//! message in the inbox (nothing popped, the row says why, the manager
-//! told), raising it or the window moving on lets the turn run, nothing is
-//! lost — also across a restart of the hive on the same database.
+//! Budgets through the service: a turn whose metered requests reach one
+//! holds the next message in the inbox (nothing popped, the row says why,
+//! the manager told), raising it or the window moving on lets the turn
+//! run, nothing is lost — also across a restart of the hive on the same
+//! database. Spend is the meter's: every turn here reports that it spent
+//! nothing (as a forged report could), and its requests are what count.
 
 use std::future::pending;
 use std::sync::Arc;
@@ -10,19 +12,41 @@ use std::time::Duration;
 use crate::clock::ManualClock;
 use crate::store::Store;
 use crate::testing::{config_in, hive_on, id, manager_events};
+use crate::wire::model_log::{MeterRow, Tokens};
 use crate::wire::spend::{SpendCap, SpendScope, SpendSource};
 use crate::wire::turns::{TurnOutcome, TurnReport, TurnUsage};
 
 use crate::service::{Hive, HiveError};
 
 /// 01:00 UTC on day 20,000.
-const NOW: i64 = 20_000 * 86_400 + 3600;
+pub(super) const NOW: i64 = 20_000 * 86_400 + 3600;
 
-fn cap(text: &str) -> SpendCap {
+pub(super) fn cap(text: &str) -> SpendCap {
     text.parse().unwrap()
 }
 
-fn report(at: i64, micro_usd: u64, tokens: u64) -> TurnReport {
+/// One model request of `agent` at `at` (Unix s) as the gateway meters it:
+/// `tokens` output tokens at a list cost of `micro` millionths; committed,
+/// and the budgets evaluated, when this returns.
+pub(super) async fn meter(hive: &Hive, agent: &str, at: i64, micro: u64, tokens: u64) {
+    let row = MeterRow {
+        at_ms: at * 1000,
+        route: "POST /v1/messages".into(),
+        model: Some("claude-haiku-4-5".into()),
+        status: 200,
+        tokens: Tokens {
+            output: tokens,
+            ..Tokens::default()
+        },
+        cost_micro_usd: Some(micro),
+        ms: 5,
+        request_id: None,
+        error: None,
+    };
+    hive.meter(&id(agent), row).await.unwrap();
+}
+
+pub(super) fn report(at: i64, micro_usd: u64, tokens: u64) -> TurnReport {
     TurnReport {
         started_at_ms: at * 1000 - 500,
         ended_at_ms: at * 1000,
@@ -44,23 +68,25 @@ fn report(at: i64, micro_usd: u64, tokens: u64) -> TurnReport {
 }
 
 /// A hive on the database file in `dir`, its clock at `now`.
-fn hive_in(dir: &std::path::Path, now: i64) -> (Hive, Arc<ManualClock>) {
+pub(super) fn hive_in(dir: &std::path::Path, now: i64) -> (Hive, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(now));
     let store = Store::open(&dir.join("hive.db")).unwrap();
     let (hive, _driver) = hive_on(config_in(dir), store, clock.clone());
     (hive, clock)
 }
 
-/// One turn of `agent`: pop what waits, report `micro_usd`, ack. The
-/// bodies it took.
-async fn turn(hive: &Hive, agent: &str, at: i64, micro_usd: u64) -> Vec<String> {
+/// One turn of `agent`: pop what waits, make one model request metered at
+/// `micro_usd` and 10 tokens, report the turn as having cost nothing, ack.
+/// The bodies it took.
+pub(super) async fn turn(hive: &Hive, agent: &str, at: i64, micro_usd: u64) -> Vec<String> {
     let popped = hive
         .messaging()
         .recv(&id(agent), None, None, pending())
         .await
         .unwrap();
+    meter(hive, agent, at, micro_usd, 10).await;
     hive.usage()
-        .report_turn(&id(agent), report(at, micro_usd, 10))
+        .report_turn(&id(agent), report(at, 0, 0))
         .await
         .unwrap();
     hive.messaging().ack_turn(&id(agent)).await.unwrap();
@@ -68,7 +94,7 @@ async fn turn(hive: &Hive, agent: &str, at: i64, micro_usd: u64) -> Vec<String> 
 }
 
 /// What a short long poll of `agent` pops now.
-async fn poll(hive: &Hive, agent: &str) -> Vec<String> {
+pub(super) async fn poll(hive: &Hive, agent: &str) -> Vec<String> {
     let wait = Some(Duration::from_millis(50));
     let popped = hive
         .messaging()
@@ -93,17 +119,17 @@ async fn alices_costly_turn(hive: &Hive, micro_usd: u64) -> Vec<String> {
     turn(hive, "alice", NOW, micro_usd).await
 }
 
-async fn budget_words(hive: &Hive, agent: &str) -> Option<String> {
+pub(super) async fn budget_words(hive: &Hive, agent: &str) -> Option<String> {
     hive.row(&id(agent)).await.unwrap().unwrap().budget
 }
 
 #[tokio::test]
-async fn a_budget_reached_by_one_turn_holds_the_next_message_until_it_is_raised() {
+async fn a_budget_reached_by_one_turns_metered_request_holds_the_next_message_until_it_is_raised() {
     let dir = tempfile::tempdir().unwrap();
     let (hive, _clock) = hive_in(dir.path(), NOW);
     assert_eq!(alices_costly_turn(&hive, 1_000_000).await, ["first"]);
 
-    // The turn's report reached the budget before it was acked.
+    // The turn's request reached the budget before the turn was acked.
     assert_eq!(
         budget_words(&hive, "alice").await.as_deref(),
         Some("$1.00 of $1.00 today")
@@ -443,14 +469,26 @@ fn in_turn(hive: &Hive, name: &str) -> tokio::task::JoinHandle<bool> {
 }
 
 #[tokio::test]
-async fn under_the_hard_cap_a_turn_whose_own_report_reaches_the_budget_gets_no_note() {
+async fn under_the_hard_cap_a_turns_last_request_metered_after_its_report_gets_no_note() {
     let dir = tempfile::tempdir().unwrap();
     let hive = capped_hive(dir.path(), true).await;
-    // alice's harness still waits when its finished turn's report arrives.
+    // alice's harness still waits when its finished turn's report arrives,
+    // and the row of the turn's last request comes after the report (the
+    // gateway sends it when the answer ends; the harness may be quicker).
     let alices_wait = in_turn(&hive, "alice");
     tokio::time::sleep(Duration::from_millis(20)).await;
-    turn(&hive, "alice", NOW, 1_000_000).await;
+    hive.messaging()
+        .recv(&id("alice"), None, None, pending())
+        .await
+        .unwrap();
+    hive.usage()
+        .report_turn(&id("alice"), report(NOW, 0, 0))
+        .await
+        .unwrap();
+    hive.messaging().ack_turn(&id("alice")).await.unwrap();
+    meter(&hive, "alice", NOW, 1_000_000, 10).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), alices_wait).await;
+    assert!(budget_words(&hive, "alice").await.is_some(), "held");
     hive.usage()
         .set_budget(None, cap("10usd/day"))
         .await
@@ -460,6 +498,24 @@ async fn under_the_hard_cap_a_turn_whose_own_report_reaches_the_budget_gets_no_n
         Vec::<String>::new(),
         "no note for a turn that ended by itself"
     );
+}
+
+#[tokio::test]
+async fn under_the_hard_cap_a_request_reaching_the_budget_mid_turn_ends_that_turn_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let hive = capped_hive(dir.path(), true).await;
+    let alices_turn = in_turn(&hive, "alice");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    meter(&hive, "alice", NOW, 1_000_000, 10).await;
+    let ended = tokio::time::timeout(Duration::from_secs(5), alices_turn).await;
+    assert!(ended.unwrap().unwrap(), "alice's own turn is ended");
+    hive.usage()
+        .set_budget(None, cap("10usd/day"))
+        .await
+        .unwrap();
+    let note = poll(&hive, "alice").await;
+    assert_eq!(note.len(), 1, "{note:?}");
+    assert!(note[0].contains("a budget was reached"), "{note:?}");
 }
 
 #[tokio::test]
@@ -503,31 +559,30 @@ async fn without_the_hard_cap_a_reached_budget_lets_the_turn_in_progress_finish(
 }
 
 #[tokio::test]
-async fn under_the_hard_cap_a_running_turns_reported_tokens_reach_its_token_budget() {
+async fn under_the_hard_cap_a_running_turns_metered_requests_reach_its_token_budget_not_its_reports()
+ {
     use crate::wire::live::TurnProgress;
     let dir = tempfile::tempdir().unwrap();
     let hive = capped_hive(dir.path(), true).await;
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(hive.usage().clone().watch_spend(shutdown.clone()));
     let bobs_turn = in_turn(&hive, "bob");
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let so_far = |output_tokens| TurnProgress::Usage {
+    // Its harness says 1200 tokens so far: a report, not the spend.
+    let so_far = TurnProgress::Usage {
         usage: TurnUsage {
-            output_tokens,
+            output_tokens: 1200,
             ..TurnUsage::default()
         },
         cost_micro_usd: None,
         is_final: false,
     };
-    hive.usage()
-        .turn_progress(&id("bob"), so_far(400), 0)
-        .unwrap();
+    hive.usage().turn_progress(&id("bob"), so_far, 0).unwrap();
+    meter(&hive, "bob", NOW, 0, 400).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!bobs_turn.is_finished(), "400 of 1000 tokens: it goes on");
-    hive.usage()
-        .turn_progress(&id("bob"), so_far(1200), 0)
-        .unwrap();
+    meter(&hive, "bob", NOW, 0, 800).await;
     let ended = tokio::time::timeout(Duration::from_secs(5), bobs_turn).await;
-    assert!(ended.unwrap().unwrap(), "1200 of 1000 tokens: ended");
-    shutdown.cancel();
+    assert!(
+        ended.unwrap().unwrap(),
+        "1200 of 1000 tokens metered: ended"
+    );
 }
