@@ -16,29 +16,20 @@
 
 #[path = "support/agent_rig/mod.rs"]
 mod agent_rig;
+#[path = "support/clients.rs"]
+mod clients;
 #[path = "support/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use agent_rig::{AGENT_BIN, Harness, HarnessOptions, agent_field, eventually, message_states};
+use clients::{GATEWAY_FIXTURES, StandIn, clients_dir, tool};
 use common::{Conn, daemon_with};
 use serde_json::Value;
 
-fn tool(var: &str) -> PathBuf {
-    let path = std::env::var_os(var).unwrap_or_else(|| {
-        panic!("{var} is not set: run `eval \"$(tests/clients/install)\"` first (tests/run does)")
-    });
-    PathBuf::from(path)
-}
-
-fn clients_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
-}
-
-/// What `tests/clients/mcp_client.py` saw of `hive-agent mcp` on `socket`.
 fn python_client(socket: &Path) -> Value {
     let out = Command::new(tool("HIVE_TEST_PYTHON"))
         .arg(clients_dir().join("mcp_client.py"))
@@ -167,76 +158,24 @@ fn claude_mcp_add_then_list_reports_hyperhive_connected() {
     );
 }
 
-/// The Messages API stand-in on a free loopback port.
-struct StandIn {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl StandIn {
-    fn start(dir: &Path, to: &str, body: &str) -> Self {
-        Self::launch(dir, to, body, "", "127.0.0.1")
-    }
-
-    /// One on 127.0.0.2: a harness's Claude reaches it only through its
-    /// proxy (NO_PROXY keeps 127.0.0.1 direct).
-    fn behind_the_proxy(dir: &Path, to: &str, body: &str) -> Self {
-        Self::launch(dir, to, body, "", "127.0.0.2")
-    }
-
-    /// A stand-in answering every message request 401 (no valid key).
-    fn unauthorized(dir: &Path) -> Self {
-        Self::launch(dir, "operator", "-", "401", "127.0.0.1")
-    }
-
-    fn launch(dir: &Path, to: &str, body: &str, status: &str, host: &str) -> Self {
-        let portfile = dir.join("api.port");
-        let log = dir.join("api.log");
-        let child = Command::new(tool("HIVE_TEST_PYTHON"))
-            .arg(clients_dir().join("messages_standin.py"))
-            .args([&portfile, &log])
-            .args([to, body])
-            .env("STANDIN_STATUS", status)
-            .env("STANDIN_HOST", host)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        eventually("the stand-in's port", Duration::from_secs(20), || {
-            portfile.exists()
-        });
-        let port = std::fs::read_to_string(&portfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        Self { child, port, log }
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
-
-impl Drop for StandIn {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The real Claude Code CLI in alice's turn loop, its API at `api_url`,
 /// given one message from bob: waits until the turn is acked. Answers the
 /// harness (the caller keeps it alive) and the operator's inbox.
 fn real_cli_turn(d: &common::Daemon, dir: &Path, api_url: &str) -> (Harness, String) {
+    real_cli_turn_with_key(d, dir, api_url, "sk-stand-in")
+}
+
+/// [`real_cli_turn`] with `key` as the CLI's API key.
+fn real_cli_turn_with_key(
+    d: &common::Daemon,
+    dir: &Path,
+    api_url: &str,
+    key: &str,
+) -> (Harness, String) {
     let claude = tool("HIVE_TEST_CLAUDE");
     let env = [
         ("ANTHROPIC_BASE_URL", api_url.to_owned()),
-        ("ANTHROPIC_API_KEY", "sk-stand-in".to_owned()),
+        ("ANTHROPIC_API_KEY", key.to_owned()),
         ("CLAUDE_CODE_MAX_RETRIES", "0".to_owned()),
         ("DISABLE_AUTOUPDATER", "1".to_owned()),
         ("HOME", dir.to_string_lossy().into_owned()),
@@ -343,12 +282,45 @@ fn the_real_claude_cli_run_by_the_turn_loop_replies_through_the_send_tool() {
 
 #[test]
 #[ignore = "needs the Claude Code CLI and Python: tests/clients/install"]
-fn a_budget_reached_by_the_real_clis_turn_holds_the_next_message_until_it_is_raised() {
-    let d = daemon_with(&["alice", "bob"]);
+fn a_budget_reached_by_the_real_clis_metered_turn_holds_the_next_message_until_it_is_raised() {
+    // alice's Claude reaches the model through the hive's gateway (its
+    // forwarder, the daemon, the egress service) to a TLS stand-in: its
+    // requests are metered, and the meter is the spend.
+    let d = common::Daemon::start_with_config(r#"{"model_credential": "anthropic"}"#);
+    for name in ["alice", "bob"] {
+        let spawn = format!(r#"{{"cmd":"spawn","name":"{name}"}}"#);
+        assert_eq!(d.request(&spawn), r#"{"version":1,"ok":true}"#);
+    }
     let tmp = tempfile::tempdir().unwrap();
-    let api = StandIn::start(tmp.path(), "operator", "hello from claude");
-    let (_h, _) = real_cli_turn(&d, tmp.path(), &format!("http://127.0.0.1:{}", api.port));
-    // The turn spent the stand-in's tokens (10 in, 5 out per API call): a
+    let api = StandIn::with_tls(tmp.path(), "operator", "hello from claude");
+    let creds = tempfile::tempdir().unwrap();
+    std::fs::write(creds.path().join("anthropic"), "sk-ant-the-hosts-key\n").unwrap();
+    let _service = common::egress::egress_service(
+        &d,
+        &[
+            (
+                "HIVE_MODEL_UPSTREAM",
+                format!("https://127.0.0.1:{}", api.port),
+            ),
+            ("HIVE_MODEL_CA", format!("{GATEWAY_FIXTURES}/ca.pem")),
+            ("CREDENTIALS_DIRECTORY", creds.path().display().to_string()),
+        ],
+    );
+    let (_fwd, port) = common::egress::forwarder(&d, "alice");
+    let (_h, _) = real_cli_turn_with_key(
+        &d,
+        tmp.path(),
+        &format!("http://127.0.0.1:{port}"),
+        "hive-sentinel-h-alice",
+    );
+    assert!(
+        api.requests()
+            .iter()
+            .all(|r| r["x_api_key"] == "sk-ant-the-hosts-key"),
+        "{:?}",
+        api.requests()
+    );
+    // The turn's requests were metered (10 in, 5 out per API call): a
     // budget below them, set now, holds alice at once.
     let ok = r#"{"version":1,"ok":true}"#;
     let set = |amount: &str| {

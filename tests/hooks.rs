@@ -193,12 +193,16 @@ fn an_interactive_sessions_transcript_is_counted_in_usage_and_a_harness_turns_is
     assert_eq!(rows[0]["input_tokens"], 2468, "{json}");
     assert_eq!(rows[0]["output_tokens"], 60, "{json}");
     assert_eq!(rows[0]["cost_micro_usd"], 0, "{json}");
+    assert_eq!(
+        rows[0]["metered"]["requests"], 0,
+        "read from a transcript: reported, not metered"
+    );
     let table = hivectl(&d, &["usage"]);
     assert!(
         table
             .lines()
-            .any(|l| l.starts_with("alice") && l.contains("2468")),
-        "{table}"
+            .any(|l| l.starts_with("alice") && l.contains(" 2528 ")),
+        "the transcript's tokens, under REPORTED-TOKENS: {table}"
     );
     let turns = hivectl(&d, &["turns", "alice"]);
     assert!(turns.contains("interactive"), "{turns}");

@@ -5,7 +5,9 @@
 //! daemon and the egress service (`hive-c0re egress`, its credential in a
 //! `$CREDENTIALS_DIRECTORY` as systemd's `LoadCredential=` makes it) to a
 //! TLS stand-in of the Messages API whose CA only the gateway is given;
-//! then the metered row through `hivectl model-log`. (The container, the
+//! then the metered row through `hivectl model-log`, and the spend it is:
+//! `hivectl usage` and the budgets count it, never what a `report_turn`
+//! of the agent's says. (The container, the
 //! units and the real Claude Code CLI are the real-systemd tier's:
 //! tests/system/tests/gateway.sh.)
 
@@ -198,6 +200,132 @@ fn an_agents_model_request_goes_upstream_with_the_hosts_key_and_its_meter_row_re
     }
     assert!(audit.contains(r#""verdict":"model""#), "{audit}");
     assert!(!audit.contains(REAL_KEY));
+}
+
+/// One model request of `name`'s through its forwarder on `port`.
+fn ask_model(port: u16) -> String {
+    let body = r#"{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
+    through(
+        port,
+        &format!(
+            "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-api-key: {SENTINEL}\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// alice's row of `usage` (host.sock), and the first budget's spent and
+/// reached.
+fn alices_figures(d: &Daemon) -> (serde_json::Value, (u64, bool)) {
+    let usage: serde_json::Value =
+        serde_json::from_str(&d.request(r#"{"cmd":"usage","by":"agent"}"#)).unwrap();
+    let row = usage["usage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "alice")
+        .cloned()
+        .unwrap_or_else(|| panic!("{usage}"));
+    let budgets: serde_json::Value =
+        serde_json::from_str(&d.request(r#"{"cmd":"budgets"}"#)).unwrap();
+    let b = &budgets["budgets"][0];
+    (
+        row,
+        (
+            b["spent"].as_u64().unwrap(),
+            b["reached"].as_bool().unwrap(),
+        ),
+    )
+}
+
+#[test]
+fn a_forged_report_turn_leaves_usage_and_the_budget_at_the_metered_spend_which_reaches_it() {
+    let (upstream, _seen) = standin();
+    let creds = tempfile::tempdir().unwrap();
+    let d = Daemon::start_with_config(r#"{"model_credential": "anthropic"}"#);
+    let _service = gateway_service(&d, upstream, creds.path());
+    let ok = r#"{"version":1,"ok":true}"#;
+    assert_eq!(d.request(r#"{"cmd":"spawn","name":"alice"}"#), ok);
+    let set = |amount: &str| {
+        d.request(&format!(
+            r#"{{"cmd":"set_budget","name":"alice","amount":"{amount}"}}"#
+        ))
+    };
+    assert_eq!(set("0.001usd/day"), ok);
+    let (_fwd, port) = forwarder(&d, "alice");
+    assert!(ask_model(port).starts_with("HTTP/1.1 200 OK\r\n"));
+    assert_eq!(model_log(&d, "alice").len(), 1);
+    // The row is committed before the budgets are evaluated with it.
+    let mut figures = alices_figures(&d);
+    for _ in 0..100 {
+        if figures.1.0 == 554 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        figures = alices_figures(&d);
+    }
+    assert_eq!(figures.1, (554, false), "{figures:?}");
+    // Forged from the agent's side: $5, then nothing.
+    for cost in [5_000_000, 0] {
+        let turn = format!(
+            r#"{{"cmd":"report_turn","turn":{{"started_at_ms":1,"ended_at_ms":2,"outcome":"ok","usage":{{"input_tokens":9000000}},"cost_micro_usd":{cost}}}}}"#
+        );
+        let answer = common::request_raw(&d.agent_socket("alice"), format!("{turn}\n").as_bytes());
+        assert!(answer.contains(r#""kind":"ok""#), "{answer}");
+        let (row, budget) = alices_figures(&d);
+        assert_eq!(budget, (554, false), "{row}");
+        assert_eq!(
+            row["metered"],
+            serde_json::json!({"requests": 1, "tokens": {"input": 321, "output": 45,
+                "cache_write": 6, "cache_read": 7}, "cost_micro_usd": 554, "unpriced": 0}),
+            "{row}"
+        );
+    }
+    let (row, _) = alices_figures(&d);
+    assert_eq!(
+        (&row["turns"], &row["cost_micro_usd"]),
+        (&serde_json::json!(2), &serde_json::json!(5_000_000)),
+        "the reports shown as reported: {row}"
+    );
+    let (code, table, _) = hivectl(&d, &["usage"]);
+    assert_eq!(code, 0);
+    let alice: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("alice"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        alice,
+        [
+            "alice",
+            "1",
+            "321",
+            "45",
+            "7",
+            "6",
+            "$0.000554",
+            "2",
+            "18000000",
+            "$5.00"
+        ],
+        "{table}"
+    );
+    // A second request passes the budget's $0.001: alice is held.
+    assert!(ask_model(port).starts_with("HTTP/1.1 200 OK\r\n"));
+    for _ in 0..100 {
+        if alices_figures(&d).1 == (1108, true) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(alices_figures(&d).1, (1108, true));
+    let roster = d.request(r#"{"cmd":"agent_status"}"#);
+    assert!(
+        roster.contains(r#""budget":"$0.001108 of $0.001000 today""#),
+        "{roster}"
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ use std::time::Duration;
 use browser::{Bridge, Driver, text, until_text};
 use common::{Conn, Daemon, Launch};
 use fantoccini::{Client, Locator};
+use hive_c0re::wire::model_log::{MeterRow, Tokens};
 
 /// Where the screenshots go (an artifact of the run).
 pub fn screenshot_dir() -> PathBuf {
@@ -558,18 +559,42 @@ async fn no_injected_elements(client: &Client, css: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_usage_page_charts_what_each_agent_spent_per_day_and_per_agent() {
     let hive = Hive::with(&["alice", "bob"]).await;
-    // Turns as the harness reports them: two days, alice spending most.
-    for (agent, ended_ms, micro) in [
+    // Requests as the model gateway's meter records them, on two days,
+    // alice spending most: written with the store's own writer of the
+    // meter (`model_log::write`, which keeps the hours' sums), since the
+    // daemon stamps a request with its own clock and it cannot be moved
+    // back a day.
+    let db = rusqlite::Connection::open(hive.daemon.state_dir().join("hive.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    for (agent, at_ms, micro) in [
         ("alice", 1_796_040_000_000_i64, 1_200_000),
         ("alice", 1_796_126_400_000, 600_000),
         ("bob", 1_796_126_400_000, 250_000),
     ] {
-        let turn = serde_json::json!({"cmd": "report_turn", "turn": {
-            "started_at_ms": ended_ms - 2000, "ended_at_ms": ended_ms, "outcome": "ok",
-            "usage": {"input_tokens": 1000, "output_tokens": 200}, "cost_micro_usd": micro}});
-        let mut conn = Conn::open(&hive.daemon.agent_socket(agent));
-        assert_eq!(conn.ask(&turn.to_string()), AGENT_OK);
+        let row = MeterRow {
+            at_ms,
+            route: "POST /v1/messages".into(),
+            model: Some("claude-haiku-4-5".into()),
+            status: 200,
+            tokens: Tokens {
+                input: 1000,
+                output: 200,
+                ..Tokens::default()
+            },
+            cost_micro_usd: Some(micro),
+            ms: 900,
+            request_id: None,
+            error: None,
+        };
+        let agent = hive_c0re::wire::ident::Ident::new(agent).unwrap();
+        hive_c0re::store::model_log::write(&db, &agent, &[row], 5000).unwrap();
     }
+    // A turn's report: shown as reported, never in the spend.
+    let turn = serde_json::json!({"cmd": "report_turn", "turn": {
+        "started_at_ms": 1_796_040_000_000_i64, "ended_at_ms": 1_796_040_002_000_i64,
+        "outcome": "ok", "usage": {"input_tokens": 99}, "cost_micro_usd": 9_000_000}});
+    let mut conn = Conn::open(&hive.daemon.agent_socket("alice"));
+    assert_eq!(conn.ask(&turn.to_string()), AGENT_OK);
     let (ok, out) = hive.hivectl(&["budget", "set", "alice", "2usd/day"]);
     assert!(ok, "{out}");
     hive.open("/usage?since=all").await;
@@ -583,7 +608,7 @@ async fn the_usage_page_charts_what_each_agent_spent_per_day_and_per_agent() {
     let total = hive.client.find(Locator::Css("p.total")).await.unwrap();
     assert_eq!(
         total.text().await.unwrap(),
-        "The hive: $2.05 in 3 turns, 3600 tokens"
+        "The hive: $2.05 in 3 model requests, 3600 tokens (metered); turns reported: 1"
     );
     // Drawn, not only present: the bars' rendered widths.
     let script = "return [...document.querySelectorAll('svg.chart rect.bar')]\

@@ -372,7 +372,7 @@ for family in text_string_to_metric_families(sys.stdin.read()):
 #[test]
 #[ignore = "needs the Python prometheus_client: eval \"$(tests/clients/install)\""]
 #[allow(clippy::disallowed_methods)] // it runs the real parser, a Python program
-fn metrics_parse_with_the_prometheus_clients_own_parser_and_count_a_reported_turn() {
+fn metrics_parse_with_the_prometheus_clients_own_parser_and_count_a_reported_turn_as_reported() {
     let python = std::env::var("HIVE_TEST_PYTHON")
         .expect("HIVE_TEST_PYTHON (eval \"$(tests/clients/install)\")");
     let d = daemon_with(&["alice", "bob"]);
@@ -427,15 +427,25 @@ fn metrics_parse_with_the_prometheus_clients_own_parser_and_count_a_reported_tur
         value("hive_turns", "counter", "hive_turns_total", alice),
         1.0
     );
+    // Its figures are the report's, under their own names: the spend
+    // (`hive_tokens_total`, `hive_cost_usd_total`) is the meter's alone.
     let input = json!({"agent": "alice", "kind": "input"});
+    let name = "hive_reported_tokens";
     assert_eq!(
-        value("hive_tokens", "counter", "hive_tokens_total", input),
+        value(name, "counter", &format!("{name}_total"), input),
         120.0
     );
     let cost = json!({"agent": "alice"});
+    let name = "hive_reported_cost_usd";
     assert_eq!(
-        value("hive_cost_usd", "counter", "hive_cost_usd_total", cost),
+        value(name, "counter", &format!("{name}_total"), cost),
         0.042
+    );
+    let alice = json!({"agent": "alice"});
+    assert_eq!(
+        value("hive_cost_usd", "counter", "hive_cost_usd_total", alice),
+        0.0,
+        "no request was metered"
     );
     let up = json!({"agent": "bob"});
     assert_eq!(value("hive_agent_up", "gauge", "hive_agent_up", up), 1.0);

@@ -83,7 +83,7 @@ pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets:
             }
             p.total {
                 "The hive: " strong { (dollars(spent(&total))) } " in " (total.metered.requests)
-                " model requests, " (tokens(&total)) " tokens (metered); " (total.turns) " turns"
+                " model requests, " (tokens(&total)) " tokens (metered); turns reported: " (total.turns)
                 @if total.metered.unpriced > 0 {
                     " — " (total.metered.unpriced) " requests of models without a price are not in the cost"
                 }

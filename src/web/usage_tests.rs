@@ -50,7 +50,7 @@ fn the_page_sums_the_hives_metered_spend_and_scales_each_agents_bar_to_the_large
     let page = usage_page("7d", &days, &agents, maud::html! {}).into_string();
     assert!(
         page.contains(
-            "The hive: <strong>$2.00</strong> in 4 model requests, 400 tokens (metered); 2 turns"
+            "The hive: <strong>$2.00</strong> in 4 model requests, 400 tokens (metered); turns reported: 2"
         ),
         "{page}"
     );
