@@ -21,7 +21,8 @@ With STANDIN_STATUS=401 in the environment every POST /v1/messages is
 answered 401 authentication_error instead (a CLI without a valid key).
 With STANDIN_TLS_CERT and STANDIN_TLS_KEY (PEM files) it speaks HTTPS with
 that certificate (a stand-in of api.anthropic.com behind the hive's model
-gateway). Each log line carries the credential headers the request came
+gateway). STANDIN_MODEL names the model its answers say (default
+claude-standin-1, which no price table knows). Each log line carries the credential headers the request came
 with (x_api_key, authorization), so a test can say which key reached it.
 """
 
@@ -38,7 +39,7 @@ TLS = None
 if os.environ.get("STANDIN_TLS_CERT"):
     TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     TLS.load_cert_chain(os.environ["STANDIN_TLS_CERT"], os.environ["STANDIN_TLS_KEY"])
-MODEL = "claude-standin-1"
+MODEL = os.environ.get("STANDIN_MODEL", "claude-standin-1")
 TOOL = "mcp__hyperhive__send"
 # The ids of the tool calls this process made whose result has not come back yet.
 OPEN = set()

@@ -11,8 +11,9 @@
 TB_GW_DIR=/run/tb-gateway                       # in the bed: certificates, the key, the log
 TB_GW_DROPIN=/run/systemd/system/hive-c0re-egress.service.d
 
-# _gw_up: the TLS stand-in on 127.0.0.2, a fresh key as the host's credential
-# `anthropic`, the egress service's drop-in; sets TB_GW_PORT and TB_GW_KEY.
+# _gw_up: the TLS stand-in on 127.0.0.2 (its answers' model: TB_GW_MODEL, default one no
+# price table knows), a fresh key as the host's credential `anthropic`, the egress service's
+# drop-in; sets TB_GW_PORT and TB_GW_KEY.
 _gw_up() {
   local root
   root="/proc/$(tb_leader)/root"
@@ -24,6 +25,7 @@ _gw_up() {
   TB_GW_KEY="sk-ant-api03-tb-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   in_c sh -c "umask 077; printf '%s\n' '$TB_GW_KEY' > $TB_GW_DIR/anthropic.key"
   in_c systemd-run -q --collect --unit=tb-gateway-stand-in -E STANDIN_HOST=127.0.0.2 \
+    -E STANDIN_MODEL="${TB_GW_MODEL:-claude-standin-1}" \
     -E STANDIN_TLS_CERT="$TB_GW_DIR/server.pem" -E STANDIN_TLS_KEY="$TB_GW_DIR/server.key" \
     "$TB_PYTHON" "$TB_GW_DIR/messages_standin.py" "$TB_GW_DIR/api.port" "$TB_GW_DIR/api.log" \
     operator "hello through the gateway"
@@ -122,4 +124,75 @@ kill $!')
     "$(grep '^proxy-api ' <<<"$probe")"
   expect_match "the stand-in through the egress proxy" '^proxy-standin .*CONNECT tunnel failed, response 403' \
     "$(grep '^proxy-standin ' <<<"$probe")"
+}
+
+# _gw_figures NAME: NAME's `usage` row (host.sock JSON) as "requests cost reported-turns
+# reported-cost", then its budget's "spent reached" (or "- -") and its roster's spend today.
+_gw_figures() {
+  local usage budgets roster
+  usage=$(hivectl_root --json usage)
+  budgets=$(hivectl_root --json budget)
+  roster=$(hivectl_root --json status)
+  "$TB_PYTHON" -c 'import json, sys
+name, usage, budgets, roster = sys.argv[1], *map(json.loads, sys.argv[2:])
+row = next((r for r in usage["usage"] if r["key"] == name), {})
+m = row.get("metered", {})
+b = next((b for b in budgets["budgets"] if b.get("agent") == name), None)
+a = next((a for a in roster["agent_statuses"] if a["name"] == name), {})
+print(m.get("requests", 0), m.get("cost_micro_usd", 0), row.get("turns", 0), row.get("cost_micro_usd", 0),
+      *((b["spent"], str(b["reached"]).lower()) if b else ("-", "-")), a.get("spent_today_micro_usd", "-"))' \
+    "$1" "$usage" "$budgets" "$roster"
+}
+_gw_figures_are() { [ "$(_gw_figures "$1")" = "$2" ]; }
+
+# shellcheck disable=SC2016  # the scripts' $ are the agent's
+a_forged_report_turn_from_the_agents_shell_leaves_usage_and_the_budget_at_the_metered_spend() {
+  local tar probe forged ask
+  tar=$(tb_image_tar)
+  tb_image_template hive-image "$tar" 2>&1
+  tb_agents gwm
+  TB_GW_MODEL=claude-haiku-4-5 _gw_up
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-image", "bind_host_usr": false,
+    "model_credential": "anthropic"}'
+  _img_spawn gwm >/dev/null
+  tb_wait_machine 120 h-gwm hive-agent.service ||
+    { in_c journalctl -M h-gwm -u hive-agent --no-pager -n 30; return 1; }
+  hivectl_root budget set gwm 0.0001usd/day
+
+  # From the agent's shell, as Claude's Bash tool runs: two model requests through a forwarder
+  # of its own (metered: 10 in and 5 out each, Haiku 4.5's list price, 35 millionths), then
+  # `report_turn`s to its own socket claiming $5 and $0 — each answered ok, as before.
+  ask='
+/usr/local/bin/hive-agent egress-forward --listen 127.0.0.1:3128 >/dev/null 2>&1 &
+for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.1; done
+for i in $(seq "$N"); do
+  curl -sS -o /dev/null -w "request %{http_code}\n" --noproxy "*" http://127.0.0.1:3128/v1/messages \
+    -H "x-api-key: hive-sentinel-h-gwm" -H "content-type: application/json" \
+    -d "{\"model\":\"claude-haiku-4-5\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
+done
+kill $!'
+  probe=$(_img_as_agent gwm "N=2; $ask")
+  echo "$probe" | sed 's/^/  /'
+  expect_eq "requests answered through the gateway" 2 "$(grep -c '^request 200' <<<"$probe")"
+  wait_for 10 "the two requests metered and the budget evaluated" _gw_figures_are gwm "2 70 0 0 70 false 70" ||
+    { _gw_figures gwm; hivectl_root model-log gwm; return 1; }
+  forged=$(_img_as_agent gwm '
+for cost in 5000000 0; do
+python3 -c "import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(\"/run/hive/mcp.sock\")
+s.sendall(sys.argv[1].encode() + b\"\\n\"); print(s.makefile().readline().strip())" \
+  "{\"cmd\":\"report_turn\",\"turn\":{\"started_at_ms\":1,\"ended_at_ms\":2,\"outcome\":\"ok\",\"usage\":{\"input_tokens\":9000000},\"cost_micro_usd\":$cost}}"
+done')
+  echo "$forged" | sed 's/^/  /'
+  expect_eq "forged reports answered ok (kept, as reported)" 2 "$(grep -c '"kind":"ok"' <<<"$forged")"
+  expect_eq "gwm's figures: metered requests and cost, reported turns and cost, budget, today" \
+    "2 70 2 5000000 70 false 70" "$(_gw_figures gwm)"
+  hivectl_root usage | sed 's/^/  /'
+
+  # A third request passes the budget's $0.0001: the meter, not a report, holds gwm.
+  probe=$(_img_as_agent gwm "N=1; $ask")
+  expect_eq "the third request answered" 1 "$(grep -c '^request 200' <<<"$probe")"
+  wait_for 10 "the budget reached by the third request" _gw_figures_are gwm "3 105 2 5000000 105 true 105" ||
+    { _gw_figures gwm; return 1; }
+  expect_match "the roster says why" '\$0\.000105 of \$0\.000100 today' "$(hivectl_root status)"
 }
