@@ -355,8 +355,10 @@ pub enum Command {
         note: Option<String>,
     },
     /// Show an agent's newest turns from the turn journal: outcome, time,
-    /// model, tokens, cost and tool calls (a failed call ends in `!`);
-    /// with -f, then its turn in progress as it happens.
+    /// model, the agent's metered requests of the turn's time and their
+    /// cost, the tokens and cost the turn reported, and tool calls (a
+    /// failed call ends in `!`); with -f, then its turn in progress as it
+    /// happens.
     #[command(
         after_help = "Examples:\n  hivectl turns alice\n  hivectl turns alice -n 5 --json\n  \
                             hivectl turns alice -n 3 -f"
@@ -389,15 +391,18 @@ pub enum Command {
         limit: u32,
     },
     ModelLog(super::model_log_args::ModelLogArgs),
-    /// Show what turns cost, as Claude Code reported it: tokens and USD per
-    /// agent, subtree (an agent with everything under it), model or UTC day.
+    /// Show what the agents spent, as the model gateway metered it:
+    /// requests, tokens and list cost per agent, subtree (an agent with
+    /// everything under it), model or UTC day — with the turns and the
+    /// cost they reported beside, never summed into the spend.
     #[command(
         after_help = "Examples:\n  hivectl usage\n  hivectl usage --since 24h --by subtree\n  \
                             hivectl usage --since 2026-12-01 --by day --json"
     )]
     Usage {
-        /// Only turns that ended in this window: 24h, 7d, 90m, or since a
-        /// UTC date (2026-12-01). Every kept turn when omitted.
+        /// Only requests made and turns ended in this window: 24h, 7d,
+        /// 90m, or since a UTC date (2026-12-01). Everything kept when
+        /// omitted.
         #[arg(long, value_name = "WINDOW", value_parser = super::since::parse_since)]
         since: Option<super::since::Since>,
         /// Group by agent, subtree, model or day.

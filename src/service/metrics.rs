@@ -1,8 +1,9 @@
 //! What the dashboard's `/metrics` exposes: a snapshot of the hive's
 //! gauges (agents by state, inbox depths, pending approvals) read at
 //! scrape time, and counters kept in memory since the daemon started (the
-//! turns by outcome, tokens and cost — the usage room's — and the
-//! hook-to-roster latency, here).
+//! metered requests, tokens and cost, and the turns by outcome with what
+//! they reported — the usage room's — and the hook-to-roster latency,
+//! here).
 //!
 //! Decisions:
 //! - **Counters live in memory and start at zero with the daemon**, as a

@@ -1,9 +1,10 @@
 //! The usage page: the budgets ([`super::budgets`]), and what the agents
 //! spent, as the model gateway metered it — the hive's total over a
-//! window, a bar chart per UTC day and one per agent, and the table
-//! `hivectl usage` prints, the turns' reported cost beside (never summed). The charts are SVG rendered here
-//! with the page (no script, nothing fetched: within the CSP); every label
-//! is escaped by the template.
+//! window, a bar chart per UTC day and one per agent, and a table of each
+//! agent's metered figures with its turns' reported cost beside (never
+//! summed). The charts are SVG rendered here with the page (no script,
+//! nothing fetched: within the CSP); every label is escaped by the
+//! template.
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};

@@ -65,9 +65,10 @@ pub struct AgentStatusRow {
     /// is an ancestor's or the hive's). Omitted when none holds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
-    /// Additive to v1: what the agent's turns cost since 00:00 UTC, in
-    /// micro-dollars, as Claude Code reported it (the turn journal's
-    /// sums); omitted when no turn of today reported a cost.
+    /// Additive to v1: what the agent spent since 00:00 UTC, in
+    /// micro-dollars: the list cost of its model requests the gateway
+    /// metered (issue 46, step 2; before it, its turns' reported cost);
+    /// omitted when it made none today.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spent_today_micro_usd: Option<u64>,
     /// Additive to v1: the unit is between two states — `starting` (its
