@@ -19,7 +19,6 @@ use std::time::Duration;
 use browser::{Bridge, Driver, text, until_text};
 use common::{Conn, Daemon, Launch};
 use fantoccini::{Client, Locator};
-use hive_c0re::wire::model_log::{MeterRow, Tokens};
 
 /// Where the screenshots go (an artifact of the run).
 pub fn screenshot_dir() -> PathBuf {
@@ -559,35 +558,14 @@ async fn no_injected_elements(client: &Client, css: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_usage_page_charts_what_each_agent_spent_per_day_and_per_agent() {
     let hive = Hive::with(&["alice", "bob"]).await;
-    // Requests as the model gateway's meter records them, on two days,
-    // alice spending most: written with the store's own writer of the
-    // meter (`model_log::write`, which keeps the hours' sums), since the
-    // daemon stamps a request with its own clock and it cannot be moved
-    // back a day.
-    let db = rusqlite::Connection::open(hive.daemon.state_dir().join("hive.db")).unwrap();
-    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    // Metered requests on two days, alice spending most (written into the
+    // store: the daemon's clock cannot be moved back a day).
     for (agent, at_ms, micro) in [
         ("alice", 1_796_040_000_000_i64, 1_200_000),
         ("alice", 1_796_126_400_000, 600_000),
         ("bob", 1_796_126_400_000, 250_000),
     ] {
-        let row = MeterRow {
-            at_ms,
-            route: "POST /v1/messages".into(),
-            model: Some("claude-haiku-4-5".into()),
-            status: 200,
-            tokens: Tokens {
-                input: 1000,
-                output: 200,
-                ..Tokens::default()
-            },
-            cost_micro_usd: Some(micro),
-            ms: 900,
-            request_id: None,
-            error: None,
-        };
-        let agent = hive_c0re::wire::ident::Ident::new(agent).unwrap();
-        hive_c0re::store::model_log::write(&db, &agent, &[row], 5000).unwrap();
+        common::meter_into_store(&hive.daemon.state_dir(), agent, at_ms, (1000, 200), micro);
     }
     // A turn's report: shown as reported, never in the spend.
     let turn = serde_json::json!({"cmd": "report_turn", "turn": {

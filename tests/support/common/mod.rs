@@ -280,6 +280,34 @@ pub fn daemon_with(agents: &[&str]) -> Daemon {
     d
 }
 
+/// A model request of `agent` at `at_ms`, of `(input, output)` tokens for
+/// `micro` millionths of a dollar, written into the store of `state_dir`
+/// with the store's own writer of the meter (which keeps the hours' sums),
+/// as the daemon records the gateway's rows — for a test that needs one
+/// at a time the daemon's clock would not stamp.
+pub fn meter_into_store(state_dir: &Path, agent: &str, at_ms: i64, tokens: (u64, u64), micro: u64) {
+    use hive_c0re::wire::model_log::{MeterRow, Tokens};
+    let db = rusqlite::Connection::open(state_dir.join("hive.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    let row = MeterRow {
+        at_ms,
+        route: "POST /v1/messages".into(),
+        model: Some("claude-haiku-4-5".into()),
+        status: 200,
+        tokens: Tokens {
+            input: tokens.0,
+            output: tokens.1,
+            ..Tokens::default()
+        },
+        cost_micro_usd: Some(micro),
+        ms: 900,
+        request_id: None,
+        error: None,
+    };
+    let agent = hive_c0re::wire::ident::Ident::new(agent).unwrap();
+    hive_c0re::store::model_log::write(&db, &agent, &[row], 5000).unwrap();
+}
+
 /// Send raw bytes, read one line back (with a 10 s guard).
 pub fn request_raw(socket: &Path, bytes: &[u8]) -> String {
     let mut s = UnixStream::connect(socket).unwrap();
