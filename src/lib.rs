@@ -115,10 +115,11 @@
 //!   the actions approved rows run), roster (served from memory) and crash
 //!   watcher, the one delivery path into inboxes, broker, questions,
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
-//!   metrics, the turn journal and the budgets it feeds (a reached one
-//!   holds `recv`), each agent's turn in progress (memory only, bounded),
-//!   the operator's interrupt of a turn, interactive sessions' spend
-//!   read from the transcripts their hooks name (`service::transcripts`),
+//!   metrics, the turn journal (reported figures), the model gateway's
+//!   meter and the budgets it feeds (a reached one holds `recv`), each
+//!   agent's turn in progress (memory only, bounded), the operator's
+//!   interrupt of a turn, interactive sessions' tokens read from the
+//!   transcripts their hooks name (`service::transcripts`),
 //!   start-up. `Hive` composes rooms and is, for what is not yet a room,
 //!   a façade: the messaging room ([`service::messaging`]: inboxes,
 //!   broker, the mail port the rest delivers through, the operator's

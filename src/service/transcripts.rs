@@ -1,8 +1,10 @@
-//! Interactive sessions' spend: when a hook of a Claude started by hand in
-//! the container arrives (`hook_event`, not marked headless), the daemon
-//! reads what was appended to the transcript the hook names and journals
-//! its new assistant messages as `interactive` turns, so `usage`, the
-//! usage page and the budgets count them.
+//! Interactive sessions' tokens: when a hook of a Claude started by hand
+//! in the container arrives (`hook_event`, not marked headless), the
+//! daemon reads what was appended to the transcript the hook names and
+//! journals its new assistant messages as `interactive` turns, which
+//! `turns` and `usage` show as reported figures (the file is the
+//! container's). What the session spent is its requests the model gateway
+//! metered; no budget reads a transcript.
 //!
 //! Decisions: the file is the untrusted container's, so the path must be
 //! inside the agent's own state (`/var/lib/hive`, lexically, no `..`,
@@ -50,7 +52,7 @@ const LOG_EVERY_SECS: i64 = 60;
 impl Hive {
     /// Count the new assistant messages of the transcript `path` (as the
     /// container names it) of `agent`'s session `session`, journaled as
-    /// `interactive` turns (one per model), and the budgets evaluated.
+    /// `interactive` turns (one per model).
     pub async fn count_transcript(
         &self,
         agent: &Ident,
@@ -135,7 +137,7 @@ impl Hive {
             return Ok(TranscriptRead::Counted(0));
         }
         tracing::debug!(agent = %agent, path, messages = counted.messages(), "transcript counted");
-        self.usage().counted(agent, &reports).await;
+        self.usage().counted(agent, &reports);
         Ok(TranscriptRead::Counted(counted.messages()))
     }
 

@@ -22,9 +22,12 @@ use crate::wire::ident::Ident;
 use crate::wire::turns::{TurnReport, TurnRow, UsageBy, UsageRow};
 
 impl Usage {
-    /// Keep a turn `agent`'s harness reported; committed, and the spend
-    /// caps evaluated, before the answer, so whatever asks next already
-    /// sees it. Answers the turn's id.
+    /// Keep a turn `agent`'s harness reported; committed before the
+    /// answer, so whatever asks next already sees it. Answers the turn's
+    /// id. The caps are not evaluated: a report moves no spend figure (the
+    /// meter's rows do, each evaluated as it is committed), and a report
+    /// anyone in the container can send should cost the host no more than
+    /// its write.
     pub async fn report_turn(&self, agent: &Ident, report: TurnReport) -> Result<i64, HiveError> {
         arguments::check_turn_report(&report)?;
         let n = agent.clone();
@@ -49,11 +52,6 @@ impl Usage {
         };
         self.state.live.end(agent, Some(row));
         tracing::debug!(agent = %agent, turn = id, "turn reported");
-        // Before the answer (and so before the turn's ack): the next
-        // `recv` already meets a budget this turn reached.
-        if let Err(err) = self.check_spend(true).await {
-            tracing::error!(agent = %agent, "budgets not checked after turn {id}: {err}");
-        }
         Ok(id)
     }
 
@@ -119,13 +117,10 @@ impl Usage {
     }
 
     /// `agent`'s turns read from its transcripts (interactive turns, which
-    /// no harness reports), already in the journal: counted, and the caps
-    /// evaluated, as after a report.
-    pub(crate) async fn counted(&self, agent: &Ident, reports: &[TurnReport]) {
+    /// no harness reports), already in the journal: counted, as after a
+    /// report (reported figures: no cap is evaluated).
+    pub(crate) fn counted(&self, agent: &Ident, reports: &[TurnReport]) {
         self.count(agent, reports);
-        if let Err(err) = self.check_spend(true).await {
-            tracing::error!(agent = %agent, "budgets not checked after a transcript: {err}");
-        }
     }
 }
 

@@ -12,14 +12,15 @@
 //! composition implements. It never names the façade.
 //!
 //! # What is in this room, and why
-//! - The turn journal (`journal`): `report_turn`, `turns`, the usage sums.
+//! - The turn journal (`journal`): `report_turn`, `turns`, the usage sums
+//!   (the meter's beside the reports').
 //! - The turn in progress (`live`, `live_state`) and the operator's
 //!   interrupt of it (`interrupt`): a report ends the live turn, the hard
 //!   cap reads its tokens and ends it, so the three belong together.
 //! - The counters since the daemon started (`counters`), fed by the same
-//!   reports.
-//! - The spend caps (`spend`, `spend_state`): evaluated after every report
-//!   and every change of a cap, and what they hold.
+//!   reports and by the meter's rows.
+//! - The spend caps (`spend`, `spend_state`): evaluated after every
+//!   metered request and every change of a cap, and what they hold.
 //!
 //! Not here: the approval queue a `request_budget` waits in (its row's
 //! action calls [`Usage::set_approved_budget`]), and the transcripts an
@@ -37,11 +38,15 @@
 //! private to the room). Rejected: the roster and the broker reading a
 //! façade field, which tied the concerns into one again.
 //!
-//! # A second source of spend
+//! # The one source of spend
 //! "What an agent spent since a moment" is read in one function
-//! (`spend::spent_since`): today it sums the turn journal; a second
-//! source of metered spend per agent (tokens and cost) adds its rows
-//! there, and every cap, the roster's "spent today" and the hold follow.
+//! (`spend::spent_since`): the model gateway's metered requests (issue
+//! 46, step 2), summed per hour so that no window depends on rows the
+//! meter's bound has let go. Every cap, the roster's "spent today" and
+//! the hold follow it; the turn journal's reported figures feed none of
+//! them. Rejected: the reports beside the meter (a forged report of $0 or
+//! $5 would move the spend), and the larger of the two per turn (no
+//! request maps to one turn: a nested Claude's overlap it).
 
 mod counters;
 mod interrupt;
