@@ -316,22 +316,32 @@ fn an_unknown_tool_group_stops_hive_agent_at_start_with_an_error_naming_it() {
 }
 
 #[test]
-fn a_budget_reached_by_one_turn_holds_the_next_message_across_a_restart_until_it_is_raised() {
+fn a_budget_reached_by_metered_spend_holds_the_next_message_across_a_restart_until_it_is_raised() {
     let d = daemon_with(&["alice", "bob"]);
     let tmp = tempfile::tempdir().unwrap();
     let h = start(&d, tmp.path(), 30);
     h.set_mode("costly"); // each turn reports $1.00
+    send_to_alice(&d, "first");
+    eventually("the first message handled", LONG, || {
+        alice_states(&d) == [("handled".into(), false)]
+    });
+    // The turn reported $1.00: a report, not spend.
     let (code, out, err) = hivectl(&d, &["budget", "set", "alice", "1usd/day"]);
     assert_eq!(
         (code, out.as_str()),
         (0, "budget on alice and under: 1usd/day\n"),
         "{err}"
     );
-    send_to_alice(&d, "first");
-    eventually("the first message handled", LONG, || {
-        alice_states(&d) == [("handled".into(), false)]
-    });
-    // The report came before the ack: the row already says why.
+    assert!(!hivectl(&d, &["status"]).1.contains("budget"));
+    // What the model gateway metered of its requests (this stand-in of
+    // Claude makes none: written as the daemon records the gateway's rows);
+    // the budget set again is evaluated with it and holds at once.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    common::meter_into_store(&d.state_dir(), "alice", now_ms, (10, 5), 1_000_000);
+    assert_eq!(hivectl(&d, &["budget", "set", "alice", "1usd/day"]).0, 0);
     let status = hivectl(&d, &["status"]).1;
     assert!(
         status.contains("needs you: budget: $1.00 of $1.00 today"),

@@ -244,7 +244,8 @@ fn the_usage_page_refuses_a_window_it_does_not_offer_and_names_those_it_does() {
     );
     let page = get(&d.web_socket(), "/usage");
     assert!(
-        page.starts_with("HTTP/1.1 200") && page.contains("No turns in this window."),
+        page.starts_with("HTTP/1.1 200")
+            && page.contains("Nothing metered or reported in this window."),
         "{page}"
     );
 }

@@ -289,7 +289,7 @@ pub fn roster_table(rows: &[AgentStatusRow], csrf: &str) -> Markup {
             thead { tr {
                 th scope="col" { "agent" } th scope="col" { "state" } th scope="col" { "attention" }
                 th scope="col" { "parent" } th scope="col" { "status" } th scope="col" { "model" }
-                th scope="col" title="what its turns cost since 00:00 UTC" { "today" }
+                th scope="col" title="what its metered model requests cost since 00:00 UTC" { "today" }
                 th scope="col" title="pending reminders" { "rem." } th scope="col" { "actions" }
             } }
             tbody { @for (depth, row) in tree_order(rows) { (roster_row(row, depth)) } }
@@ -510,7 +510,7 @@ pub fn agent_page(d: &AgentDetails<'_>, csrf: &str) -> Markup {
             p.summary { span #live role="status" { "not live (needs JavaScript)" } }
             (row_actions(csrf, &format!("/agent/{name}")))
             table.rows data-live="/events/roster" {
-                thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th title="what its turns cost since 00:00 UTC" { "today" } th { "rem." } th { "actions" } } }
+                thead { tr { th { "agent" } th { "state" } th { "attention" } th { "parent" } th { "status" } th { "model" } th title="what its metered model requests cost since 00:00 UTC" { "today" } th { "rem." } th { "actions" } } }
                 tbody { (roster_row(d.row, 0)) }
             }
             @if let Some(url) = &d.row.url { p { "Agent page: " a href=(url) { (url) } } }
