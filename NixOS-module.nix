@@ -74,7 +74,7 @@ let
   inotifyInstances = s.max_agents * (s.agent_inotify_instances + 16) + 128;
   inotifyWatches = s.max_agents * (s.agent_inotify_watches + 1024) + 65536;
 
-  # Every key of the daemon's config file (src/config.rs, `Config`):
+  # Every key of the daemon's config file (src/config/mod.rs, `Config`):
   # nix/settings-options.nix. nix/tests/run compares these names with the struct.
   settingsOptions = import ./nix/settings-options.nix {
     inherit lib s opt absolutePath unitStateDir runtimeDir buildCommand;

@@ -1,5 +1,5 @@
 # services.hive-c0re.settings: the option of every key of the daemon's
-# config file (src/config.rs, `Config`), with the daemon's own defaults
+# config file (src/config/mod.rs, `Config`), with the daemon's own defaults
 # except where NixOS needs another (profile, the build command).
 # nix/tests/run compares these names with the struct. Imported by
 # NixOS-module.nix, which passes the helpers and values the declarations use.

@@ -49,7 +49,7 @@ else {
     package = toString cfg.package;
     agents = builtins.mapAttrs (_: a: { path = toString a.path; }) cfg.agents;
   };
-  # The keys the module declares under settings (compared with src/config.rs).
+  # The keys the module declares under settings (compared with src/config/mod.rs).
   settingsKeys = builtins.attrNames evaluated.options.services.hive-c0re.settings.type.module.options;
   units = import ./stub-nixpkgs/nixos/render-units.nix { config = c; };
   # services.nginx.virtualHosts as nginx server blocks, as NixOS writes them

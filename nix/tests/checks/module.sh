@@ -138,14 +138,14 @@ config_keys_match() {
   # A field marked #[serde(skip)] is no config key (set by a flag only).
   struct=$(awk '/^pub struct Config \{/ { f = 1; next } f && /^\}/ { f = 0 }
     f && /#\[serde\(skip\)\]/ { skip = 1; next }
-    f && /^ *pub [a-z_0-9]+:/ { if (!skip) { sub(/^ *pub /, ""); sub(/:.*/, ""); print } skip = 0 }' src/config.rs | sort)
+    f && /^ *pub [a-z_0-9]+:/ { if (!skip) { sub(/^ *pub /, ""); sub(/:.*/, ""); print } skip = 0 }' src/config/mod.rs | sort)
   module=$(jq -r '.settingsKeys[]' "$T/on.json" | sort)
   [ -n "$struct" ] && [ "$struct" = "$module" ] || {
-    diff <(echo "$struct") <(echo "$module") | sed 's/^</only in src\/config.rs:/; s/^>/only in the module:/'
+    diff <(echo "$struct") <(echo "$module") | sed 's/^</only in src\/config\/mod.rs:/; s/^>/only in the module:/'
     return 1
   }
 }
-check "settings declares exactly the config keys of src/config.rs's Config" config_keys_match
+check "settings declares exactly the config keys of src/config/mod.rs's Config" config_keys_match
 
 # The real daemon reads the rendered file (it refuses unknown keys and bad
 # values), with the fake driver and scratch directories.
