@@ -225,6 +225,11 @@ async fn run(config: Config, mut fds: HashMap<String, OwnedFd>) -> anyhow::Resul
     tokio::spawn(hive.messaging().clone().run_notifier(shutdown.clone()));
     tokio::spawn(vacuum_messages(hive.clone(), shutdown.clone()));
     tokio::spawn(hive.usage().clone().watch_spend(shutdown.clone()));
+    // After the budgets' first evaluation (before any agent socket served).
+    tokio::spawn(crate::server::egress_control::run(
+        hive.clone(),
+        shutdown.clone(),
+    ));
     if let Some((agents, active, changes)) = demo {
         tasks.spawn(crate::containers::demo::run(
             agents,

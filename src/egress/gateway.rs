@@ -25,6 +25,9 @@
 //!   that cannot be reached (or fails TLS) a 502 — each an Anthropic-shaped
 //!   error (`{"type":"error","error":{...}}`), which Claude Code shows,
 //!   retried only when the upstream is at fault ([`super::api_error`]).
+//! - **Budgets hold at the request**: a `POST /v1/messages` of an agent
+//!   a reached budget holds waits until the daemon lets it go, or is
+//!   answered the budget's error after the hold's wait ([`super::holds`]).
 //! - **Every request is a meter row** ([`MeterRow`]), sent when its answer
 //!   ends (or is cut) on the connection's row channel, which the service
 //!   frames to the daemon ([`super::service`]).
@@ -42,13 +45,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::api_error::{SHOULD_RETRY, error_body, retry_value};
+use super::forward::{carries_sentinel, strip_hop_by_hop, upstream_request};
+use super::holds::{HoldView, held_message};
 use super::meter::{Kind, Prices, Tap};
 use super::upstream::{Connector, Credential, Upstream};
 use crate::wire::ident::Ident;
@@ -61,6 +66,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/models"),
     ("GET", "/v1/models/{id}"),
 ];
+
+/// The route a reached budget holds ([`super::holds`]): the one that spends.
+pub const HELD_ROUTE: &str = "POST /v1/messages";
 
 /// The largest request body taken (the Messages API's own limit is 32 MB).
 pub const MAX_REQUEST: usize = 32 << 20;
@@ -121,6 +129,8 @@ pub struct Caller {
     pub agent: Ident,
     pub credential: Option<CredentialName>,
     pub rows: UnboundedSender<MeterRow>,
+    /// Whether a budget holds the agent, read per request.
+    pub holds: HoldView,
 }
 
 /// An Anthropic-shaped error answer the gateway makes itself, with the
@@ -141,7 +151,7 @@ pub fn error_response(status: StatusCode, kind: &str, message: &str) -> Response
 pub fn route(method: &Method, path: &str) -> Option<&'static str> {
     let served = |m: &str, p: &str| method.as_str() == m && path == p;
     if served("POST", "/v1/messages") {
-        Some("POST /v1/messages")
+        Some(HELD_ROUTE)
     } else if served("POST", "/v1/messages/count_tokens") {
         Some("POST /v1/messages/count_tokens")
     } else if served("GET", "/v1/models") {
@@ -277,6 +287,21 @@ pub async fn handle(
         }
     };
     pending.row.model = requested_model(&body);
+    if route_name == HELD_ROUTE {
+        // Said if the client goes away while held (its row is sent then).
+        pending.row.error = Some("cut: the client went away while a budget held it".into());
+        if let Err(hold) = caller.holds.clone().wait(&caller.agent).await {
+            let msg = held_message(&caller.agent, &hold);
+            tracing::warn!(agent = %caller.agent, "{}: model request refused after {} ms held: budget {} reached", caller.agent, hold.wait_ms, hold.budget);
+            // 400 invalid_request_error, as the API answers a credit
+            // balance too low: a 400 is never retried by Claude Code or the
+            // SDKs (`x-should-retry: false` says so too), so the message
+            // reaches the agent at once instead of after minutes of
+            // retries (a 429 or 529 is retried, each retry held again).
+            return Ok(pending.answer(StatusCode::BAD_REQUEST, "invalid_request_error", &msg));
+        }
+        pending.row.error = None;
+    }
     let credential = match &caller.credential {
         Some(name) => match Credential::load(gateway.credentials_dir.as_deref(), name) {
             Ok(c) => Some(c),
@@ -298,7 +323,12 @@ pub async fn handle(
             None
         }
     };
-    let upstream_req = match upstream_request(&gateway, &parts, credential.as_ref(), body) {
+    let upstream_req = match upstream_request(
+        &gateway.upstream.authority(),
+        &parts,
+        credential.as_ref(),
+        body,
+    ) {
         Some(r) => r,
         None => {
             let msg = "hive-c0re model gateway: the request's headers could not be forwarded";
@@ -376,120 +406,6 @@ fn requested_model(body: &[u8]) -> Option<String> {
         model: Option<String>,
     }
     serde_json::from_slice::<Asked>(body).ok()?.model
-}
-
-/// Whether the request carries the harness's sentinel as its credential.
-fn carries_sentinel(headers: &HeaderMap) -> bool {
-    let sentinel = |v: &HeaderValue| {
-        v.to_str().is_ok_and(|s| {
-            s.strip_prefix("Bearer ")
-                .unwrap_or(s)
-                .trim()
-                .starts_with(SENTINEL_PREFIX)
-        })
-    };
-    headers.get("x-api-key").is_some_and(sentinel)
-        || headers.get(header::AUTHORIZATION).is_some_and(sentinel)
-}
-
-/// Headers that belong to one hop, never forwarded either way.
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authorization",
-    "proxy-authenticate",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in HOP_BY_HOP {
-        headers.remove(*name);
-    }
-}
-
-/// The request as it goes upstream: the same method, path and query, the
-/// agent's headers but its credential, hop-by-hop ones and
-/// `Accept-Encoding` (the meter reads the answer: asked uncompressed),
-/// `Host` the upstream's, the host's credential in.
-fn upstream_request(
-    gateway: &Gateway,
-    parts: &hyper::http::request::Parts,
-    credential: Option<&Credential>,
-    body: Bytes,
-) -> Option<Request<Full<Bytes>>> {
-    let path_and_query = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    let uri = format!("https://{}{path_and_query}", gateway.upstream.authority());
-    let mut headers = parts.headers.clone();
-    strip_hop_by_hop(&mut headers);
-    headers.remove(header::HOST);
-    headers.remove(header::ACCEPT_ENCODING);
-    headers.remove(header::CONTENT_LENGTH);
-    if let Some(credential) = credential {
-        headers.remove("x-api-key");
-        headers.remove(header::AUTHORIZATION);
-        match credential {
-            Credential::ApiKey(key) => {
-                let mut v = HeaderValue::from_str(key).ok()?;
-                v.set_sensitive(true);
-                headers.insert("x-api-key", v);
-            }
-            Credential::OAuth(token) => {
-                let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-                v.set_sensitive(true);
-                headers.insert(header::AUTHORIZATION, v);
-                let beta = headers
-                    .get_all("anthropic-beta")
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .flat_map(|v| v.split(','))
-                    .map(str::trim)
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>();
-                if !beta.iter().any(|b| b == OAUTH_BETA) {
-                    let mut all = beta;
-                    all.push(OAUTH_BETA.to_owned());
-                    headers.insert(
-                        "anthropic-beta",
-                        HeaderValue::from_str(&all.join(",")).ok()?,
-                    );
-                }
-            }
-        }
-    }
-    headers.insert(
-        header::HOST,
-        HeaderValue::from_str(&gateway.upstream.authority()).ok()?,
-    );
-    headers.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-    let mut req = Request::builder()
-        .method(parts.method.clone())
-        .uri(uri)
-        .body(Full::new(body))
-        .ok()?;
-    *req.headers_mut() = headers;
-    Some(req)
 }
 
 /// An answer's body: the gateway's own, or the upstream's passing through

@@ -34,7 +34,9 @@
 //!   forwarder): the host's credential put in, the answer metered
 //!   ([`meter`]), each request's row framed to the daemon ([`model_conn`]),
 //!   the upstream reached over verified TLS ([`upstream`]), its own
-//!   refusals in the API's error shape ([`api_error`]).
+//!   refusals in the API's error shape ([`api_error`]); a model request
+//!   of an agent a reached budget holds waits for its release or is
+//!   refused after a while ([`holds`], pushed by the daemon).
 //! - It runs in a process of its own ([`service`], `hive-c0re egress`), the
 //!   hive's only one with a network.
 //! - **Its verdict goes to the daemon in-band** when asked ([`serve_telling`]):
@@ -58,7 +60,9 @@ use crate::wire::ident::Ident;
 pub mod address;
 pub mod api_error;
 pub mod audit;
+mod forward;
 pub mod gateway;
+pub mod holds;
 pub mod meter;
 pub mod model_conn;
 pub mod service;
@@ -298,6 +302,8 @@ pub enum Outcome {
     Failed,
     /// Served by the model gateway: its requests, each metered.
     Model { requests: u64 },
+    /// The daemon's control connection (the budgets' holds), now ended.
+    Control,
 }
 
 /// Serve one connection of agent `agent` under `allow`; logs it within

@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 
 use super::api_error;
 use super::gateway::{self, Caller, Gateway, handle};
+use super::holds::HoldView;
 use super::{COPY_BUF, Outcome, tell};
 use crate::wire::egress_audit::{Verdict, VerdictLine};
 use crate::wire::ident::Ident;
@@ -38,6 +39,8 @@ pub struct ModelRoute {
     pub gateway: Result<Arc<gateway::Gateway>, Arc<str>>,
     pub credential: Option<CredentialName>,
     pub meter: u32,
+    /// The budgets' holds as the daemon says them, read per request.
+    pub holds: HoldView,
 }
 
 /// Whether a request head is in origin form (`METHOD /path HTTP/1.x`): a
@@ -71,11 +74,11 @@ where
             .as_ref()
             .is_some_and(|m| m.meter == crate::wire::model_log::METER_VERSION);
     let route = model.filter(|_| metered);
-    let (gateway, credential) = match route.map(|m| (m.gateway, m.credential)) {
-        Some((Ok(gateway), credential)) => (gateway, credential),
+    let (gateway, credential, holds) = match route.map(|m| (m.gateway, m.credential, m.holds)) {
+        Some((Ok(gateway), credential, holds)) => (gateway, credential, holds),
         other => {
             let why = match other {
-                Some((Err(why), _)) => {
+                Some((Err(why), ..)) => {
                     format!("a model request, but the model gateway is not set up: {why}")
                 }
                 _ => "a model request, but the daemon does not read the model gateway's meter \
@@ -95,6 +98,7 @@ where
         agent: agent.clone(),
         credential,
         rows: tokio::sync::mpsc::unbounded_channel().0,
+        holds,
     };
     let served = serve(client, head, caller, gateway).await;
     Outcome::Model {

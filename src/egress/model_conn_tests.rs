@@ -11,6 +11,7 @@ use tokio::net::UnixStream;
 
 use super::super::audit::Audit;
 use super::super::gateway::HEAD_TIMEOUT;
+use super::super::holds::Board;
 use super::super::service::{ModelGateway, serve_dialled};
 use super::super::standin::*;
 use crate::testing::id;
@@ -103,13 +104,16 @@ async fn the_verdict_line_says_model_and_names_the_upstream() {
     let gw = gateway_to(port, "ca.pem", creds.path(), HEAD_TIMEOUT);
     let (mut daemon, service) = UnixStream::pair().unwrap();
     let model: ModelGateway = Ok(gw);
-    tokio::spawn(async move { serve_dialled(service, &Audit::default(), &model).await });
+    tokio::spawn(async move {
+        serve_dialled(service, &Audit::default(), &model, &Board::default()).await
+    });
     let dial = DialRequest {
         agent: id("alice"),
         allow: Vec::new(),
         verdict: 1,
         meter: METER_VERSION,
         credential: None,
+        hold: None,
     };
     let line = format!(
         "{}\nGET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
@@ -127,7 +131,9 @@ async fn the_verdict_line_says_model_and_names_the_upstream() {
     let gw = gateway_to(port, "ca.pem", creds.path(), HEAD_TIMEOUT);
     let (mut daemon, service) = UnixStream::pair().unwrap();
     let model: ModelGateway = Ok(gw);
-    tokio::spawn(async move { serve_dialled(service, &Audit::default(), &model).await });
+    tokio::spawn(async move {
+        serve_dialled(service, &Audit::default(), &model, &Board::default()).await
+    });
     let old = DialRequest { meter: 0, ..dial };
     let line = format!(
         "{}\nGET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n",

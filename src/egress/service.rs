@@ -16,7 +16,11 @@
 //! because of that, and checks its shape anyway.
 //!
 //! One process serves every agent, so the per-agent limits live here
-//! ([`super::audit::Audit`], shared by the connections' tasks).
+//! ([`super::audit::Audit`], shared by the connections' tasks), and so do
+//! the budgets' holds ([`super::holds::Board`]): the daemon keeps one
+//! connection of its own open here whose first line is a
+//! [`crate::wire::egress::HoldsLine`] instead of a dial line, and writes the whole held set
+//! on it whenever it changes.
 //!
 //! At start it probes whether the unit's `IPAddressDeny=` is enforced
 //! ([`probe_address_filter`]): systemd drops the directive without a word
@@ -33,14 +37,16 @@ use tokio::net::{TcpStream, UnixListener};
 
 use super::audit::{self, Audit, Line};
 use super::gateway::Gateway;
+use super::holds::Board;
 use super::{
     AllowList, ModelRoute, Outcome, answer_early, serve_model_or_proxy, tell, unavailable,
 };
-use crate::wire::egress::DialRequest;
+use crate::wire::egress::{DialRequest, GatewayHold, ServiceLine};
 use crate::wire::egress_audit::{Verdict, VerdictLine};
 
-/// The longest [`DialRequest`] line read.
-pub const MAX_DIAL_LINE: u64 = 256 * 1024;
+/// The longest first line read: a [`DialRequest`], or the daemon's
+/// [`crate::wire::egress::HoldsLine`] (every agent held, when a hive budget is reached).
+pub const MAX_DIAL_LINE: u64 = super::holds::MAX_HOLDS_LINE;
 
 /// How long the daemon may take to send its line.
 const LINE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -118,8 +124,16 @@ pub type ModelGateway = Result<Arc<Gateway>, Arc<str>>;
 
 /// Serve one connection from the daemon: its [`DialRequest`] line, then
 /// the agent's request (or a 429 past the agent's connection rate); a
-/// request in origin form goes to `gateway`.
-pub async fn serve_dialled<S>(stream: S, audit: &Audit, gateway: &ModelGateway) -> Outcome
+/// request in origin form goes to `gateway`, held while `holds` says a
+/// budget holds the agent. A first line that is a [`crate::wire::egress::HoldsLine`] makes it
+/// the daemon's control connection instead, which writes `holds`
+/// ([`Board::serve_control`]).
+pub async fn serve_dialled<S>(
+    stream: S,
+    audit: &Audit,
+    gateway: &ModelGateway,
+    holds: &Board,
+) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -131,7 +145,7 @@ where
         tokio::time::timeout(LINE_TIMEOUT, limited.read_line(&mut line)).await
     };
     let request = match read {
-        Ok(Ok(n)) if n > 0 && line.ends_with('\n') => serde_json::from_str::<DialRequest>(&line),
+        Ok(Ok(n)) if n > 0 && line.ends_with('\n') => ServiceLine::parse(&line),
         _ => {
             tracing::warn!("egress: a connection without a complete dial line; closed");
             unavailable(reader, "hive-c0re egress: no dial line\n").await;
@@ -139,13 +153,18 @@ where
         }
     };
     match request {
-        Ok(DialRequest {
+        Ok(ServiceLine::Holds(first)) => {
+            holds.serve_control(first, reader).await;
+            Outcome::Control
+        }
+        Ok(ServiceLine::Dial(DialRequest {
             agent,
             allow,
             verdict,
             meter,
             credential,
-        }) => {
+            hold,
+        })) if hold.as_ref().is_none_or(GatewayHold::well_formed) => {
             // Any version asks for the line; this build speaks version 1,
             // and a daemon that wants another refuses it (strictly).
             let telling = verdict != 0;
@@ -164,8 +183,14 @@ where
                 gateway: gateway.clone(),
                 credential,
                 meter,
+                holds: holds.view(hold),
             };
             serve_model_or_proxy(reader, &agent, &allow, audit, telling, model).await
+        }
+        Ok(ServiceLine::Dial(_)) => {
+            tracing::warn!("egress: a dial line whose hold is not well formed; closed");
+            unavailable(reader, "hive-c0re egress: a bad dial line\n").await;
+            Outcome::Failed
         }
         Err(err) => {
             tracing::warn!("egress: a bad dial line: {err}");
@@ -185,6 +210,7 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 pub async fn run(listener: UnixListener, gateway: ModelGateway) {
     report_address_filter(&probe_address_filter(FILTER_SENTINEL.into()).await);
     let audit = Arc::new(Audit::default());
+    let holds = Arc::new(Board::default());
     let sweeper = Arc::clone(&audit);
     tokio::spawn(async move {
         let mut every = tokio::time::interval(SWEEP_EVERY);
@@ -197,8 +223,8 @@ pub async fn run(listener: UnixListener, gateway: ModelGateway) {
         match listener.accept().await {
             Ok((stream, _)) => {
                 let audit = Arc::clone(&audit);
-                let gateway = gateway.clone();
-                tokio::spawn(async move { serve_dialled(stream, &audit, &gateway).await });
+                let (gateway, holds) = (gateway.clone(), Arc::clone(&holds));
+                tokio::spawn(async move { serve_dialled(stream, &audit, &gateway, &holds).await });
             }
             Err(err) => {
                 tracing::warn!("egress: accept failed: {err}");

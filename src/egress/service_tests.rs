@@ -25,6 +25,7 @@ fn line_asking(agent: &str, allow: &[&str], verdict: u32) -> String {
         verdict,
         meter: 0,
         credential: None,
+        hold: None,
     };
     format!("{}\n", serde_json::to_string(&request).unwrap())
 }
@@ -39,7 +40,10 @@ async fn dial(bytes: String) -> (String, Outcome) {
 async fn dial_with(bytes: String, audit: Arc<Audit>) -> (String, Outcome) {
     let (mut daemon, service) = UnixStream::pair().unwrap();
     let gateway: ModelGateway = Err("not set up in this test".into());
-    let task = tokio::spawn(async move { serve_dialled(service, &audit, &gateway).await });
+    let task =
+        tokio::spawn(
+            async move { serve_dialled(service, &audit, &gateway, &Board::default()).await },
+        );
     daemon.write_all(bytes.as_bytes()).await.unwrap();
     let mut out = Vec::new();
     daemon.read_to_end(&mut out).await.unwrap();

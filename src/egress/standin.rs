@@ -23,9 +23,10 @@ use tokio::sync::mpsc;
 
 use super::audit::Audit;
 use super::gateway::Gateway;
+use super::holds::Board;
 use super::service::{ModelGateway, serve_dialled};
 use super::upstream::Upstream;
-use crate::wire::egress::DialRequest;
+use crate::wire::egress::{DialRequest, GatewayHold};
 use crate::wire::egress_audit::{Verdict, VerdictLine};
 use crate::wire::model_log::{CredentialName, FrameHead, METER_VERSION, MeterRow};
 
@@ -242,17 +243,30 @@ pub(crate) struct Agent {
 
 /// Dial `gateway` as agent alice with `credential`, as the daemon does.
 pub(crate) async fn connect(gateway: Arc<Gateway>, credential: Option<&str>) -> Agent {
+    connect_as("alice", gateway, credential, Arc::default(), None).await
+}
+
+/// [`connect`] as `agent`, the service's holds on `board`, the dial line
+/// carrying `hold`.
+pub(crate) async fn connect_as(
+    agent: &str,
+    gateway: Arc<Gateway>,
+    credential: Option<&str>,
+    board: Arc<Board>,
+    hold: Option<GatewayHold>,
+) -> Agent {
     let (mut daemon, service) = UnixStream::pair().unwrap();
     let model: ModelGateway = Ok(gateway);
     tokio::spawn(async move {
-        serve_dialled(service, &Audit::default(), &model).await;
+        serve_dialled(service, &Audit::default(), &model, &board).await;
     });
     let dial = DialRequest {
-        agent: crate::wire::ident::Ident::new("alice").unwrap(),
+        agent: crate::wire::ident::Ident::new(agent).unwrap(),
         allow: Vec::new(),
         verdict: 1,
         meter: METER_VERSION,
         credential: credential.map(|c| CredentialName::new(c).unwrap()),
+        hold,
     };
     let line = format!("{}\n", serde_json::to_string(&dial).unwrap());
     daemon.write_all(line.as_bytes()).await.unwrap();

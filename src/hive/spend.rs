@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::topology::Topology;
+use crate::wire::egress::GatewayHold;
 use crate::wire::ident::Ident;
 use crate::wire::spend::{BudgetRow, SpendCap, SpendScope, SpendSource, SpendUnit};
 
@@ -112,6 +113,27 @@ pub struct Hold {
     pub scope: SpendScope,
     pub cap: SpendCap,
     pub words: String,
+}
+
+impl Hold {
+    /// The hold as the model gateway says it to a request it refused after
+    /// `wait_ms`: the budget with its scope, what it holds, and the command
+    /// that raises it (a subtree's budget, or a config default on the agent
+    /// or the hive, each replaced by the operator's of its unit).
+    pub fn at_gateway(&self, wait_ms: u64) -> GatewayHold {
+        let raise = match &self.scope {
+            SpendScope::Hive => "hivectl budget set --hive AMOUNT".to_owned(),
+            SpendScope::Subtree(n) | SpendScope::Agent(n) => {
+                format!("hivectl budget set {n} AMOUNT")
+            }
+        };
+        GatewayHold {
+            budget: format!("{} on {}", self.cap, self.scope.words()),
+            spent: self.words.clone(),
+            raise,
+            wait_ms,
+        }
+    }
 }
 
 /// Every cap with its window's spend, and the agents held.

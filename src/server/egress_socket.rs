@@ -22,6 +22,11 @@
 //! agent a 502 and the record `unavailable`: a connection the audit cannot
 //! describe is not served.
 //!
+//! Budgets at the request (issue 46): the dial line carries the agent's
+//! hold, if a reached budget holds it, which the service's model gateway
+//! goes by until the daemon's control connection speaks
+//! ([`super::egress_control`]).
+//!
 //! Identity is the socket, as on `mcp.sock`: the registry binds one per
 //! agent, in the directory only that agent's container sees, and no byte of
 //! the request names the agent.
@@ -134,6 +139,7 @@ pub async fn serve(hive: Hive, name: Ident, mut stream: UnixStream, stop: Cancel
         verdict: VERDICT_VERSION,
         meter: METER_VERSION,
         credential: hive.config().model_credential.clone(),
+        hold: hive.usage().gateway_hold(&name),
     };
     let mut line = serde_json::to_vec(&line).unwrap_or_default();
     line.push(b'\n');

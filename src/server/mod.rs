@@ -13,10 +13,13 @@
 //! - [`agent_sockets`]: the registry of agent listeners (bind at start and
 //!   spawn, close at destroy), each agent's `mcp.sock` and `egress.sock`.
 //! - [`egress_socket`]: one connection to an agent's egress proxy.
+//! - [`egress_control`]: the daemon's own connection to the egress
+//!   service, pushing the budgets' holds the model gateway enforces.
 
 pub mod agent;
 pub mod agent_dispatch;
 pub mod agent_sockets;
+pub mod egress_control;
 pub mod egress_socket;
 pub mod framing;
 pub mod host;

@@ -132,8 +132,102 @@ pub struct DialRequest {
     /// the agent's own credential header goes upstream as it came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<super::model_log::CredentialName>,
+    /// The budget holding this agent as the connection is dialled, if one
+    /// does: what the gateway goes by until the daemon's [`HoldsLine`]s
+    /// reach it (an egress service just restarted has none yet). Absent
+    /// (an older daemon): not held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<GatewayHold>,
+}
+
+/// Why the model gateway holds an agent's requests: a budget covering it
+/// is reached (issue 46). The daemon decides, the egress service only
+/// waits and says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewayHold {
+    /// The budget reached: its amount and scope (`1usd/day on alice and
+    /// under`).
+    pub budget: String,
+    /// What its window holds, the roster's words (`$1.02 of $1.00 today`).
+    pub spent: String,
+    /// The operator's command that raises it (`hivectl budget set alice
+    /// AMOUNT`).
+    pub raise: String,
+    /// How long a held request waits for a release before it is answered
+    /// with the budget's error (the config's `budget_hold_secs`), in ms.
+    pub wait_ms: u64,
+}
+
+/// The longest text of a [`GatewayHold`] field.
+pub const MAX_HOLD_TEXT: usize = 300;
+
+/// The longest wait a [`GatewayHold`] may ask for: a day.
+pub const MAX_HOLD_WAIT_MS: u64 = 86_400_000;
+
+impl GatewayHold {
+    /// Whether its texts are short single lines of printable characters
+    /// and its wait at most [`MAX_HOLD_WAIT_MS`]: the shape the egress
+    /// service checks before it believes a hold (only the daemon can send
+    /// one; a bug should still not put a megabyte or a newline into an
+    /// agent's error).
+    pub fn well_formed(&self) -> bool {
+        [&self.budget, &self.spent, &self.raise]
+            .iter()
+            .all(|t| t.len() <= MAX_HOLD_TEXT && !t.chars().any(char::is_control))
+            && self.wait_ms <= MAX_HOLD_WAIT_MS
+    }
+}
+
+/// The daemon's control line to the egress service: every agent the model
+/// gateway holds now, and why. Sent as the first line of a connection of
+/// its own (instead of a [`DialRequest`]), again as a whole whenever the
+/// set changes, and on every (re)connect; the service keeps the last one
+/// (no round trip per request).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldsLine {
+    pub holds: std::collections::BTreeMap<super::ident::Ident, GatewayHold>,
+}
+
+impl HoldsLine {
+    /// Whether every hold is [`GatewayHold::well_formed`].
+    pub fn well_formed(&self) -> bool {
+        self.holds.values().all(GatewayHold::well_formed)
+    }
+}
+
+/// The first line of a connection to the egress service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServiceLine {
+    /// An agent's connection follows.
+    Dial(DialRequest),
+    /// The daemon's control connection: this line and more of its kind.
+    Holds(HoldsLine),
+}
+
+impl ServiceLine {
+    /// Parse a first line: a [`HoldsLine`] (it has `holds` and no
+    /// `agent`), else a [`DialRequest`], whose error is the one said.
+    pub fn parse(line: &str) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Probe {
+            agent: Option<serde::de::IgnoredAny>,
+            holds: Option<serde::de::IgnoredAny>,
+        }
+        if let Ok(Probe {
+            agent: None,
+            holds: Some(_),
+        }) = serde_json::from_str::<Probe>(line)
+        {
+            return serde_json::from_str(line).map(Self::Holds);
+        }
+        serde_json::from_str(line).map(Self::Dial)
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
+
+#[cfg(test)]
+#[path = "egress_tests.rs"]
+mod tests;

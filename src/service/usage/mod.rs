@@ -20,7 +20,9 @@
 //! - The counters since the daemon started (`counters`), fed by the same
 //!   reports and by the meter's rows.
 //! - The spend caps (`spend`, `spend_state`): evaluated after every
-//!   metered request and every change of a cap, and what they hold.
+//!   metered request and every change of a cap, and what they hold —
+//!   `recv`, and at the model gateway each held agent's model requests
+//!   (`gateway`: the holds as the egress service is told them).
 //!
 //! Not here: the approval queue a `request_budget` waits in (its row's
 //! action calls [`Usage::set_approved_budget`]), and the transcripts an
@@ -49,6 +51,7 @@
 //! request maps to one turn: a nested Claude's overlap it).
 
 mod counters;
+mod gateway;
 mod interrupt;
 mod journal;
 mod live;
@@ -60,6 +63,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 pub use counters::TurnCounters;
+pub use gateway::GatewayHolds;
 pub use spend::RECHECK;
 pub(crate) use spend_state::SpendState;
 
@@ -109,6 +113,9 @@ pub struct Settings {
     pub budget_each_agent: Vec<SpendCap>,
     /// A reached cap also ends the turn in progress.
     pub budget_hard_cap: bool,
+    /// How long the model gateway holds a request of a held agent before
+    /// it answers the budget's error.
+    pub budget_hold_secs: u64,
 }
 
 impl Settings {
@@ -118,6 +125,7 @@ impl Settings {
             budget_hive: config.budget_hive.clone(),
             budget_each_agent: config.budget_each_agent.clone(),
             budget_hard_cap: config.budget_hard_cap,
+            budget_hold_secs: config.budget_hold_secs,
         }
     }
 }

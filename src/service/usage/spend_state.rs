@@ -14,14 +14,18 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use tokio::sync::watch;
+
 use crate::hive::spend::{Evaluation, Hold};
 use crate::wire::ident::Ident;
 use crate::wire::spend::{BudgetRow, SpendCap, SpendScope};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SpendState {
-    /// Agents no new turn starts for, and why.
-    held: Mutex<BTreeMap<Ident, Hold>>,
+    /// Agents no new turn starts for (and whose model requests the
+    /// gateway holds), and why; watched by the daemon's push of the holds
+    /// to the egress service ([`SpendState::watch_held`]).
+    held: watch::Sender<BTreeMap<Ident, Hold>>,
     /// The caps reached at the last evaluation.
     reached: Mutex<HashSet<(SpendScope, SpendCap)>>,
     /// Each agent's spend since 00:00 UTC (the roster's), in micro-dollars.
@@ -31,6 +35,18 @@ pub(crate) struct SpendState {
     /// A metered request was committed that no evaluation has read yet
     /// (one will: whoever set it runs it).
     pending: AtomicBool,
+}
+
+impl Default for SpendState {
+    fn default() -> Self {
+        Self {
+            held: watch::Sender::new(BTreeMap::new()),
+            reached: Mutex::default(),
+            today: Mutex::default(),
+            evaluating: tokio::sync::Mutex::default(),
+            pending: AtomicBool::default(),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -54,12 +70,22 @@ pub(super) struct SpendChange {
 impl SpendState {
     /// Is `name` held by a reached cap?
     pub(crate) fn is_held(&self, name: &Ident) -> bool {
-        lock(&self.held).contains_key(name)
+        self.held.borrow().contains_key(name)
     }
 
     /// Why `name` is held, in the roster's words.
     pub(crate) fn words(&self, name: &Ident) -> Option<String> {
-        lock(&self.held).get(name).map(|h| h.words.clone())
+        self.held.borrow().get(name).map(|h| h.words.clone())
+    }
+
+    /// The hold on `name`, if any.
+    pub(super) fn hold(&self, name: &Ident) -> Option<Hold> {
+        self.held.borrow().get(name).cloned()
+    }
+
+    /// The held agents, seen again whenever they change.
+    pub(super) fn watch_held(&self) -> watch::Receiver<BTreeMap<Ident, Hold>> {
+        self.held.subscribe()
     }
 
     /// What `name`'s metered requests cost today, if it made any.
@@ -95,8 +121,8 @@ impl SpendState {
     /// Take `e` as the state now; what changed.
     pub(super) fn replace(&self, e: &Evaluation) -> SpendChange {
         let mut change = SpendChange::default();
-        {
-            let mut held = lock(&self.held);
+        // Watchers hear of it only when the set changed.
+        self.held.send_if_modified(|held| {
             for (name, hold) in &e.held {
                 if held.get(name) != Some(hold) {
                     change.changed.push(name.clone());
@@ -110,7 +136,8 @@ impl SpendState {
                 }
             }
             held.clone_from(&e.held);
-        }
+            !change.changed.is_empty()
+        });
         let now: HashSet<(SpendScope, SpendCap)> = e
             .rows
             .iter()
