@@ -174,6 +174,13 @@ in
     budget), and token budgets count a running turn's tokens. Off: a
     reached budget holds new turns only.
   '';
+  budget_hold_secs = opt types.ints.unsigned 300 ''
+    How long the model gateway holds a model request of an agent a
+    reached budget holds, waiting for the budget to be raised, before it
+    answers the request with the budget's error, in seconds (0: at once;
+    more than a day is taken as a day). Keep it below Claude Code's own
+    request timeout (10 minutes).
+  '';
   message_retention_secs = opt types.ints.unsigned 604800 "How long handled messages are kept, in seconds.";
   journal_directory = opt (types.nullOr absolutePath) null ''
     Read logs from journal files in this directory instead of the host

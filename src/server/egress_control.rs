@@ -8,8 +8,11 @@
 //! latency of the budget being raised.
 //!
 //! Connected at start and again whenever the connection is lost (the
-//! service restarted), after a back-off from [`FIRST_RETRY`] doubling to
-//! [`LAST_RETRY`]; each (re)connect sends the whole set first. Meanwhile
+//! service restarted): at once after a connection that lived, else after a
+//! back-off from [`FIRST_RETRY`] doubling to [`LAST_RETRY`] (a service
+//! not there, or one that closes at once: an older one, which takes the
+//! holds line for a bad dial line), said once per outage; each (re)connect
+//! sends the whole set first. Meanwhile
 //! each agent connection's dial line carries its agent's hold
 //! ([`super::egress_socket`]), which the service goes by until this
 //! connection speaks. The service never writes on it: anything read, or
@@ -53,17 +56,32 @@ pub async fn run(hive: Hive, shutdown: CancellationToken) {
         };
         match connect {
             Ok(stream) => {
-                if said_down {
-                    tracing::info!(
-                        "the egress service is reached again: it is told the budgets' holds"
-                    );
-                }
-                said_down = false;
-                retry = FIRST_RETRY;
+                let since = tokio::time::Instant::now();
                 if push(&mut holds, stream, &shutdown).await == Ended::Stopping {
                     return;
                 }
-                tracing::info!("the egress service closed the holds connection; connecting again");
+                if since.elapsed() >= LAST_RETRY {
+                    if said_down {
+                        tracing::info!("the egress service was told the budgets' holds again");
+                    }
+                    tracing::info!(
+                        "the egress service closed the holds connection; connecting again"
+                    );
+                    (retry, said_down) = (FIRST_RETRY, false);
+                    continue;
+                }
+                // Closed at once (an older service takes the holds line for
+                // a bad dial line): retried as a service not there is,
+                // backing off, said once.
+                if !said_down {
+                    said_down = true;
+                    tracing::warn!(
+                        "the egress service at {} closed the holds connection at once (older \
+                         than the daemon?): the model gateway goes by each connection's dial \
+                         line for budgets' holds; retrying",
+                        path.display()
+                    );
+                }
             }
             Err(err) if !said_down => {
                 said_down = true;

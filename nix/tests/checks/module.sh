@@ -128,7 +128,7 @@ check "the config file is formats.json's rendering of settings, every key with t
      agent_max_connections: 16, agent_idle_timeout_secs: 600, agent_max_answer_bytes: 4194304,
      inbox_max_messages: 10000, inbox_max_bytes: 67108864, transient_max_bytes: 1048576, agent_max_pending_approvals: 16,
             egress_audit_rows_per_agent: 2000, model_credential: null,
-     egress_allow: [], budget_hive: [], budget_each_agent: [], budget_hard_cap: false,
+     egress_allow: [], budget_hive: [], budget_each_agent: [], budget_hard_cap: false, budget_hold_secs: 300,
      hive_name: null, swarm_name: null, swarm: null }'
 check "a config file change restarts the daemon (restartTriggers)" \
   jqt "$T/on.json" '.systemd.services["hive-c0re"].restartTriggers == [.environment.etc["hive-c0re/config.json"].source]'

@@ -5,19 +5,20 @@
 //! How a cap holds: `recv` pops nothing for a held agent — it waits as a
 //! long poll does, and answers empty at its deadline — so the turn loop
 //! starts no turn, and the messages stay pending in the inbox (nothing is
-//! popped, so nothing can be lost). A turn in progress finishes; its report
-//! is committed and the caps evaluated before `report_turn` answers, so
-//! the very next `recv` is held. The roster row says why (`budget`), the
+//! popped, so nothing can be lost). A turn in progress goes on until its
+//! next model request, which the model gateway holds: the held set is
+//! pushed to the egress service on every change (`gateway`,
+//! `server::egress_control`). The roster row says why (`budget`), the
 //! manager gets `budget_reached` once per cap reached, and so does the
-//! operator's `notify_command`. Raising or unsetting
-//! the cap, or its window moving on (checked every [`RECHECK`]), lets the
-//! agents go and wakes their `recv`s. The holds are evaluated at start-up
-//! before any agent socket serves, so they survive restarts.
+//! operator's `notify_command`. Raising or unsetting the cap, or its
+//! window moving on (checked every [`RECHECK`]), lets the agents go, wakes
+//! their `recv`s and lets their held requests go. The holds are evaluated
+//! at start-up before any agent socket serves, so they survive restarts.
 //!
 //! Decision: hold at `recv`, not refuse it. A refusal would need every
 //! harness to back off on a new code; a held long poll already waits
-//! without spinning, in every harness, and pops nothing. Rejected too:
-//! ending the running turn (a hard cap) — not built.
+//! without spinning, in every harness, and pops nothing. Ending the
+//! running turn is the opt-in hard cap (`budget_hard_cap`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
