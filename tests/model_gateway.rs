@@ -7,7 +7,9 @@
 //! TLS stand-in of the Messages API whose CA only the gateway is given;
 //! then the metered row through `hivectl model-log`, and the spend it is:
 //! `hivectl usage` and the budgets count it, never what a `report_turn`
-//! of the agent's says. (The container, the
+//! of the agent's says; a request past a reached budget is held at the
+//! gateway until the budget is raised, or answered the budget's error
+//! after `budget_hold_secs`. (The container, the
 //! units and the real Claude Code CLI are the real-systemd tier's:
 //! tests/system/tests/gateway.sh.)
 
@@ -325,6 +327,109 @@ fn a_forged_report_turn_leaves_usage_and_the_budget_at_the_metered_spend_which_r
     assert!(
         roster.contains(r#""budget":"$0.001108 of $0.001000 today""#),
         "{roster}"
+    );
+}
+
+/// alice's model-log rows once there are `n` (within 2 s).
+fn rows_of(d: &Daemon, n: usize) -> Vec<serde_json::Value> {
+    let mut rows = model_log(d, "alice");
+    for _ in 0..100 {
+        if rows.len() == n {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        rows = model_log(d, "alice");
+    }
+    assert_eq!(rows.len(), n, "{rows:?}");
+    rows
+}
+
+/// Set alice's budget to `amount` (host.sock).
+fn set_alices_budget(d: &Daemon, amount: &str) {
+    let answer = d.request(&format!(
+        r#"{{"cmd":"set_budget","name":"alice","amount":"{amount}"}}"#
+    ));
+    assert_eq!(answer, r#"{"version":1,"ok":true}"#);
+}
+
+/// A daemon (with `config`), its gateway to a fresh stand-in, alice
+/// spawned with a budget of `0.001usd/day` that her two requests reached
+/// (the second answered before the hold); what must be kept (the
+/// processes, the credentials), her forwarder's port, and what the
+/// stand-in saw.
+type Kept = ([Killed; 2], tempfile::TempDir);
+
+fn alice_over_budget(config: &str) -> (Daemon, Kept, u16, Arc<Mutex<Vec<String>>>) {
+    let (upstream, seen) = standin();
+    let creds = tempfile::tempdir().unwrap();
+    let d = Daemon::start_with_config(config);
+    let service = gateway_service(&d, upstream, creds.path());
+    assert_eq!(
+        d.request(r#"{"cmd":"spawn","name":"alice"}"#),
+        r#"{"version":1,"ok":true}"#
+    );
+    set_alices_budget(&d, "0.001usd/day");
+    let (fwd, port) = forwarder(&d, "alice");
+    for _ in 0..2 {
+        assert!(ask_model(port).starts_with("HTTP/1.1 200 OK\r\n"));
+    }
+    rows_of(&d, 2);
+    for _ in 0..100 {
+        if alices_figures(&d).1 == (1108, true) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(alices_figures(&d).1, (1108, true));
+    (d, ([service, fwd], creds), port, seen)
+}
+
+#[test]
+fn a_request_past_the_budget_is_held_at_the_gateway_and_raising_the_budget_lets_it_through() {
+    let (d, _kept, port, seen) = alice_over_budget(r#"{"model_credential": "anthropic"}"#);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(ask_model(port)).unwrap());
+    assert!(
+        rx.recv_timeout(Duration::from_millis(800)).is_err(),
+        "held while the budget is reached"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "not forwarded");
+    set_alices_budget(&d, "1usd/day");
+    let answer = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("let through once the budget is raised");
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert_eq!(seen.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn a_request_still_held_after_budget_hold_secs_gets_the_budgets_error_naming_the_command() {
+    let config = r#"{"model_credential": "anthropic", "budget_hold_secs": 1}"#;
+    let (d, _kept, port, seen) = alice_over_budget(config);
+    let started = std::time::Instant::now();
+    let answer = ask_model(port);
+    assert!(started.elapsed() >= Duration::from_secs(1), "{answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+        "{answer}"
+    );
+    assert!(answer.contains("x-should-retry: false\r\n"), "{answer}");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap();
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(v["error"]["type"], "invalid_request_error");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("the budget 0.001usd/day on alice and under is reached")
+            && msg.contains("hivectl budget set alice AMOUNT"),
+        "{msg}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "never forwarded");
+    let rows = rows_of(&d, 3);
+    let held = &rows[2]["request"];
+    assert_eq!(
+        (&held["status"], &held["cost_micro_usd"]),
+        (&serde_json::json!(400), &serde_json::Value::Null),
+        "{held}"
     );
 }
 
