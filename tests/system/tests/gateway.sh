@@ -145,9 +145,23 @@ print(m.get("requests", 0), m.get("cost_micro_usd", 0), row.get("turns", 0), row
 }
 _gw_figures_are() { [ "$(_gw_figures "$1")" = "$2" ]; }
 
+# From the agent's shell, as Claude's Bash tool runs: $N model requests of agent $A through a
+# forwarder of its own (each metered 10 in and 5 out: at Haiku 4.5's list price, 35 millionths),
+# each printing its answer's body, then `request <status>` on a line of its own.
+# shellcheck disable=SC2016  # the script's $ are the agent's
+TB_GW_ASK='
+/usr/local/bin/hive-agent egress-forward --listen 127.0.0.1:3128 >/dev/null 2>&1 &
+for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.1; done
+for i in $(seq "$N"); do
+  curl -sS -w "\nrequest %{http_code}\n" --noproxy "*" http://127.0.0.1:3128/v1/messages \
+    -H "x-api-key: hive-sentinel-h-$A" -H "content-type: application/json" \
+    -d "{\"model\":\"claude-haiku-4-5\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
+done
+kill $!'
+
 # shellcheck disable=SC2016  # the scripts' $ are the agent's
 a_forged_report_turn_from_the_agents_shell_leaves_usage_and_the_budget_at_the_metered_spend() {
-  local tar probe forged ask
+  local tar probe forged ask="A=gwm; $TB_GW_ASK"
   tar=$(tb_image_tar)
   tb_image_template hive-image "$tar" 2>&1
   tb_agents gwm
@@ -159,18 +173,8 @@ a_forged_report_turn_from_the_agents_shell_leaves_usage_and_the_budget_at_the_me
     { in_c journalctl -M h-gwm -u hive-agent --no-pager -n 30; return 1; }
   hivectl_root budget set gwm 0.0001usd/day
 
-  # From the agent's shell, as Claude's Bash tool runs: two model requests through a forwarder
-  # of its own (metered: 10 in and 5 out each, Haiku 4.5's list price, 35 millionths), then
-  # `report_turn`s to its own socket claiming $5 and $0 — each answered ok, as before.
-  ask='
-/usr/local/bin/hive-agent egress-forward --listen 127.0.0.1:3128 >/dev/null 2>&1 &
-for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.1; done
-for i in $(seq "$N"); do
-  curl -sS -o /dev/null -w "request %{http_code}\n" --noproxy "*" http://127.0.0.1:3128/v1/messages \
-    -H "x-api-key: hive-sentinel-h-gwm" -H "content-type: application/json" \
-    -d "{\"model\":\"claude-haiku-4-5\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
-done
-kill $!'
+  # Two model requests from the agent's shell (metered), then `report_turn`s to its own socket
+  # claiming $5 and $0 — each answered ok, as before.
   probe=$(_img_as_agent gwm "N=2; $ask")
   echo "$probe" | sed 's/^/  /'
   expect_eq "requests answered through the gateway" 2 "$(grep -c '^request 200' <<<"$probe")"
@@ -195,4 +199,64 @@ done')
   wait_for 10 "the budget reached by the third request" _gw_figures_are gwm "3 105 2 5000000 105 true 105" ||
     { _gw_figures gwm; return 1; }
   expect_match "the roster says why" '\$0\.000105 of \$0\.000100 today' "$(hivectl_root status)"
+}
+
+_gw_held_row() {
+  hivectl_root --json model-log "$1" -n 1000 | grep -q '"status":400,"tokens":{"input":0,"output":0'
+}
+_gw_standin_requests() { in_c cat "$TB_GW_DIR/api.log" | grep -c '"path": "/v1/messages[?"]' || true; }
+
+# Issue 46, budgets enforced at the request: a budget of two requests, reached by them; the
+# third request waits at the gateway (never reaching the stand-in) and, the budget not raised,
+# is answered the budget's error after budget_hold_secs; a fourth waits the same, and raising
+# the budget lets it through at once.
+# shellcheck disable=SC2016  # the scripts' $ are the agent's
+a_request_past_a_reached_budget_waits_at_the_gateway_until_the_budget_is_raised() {
+  local tar probe took held raised ask="A=gwb; $TB_GW_ASK"
+  tar=$(tb_image_tar)
+  tb_image_template hive-image "$tar" 2>&1
+  tb_agents gwb
+  TB_GW_MODEL=claude-haiku-4-5 _gw_up
+  tb_hive '{"stop_deadline_secs": 2, "template_image": "hive-image", "bind_host_usr": false,
+    "model_credential": "anthropic", "budget_hold_secs": 8}'
+  _img_spawn gwb >/dev/null
+  tb_wait_machine 120 h-gwb hive-agent.service ||
+    { in_c journalctl -M h-gwb -u hive-agent --no-pager -n 30; return 1; }
+  hivectl_root budget set gwb 0.00007usd/day
+  probe=$(_img_as_agent gwb "N=2; $ask")
+  expect_eq "the two requests answered" 2 "$(grep -c '^request 200' <<<"$probe")"
+  wait_for 10 "the budget reached by the two requests" _gw_figures_are gwb "2 70 0 0 70 true 70" ||
+    { _gw_figures gwb; hivectl_root model-log gwb; return 1; }
+
+  # Not raised: held for budget_hold_secs, then the budget's error, never forwarded.
+  took=$SECONDS
+  probe=$(_img_as_agent gwb "N=1; $ask")
+  took=$((SECONDS - took))
+  echo "$probe" | sed 's/^/  /'
+  expect_eq "the held request's answer" 1 "$(grep -c '^request 400' <<<"$probe")"
+  expect_match "its message names the budget" 'the budget 0.00007usd/day on gwb and under is reached' "$probe"
+  expect_match "its message names the command that raises it" 'hivectl budget set gwb AMOUNT' "$probe"
+  expect_eq "held at least budget_hold_secs (8 s)" true "$([ "$took" -ge 8 ] && echo true || echo false)"
+  expect_eq "requests at the stand-in" 2 "$(_gw_standin_requests)"
+  wait_for 10 "the held request's meter row (status 400, no tokens)" _gw_held_row gwb ||
+    { hivectl_root model-log gwb; return 1; }
+
+  # Raised while held: the request goes through at once (the push takes well under a second;
+  # the bound below covers the agent's shell ending too).
+  raised=$(mktemp)
+  _img_as_agent gwb "N=1; $ask" >"$raised" 2>&1 &
+  held=$!
+  sleep 3
+  expect_eq "requests at the stand-in while held" 2 "$(_gw_standin_requests)"
+  hivectl_root budget set gwb 1usd/day
+  took=$SECONDS
+  wait "$held"
+  took=$((SECONDS - took))
+  sed 's/^/  /' "$raised"
+  expect_eq "the request let through" 1 "$(grep -c '^request 200' "$raised")"
+  rm -f "$raised"
+  expect_eq "let through within 3 s of the raise" true "$([ "$took" -le 3 ] && echo true || echo false)"
+  expect_eq "requests at the stand-in" 3 "$(_gw_standin_requests)"
+  # The overshoot: what was spent past the budget's 70 millionths is what was in flight (none).
+  echo "  gwb's figures (requests cost turns reported budget-spent reached today): $(_gw_figures gwb)"
 }
