@@ -116,7 +116,8 @@
 //!   watcher, the one delivery path into inboxes, broker, questions,
 //!   reminders, loose ends, schedules, grants, the agenda timer, logs,
 //!   metrics, the turn journal (reported figures), the model gateway's
-//!   meter and the budgets it feeds (a reached one holds `recv`), each
+//!   meter and the budgets it feeds (a reached one holds `recv`, and
+//!   the agent's model requests at the gateway), each
 //!   agent's turn in progress (memory only, bounded), the operator's
 //!   interrupt of a turn, interactive sessions' tokens read from the
 //!   transcripts their hooks name (`service::transcripts`),
@@ -133,7 +134,9 @@
 //! - [`server`]: framing, the accept loop, the reply path (one error
 //!   mapping), the socket dispatchers (host.sock; the agent and manager
 //!   sockets), each asking the access policy first, the registry of agent
-//!   listeners (per-agent connection and idle budgets, systemd's fd store).
+//!   listeners (per-agent connection and idle budgets, systemd's fd store),
+//!   the daemon's control connection pushing the budgets' holds to the
+//!   egress service.
 //! - [`web`]: the operator's dashboard on `web.sock` — axum + maud pages
 //!   over the same service calls, live roster, swarm and logs over Server-Sent
 //!   Events, CSRF checks (origin + token) and a strict CSP; the agent
@@ -155,7 +158,8 @@
 //!   checked by address (no loopback, private, link-local ... address
 //!   through a name), dialled from the host, logged with `AGENT=` within
 //!   per-agent connection and journal-line budgets; `server` serves it on
-//!   each agent's `egress.sock`.
+//!   each agent's `egress.sock`. Also the model gateway (the host's
+//!   credential, the meter, a held agent's requests held).
 //! - [`daemon`]: `hive-c0re serve` — start-up, READY, drain.
 //! - [`logging`]: the daemon's own logs — journald with structured fields
 //!   (`AGENT=<n>`) when stderr is the journal, readable text otherwise.

@@ -49,6 +49,22 @@ pub fn new_schedule(
 }
 
 /// A name, for tests.
+/// A metered `POST /v1/messages` answered 200, nothing counted: tests set
+/// the fields they need (`..model_request()`).
+pub fn model_request() -> crate::wire::model_log::MeterRow {
+    crate::wire::model_log::MeterRow {
+        at_ms: 0,
+        route: "POST /v1/messages".into(),
+        model: Some("claude-haiku-4-5".into()),
+        status: 200,
+        tokens: crate::wire::model_log::Tokens::default(),
+        cost_micro_usd: None,
+        ms: 1,
+        request_id: None,
+        error: None,
+    }
+}
+
 pub fn id(s: &str) -> Ident {
     Ident::new(s).unwrap()
 }

@@ -46,9 +46,6 @@ pub const MANAGER: &str = "ruth";
 /// `agent_tasks_max`'s default: room for Claude Code, its Node workers, a
 /// build or a test run with their threads, far below the host's pid space.
 pub const DEFAULT_TASKS_MAX: u64 = 4096;
-/// `budget_hold_secs`'s default: five minutes, half of Claude Code's own
-/// request timeout (`API_TIMEOUT_MS`, 10 minutes).
-pub const DEFAULT_BUDGET_HOLD_SECS: u64 = 300;
 
 /// `agent_inotify_instances`'s default: the kernel's own per user.
 pub const DEFAULT_INOTIFY_INSTANCES: NonZeroU32 = nonzero(128);
@@ -260,12 +257,9 @@ pub struct Config {
     /// harness reports them. Off by default: a reached budget holds new
     /// turns only.
     pub budget_hard_cap: bool,
-    /// How long the model gateway holds a model request of an agent a
-    /// reached budget holds, waiting for the budget to be raised, before it
-    /// answers the request with the budget's error (seconds; 0: at once;
-    /// more than a day is taken as a day).
-    /// Below Claude Code's own request timeout (10 minutes), so the agent
-    /// reads the budget's message rather than a timeout of its own.
+    /// Seconds the model gateway holds a held agent's model request before
+    /// answering it the budget's error (0: at once; over a day: a day). 300:
+    /// half of Claude Code's own request timeout, so the agent reads why.
     pub budget_hold_secs: u64,
 }
 
@@ -355,7 +349,7 @@ impl Default for Config {
             budget_hive: Vec::new(),
             budget_each_agent: Vec::new(),
             budget_hard_cap: false,
-            budget_hold_secs: DEFAULT_BUDGET_HOLD_SECS,
+            budget_hold_secs: 300,
         }
     }
 }

@@ -7,8 +7,14 @@ use http_body_util::Full;
 use hyper::Request;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 
-use super::gateway::{OAUTH_BETA, SENTINEL_PREFIX};
 use super::upstream::Credential;
+
+/// The prefix of the harness's sentinel credential: what Claude Code in a
+/// container holds instead of a secret (`hive-agent`'s `ANTHROPIC_AUTH_TOKEN`).
+pub const SENTINEL_PREFIX: &str = "hive-sentinel-";
+
+/// The `anthropic-beta` flag an OAuth token needs on the Messages API.
+pub const OAUTH_BETA: &str = "oauth-2025-04-20";
 
 /// Whether the request carries the harness's sentinel as its credential.
 pub(super) fn carries_sentinel(headers: &HeaderMap) -> bool {

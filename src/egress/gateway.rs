@@ -52,6 +52,7 @@ use hyper_util::rt::TokioExecutor;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::api_error::{SHOULD_RETRY, error_body, retry_value};
+pub use super::forward::{OAUTH_BETA, SENTINEL_PREFIX};
 use super::forward::{carries_sentinel, strip_hop_by_hop, upstream_request};
 use super::holds::{HoldView, held_message};
 use super::meter::{Kind, Prices, Tap};
@@ -77,13 +78,6 @@ pub const MAX_REQUEST: usize = 32 << 20;
 /// Claude Code's own request timeout (`API_TIMEOUT_MS`, 10 minutes), so the
 /// gateway never cuts what the client would still wait for.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// The prefix of the harness's sentinel credential: what Claude Code in a
-/// container holds instead of a secret (`hive-agent`'s `ANTHROPIC_AUTH_TOKEN`).
-pub const SENTINEL_PREFIX: &str = "hive-sentinel-";
-
-/// The `anthropic-beta` flag an OAuth token needs on the Messages API.
-pub const OAUTH_BETA: &str = "oauth-2025-04-20";
 
 /// The gateway's settings and its pooled client, shared by every
 /// connection of the service.

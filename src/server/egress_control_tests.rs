@@ -9,7 +9,7 @@ use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::testing::{config_in, hive_at, id};
+use crate::testing::{config_in, hive_at, id, model_request};
 use crate::wire::egress::HoldsLine;
 use crate::wire::model_log::{MeterRow, Tokens};
 
@@ -17,17 +17,12 @@ use crate::wire::model_log::{MeterRow, Tokens};
 fn row(output: u64) -> MeterRow {
     MeterRow {
         at_ms: 1_000_000,
-        route: "POST /v1/messages".into(),
-        model: Some("claude-haiku-4-5".into()),
-        status: 200,
         tokens: Tokens {
             output,
             ..Tokens::default()
         },
         cost_micro_usd: Some(1),
-        ms: 3,
-        request_id: None,
-        error: None,
+        ..model_request()
     }
 }
 

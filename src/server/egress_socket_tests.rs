@@ -9,23 +9,18 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::testing::{config_in, hive_at, id};
+use crate::testing::{config_in, hive_at, id, model_request};
 use crate::wire::model_log::{MeterRow, Tokens, data_head};
 
 fn row(input: u64) -> MeterRow {
     MeterRow {
-        at_ms: 0,
-        route: "POST /v1/messages".into(),
-        model: Some("claude-haiku-4-5".into()),
-        status: 200,
         tokens: Tokens {
             input,
             ..Tokens::default()
         },
         cost_micro_usd: Some(input),
         ms: 3,
-        request_id: None,
-        error: None,
+        ..model_request()
     }
 }
 

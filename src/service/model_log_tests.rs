@@ -3,24 +3,19 @@ use std::sync::Arc;
 use super::*;
 use crate::clock::ManualClock;
 use crate::store::Store;
-use crate::testing::{config_in, hive_on, id};
+use crate::testing::{config_in, hive_on, id, model_request};
 use crate::wire::codes::ErrorCode;
 use crate::wire::model_log::Tokens;
 
 fn row(input: u64) -> MeterRow {
     MeterRow {
         at_ms: 5,
-        route: "POST /v1/messages".into(),
         model: None,
-        status: 200,
         tokens: Tokens {
             input,
             ..Tokens::default()
         },
-        cost_micro_usd: None,
-        ms: 1,
-        request_id: None,
-        error: None,
+        ..model_request()
     }
 }
 
