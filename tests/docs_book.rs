@@ -2,8 +2,8 @@
 //! configuration reference has exactly the keys and defaults of the
 //! daemon's `Config` (read through the real type, so `#[serde(skip)]`
 //! fields and renames count as serde counts them), every relative link of
-//! the book and the README reaches a file and, with `#anchor`, a heading of
-//! it (mdBook's ids), and `SUMMARY.md` lists exactly the book's pages.
+//! the book, the README and nix/README.md reaches a file and, with
+//! `#anchor`, a heading of it (mdBook's ids), and `SUMMARY.md` lists exactly the book's pages.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a failed test
 
@@ -82,7 +82,11 @@ fn anchors(text: &str) -> BTreeSet<String> {
         };
         let id = slug(heading.trim_start_matches('#').trim());
         let n = seen.entry(id.clone()).or_insert(0);
-        ids.insert(if *n == 0 { id.clone() } else { format!("{id}-{n}") });
+        ids.insert(if *n == 0 {
+            id.clone()
+        } else {
+            format!("{id}-{n}")
+        });
         *n += 1;
     }
     ids
@@ -120,7 +124,9 @@ fn broken(file: &Path, target: &str) -> Option<String> {
         return None;
     }
     if resolved.extension().is_none_or(|x| x != "md") {
-        return Some(format!("{target}: an anchor into a file that is not Markdown"));
+        return Some(format!(
+            "{target}: an anchor into a file that is not Markdown"
+        ));
     }
     let ids = anchors(&read(&resolved));
     (!ids.contains(anchor)).then(|| format!("{target}: no heading with the id {anchor:?}"))
@@ -159,7 +165,9 @@ fn accepted_keys(json: &str) -> BTreeSet<String> {
         .unwrap_or_else(|| panic!("serde's refusal lists no keys: {source}"))
         .1;
     let list = list.rsplit_once(" at line ").map_or(list, |(l, _)| l);
-    list.split(", ").map(|k| k.trim_matches('`').to_owned()).collect()
+    list.split(", ")
+        .map(|k| k.trim_matches('`').to_owned())
+        .collect()
 }
 
 fn documented_keys(rows: &[Vec<String>]) -> BTreeSet<String> {
@@ -184,7 +192,10 @@ fn documented_defaults(rows: &[Vec<String>]) -> String {
 fn the_configuration_reference_lists_exactly_the_keys_of_the_daemons_config() {
     let documented = documented_keys(&table("The keys"));
     let accepted = accepted_keys(r#"{"no_such_key_of_the_book": 0}"#);
-    assert!(accepted.contains("state_dir") && accepted.len() > 40, "{accepted:?}");
+    assert!(
+        accepted.contains("state_dir") && accepted.len() > 40,
+        "{accepted:?}"
+    );
     assert_eq!(
         documented.difference(&accepted).collect::<Vec<_>>(),
         Vec::<&String>::new(),
@@ -209,8 +220,9 @@ fn the_configuration_references_defaults_are_the_daemons_defaults() {
 fn the_swarm_table_lists_exactly_the_swarm_sections_keys_with_their_defaults() {
     let rows = table("`swarm`");
     let names = r#""hive_name": "a", "swarm_name": "s""#;
-    let accepted =
-        accepted_keys(&format!(r#"{{{names}, "swarm": {{"urls": [], "no_such_key": 0}}}}"#));
+    let accepted = accepted_keys(&format!(
+        r#"{{{names}, "swarm": {{"urls": [], "no_such_key": 0}}}}"#
+    ));
     assert_eq!(documented_keys(&rows), accepted);
     let required: Vec<&str> = rows
         .iter()
@@ -239,7 +251,10 @@ fn an_anchor_is_mdbooks_id_of_the_heading() {
         slug("Telling the operator: `notify_command`"),
         "telling-the-operator-notify_command"
     );
-    assert_eq!(slug("The demo's stand-in model"), "the-demos-stand-in-model");
+    assert_eq!(
+        slug("The demo's stand-in model"),
+        "the-demos-stand-in-model"
+    );
     assert_eq!(
         anchors("# Architecture\n```\n# not a heading\n```\n## Architecture\n"),
         BTreeSet::from(["architecture".to_owned(), "architecture-1".to_owned()])
@@ -247,9 +262,9 @@ fn an_anchor_is_mdbooks_id_of_the_heading() {
 }
 
 #[test]
-fn every_relative_link_of_the_book_and_the_readme_reaches_a_file_and_its_heading() {
+fn every_relative_link_of_the_book_and_the_readmes_reaches_a_file_and_its_heading() {
     let mut files = pages();
-    files.push(root().join("README.md"));
+    files.extend(["README.md", "nix/README.md"].map(|f| root().join(f)));
     let mut broken_links = Vec::new();
     let mut checked = 0;
     for file in &files {
