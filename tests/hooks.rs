@@ -201,7 +201,7 @@ fn an_interactive_sessions_transcript_is_counted_in_usage_and_a_harness_turns_is
     assert!(
         table
             .lines()
-            .any(|l| l.starts_with("alice") && l.contains(" 2528 ")),
+            .any(|l| l.starts_with("alice") && l.contains(" 2,528 ")),
         "the transcript's tokens, under REPORTED-TOKENS: {table}"
     );
     let turns = hivectl(&d, &["turns", "alice"]);

@@ -184,7 +184,7 @@ fn an_agents_model_request_goes_upstream_with_the_hosts_key_and_its_meter_row_re
     let (code, text, _) = hivectl(&d, &["model-log", "alice"]);
     assert_eq!(code, 0);
     assert!(
-        text.contains("claude-haiku-4-5-20251001") && text.contains("$0.000554"),
+        text.contains("claude-haiku-4-5-20251001") && text.contains("$0.00055"),
         "{text}"
     );
     // No byte of the key in anything the operator's tools answer.
@@ -307,9 +307,9 @@ fn a_forged_report_turn_leaves_usage_and_the_budget_at_the_metered_spend_which_r
             "45",
             "7",
             "6",
-            "$0.000554",
+            "$0.00055",
             "2",
-            "18000000",
+            "18,000,000",
             "$5.00"
         ],
         "{table}"
@@ -325,7 +325,7 @@ fn a_forged_report_turn_leaves_usage_and_the_budget_at_the_metered_spend_which_r
     assert_eq!(alices_figures(&d).1, (1108, true));
     let roster = d.request(r#"{"cmd":"agent_status"}"#);
     assert!(
-        roster.contains(r#""budget":"$0.001108 of $0.001000 today""#),
+        roster.contains(r#""budget":"$0.0011 of $0.001 today""#),
         "{roster}"
     );
 }

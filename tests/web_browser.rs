@@ -586,7 +586,7 @@ async fn the_usage_page_charts_what_each_agent_spent_per_day_and_per_agent() {
     let total = hive.client.find(Locator::Css("p.total")).await.unwrap();
     assert_eq!(
         total.text().await.unwrap(),
-        "The hive: $2.05 in 3 model requests, 3600 tokens (metered); turns reported: 1"
+        "The hive: $2.05 in 3 model requests, 3,600 tokens (metered); turns reported: 1"
     );
     // Drawn, not only present: the bars' rendered widths.
     let script = "return [...document.querySelectorAll('svg.chart rect.bar')]\

@@ -98,7 +98,7 @@ async fn the_agent_page_shows_the_turn_in_progress_live_and_then_its_journal_row
         format!("Found it: a race.\n{sneaky}")
     );
     until_text(&client, "#turn-live", WAIT, |t| {
-        t.contains("1280 tokens so far")
+        t.contains("1,280 tokens so far")
     })
     .await;
     // The agent's text is text: no element made of it, no script run.
@@ -124,7 +124,7 @@ async fn the_agent_page_shows_the_turn_in_progress_live_and_then_its_journal_row
     until_text(&client, "#no-turn", WAIT, |t| t == "No turn in progress.").await;
     let rows = text(&client, "#last-turns tbody").await;
     assert!(
-        rows.contains("ok") && rows.contains("1290") && rows.contains("$0.031000"),
+        rows.contains("ok") && rows.contains("1,290") && rows.contains("$0.03"),
         "{rows}"
     );
     assert!(rows.contains("Bash, mcp__hyperhive__send!"), "{rows}");

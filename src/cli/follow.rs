@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use super::table::clean;
-use super::usage::{dollars, turns_table};
+use super::usage::{dollars, tokens, turns_table};
 use super::watch::{Stop, follow};
 use super::{Io, refused};
 use crate::clock::rfc3339;
@@ -205,20 +205,18 @@ fn reply_lines(text: &str) -> String {
     out
 }
 
-fn usage_line(tokens: u64, cost: Option<u64>, is_final: bool) -> String {
+fn usage_line(count: u64, cost: Option<u64>, is_final: bool) -> String {
     let cost = cost.map_or_else(String::new, |c| format!(", {}", dollars(c)));
     let when = if is_final { "" } else { " so far" };
-    format!("  tokens{when}: {tokens}{cost}\n")
+    format!("  tokens{when}: {}{cost}\n", tokens(count))
 }
 
 fn ended_line(row: &TurnRow) -> String {
     let r = &row.report;
-    let tokens = r
-        .usage
-        .map_or_else(|| "-".into(), |u| u.total().to_string());
+    let count = r.usage.map_or_else(|| "-".into(), |u| tokens(u.total()));
     let cost = r.cost_micro_usd.map_or_else(|| "-".into(), dollars);
     format!(
-        "turn {} ended {}: {}, {:.1}s, {tokens} tokens, {cost}\n",
+        "turn {} ended {}: {}, {:.1}s, {count} tokens, {cost}\n",
         row.id,
         rfc3339(r.ended_at_ms.div_euclid(1000)),
         r.outcome.as_str(),

@@ -91,7 +91,7 @@ pub fn inspect(facts: &AgentInspect) -> String {
     let row = facts.status.as_ref();
     let spent = row
         .and_then(|r| r.spent_today_micro_usd)
-        .map_or_else(|| "$0".into(), dollars);
+        .map_or_else(|| dollars(0), dollars);
     let budget = row.and_then(|r| r.budget.as_deref()).map_or_else(
         || "not reached".into(),
         |b| format!("reached: {}", clean(b)),

@@ -7,16 +7,14 @@
 
 use crate::clock::rfc3339;
 use crate::wire::model_log::ModelLogRow;
+use crate::wire::spend::{dollars, tokens};
 
 use super::table::{or_dash, table};
 
-/// A cost in millionths of a dollar as dollars (`$0.012345`); `-` when
-/// unknown (a model not in the price table).
+/// A cost in millionths of a dollar as dollars (`$0.0068`, the one money
+/// formatter); `-` when unknown (a model not in the price table).
 pub fn usd(micro: Option<u64>) -> String {
-    micro.map_or_else(
-        || "-".to_owned(),
-        |m| format!("${}.{:06}", m / 1_000_000, m % 1_000_000),
-    )
+    micro.map_or_else(|| "-".to_owned(), dollars)
 }
 
 /// The table of `rows`, or a line saying there are none.
@@ -33,10 +31,10 @@ pub fn table_of(rows: &[ModelLogRow]) -> String {
                 or_dash(Some(&q.route)),
                 or_dash(q.model.as_deref()),
                 q.status.to_string(),
-                q.tokens.input.to_string(),
-                q.tokens.output.to_string(),
-                q.tokens.cache_write.to_string(),
-                q.tokens.cache_read.to_string(),
+                tokens(q.tokens.input),
+                tokens(q.tokens.output),
+                tokens(q.tokens.cache_write),
+                tokens(q.tokens.cache_read),
                 usd(q.cost_micro_usd),
                 format!("{:.1}s", q.ms as f64 / 1000.0),
                 or_dash(q.request_id.as_deref()),

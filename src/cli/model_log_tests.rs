@@ -33,7 +33,7 @@ fn each_request_is_one_line_with_its_tokens_cost_and_no_control_character() {
         lines[0].starts_with("TIME") && lines[0].contains("CACHE_R"),
         "{text}"
     );
-    for n in ["1200", "57", "300", "4000", "$0.006780", "2.3s", "req_01"] {
+    for n in ["1,200", "57", "300", "4,000", "$0.0068", "2.3s", "req_01"] {
         assert!(lines[1].contains(n), "{n} in {text}");
     }
     assert!(lines[2].contains("cut [2J now"), "{text}");
@@ -42,8 +42,8 @@ fn each_request_is_one_line_with_its_tokens_cost_and_no_control_character() {
 
 #[test]
 fn a_cost_reads_in_dollars_and_an_unknown_one_as_a_dash() {
-    assert_eq!(usd(Some(1_234_567)), "$1.234567");
-    assert_eq!(usd(Some(5)), "$0.000005");
+    assert_eq!(usd(Some(1_234_567)), "$1.23");
+    assert_eq!(usd(Some(6_780)), "$0.0068");
     assert_eq!(usd(None), "-");
     assert_eq!(table_of(&[]), "no model requests recorded\n");
 }

@@ -10,7 +10,7 @@ use crate::wire::turns::{TurnRow, UsageRow};
 
 use super::table::{clean, or_dash, table};
 
-pub use crate::wire::spend::dollars;
+pub use crate::wire::spend::{dollars, tokens};
 
 /// A metered cost, `+?` when some requests had no price.
 fn metered_cost(m: &MeteredUsage) -> String {
@@ -28,7 +28,7 @@ pub fn turns_table(rows: &[TurnRow]) -> String {
         .iter()
         .map(|t| {
             let r = &t.report;
-            let tokens = r.usage.map(|u| u.total().to_string());
+            let reported = r.usage.map(|u| tokens(u.total()));
             let tools: Vec<String> = r
                 .tools
                 .iter()
@@ -45,7 +45,7 @@ pub fn turns_table(rows: &[TurnRow]) -> String {
                     .as_ref()
                     .map_or_else(|| "-".into(), |m| m.requests.to_string()),
                 t.metered.as_ref().map_or_else(|| "-".into(), metered_cost),
-                or_dash(tokens.as_deref()),
+                or_dash(reported.as_deref()),
                 r.cost_micro_usd.map_or_else(|| "-".into(), dollars),
                 or_dash(Some(&tools.join(","))),
                 or_dash(r.error.as_deref().map(clean).as_deref()),
@@ -80,13 +80,13 @@ pub fn usage_table(rows: &[UsageRow], by: &str, subtree: bool) -> String {
         vec![
             clean(&r.key),
             m.requests.to_string(),
-            m.tokens.input.to_string(),
-            m.tokens.output.to_string(),
-            m.tokens.cache_read.to_string(),
-            m.tokens.cache_write.to_string(),
+            tokens(m.tokens.input),
+            tokens(m.tokens.output),
+            tokens(m.tokens.cache_read),
+            tokens(m.tokens.cache_write),
             metered_cost(m),
             r.turns.to_string(),
-            r.usage.total().to_string(),
+            tokens(r.usage.total()),
             dollars(r.cost_micro_usd),
         ]
     };

@@ -2,11 +2,44 @@ use super::*;
 use crate::wire::model_log::MeteredUsage;
 use crate::wire::turns::TurnUsage;
 
+/// Used to be: `$0.247000` beside `$0.35` in one column, and tokens
+/// without separators.
 #[test]
-fn dollars_show_cents_or_every_micro_dollar() {
-    assert_eq!(dollars(0), "$0.00");
-    assert_eq!(dollars(20_000_000), "$20.00");
-    assert_eq!(dollars(12_346), "$0.012346");
+fn a_cost_column_reads_in_cents_and_tokens_with_thousands_separators() {
+    let row = |key: &str, micro, input| UsageRow {
+        key: key.into(),
+        metered: MeteredUsage {
+            requests: 1,
+            cost_micro_usd: micro,
+            tokens: crate::wire::model_log::Tokens {
+                input,
+                ..Default::default()
+            },
+            ..MeteredUsage::default()
+        },
+        ..UsageRow::default()
+    };
+    let text = usage_table(
+        &[row("alice", 247_000, 1_234_567), row("bob", 350_000, 950)],
+        "agent",
+        false,
+    );
+    let cells = |name: &str| -> Vec<String> {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+        line.split_whitespace().map(str::to_owned).collect()
+    };
+    assert_eq!(
+        cells("alice")[2..=6],
+        ["1,234,567", "0", "0", "0", "$0.25"],
+        "{text}"
+    );
+    assert_eq!(
+        cells("bob")[2..=6],
+        ["950", "0", "0", "0", "$0.35"],
+        "{text}"
+    );
+    assert_eq!(cells("total")[2], "1,235,517", "{text}");
+    assert!(!text.contains("$0.247"), "{text}");
 }
 
 #[test]
@@ -53,7 +86,7 @@ fn a_request_without_a_price_marks_the_cost_and_says_it_is_not_counted() {
         ..UsageRow::default()
     };
     let text = usage_table(&[row], "agent", false);
-    assert!(text.contains("$0.000010+?"), "{text}");
+    assert!(text.contains("$0.00001+?"), "{text}");
     assert!(text.contains("their cost is not counted"), "{text}");
 }
 

@@ -21,7 +21,7 @@ use super::{Web, views};
 use crate::service::HiveError;
 use crate::wire::ident::Ident;
 use crate::wire::live::LiveTurn;
-use crate::wire::spend::dollars;
+use crate::wire::spend::{dollars, tokens};
 use crate::wire::turns::TurnRow;
 
 /// How many of the agent's last turns the view shows.
@@ -48,7 +48,7 @@ pub fn live_turn(turn: Option<&LiveTurn>) -> Markup {
         h2 { "Current turn" }
         p.meta #turn-live {
             "started " (ms_at(t.started_at_ms)) " · " (t.total_messages) " message(s)"
-            @if let Some(u) = &t.usage { " · " (u.total()) " tokens so far" }
+            @if let Some(u) = &t.usage { " · " (tokens(u.total())) " tokens so far" }
             @if let Some(c) = t.cost_micro_usd { " · " (dollars(c)) }
             @if t.dropped > 0 { " · " (t.dropped) " events not shown (the hive was slow)" }
         }
@@ -103,7 +103,7 @@ pub fn last_turns(rows: &[TurnRow]) -> Markup {
                             td.num { (seconds(u64::try_from(r.ended_at_ms - r.started_at_ms).unwrap_or(0))) }
                             td.num { (r.message_ids.len()) }
                             td { @if let Some(m) = &r.model { (m) } }
-                            td.num { @if let Some(u) = &r.usage { (u.total()) } }
+                            td.num { @if let Some(u) = &r.usage { (tokens(u.total())) } }
                             td.num { @if let Some(c) = r.cost_micro_usd { (dollars(c)) } }
                             td.mono {
                                 @for (i, c) in r.tools.iter().enumerate() {

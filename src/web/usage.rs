@@ -15,7 +15,7 @@ use super::pages::failed;
 use super::views::{Nav, layout, refusal};
 use super::{Web, budgets};
 use crate::service::HiveError;
-use crate::wire::spend::{dollars, span_seconds};
+use crate::wire::spend::{dollars, span_seconds, tokens};
 use crate::wire::turns::{UsageBy, UsageRow};
 
 /// The windows the page offers; `all` is every turn the journal keeps.
@@ -84,7 +84,7 @@ pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets:
             }
             p.total {
                 "The hive: " strong { (dollars(spent(&total))) } " in " (total.metered.requests)
-                " model requests, " (tokens(&total)) " tokens (metered); turns reported: " (total.turns)
+                " model requests, " (metered_tokens(&total)) " tokens (metered); turns reported: " (total.turns)
                 @if total.metered.unpriced > 0 {
                     " — " (total.metered.unpriced) " requests of models without a price are not in the cost"
                 }
@@ -104,8 +104,8 @@ pub fn usage_page(window: &str, days: &[UsageRow], agents: &[UsageRow], budgets:
 
 /// Every token a row's metered requests used (input, output, cache read
 /// and write).
-fn tokens(row: &UsageRow) -> u64 {
-    row.metered.tokens.total()
+fn metered_tokens(row: &UsageRow) -> String {
+    tokens(row.metered.tokens.total())
 }
 
 /// What a row's metered requests cost: the spend.
@@ -134,7 +134,7 @@ fn columns(days: &[UsageRow]) -> Markup {
                 @let h = scaled(spent(d), max, HEIGHT);
                 @let x = i as u64 * WIDTH;
                 g {
-                    title { (d.key) ": " (dollars(spent(d))) ", " (d.metered.requests) " requests, " (tokens(d)) " tokens" }
+                    title { (d.key) ": " (dollars(spent(d))) ", " (d.metered.requests) " requests, " (metered_tokens(d)) " tokens" }
                     rect.bar x=(x + 4) y=(HEIGHT - h + 14) width=(WIDTH - 8) height=(h) {}
                     text.value x=(x + WIDTH / 2) y=(HEIGHT - h + 10) text-anchor="middle" { (dollars(spent(d))) }
                     text.label x=(x + WIDTH / 2) y=(HEIGHT + 30) text-anchor="middle" { (d.key.get(5..).unwrap_or(&d.key)) }
@@ -158,7 +158,7 @@ fn bars(agents: &[&UsageRow]) -> Markup {
                 @let y = i as u64 * ROW;
                 @let w = scaled(spent(a), max, FULL);
                 g {
-                    title { (a.key) ": " (dollars(spent(a))) ", " (a.metered.requests) " requests, " (tokens(a)) " tokens" }
+                    title { (a.key) ": " (dollars(spent(a))) ", " (a.metered.requests) " requests, " (metered_tokens(a)) " tokens" }
                     text.label x=(LABEL - 6) y=(y + 15) text-anchor="end" { (a.key) }
                     rect.bar x=(LABEL) y=(y + 3) width=(w) height=(ROW - 6) {}
                     text.value x=(LABEL + w + 6) y=(y + 15) { (dollars(spent(a))) }
@@ -182,10 +182,10 @@ fn table(agents: &[&UsageRow]) -> Markup {
                     tr {
                         td { a href={ "/agent/" (a.key) } { (a.key) } }
                         td.num { (m.requests) }
-                        td.num { (m.tokens.input) }
-                        td.num { (m.tokens.output) }
-                        td.num { (m.tokens.cache_read) }
-                        td.num { (m.tokens.cache_write) }
+                        td.num { (tokens(m.tokens.input)) }
+                        td.num { (tokens(m.tokens.output)) }
+                        td.num { (tokens(m.tokens.cache_read)) }
+                        td.num { (tokens(m.tokens.cache_write)) }
                         td.num { (dollars(m.cost_micro_usd)) @if m.unpriced > 0 { " +?" } }
                         td.num { (a.turns) }
                         td.num { (dollars(a.cost_micro_usd)) }

@@ -170,12 +170,18 @@ impl fmt::Display for SpendCap {
 
 impl SpendCap {
     /// `spent` against the limit in the operator's words: `$20.00 of
-    /// $20.00 today`, `1500000 of 2000000 tokens in 5h`.
+    /// $20.00 today`, `1,500,000 of 2,000,000 tokens in 5h`.
     pub fn words(&self, spent: u64) -> String {
         let window = self.window.words();
         match self.unit {
             SpendUnit::Usd => format!("{} of {} {window}", dollars(spent), dollars(self.limit)),
-            SpendUnit::Tokens => format!("{spent} of {} tokens {window}", self.limit),
+            SpendUnit::Tokens => {
+                format!(
+                    "{} of {} tokens {window}",
+                    tokens(spent),
+                    tokens(self.limit)
+                )
+            }
         }
     }
 
@@ -198,14 +204,50 @@ impl<'de> Deserialize<'de> for SpendCap {
     }
 }
 
-/// Micro-dollars as `$1.234567`, trimmed to cents when exact.
+/// Micro-dollars as a person reads money, the one formatter of every
+/// human output (hivectl, the dashboard, a budget's words): cents from a
+/// cent up (`$0.25`, `$12.00`, `$1,234.50`, rounded half up), two
+/// significant digits below one (`$0.0042`, `$0.00055`, `$0.000001`),
+/// `$0.00` for nothing. JSON keeps the exact micro-dollars.
 pub fn dollars(micro: u64) -> String {
-    let (whole, frac) = (micro / 1_000_000, micro % 1_000_000);
-    if frac % 10_000 == 0 {
-        format!("${whole}.{:02}", frac / 10_000)
-    } else {
-        format!("${whole}.{frac:06}")
+    const CENT: u64 = 10_000;
+    // Below a cent: rounded to two significant digits, unless that makes
+    // a cent.
+    let small = match micro {
+        0 => Some(0),
+        m if m < 100 => Some(m),
+        m if m < 1_000 => Some((m + 5) / 10 * 10),
+        m if m < CENT => Some((m + 50) / 100 * 100).filter(|r| *r < CENT),
+        _ => None,
+    };
+    match small {
+        Some(0) => "$0.00".into(),
+        Some(m) => format!("$0.{}", format!("{m:06}").trim_end_matches('0')),
+        None => {
+            let cents = micro / CENT + u64::from(micro % CENT >= CENT / 2);
+            format!("${}.{:02}", grouped(cents / 100), cents % 100)
+        }
     }
+}
+
+/// A count of tokens (or any count a person reads) with thousands
+/// separators: `950`, `1,280`, `2,000,000`. The one formatter of tokens in
+/// every human output; JSON keeps the plain number.
+pub fn tokens(n: u64) -> String {
+    grouped(n)
+}
+
+/// Digits in threes, separated by commas.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `30s`, `90m`, `24h`, `7d` in seconds; `None` for anything else.

@@ -96,7 +96,7 @@ fn the_words_say_spent_of_limit_in_the_window() {
     assert_eq!(cap("5usd/5h").words(4_100_000), "$4.10 of $5.00 in 5h");
     assert_eq!(
         cap("2000000tokens/day").words(1_500_000),
-        "1500000 of 2000000 tokens today"
+        "1,500,000 of 2,000,000 tokens today"
     );
     assert!(cap("1usd/day").reached_by(1_000_000));
     assert!(!cap("1usd/day").reached_by(999_999));
@@ -121,4 +121,35 @@ fn a_scope_is_tagged_on_the_wire() {
     assert_eq!(hive, r#"{"scope":"hive"}"#);
     let back: BudgetRow = serde_json::from_str(&serde_json::to_string(&row).unwrap()).unwrap();
     assert_eq!(back, row);
+}
+
+#[test]
+fn money_reads_in_cents_from_a_cent_up_and_in_two_significant_digits_below() {
+    assert_eq!(dollars(0), "$0.00");
+    assert_eq!(dollars(250_000), "$0.25");
+    assert_eq!(dollars(247_000), "$0.25", "rounded to the cent, half up");
+    assert_eq!(dollars(244_999), "$0.24");
+    assert_eq!(dollars(12_000_000), "$12.00");
+    assert_eq!(dollars(1_234_500_000), "$1,234.50");
+    assert_eq!(dollars(10_000), "$0.01");
+    assert_eq!(dollars(4_200), "$0.0042");
+    assert_eq!(dollars(4_237), "$0.0042");
+    assert_eq!(dollars(1_108), "$0.0011");
+    assert_eq!(dollars(554), "$0.00055");
+    assert_eq!(dollars(5), "$0.000005");
+    assert_eq!(
+        dollars(9_960),
+        "$0.01",
+        "a rounding that makes a cent reads as one"
+    );
+}
+
+#[test]
+fn tokens_read_with_thousands_separators() {
+    assert_eq!(tokens(0), "0");
+    assert_eq!(tokens(950), "950");
+    assert_eq!(tokens(1_280), "1,280");
+    assert_eq!(tokens(100_000), "100,000");
+    assert_eq!(tokens(2_000_000), "2,000,000");
+    assert_eq!(tokens(u64::MAX), "18,446,744,073,709,551,615");
 }
