@@ -65,6 +65,139 @@ fn stop_all_stops_the_running_agents_and_reports_the_stopped_ones_as_left_alone(
     assert_eq!(out, "alice: running\nruth: running\n");
 }
 
+/// The lines of `out`, sorted: what a verb over several agents reported,
+/// whatever the roster's order.
+fn sorted(out: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn restart_kill_and_destroy_act_on_each_name_given_and_report_each() {
+    let d = daemon_with(&["alice", "bob", "carol"]);
+    let (code, out, err) = hivectl(&d, &["restart", "alice", "bob", "alice"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "alice: running\nbob: running\n"),
+        "{err}"
+    );
+    let (code, out, err) = hivectl(&d, &["kill", "alice", "bob", "-s", "HUP"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "alice: sent SIGHUP\nbob: sent SIGHUP\n"),
+        "{err}"
+    );
+    let (code, out, err) = hivectl(&d, &["kill", "alice", "bob"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "alice: stopped\nbob: stopped\n"),
+        "{err}"
+    );
+    let (code, out, err) = hivectl(&d, &["destroy", "alice", "bob"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "alice: destroyed (state kept; `destroy --purge alice` deletes it)\n\
+         bob: destroyed (state kept; `destroy --purge bob` deletes it)\n"
+    );
+    assert_eq!(hivectl(&d, &["list"]).1, "carol\nruth\n");
+    // Destroyed: their leftovers are still named for --purge.
+    let (code, out, err) = hivectl(&d, &["destroy", "--purge", "alice", "bob"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "alice: destroyed and purged\nbob: destroyed and purged\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_name_among_several_stops_the_verb_before_anything_acts() {
+    let d = daemon_with(&["alice", "bob"]);
+    for verb in [
+        &["kill"][..],
+        &["restart"],
+        &["destroy"],
+        &["kill", "-s", "HUP"],
+    ] {
+        let args: Vec<&str> = verb
+            .iter()
+            .copied()
+            .chain(["alice", "zed", "bob"])
+            .collect();
+        let (code, out, err) = hivectl(&d, &args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            "hivectl: agent \"zed\" is not managed by this hive\n\
+             hivectl: nothing was done: every name must be managed (`hivectl list` shows them)\n",
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        (state(&d, "alice"), state(&d, "bob")),
+        ("running".into(), "running".into())
+    );
+}
+
+#[test]
+fn a_failure_for_one_name_is_told_and_exits_nonzero_while_the_others_are_done() {
+    let d = daemon_with(&["alice", "bob"]);
+    assert_eq!(hivectl(&d, &["stop", "bob"]).0, 0);
+    // A signal for a stopped container is refused (not_running, exit 1).
+    let (code, out, err) = hivectl(&d, &["kill", "-s", "HUP", "bob", "alice"]);
+    assert_eq!((code, out.as_str()), (1, "alice: sent SIGHUP\n"), "{err}");
+    assert!(err.contains("\"bob\" is not running"), "{err}");
+}
+
+/// Used to be: `restart-all` started every stopped agent, the manager too;
+/// `restart`, `kill` and `destroy` took one name.
+#[test]
+fn restart_and_kill_with_all_act_on_what_runs_and_destroy_all_is_refused() {
+    let d = daemon_with(&["alice", "bob"]);
+    assert_eq!(hivectl(&d, &["stop", "bob"]).0, 0);
+    let (code, out, err) = hivectl(&d, &["restart", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        sorted(&out),
+        [
+            "alice: running",
+            "bob: already stopped, left alone by restart",
+            "ruth: already stopped, left alone by restart"
+        ]
+    );
+    let (code, out, err) = hivectl(&d, &["restart-all"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "every running agent restarted\n"),
+        "{err}"
+    );
+    assert_eq!(
+        (state(&d, "bob"), state(&d, "ruth")),
+        ("stopped".into(), "stopped".into())
+    );
+    let (code, out, err) = hivectl(&d, &["destroy", "--all"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("destroy --all is refused") && err.contains("name the agents"),
+        "{err}"
+    );
+    assert_eq!(hivectl(&d, &["list"]).1, "alice\nbob\nruth\n");
+    let (code, out, err) = hivectl(&d, &["kill", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        sorted(&out),
+        [
+            "alice: stopped",
+            "bob: already stopped, left alone by kill",
+            "ruth: already stopped, left alone by kill"
+        ]
+    );
+}
+
 #[test]
 fn spawn_waits_and_says_the_agent_runs_and_no_block_returns_at_once() {
     let d = Daemon::start(Launch::Standalone);

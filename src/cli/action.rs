@@ -54,7 +54,7 @@ pub struct Lifecycle {
     pub verb: Verb,
     /// The named agents; empty with `all`.
     pub names: Vec<Ident>,
-    /// `--all`: every agent the verb applies to.
+    /// `--all`: every agent of the roster the verb applies to.
     pub all: bool,
     /// Wait for the outcome (no `--no-block`).
     pub block: bool,
@@ -71,35 +71,63 @@ pub enum Verb {
     },
     Restart,
     Spawn,
+    /// `kill -s SIG` (any signal but KILL): sent to the container's init.
+    Signal(Signal),
+    /// `--all` is refused (see [`Verb::takes_all`]).
+    Destroy {
+        purge: bool,
+    },
+}
+
+impl Verb {
+    /// Whether `--all` may be asked of it: every verb but destroy, which
+    /// no operator wants for the whole hive at once (and a typo must not
+    /// give them).
+    pub fn takes_all(self) -> bool {
+        !matches!(self, Self::Destroy { .. })
+    }
+
+    /// Whether its names must be managed agents, checked against the
+    /// roster before anything acts: not for spawn (a new name) nor for
+    /// `destroy --purge` (a destroyed agent's leftovers).
+    pub fn names_managed_agents(self) -> bool {
+        !matches!(self, Self::Spawn | Self::Destroy { purge: true })
+    }
 }
 
 impl Lifecycle {
-    /// The requests acting on `names` (the resolved targets): one scoped
-    /// request for start and stop, one per agent for restart and spawn;
-    /// none when there is nothing to act on.
-    pub fn requests(&self, names: &[Ident]) -> Vec<HostRequest> {
+    /// The requests acting on `names` (the resolved targets), each with the
+    /// agents it acts on: one scoped request for start and stop (kill is a
+    /// hard stop), one per agent for the others; none when there is
+    /// nothing to act on.
+    pub fn requests(&self, names: &[Ident]) -> Vec<(HostRequest, Vec<Ident>)> {
         if names.is_empty() {
             return Vec::new();
         }
         let scope = || LifecycleScope::agents(names.to_vec());
+        let each = |request: &dyn Fn(Ident) -> HostRequest| -> Vec<(HostRequest, Vec<Ident>)> {
+            names
+                .iter()
+                .map(|n| (request(n.clone()), vec![n.clone()]))
+                .collect()
+        };
         match self.verb {
-            Verb::Start => vec![HostRequest::Start { scope: scope() }],
+            Verb::Start => vec![(HostRequest::Start { scope: scope() }, names.to_vec())],
             Verb::Stop {
                 graceful,
                 deadline_secs,
-            } => vec![HostRequest::Stop {
-                scope: scope(),
-                graceful,
-                deadline_secs,
-            }],
-            Verb::Restart => names
-                .iter()
-                .map(|n| HostRequest::Restart { name: n.clone() })
-                .collect(),
-            Verb::Spawn => names
-                .iter()
-                .map(|n| HostRequest::Spawn { name: n.clone() })
-                .collect(),
+            } => vec![(
+                HostRequest::Stop {
+                    scope: scope(),
+                    graceful,
+                    deadline_secs,
+                },
+                names.to_vec(),
+            )],
+            Verb::Restart => each(&|name| HostRequest::Restart { name }),
+            Verb::Spawn => each(&|name| HostRequest::Spawn { name }),
+            Verb::Signal(signal) => each(&|name| HostRequest::Signal { name, signal }),
+            Verb::Destroy { purge } => each(&|name| HostRequest::Destroy { name, purge }),
         }
     }
 }
@@ -139,24 +167,23 @@ impl Command {
                 wait,
             ),
             Self::Kill {
-                name,
+                which,
                 signal: Some(signal),
-                ..
-            } if *signal != Signal::Kill => call(HostRequest::Signal {
-                name: name.clone(),
-                signal: *signal,
-            }),
-            Self::Kill { name, wait, .. } => lifecycle(
+                wait,
+            } if *signal != Signal::Kill => {
+                lifecycle(Verb::Signal(*signal), which.names.clone(), which.all, wait)
+            }
+            Self::Kill { which, wait, .. } => lifecycle(
                 Verb::Stop {
                     graceful: false,
                     deadline_secs: None,
                 },
-                vec![name.clone()],
-                false,
+                which.names.clone(),
+                which.all,
                 wait,
             ),
-            Self::Restart { name, wait } => {
-                lifecycle(Verb::Restart, vec![name.clone()], false, wait)
+            Self::Restart { which, wait } => {
+                lifecycle(Verb::Restart, which.names.clone(), which.all, wait)
             }
             Self::Spawn { name, wait } => lifecycle(Verb::Spawn, vec![name.clone()], false, wait),
             Self::RestartAll => call(HostRequest::RestartAll),
@@ -169,9 +196,11 @@ impl Command {
                 paused: false,
             }),
             Self::RequestSpawn { name } => call(HostRequest::RequestSpawn { name: name.clone() }),
-            Self::Destroy { name, purge } => call(HostRequest::Destroy {
-                name: name.clone(),
-                purge: *purge,
+            Self::Destroy { names, all, purge } => Action::Lifecycle(Lifecycle {
+                verb: Verb::Destroy { purge: *purge },
+                names: names.clone(),
+                all: *all,
+                block: true,
             }),
             Self::Rebuild { name } => call(HostRequest::Rebuild { name: name.clone() }),
             Self::Pending { .. } => call(HostRequest::Pending),

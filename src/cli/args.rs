@@ -126,12 +126,12 @@ pub enum Command {
         #[command(flatten)]
         wait: Wait,
     },
-    /// Stop and start one container without rebuilding its config.
-    #[command(after_help = "Example:\n  hivectl restart alice")]
+    /// Stop and start containers without rebuilding their config (a
+    /// named stopped agent is started; `--all` restarts the running ones).
+    #[command(after_help = "Examples:\n  hivectl restart alice bob\n  hivectl restart --all")]
     Restart {
-        /// The agent's name.
-        #[arg(add = agent_names())]
-        name: Ident,
+        #[command(flatten)]
+        which: Selection,
         #[command(flatten)]
         wait: Wait,
     },
@@ -168,7 +168,7 @@ pub enum Command {
         /// The new agent's name.
         name: Ident,
     },
-    /// Kill a container at once (SIGKILL), or send its init another
+    /// Kill containers at once (SIGKILL), or send their init another
     /// signal; `stop` is the clean way.
     #[command(
         after_help = "The signal goes to the container's init, a systemd (as with \
@@ -178,12 +178,12 @@ pub enum Command {
                       dump state to its journal, STOP/CONT as freeze/thaw; see systemd(1), \
                       SIGNALS.\n\nExamples:\n  hivectl kill alice\n  \
                       hivectl kill alice --signal HUP    systemd in h-alice reloads its units\n  \
-                      hivectl kill alice -s INT          h-alice reboots"
+                      hivectl kill alice -s INT          h-alice reboots\n  \
+                      hivectl kill --all                 every running agent"
     )]
     Kill {
-        /// The agent's name.
-        #[arg(add = agent_names())]
-        name: Ident,
+        #[command(flatten)]
+        which: Selection,
         /// Send this signal to the container's init instead of stopping it
         /// (KILL, the default, stops it): HUP, INT, KILL, USR1, USR2, TERM,
         /// CONT, STOP, WINCH (SIGTERM, term and 15 work too).
@@ -192,13 +192,18 @@ pub enum Command {
         #[command(flatten)]
         wait: Wait,
     },
-    /// Tear a container down; its state is kept unless --purge.
-    #[command(after_help = "Examples:\n  hivectl destroy alice\n  \
+    /// Tear containers down; their state is kept unless --purge.
+    #[command(after_help = "Examples:\n  hivectl destroy alice bob\n  \
                             hivectl destroy alice --purge    state and image too")]
     Destroy {
-        /// The agent's name.
-        #[arg(add = agent_names())]
-        name: Ident,
+        /// The agents to destroy (each must be managed, or have state left
+        /// with --purge).
+        #[arg(value_name = "NAME", required_unless_present = "all", add = agent_names())]
+        names: Vec<Ident>,
+        /// Refused: destroying every agent at once is one typo from losing
+        /// the hive; name the agents.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
         /// Delete the agent's state too.
         #[arg(long)]
         purge: bool,
@@ -543,15 +548,17 @@ pub struct GrantArgs {
     pub expires_in: Option<std::time::Duration>,
 }
 
-/// Which agents `start`/`stop` act on: names, or `--all`; one is required.
+/// Which agents a lifecycle verb acts on: names, or `--all`; one is
+/// required.
 #[derive(Debug, Clone, Args)]
 #[group(id = "which", required = true, multiple = false)]
 pub struct Selection {
     /// Agents to act on.
     #[arg(value_name = "NAME", add = agent_names())]
     pub names: Vec<Ident>,
-    /// Every managed agent it applies to (the others are reported, not
-    /// failed: `stop --all` leaves stopped agents alone).
+    /// Every agent of the roster it applies to, the manager too (the
+    /// others are reported, not failed: `stop --all` leaves stopped agents
+    /// alone, `restart --all` and `kill --all` act on running ones).
     #[arg(long)]
     pub all: bool,
 }

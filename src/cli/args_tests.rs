@@ -16,7 +16,7 @@ fn line(args: &[&str]) -> String {
         Action::Lifecycle(lc) => {
             let requests = lc.requests(&lc.names);
             assert_eq!(requests.len(), 1, "{args:?}");
-            serde_json::to_string(&requests[0]).unwrap()
+            serde_json::to_string(&requests[0].0).unwrap()
         }
         other => panic!("{args:?} is not a call: {other:?}"),
     }
@@ -68,6 +68,72 @@ fn all_is_resolved_later_and_nothing_is_sent_for_no_targets() {
     assert!(lc.all && lc.names.is_empty() && lc.block);
     assert!(lc.requests(&[]).is_empty());
     assert!(!lifecycle(&["start", "a", "--no-block"]).block);
+}
+
+/// The lines a lifecycle verb sends to the agents it names, each with the
+/// agents it acts on.
+fn lines(args: &[&str]) -> Vec<(String, Vec<String>)> {
+    let lc = lifecycle(args);
+    lc.requests(&lc.names)
+        .into_iter()
+        .map(|(request, names)| {
+            let names = names.iter().map(ToString::to_string).collect();
+            (serde_json::to_string(&request).unwrap(), names)
+        })
+        .collect()
+}
+
+#[test]
+fn restart_kill_and_destroy_take_several_names_and_send_one_request_each() {
+    let two = |a: &str, b: &str| {
+        vec![
+            (a.to_owned(), vec!["a".into()]),
+            (b.to_owned(), vec!["b".into()]),
+        ]
+    };
+    assert_eq!(
+        lines(&["restart", "a", "b"]),
+        two(
+            r#"{"cmd":"restart","name":"a"}"#,
+            r#"{"cmd":"restart","name":"b"}"#
+        )
+    );
+    assert_eq!(
+        lines(&["kill", "a", "b", "-s", "HUP"]),
+        two(
+            r#"{"cmd":"signal","name":"a","signal":"HUP"}"#,
+            r#"{"cmd":"signal","name":"b","signal":"HUP"}"#
+        )
+    );
+    assert_eq!(
+        lines(&["destroy", "a", "b", "--purge"]),
+        two(
+            r#"{"cmd":"destroy","name":"a","purge":true}"#,
+            r#"{"cmd":"destroy","name":"b","purge":true}"#
+        )
+    );
+    // A hard kill of several is one scoped stop, as `stop --force`.
+    let kill = lines(&["kill", "a", "b"]);
+    assert_eq!(kill.len(), 1);
+    assert_eq!(kill[0].1, ["a", "b"]);
+    for verb in ["restart", "kill"] {
+        let lc = lifecycle(&[verb, "--all"]);
+        assert!(
+            lc.all && lc.names.is_empty() && lc.verb.takes_all(),
+            "{verb}"
+        );
+    }
+}
+
+#[test]
+fn destroy_wants_names_and_its_all_is_parsed_only_to_be_refused() {
+    assert!(parse(&["destroy"]).is_err(), "no name, no --all");
+    assert!(parse(&["destroy", "a", "--all"]).is_err());
+    let lc = lifecycle(&["destroy", "--all"]);
+    assert!(lc.all && !lc.verb.takes_all());
+    for verb in ["restart", "kill"] {
+        assert!(parse(&[verb]).is_err(), "{verb} without a name or --all");
+    }
 }
 
 #[test]

@@ -67,3 +67,34 @@ fn waiting_ends_when_the_agent_is_there_failed_or_gone() {
     );
     assert_eq!(progress(Verb::Restart, None), Progress::Gone);
 }
+
+/// Used to be: `restart` took one name and restarted whatever it was
+/// given; `--all` now restarts (and signals) what runs, as `restart-all`.
+#[test]
+fn all_restarts_and_signals_only_what_runs_and_destroy_never_takes_all() {
+    let hup = Verb::Signal(crate::wire::host::Signal::Hup);
+    for verb in [Verb::Restart, hup] {
+        assert!(applies(verb, &row(true, false)), "{verb:?}");
+        assert!(!applies(verb, &row(false, false)), "{verb:?}");
+        assert!(verb.takes_all() && verb.names_managed_agents());
+    }
+    assert!(!Verb::Destroy { purge: false }.takes_all());
+    assert!(Verb::Destroy { purge: false }.names_managed_agents());
+    assert!(
+        !Verb::Destroy { purge: true }.names_managed_agents(),
+        "--purge deletes a destroyed agent's leftovers"
+    );
+}
+
+#[test]
+fn a_destroy_is_done_when_the_agent_leaves_the_roster_and_a_signal_once_sent() {
+    let destroy = Verb::Destroy { purge: false };
+    assert_eq!(progress(destroy, None), Progress::Done);
+    assert_eq!(
+        progress(destroy, Some(&row(false, false))),
+        Progress::Pending
+    );
+    let hup = Verb::Signal(crate::wire::host::Signal::Hup);
+    assert_eq!(progress(hup, Some(&row(true, false))), Progress::Done);
+    assert_eq!(progress(hup, None), Progress::Gone);
+}

@@ -97,9 +97,14 @@ fn unit_state(row: &AgentStatusRow) -> String {
 fn verb_name(verb: Verb) -> &'static str {
     match verb {
         Verb::Start => "start",
-        Verb::Stop { .. } => "stop",
+        Verb::Stop { graceful: true, .. } => "stop",
+        Verb::Stop {
+            graceful: false, ..
+        } => "kill",
         Verb::Restart => "restart",
         Verb::Spawn => "spawn",
+        Verb::Signal(_) => "kill",
+        Verb::Destroy { .. } => "destroy",
     }
 }
 
