@@ -118,6 +118,65 @@ fn the_operator_sends_to_an_agent_and_reads_the_inbox_with_hivectl() {
 }
 
 #[test]
+fn inbox_show_prints_one_message_whole_and_an_unknown_id_is_refused_with_its_code() {
+    let d = Daemon::start(Launch::Standalone);
+    assert_eq!(hivectl(&d, &["spawn", "alice"]).0, 0);
+    // The operator's own message to alice (id 1) is not the operator's inbox.
+    assert_eq!(hivectl(&d, &["send", "alice", "please report"]).0, 0);
+    let long = "a finding ".repeat(30);
+    let body = format!("report\n{long}\x1b[2Jdone");
+    let mut alice = common::Conn::open(&d.agent_socket("alice"));
+    let line = serde_json::json!({"cmd": "send", "to": "operator", "body": body});
+    assert_eq!(
+        alice.ask(&line.to_string()),
+        r#"{"kind":"ok","delivered":1}"#
+    );
+    let (_, list, _) = hivectl(&d, &["inbox"]);
+    let id = list
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(list.contains('…'), "the listing shortens it: {list}");
+    let (code, out, err) = hivectl(&d, &["inbox", "show", &id]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [format!("id:        {id}").as_str(), "from:      alice"],
+        "{out}"
+    );
+    assert!(lines[2].starts_with("at:        20"), "{out}");
+    assert_eq!(
+        lines[3..],
+        ["", "report", &format!("{long} [2Jdone")],
+        "{out}"
+    );
+    let (code, json, _) = hivectl(&d, &["--json", "inbox", "show", &id]);
+    assert_eq!(code, 0);
+    assert!(
+        json.starts_with(r#"{"version":1,"ok":true,"messages":[{"id":"#),
+        "{json}"
+    );
+    for unknown in ["1", "999"] {
+        let (code, out, err) = hivectl(&d, &["inbox", "show", unknown]);
+        assert_eq!((code, out.as_str()), (1, ""), "{unknown}");
+        assert!(
+            err.starts_with(&format!(
+                "hivectl: message {unknown} is not in the operator's inbox;"
+            )),
+            "{err}"
+        );
+        let (code, json, _) = hivectl(&d, &["--json", "inbox", "show", unknown]);
+        assert_eq!(code, 1);
+        assert!(json.contains(r#""code":"unknown_item""#), "{json}");
+    }
+}
+
+#[test]
 fn inspect_shows_one_agents_sections_and_an_unknown_agent_exits_one() {
     let d = Daemon::start(Launch::Standalone);
     assert_eq!(hivectl(&d, &["spawn", "alice"]).0, 0);

@@ -291,8 +291,16 @@ impl Command {
                 tool_group: g.tool_group,
                 egress: g.egress.clone(),
             }),
-            Self::Inbox { limit } => call(HostRequest::Inbox {
+            Self::Inbox {
+                action: Some(super::inbox::InboxAction::Show { id }),
+                ..
+            } => call(super::inbox::request(*id)),
+            Self::Inbox {
+                limit,
+                action: None,
+            } => call(HostRequest::Inbox {
                 limit: Some(*limit),
+                id: None,
             }),
             Self::Interrupt { name, note } => call(HostRequest::Interrupt {
                 name: name.clone(),

@@ -27,6 +27,7 @@ use super::value_parsers::{
 
 use super::complete::agent_names;
 pub use super::complete::default_socket;
+pub use super::lifecycle_args::{Selection, Wait};
 
 /// The help heading of the flags every subcommand accepts, so a
 /// subcommand's own options stand apart from them.
@@ -340,12 +341,16 @@ pub enum Command {
                             hivectl revoke alice --egress pypi.org:443"
     )]
     Revoke(GrantArgs),
-    /// Show the operator's inbox: messages agents sent to `operator`, newest first.
-    #[command(after_help = "Examples:\n  hivectl inbox\n  hivectl inbox -n 5")]
+    /// Show the operator's inbox: messages agents sent to `operator`, newest
+    /// first, bodies shortened; `inbox show ID` prints one whole.
+    #[command(after_help = "Examples:\n  hivectl inbox\n  hivectl inbox -n 5\n  \
+                            hivectl inbox show 7")]
     Inbox {
         /// How many messages to show.
         #[arg(short = 'n', long = "limit", value_name = "N", default_value_t = DEFAULT_INBOX_LIMIT)]
         limit: u64,
+        #[command(subcommand)]
+        action: Option<super::inbox::InboxAction>,
     },
     /// End an agent's turn in progress: Claude is stopped, the turn is
     /// recorded `interrupted` and its messages count as handled.
@@ -546,30 +551,6 @@ pub struct GrantArgs {
         value_parser = parse_duration
     )]
     pub expires_in: Option<std::time::Duration>,
-}
-
-/// Which agents a lifecycle verb acts on: names, or `--all`; one is
-/// required.
-#[derive(Debug, Clone, Args)]
-#[group(id = "which", required = true, multiple = false)]
-pub struct Selection {
-    /// Agents to act on.
-    #[arg(value_name = "NAME", add = agent_names())]
-    pub names: Vec<Ident>,
-    /// Every agent of the roster it applies to, the manager too (the
-    /// others are reported, not failed: `stop --all` leaves stopped agents
-    /// alone, `restart --all` and `kill --all` act on running ones).
-    #[arg(long)]
-    pub all: bool,
-}
-
-/// Whether a lifecycle verb waits for the outcome.
-#[derive(Debug, Clone, Copy, Args)]
-pub struct Wait {
-    /// Return as soon as hive-c0re accepted the request (exit 4 when it is
-    /// still in progress) instead of waiting for the outcome.
-    #[arg(long)]
-    pub no_block: bool,
 }
 
 /// How a table is printed.

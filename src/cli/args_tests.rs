@@ -189,6 +189,7 @@ fn each_single_name_verb_sends_its_cmd_and_name() {
         ),
         (&["inbox"], r#"{"cmd":"inbox","limit":50}"#),
         (&["inbox", "-n", "3"], r#"{"cmd":"inbox","limit":3}"#),
+        (&["inbox", "show", "7"], r#"{"cmd":"inbox","id":7}"#),
         (
             &["send", "alice", "hello there"],
             r#"{"cmd":"send","to":"alice","body":"hello there"}"#,

@@ -7,6 +7,9 @@
 //!   the roster, then waiting for the outcome with progress on a terminal.
 //! - [`watch`]: the roster, then its changes, across daemon restarts.
 //! - `follow`: `turns -f`, the newest turns then the turn in progress.
+//! - [`lifecycle_args`]: the arguments the lifecycle verbs share (which
+//!   agents, whether to wait).
+//! - [`inbox`]: `inbox show ID`, one message of the operator's inbox whole.
 //! - [`egress_log`]: an agent's egress audit as a table.
 //! - [`version`]: hivectl's version, then the daemon's.
 //! - [`model_log`]: an agent's metered model requests as a table;
@@ -34,8 +37,10 @@ pub mod budget;
 mod complete;
 pub mod egress_log;
 mod follow;
+pub mod inbox;
 pub mod inspect;
 pub mod lifecycle;
+pub mod lifecycle_args;
 pub mod man;
 pub mod model_log;
 pub mod model_log_args;
@@ -163,6 +168,12 @@ fn call(mut io: Io<'_>, command: &Command, request: &HostRequest, style: &table:
     {
         rows.retain(crate::wire::host::AgentStatusRow::needs_person);
         reply.line = reply.response.to_line();
+    }
+    if reply.response.ok
+        && let Some(why) = inbox::not_answered(request, &reply.response)
+    {
+        let _ = writeln!(io.err, "hivectl: {why}");
+        return ErrorCode::UnknownItem.exit_status();
     }
     if io.json {
         if let Err(status) = io.emit(&format!("{}\n", reply.line)) {

@@ -51,7 +51,12 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::Questions => questions_table(response.questions.as_deref().unwrap_or(&[])),
         HostRequest::Schedules => schedules_table(response.schedules.as_deref().unwrap_or(&[])),
         HostRequest::Grants { .. } => grants_table(response.grants.as_deref().unwrap_or(&[])),
-        HostRequest::Inbox { .. } => inbox_table(response.messages.as_deref().unwrap_or(&[])),
+        HostRequest::Inbox { id: Some(id), .. } => {
+            inbox_message(response.messages.as_deref().unwrap_or(&[]), *id)
+        }
+        HostRequest::Inbox { id: None, .. } => {
+            inbox_table(response.messages.as_deref().unwrap_or(&[]))
+        }
         HostRequest::Turns { .. } => turns_table(response.turns.as_deref().unwrap_or(&[])),
         HostRequest::EgressLog { .. } => {
             super::egress_log::table_of(response.egress_log.as_deref().unwrap_or(&[]))
@@ -385,6 +390,31 @@ pub fn inbox_table(rows: &[InboxRow]) -> String {
         })
         .collect::<Vec<_>>();
     table(&["ID", "AT", "FROM", "REPLY-TO", "BODY"], &body)
+}
+
+/// Message `id` of the answer, whole: `key: value` lines, a blank line,
+/// then the body. Each line of the body is cleaned of control characters
+/// (an agent's text must not move the operator's cursor); its line breaks
+/// stay.
+pub fn inbox_message(rows: &[InboxRow], id: i64) -> String {
+    let Some(m) = rows.iter().find(|m| m.id == id) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "id:        {}\nfrom:      {}\nat:        {}\n",
+        m.id,
+        clean(&m.from),
+        rfc3339(m.at)
+    );
+    if let Some(to) = m.in_reply_to {
+        out.push_str(&format!("reply to:  {to}\n"));
+    }
+    out.push('\n');
+    for line in m.body.lines() {
+        out.push_str(&clean(line));
+        out.push('\n');
+    }
+    out
 }
 
 /// The hive's URLs, one `key  value` line each.

@@ -242,3 +242,29 @@ fn the_schedules_table_shows_the_next_fire_or_the_end_and_cancelled_targets() {
          2   ended 2026-11-30T12:00:00Z  once           operator (cancelled)    -            standup\n"
     );
 }
+
+/// A message from alice, a day after the epoch.
+fn message(id: i64, body: &str, in_reply_to: Option<i64>) -> InboxRow {
+    InboxRow {
+        id,
+        from: "alice".into(),
+        body: body.into(),
+        at: 86_400,
+        in_reply_to,
+    }
+}
+
+#[test]
+fn a_whole_message_keeps_its_lines_and_loses_its_control_characters() {
+    let long = "x".repeat(300);
+    let body = format!("first line\x1b[2J\n{long}\r\nlast");
+    let rows = [message(3, "other", None), message(7, &body, Some(2))];
+    assert_eq!(
+        inbox_message(&rows, 7),
+        format!(
+            "id:        7\nfrom:      alice\nat:        1970-01-02T00:00:00Z\nreply to:  2\n\n\
+             first line [2J\n{long}\nlast\n"
+        )
+    );
+    assert!(!inbox_message(&rows, 3).contains("reply to"));
+}

@@ -131,7 +131,14 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             ),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
-        HostRequest::Inbox { limit } => answer(
+        HostRequest::Inbox { id: Some(id), .. } => answer(
+            hive.messaging()
+                .one(Recipient::Operator, id)
+                .await
+                .map(|m| vec![m]),
+            HostResponse::messages,
+        ),
+        HostRequest::Inbox { limit, id: None } => answer(
             hive.messaging()
                 .recent(Recipient::Operator, limit.unwrap_or(DEFAULT_INBOX_LIMIT))
                 .await,

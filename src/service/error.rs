@@ -170,6 +170,13 @@ pub enum HiveError {
          (or the manager to cancel one), then ask again"
     )]
     TooManyPending { agent: Ident, cap: usize },
+    /// `inbox show` of an id the operator's inbox does not hold: check
+    /// `hivectl inbox`.
+    #[error(
+        "message {0} is not in the operator's inbox; `hivectl inbox` lists them (handled \
+         messages are deleted after the retention window)"
+    )]
+    UnknownMessage(i64),
 }
 
 impl From<JournalError> for HiveError {
@@ -260,6 +267,7 @@ impl HiveError {
             Self::BadArgument(_) | Self::NotOffered(_) => ErrorCode::BadRequest,
             Self::EgressAllowed { .. } => ErrorCode::AlreadyAllowed,
             Self::TooManyPending { .. } => ErrorCode::TooManyPending,
+            Self::UnknownMessage(_) => ErrorCode::UnknownItem,
             Self::Agenda(e) => agenda_code(e),
             Self::AgentSocket { .. } | Self::Io { .. } | Self::Internal(_) | Self::Store(_) => {
                 ErrorCode::Internal

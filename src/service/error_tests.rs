@@ -94,6 +94,7 @@ fn one_of_each() -> Vec<HiveError> {
             agent: id("a"),
             cap: 16,
         },
+        HiveError::UnknownMessage(7),
     ]
 }
 
@@ -134,6 +135,7 @@ fn variant(err: &HiveError) -> usize {
         HiveError::NoTurn(_) => 30,
         HiveError::NotOffered(_) => 31,
         HiveError::TooManyPending { .. } => 32,
+        HiveError::UnknownMessage(_) => 33,
     }
 }
 
@@ -141,7 +143,7 @@ fn variant(err: &HiveError) -> usize {
 fn every_variant_has_a_code_every_door_carries_with_its_status_and_exit() {
     let all = one_of_each();
     let seen: Vec<usize> = all.iter().map(variant).collect();
-    assert_eq!(seen, (0..33).collect::<Vec<_>>(), "one example per variant");
+    assert_eq!(seen, (0..34).collect::<Vec<_>>(), "one example per variant");
     for err in &all {
         let code = err.code();
         assert_ne!(code, ErrorCode::Unknown, "{err}");

@@ -258,6 +258,28 @@ pub fn recent(
     found
 }
 
+/// The message `id` to `recipient`, whole, in any state; `None` when
+/// there is none (never sent to it, or vacuumed).
+pub fn one(
+    conn: &Connection,
+    recipient: &Recipient,
+    id: i64,
+) -> Result<Option<InboxRow>, StoreError> {
+    let mut one = conn.prepare_cached(
+        "SELECT id, sender, body, at, in_reply_to FROM messages WHERE id = ?1 AND recipient = ?2",
+    )?;
+    let mut rows = one.query_map(params![id, recipient.as_str()], |r| {
+        Ok(InboxRow {
+            id: r.get(0)?,
+            from: r.get(1)?,
+            body: r.get(2)?,
+            at: r.get(3)?,
+            in_reply_to: r.get(4)?,
+        })
+    })?;
+    Ok(rows.next().transpose()?)
+}
+
 /// Index by recipient the rows past `message_index_mark` and move the mark
 /// to the newest row; how many were indexed. The writer runs it at most
 /// once a second inside a batch of its own jobs (`writer::Chore`), so an

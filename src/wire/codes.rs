@@ -113,8 +113,8 @@ pub enum ErrorCode {
     BodyTooLarge,
     /// A hook payload the intake refuses.
     BadHook,
-    /// A question, reminder, loose end or schedule id that does not exist
-    /// (or is not the caller's to see).
+    /// A question, reminder, loose end, schedule or operator's inbox
+    /// message id that does not exist (or is not the caller's to see).
     UnknownItem,
     /// The question, reminder or schedule already ended.
     ItemClosed,

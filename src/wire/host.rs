@@ -172,10 +172,14 @@ pub enum HostRequest {
     /// of its own, approved by the operator.
     Rollback { name: Ident, id: i64 },
     /// The operator's inbox: messages agents sent to `operator`, newest
-    /// first (default [`DEFAULT_INBOX_LIMIT`]).
+    /// first (default [`DEFAULT_INBOX_LIMIT`]). Additive to v1: with `id`,
+    /// that one message, whole (`messages: [row]`; `unknown_item` when the
+    /// inbox holds no such id); `limit` is then ignored.
     Inbox {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<i64>,
     },
     /// A message from `operator` to an agent.
     Send {
@@ -536,34 +540,6 @@ impl HostResponse {
     pub fn grants(rows: Vec<AgentGrants>) -> Self {
         Self {
             grants: Some(rows),
-            ..Self::success()
-        }
-    }
-
-    pub fn messages(rows: Vec<InboxRow>) -> Self {
-        Self {
-            messages: Some(rows),
-            ..Self::success()
-        }
-    }
-
-    pub fn turns(rows: Vec<TurnRow>) -> Self {
-        Self {
-            turns: Some(rows),
-            ..Self::success()
-        }
-    }
-
-    pub fn usage(rows: Vec<UsageRow>) -> Self {
-        Self {
-            usage: Some(rows),
-            ..Self::success()
-        }
-    }
-
-    pub fn budgets(rows: Vec<BudgetRow>) -> Self {
-        Self {
-            budgets: Some(rows),
             ..Self::success()
         }
     }

@@ -1,14 +1,46 @@
 //! [`HostResponse`]'s constructors for the answers of one agent's or the
-//! hive's facts (`urls`, `egress_log`, `model_log`, `inspect_agent`): beside
+//! hive's facts (`urls`, `egress_log`, `model_log`, `inspect_agent`), the
+//! operator's inbox and the turns, usage and budgets: beside
 //! `host.rs`, which holds the request and response shapes, so neither file
 //! grows past what one reads at once.
 
+use super::agent::InboxRow;
 use super::egress_audit::EgressLogRow;
 use super::host::{HiveUrls, HostResponse};
 use super::inspect::AgentInspect;
 use super::model_log::ModelLogRow;
+use super::spend::BudgetRow;
+use super::turns::{TurnRow, UsageRow};
 
 impl HostResponse {
+    pub fn messages(rows: Vec<InboxRow>) -> Self {
+        Self {
+            messages: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn turns(rows: Vec<TurnRow>) -> Self {
+        Self {
+            turns: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn usage(rows: Vec<UsageRow>) -> Self {
+        Self {
+            usage: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn budgets(rows: Vec<BudgetRow>) -> Self {
+        Self {
+            budgets: Some(rows),
+            ..Self::success()
+        }
+    }
+
     pub fn urls(urls: HiveUrls) -> Self {
         Self {
             urls: Some(urls),

@@ -126,8 +126,18 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             r#"{"cmd":"logs","name":"alice","lines":5,"follow":true}"#,
         ),
         (
-            HostRequest::Inbox { limit: Some(20) },
+            HostRequest::Inbox {
+                limit: Some(20),
+                id: None,
+            },
             r#"{"cmd":"inbox","limit":20}"#,
+        ),
+        (
+            HostRequest::Inbox {
+                limit: None,
+                id: Some(7),
+            },
+            r#"{"cmd":"inbox","id":7}"#,
         ),
         (HostRequest::Questions, r#"{"cmd":"questions"}"#),
         (
@@ -573,20 +583,5 @@ fn the_roster_line_around_pre_serialized_rows_is_byte_equal_to_the_serde_form() 
             HostResponse::agent_statuses_line(&json),
             HostResponse::agent_statuses(rows).to_line()
         );
-    }
-}
-
-#[test]
-fn signal_numbers_are_the_platforms_and_names_parse_in_every_usual_form() {
-    use nix::sys::signal::Signal as Libc;
-    for s in Signal::ALL {
-        let libc = Libc::try_from(s.number()).unwrap();
-        assert_eq!(libc.as_str(), format!("SIG{}", s.name()));
-    }
-    for form in ["TERM", "SIGTERM", "term", "sigterm", "15"] {
-        assert_eq!(Signal::parse(form), Some(Signal::Term), "{form}");
-    }
-    for bad in ["", "SIG", "TERMINATE", "SEGV", "99", "-9"] {
-        assert_eq!(Signal::parse(bad), None, "{bad}");
     }
 }

@@ -79,3 +79,7 @@ impl Signal {
             .find(|s| s.name() == bare || s.number().to_string() == bare)
     }
 }
+
+#[cfg(test)]
+#[path = "signal_tests.rs"]
+mod tests;

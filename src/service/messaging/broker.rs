@@ -486,6 +486,17 @@ impl Messaging {
         Ok(self.recent_within(recipient, limit, usize::MAX).await?.0)
     }
 
+    /// The message `id` to `recipient`, whole, in any state: the
+    /// operator's `inbox show`. Changes nothing.
+    pub async fn one(&self, recipient: Recipient, id: i64) -> Result<InboxRow, HiveError> {
+        let to = recipient.clone();
+        self.state
+            .store
+            .read(move |c| messages::one(c, &to, id))
+            .await?
+            .ok_or(HiveError::UnknownMessage(id))
+    }
+
     /// [`Messaging::recent`] within an agent's answer budget
     /// (`agent_max_answer_bytes`): the newest rows whose bodies fit, and
     /// whether older ones were left out for it.
