@@ -445,6 +445,13 @@ fn man_writes_a_page_for_hivectl_and_each_subcommand() {
         main.contains("hive\\-c0re\\fR(8)"),
         "hivectl.1 points to hive-c0re(8)"
     );
+    // Every exit status the code defines, 5 and 6 too.
+    for status in 0..=6 {
+        assert!(
+            main.contains(&format!(".TP\n\\fB{status}\\fR\n")),
+            "exit {status}"
+        );
+    }
     let stop = std::fs::read_to_string(out_dir.join("hivectl-stop.1")).unwrap();
     assert!(
         stop.contains("Examples"),

@@ -3,8 +3,8 @@
 //! does, and the request it sends, is [`super::action`].
 //!
 //! Names are parsed as [`Ident`] by clap itself, so a bad name is a usage
-//! error (exit 2) before any connection. `start`/`stop` demand names or
-//! `--all`: the protocol reads an empty scope as "everything", and a
+//! error (exit 2) before any connection. The lifecycle verbs demand names
+//! or `--all`: the protocol reads an empty scope as "everything", and a
 //! forgotten argument must not stop the whole hive. Rejected alternative:
 //! defaulting to everything like the wire does — convenient, and one typo
 //! away from an outage.
@@ -36,18 +36,7 @@ const GLOBAL: &str = "Global options";
 /// Operate a hive: talk to hive-c0re over its admin socket (host.sock).
 #[derive(Debug, Parser)]
 #[command(name = "hivectl", version, propagate_version = true)]
-#[command(after_help = concat!(
-    "Examples:\n",
-    "  hivectl status                 the roster\n",
-    "  hivectl spawn alice            create and start alice, waiting until she runs\n",
-    "  hivectl stop --all             stop every running agent cleanly\n",
-    "  hivectl watch                  the roster, then each change as it happens\n",
-    "  hivectl logs alice -f          follow alice's container journal\n",
-    "\n",
-    "Environment: HIVE_SOCKET (the socket path), NO_COLOR (no colour on a terminal).\n",
-    "Exit status: 0 done; 1 refused, or an agent failed; 2 usage error; 3 hive-c0re could \
-     not be reached; 4 accepted, still in progress."
-))]
+#[command(after_help = after_help())]
 pub struct Cli {
     /// Path of hive-c0re's admin socket.
     #[arg(long, global = true, env = "HIVE_SOCKET", value_name = "PATH",
@@ -67,6 +56,26 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The end of `hivectl --help`: examples, the environment, and every exit
+/// status from the one table ([`crate::wire::codes::exit::MEANINGS`]).
+pub fn after_help() -> String {
+    let statuses: String = crate::wire::codes::exit::MEANINGS
+        .iter()
+        .map(|(status, words)| format!("\n  {status}  {words}"))
+        .collect();
+    format!(
+        "Examples:\n\
+         \x20 hivectl status                 the roster\n\
+         \x20 hivectl spawn alice            create and start alice, waiting until she runs\n\
+         \x20 hivectl stop --all             stop every running agent cleanly\n\
+         \x20 hivectl watch                  the roster, then each change as it happens\n\
+         \x20 hivectl logs alice -f          follow alice's container journal\n\
+         \n\
+         Environment: HIVE_SOCKET (the socket path), NO_COLOR (no colour on a terminal).\n\
+         Exit status:{statuses}"
+    )
 }
 
 /// One subcommand per host.sock verb, plus two local helpers.
@@ -205,7 +214,8 @@ pub enum Command {
         /// the hive; name the agents.
         #[arg(long, conflicts_with = "names")]
         all: bool,
-        /// Delete the agent's state too.
+        /// Delete their state and image too (also of an agent already
+        /// destroyed).
         #[arg(long)]
         purge: bool,
     },

@@ -34,6 +34,28 @@ fn the_command_definition_is_consistent() {
     Cli::command().debug_assert();
 }
 
+/// Used to be: the help and the manual page listed 0 to 4 while the code
+/// exits with 5 and 6 too.
+#[test]
+fn the_help_and_the_manual_page_list_every_exit_status_of_the_one_table() {
+    use crate::wire::codes::exit;
+    let statuses: Vec<u8> = exit::MEANINGS.iter().map(|(s, _)| *s).collect();
+    assert_eq!(statuses, (exit::OK..=exit::HIVE_FAILED).collect::<Vec<_>>());
+    let help = Cli::command().render_long_help().to_string();
+    let page = crate::cli::man::exit_status_section();
+    for (status, words) in exit::MEANINGS {
+        assert!(
+            help.contains(&format!("  {status}  {words}")),
+            "{status} in {help}"
+        );
+        assert!(
+            page.contains(&format!(".TP\n\\fB{status}\\fR\n")),
+            "{status} in {page}"
+        );
+    }
+    assert!(help.contains("5  not now") && page.contains("journalctl \\-u hive\\-c0re"));
+}
+
 #[test]
 fn stop_is_graceful_by_default_and_force_or_kill_is_hard() {
     assert_eq!(

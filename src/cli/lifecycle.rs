@@ -1,10 +1,15 @@
 //! The lifecycle verbs as an operator expects them (podman, systemctl):
-//! `--all` acts on the agents it applies to, the command waits for the
+//! `start`, `stop`, `restart`, `kill` (and `kill -s`), `destroy` and
+//! `spawn` take their agents by name or `--all`, the command waits for the
 //! outcome, and the outcome is told per agent.
 //!
 //! - `--all` is resolved against the roster: `stop --all` stops the running
 //!   agents and reports the others as already stopped, so a manager without
-//!   a container on a fresh hive is not a failure.
+//!   a container on a fresh hive is not a failure. `destroy --all` is
+//!   refused before anything is sent ([`DESTROY_ALL_REFUSED`]).
+//! - Several names are each checked against the roster before anything
+//!   acts; then each is acted on, a refusal for one printed and the others
+//!   still done, and the exit status is the first refusal's.
 //! - hive-c0re answers a lifecycle verb within its 5 s budget, saying "still
 //!   in progress" when the systemd job outlives it. hivectl then waits by
 //!   reading the roster until every target is where the verb takes it (or

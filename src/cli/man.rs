@@ -33,25 +33,23 @@ hive\-c0re's admin socket (mode 0660, group \fBhive\-admin\fR), owned by \fBhive
 .TP
 \fI/etc/hive\-c0re/config.json\fR
 The daemon's configuration.
-.SH "EXIT STATUS"
-.TP
-\fB0\fR
-Done.
-.TP
-\fB1\fR
-Refused by hive\-c0re (its reason on stderr), or an agent ended failed.
-.TP
-\fB2\fR
-Usage error.
-.TP
-\fB3\fR
-hive\-c0re could not be reached or did not answer properly (stderr says what to do).
-.TP
-\fB4\fR
-Accepted and still in progress when hivectl stopped waiting (\fB\-\-no\-block\fR, or the wait limit); \fBhivectl status\fR shows the outcome.
-.SH "SEE ALSO"
+"#;
+
+/// The last section of hivectl.1.
+const SEE_ALSO: &str = r#".SH "SEE ALSO"
 \fBhive\-c0re\fR(8), \fBsystemctl\fR(1), \fBmachinectl\fR(1), \fBjournalctl\fR(1)
 "#;
+
+/// EXIT STATUS in roff, from the one table of statuses
+/// ([`exit::MEANINGS`]).
+pub fn exit_status_section() -> String {
+    let mut roff = String::from(".SH \"EXIT STATUS\"\n");
+    for (status, words) in exit::MEANINGS {
+        let words = words.replace('-', "\\-");
+        roff.push_str(&format!(".TP\n\\fB{status}\\fR\n{words}.\n"));
+    }
+    roff
+}
 
 /// Write the pages into `dir`; returns the exit status.
 pub fn write(dir: &Path, err: &mut dyn Write) -> u8 {
@@ -83,5 +81,7 @@ fn write_pages(dir: &Path) -> std::io::Result<()> {
     let mut text = Vec::new();
     page.render(&mut text)?;
     text.extend_from_slice(MAIN_SECTIONS.as_bytes());
+    text.extend_from_slice(exit_status_section().as_bytes());
+    text.extend_from_slice(SEE_ALSO.as_bytes());
     std::fs::write(dir.join(page.get_filename()), text)
 }

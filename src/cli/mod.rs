@@ -3,7 +3,7 @@
 //!
 //! - [`args`]: the clap definition and the request each subcommand sends.
 //! - [`render`]: tables and row lines for humans.
-//! - [`lifecycle`]: start/stop/kill/restart/spawn — `--all` resolved against
+//! - [`lifecycle`]: start/stop/kill/restart/destroy/spawn — `--all` resolved against
 //!   the roster, then waiting for the outcome with progress on a terminal.
 //! - [`watch`]: the roster, then its changes, across daemon restarts.
 //! - `follow`: `turns -f`, the newest turns then the turn in progress.

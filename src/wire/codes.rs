@@ -44,6 +44,35 @@ pub mod exit {
     /// hive-c0re itself failed (its database, its files, a bug): the
     /// operator reads `journalctl -u hive-c0re`.
     pub const HIVE_FAILED: u8 = 6;
+
+    /// Every status and what it means to a person, in order: hivectl's
+    /// `--help` and its manual page's EXIT STATUS are written from it.
+    pub const MEANINGS: [(u8, &str); 7] = [
+        (OK, "done"),
+        (
+            REFUSED,
+            "refused by hive-c0re (its reason on stderr), or an agent ended failed",
+        ),
+        (USAGE, "usage error; nothing was sent"),
+        (
+            UNREACHABLE,
+            "hive-c0re could not be reached or did not answer properly (stderr says what to do)",
+        ),
+        (
+            IN_PROGRESS,
+            "accepted and still in progress when hivectl stopped waiting (--no-block, or the \
+             wait limit); hivectl status shows the outcome",
+        ),
+        (
+            RETRY_LATER,
+            "not now (a full inbox, an approval being approved, a socket at its cap); try \
+             again later",
+        ),
+        (
+            HIVE_FAILED,
+            "hive-c0re itself failed (its database or files); journalctl -u hive-c0re says why",
+        ),
+    ];
 }
 
 /// What an error answer means to the caller. See the module docs.
