@@ -119,14 +119,7 @@ async fn routes_claude_code_does_not_use_are_404_naming_the_served_ones_and_neve
         agent.sender.send_request(req).await.unwrap().status(),
         StatusCode::OK
     );
-    let paths: Vec<String> = standin
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|s| s.path.clone())
-        .collect();
-    assert_eq!(paths, ["/v1/messages/count_tokens", "/v1/models"]);
+    assert_eq!(standin.paths(), ["/v1/messages/count_tokens", "/v1/models"]);
 }
 
 #[tokio::test]

@@ -238,14 +238,10 @@ async fn a_hold_that_starts_mid_connection_holds_the_next_request_on_it_but_not_
     let resp = alice.sender.send_request(message()).await.unwrap();
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     assert_eq!(next_row(&mut alice).await.status, 400);
-    let paths: Vec<String> = standin
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|s| s.path.clone())
-        .collect();
-    assert_eq!(paths, ["/v1/messages", "/v1/messages/count_tokens"]);
+    assert_eq!(
+        standin.paths(),
+        ["/v1/messages", "/v1/messages/count_tokens"]
+    );
 }
 
 #[tokio::test]

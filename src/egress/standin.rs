@@ -72,6 +72,14 @@ pub(crate) struct Standin {
     pub go_on: tokio::sync::Semaphore,
 }
 
+impl Standin {
+    /// The paths of the requests it saw, in order.
+    pub fn paths(&self) -> Vec<String> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.iter().map(|s| s.path.clone()).collect()
+    }
+}
+
 /// A body fed from a channel, as the upstream writes.
 pub(crate) struct ChanBody(mpsc::Receiver<Bytes>);
 

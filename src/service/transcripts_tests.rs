@@ -280,6 +280,10 @@ async fn an_ignored_path_is_logged_once_naming_the_agent_and_the_path() {
         .with_ansi(false)
         .finish();
     let _on = tracing::subscriber::set_default(subscriber);
+    // Another test's thread may have registered the warning's callsite
+    // while this subscriber was not yet known, caching "never" for it (a
+    // race in tracing's interest cache): ask every callsite again.
+    tracing::callsite::rebuild_interest_cache();
     for _ in 0..3 {
         hive.hook_event(&mallory, stop("/etc/shadow"))
             .await

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::Web;
 use super::pages::failed;
-use crate::service::metrics::{AgentState, MetricsSnapshot};
+use crate::service::metrics::{AgentState, MetricsSnapshot, TurnCounters};
 
 /// The exposition format's media type.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -129,66 +129,43 @@ pub fn render(m: &MetricsSnapshot) -> String {
     for (agent, t) in &m.turns {
         sample(o, name, &[("agent", agent.as_str())], t.metered.requests);
     }
-    let name = "hive_tokens_total";
-    family(
+    let per_agent = |pick: fn(&TurnCounters) -> Spent| {
+        m.turns
+            .iter()
+            .map(move |(agent, t)| (agent.as_str(), pick(t)))
+    };
+    spent_families(
         o,
-        name,
-        "counter",
-        "Tokens of metered model requests (the upstream's usage), by kind.",
+        ("hive_tokens_total", "hive_cost_usd_total"),
+        (
+            "Tokens of metered model requests (the upstream's usage), by kind.",
+            "List cost of metered model requests in US dollars (the price table; unpriced models count nothing).",
+        ),
+        per_agent(|t| {
+            let k = &t.metered.tokens;
+            Spent {
+                tokens: [k.input, k.output, k.cache_read, k.cache_write],
+                micro_usd: t.metered.cost_micro_usd,
+            }
+        }),
     );
-    for (agent, t) in &m.turns {
-        let k = &t.metered.tokens;
-        for (kind, n) in [
-            ("input", k.input),
-            ("output", k.output),
-            ("cache_read", k.cache_read),
-            ("cache_creation", k.cache_write),
-        ] {
-            sample(o, name, &[("agent", agent.as_str()), ("kind", kind)], n);
-        }
-    }
-    let name = "hive_cost_usd_total";
-    family(
+    spent_families(
         o,
-        name,
-        "counter",
-        "List cost of metered model requests in US dollars (the price table; unpriced models count nothing).",
+        ("hive_reported_tokens_total", "hive_reported_cost_usd_total"),
+        (
+            "Tokens the agents' turns reported (Claude Code's result usage; not the spend), by kind.",
+            "Cost the agents' turns reported in US dollars (Claude Code's total_cost_usd; not the spend).",
+        ),
+        per_agent(|t| Spent {
+            tokens: [
+                t.input_tokens,
+                t.output_tokens,
+                t.cache_read_tokens,
+                t.cache_creation_tokens,
+            ],
+            micro_usd: t.cost_micro_usd,
+        }),
     );
-    for (agent, t) in &m.turns {
-        sample(
-            o,
-            name,
-            &[("agent", agent.as_str())],
-            usd(t.metered.cost_micro_usd),
-        );
-    }
-    let name = "hive_reported_tokens_total";
-    family(
-        o,
-        name,
-        "counter",
-        "Tokens the agents' turns reported (Claude Code's result usage; not the spend), by kind.",
-    );
-    for (agent, t) in &m.turns {
-        for (kind, n) in [
-            ("input", t.input_tokens),
-            ("output", t.output_tokens),
-            ("cache_read", t.cache_read_tokens),
-            ("cache_creation", t.cache_creation_tokens),
-        ] {
-            sample(o, name, &[("agent", agent.as_str()), ("kind", kind)], n);
-        }
-    }
-    let name = "hive_reported_cost_usd_total";
-    family(
-        o,
-        name,
-        "counter",
-        "Cost the agents' turns reported in US dollars (Claude Code's total_cost_usd; not the spend).",
-    );
-    for (agent, t) in &m.turns {
-        sample(o, name, &[("agent", agent.as_str())], usd(t.cost_micro_usd));
-    }
 
     let name = "hive_hook_to_roster_seconds";
     family(
@@ -209,6 +186,34 @@ pub fn render(m: &MetricsSnapshot) -> String {
 }
 
 /// Micro-dollars as dollars.
+/// One agent's tokens (input, output, cache read, cache creation) and
+/// cost, as one pair of families shows them.
+struct Spent {
+    tokens: [u64; 4],
+    micro_usd: u64,
+}
+
+/// A tokens family by kind and a cost family, both per agent: the
+/// metered pair and the reported pair have the same shape.
+fn spent_families<'a>(
+    o: &mut String,
+    (tokens, cost): (&str, &str),
+    (tokens_help, cost_help): (&str, &str),
+    rows: impl Iterator<Item = (&'a str, Spent)> + Clone,
+) {
+    family(o, tokens, "counter", tokens_help);
+    for (agent, spent) in rows.clone() {
+        let kinds = ["input", "output", "cache_read", "cache_creation"];
+        for (kind, n) in kinds.into_iter().zip(spent.tokens) {
+            sample(o, tokens, &[("agent", agent), ("kind", kind)], n);
+        }
+    }
+    family(o, cost, "counter", cost_help);
+    for (agent, spent) in rows {
+        sample(o, cost, &[("agent", agent)], usd(spent.micro_usd));
+    }
+}
+
 fn usd(micro: u64) -> f64 {
     #[allow(clippy::cast_precision_loss)] // micro-dollars far below 2^52
     let usd = micro as f64 / 1e6;
