@@ -344,7 +344,7 @@ fn a_budget_reached_by_metered_spend_holds_the_next_message_across_a_restart_unt
     assert_eq!(hivectl(&d, &["budget", "set", "alice", "1usd/day"]).0, 0);
     let status = hivectl(&d, &["status"]).1;
     assert!(
-        status.contains("needs you: budget: $1.00 of $1.00 today"),
+        status.contains("paused: budget reached ($1.00 of $1.00 today)"),
         "{status}"
     );
     assert_eq!(hivectl(&d, &["status", "--needs-me", "-q"]).1, "alice\n");

@@ -24,7 +24,7 @@ pub fn state(row: &AgentStatusRow) -> String {
         state = format!("{state}, {session}");
     }
     if let Some(budget) = &row.budget {
-        state = format!("{state}, needs you: budget: {}", clean(budget));
+        state = format!("{state}, paused: budget reached ({})", clean(budget));
     }
     state
 }

@@ -231,6 +231,20 @@ fn an_agent_waiting_on_a_person_says_needs_you_and_why_in_its_state() {
 }
 
 #[test]
+fn an_agent_held_by_a_budget_reads_paused_with_the_budgets_figures_and_needs_the_operator() {
+    let alice = AgentStatusRow {
+        running: true,
+        budget: Some("$1.00 of $1.00 today for the hive".into()),
+        ..row("alice")
+    };
+    assert_eq!(
+        state(&alice),
+        "running, paused: budget reached ($1.00 of $1.00 today for the hive)"
+    );
+    assert!(alice.needs_person(), "status --needs-me lists it");
+}
+
+#[test]
 fn a_watched_row_reads_as_one_line() {
     let r = AgentStatusRow {
         running: true,

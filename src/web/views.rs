@@ -191,7 +191,7 @@ pub fn attention_cell(row: &AgentStatusRow) -> Markup {
                 " "
             }
             @if let Some(budget) = &row.budget {
-                span.tag.session.needs { "needs you: budget: " (budget) } " "
+                span.tag.session.needs { "paused: budget reached (" (budget) ")" } " "
             }
             @for tag in attention(row) { span.tag { (tag) } " " }
         }
