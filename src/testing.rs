@@ -65,6 +65,21 @@ pub fn model_request() -> crate::wire::model_log::MeterRow {
     }
 }
 
+/// A message from alice in the operator's inbox, a day after the epoch.
+pub fn inbox_message(
+    id: i64,
+    body: &str,
+    in_reply_to: Option<i64>,
+) -> crate::wire::agent::InboxRow {
+    crate::wire::agent::InboxRow {
+        id,
+        from: "alice".into(),
+        body: body.into(),
+        at: 86_400,
+        in_reply_to,
+    }
+}
+
 pub fn id(s: &str) -> Ident {
     Ident::new(s).unwrap()
 }

@@ -1,15 +1,6 @@
 use super::*;
-use crate::wire::agent::InboxRow;
 
-fn row(id: i64, body: &str, in_reply_to: Option<i64>) -> InboxRow {
-    InboxRow {
-        id,
-        from: "alice".into(),
-        body: body.into(),
-        at: 86_400,
-        in_reply_to,
-    }
-}
+use crate::testing::inbox_message as row;
 
 #[test]
 fn an_answer_without_the_asked_message_is_told_only_for_inbox_show() {

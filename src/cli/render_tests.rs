@@ -243,16 +243,7 @@ fn the_schedules_table_shows_the_next_fire_or_the_end_and_cancelled_targets() {
     );
 }
 
-/// A message from alice, a day after the epoch.
-fn message(id: i64, body: &str, in_reply_to: Option<i64>) -> InboxRow {
-    InboxRow {
-        id,
-        from: "alice".into(),
-        body: body.into(),
-        at: 86_400,
-        in_reply_to,
-    }
-}
+use crate::testing::inbox_message as message;
 
 #[test]
 fn a_whole_message_keeps_its_lines_and_loses_its_control_characters() {

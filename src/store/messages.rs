@@ -238,15 +238,7 @@ pub fn recent(
          WHERE i.recipient = ?1 AND i.id <= (SELECT upto FROM message_index_mark)
          ORDER BY i.id DESC LIMIT ?2",
     )?;
-    let row = |r: &rusqlite::Row<'_>| {
-        Ok(InboxRow {
-            id: r.get(0)?,
-            from: r.get(1)?,
-            body: r.get(2)?,
-            at: r.get(3)?,
-            in_reply_to: r.get(4)?,
-        })
-    };
+    let row = inbox_row;
     let to = recipient.as_str();
     let sql_limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = tail
@@ -256,6 +248,18 @@ pub fn recent(
     let found = within_bytes(rows, max_bytes, |r| r.body.len());
     drop(snapshot);
     found
+}
+
+/// An [`InboxRow`] from a row selecting `id, sender, body, at,
+/// in_reply_to`, in that order.
+fn inbox_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<InboxRow> {
+    Ok(InboxRow {
+        id: r.get(0)?,
+        from: r.get(1)?,
+        body: r.get(2)?,
+        at: r.get(3)?,
+        in_reply_to: r.get(4)?,
+    })
 }
 
 /// The message `id` to `recipient`, whole, in any state; `None` when
@@ -268,15 +272,7 @@ pub fn one(
     let mut one = conn.prepare_cached(
         "SELECT id, sender, body, at, in_reply_to FROM messages WHERE id = ?1 AND recipient = ?2",
     )?;
-    let mut rows = one.query_map(params![id, recipient.as_str()], |r| {
-        Ok(InboxRow {
-            id: r.get(0)?,
-            from: r.get(1)?,
-            body: r.get(2)?,
-            at: r.get(3)?,
-            in_reply_to: r.get(4)?,
-        })
-    })?;
+    let mut rows = one.query_map(params![id, recipient.as_str()], inbox_row)?;
     Ok(rows.next().transpose()?)
 }
 
