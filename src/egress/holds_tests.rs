@@ -35,6 +35,14 @@ fn line(agents: &[&str], wait_ms: u64) -> String {
     format!("{}\n", serde_json::to_string(&HoldsLine { holds }).unwrap())
 }
 
+/// Write the daemon's line holding `agents` on its control connection.
+async fn say(daemon: &mut UnixStream, agents: &[&str], wait_ms: u64) {
+    daemon
+        .write_all(line(agents, wait_ms).as_bytes())
+        .await
+        .unwrap();
+}
+
 /// A control connection to the service sharing `board`, as the daemon
 /// opens it (its first line written by the test); the service's outcome.
 fn control(board: &Arc<Board>) -> (UnixStream, tokio::task::JoinHandle<Outcome>) {
@@ -88,20 +96,14 @@ async fn a_held_wait_ends_when_the_daemon_lets_the_agent_go_and_times_out_with_t
     // Held by the board, released by the next line well within its wait.
     let board = Arc::new(board);
     let (mut daemon, _task) = control(&board);
-    daemon
-        .write_all(line(&["alice"], 60_000).as_bytes())
-        .await
-        .unwrap();
+    say(&mut daemon, &["alice"], 60_000).await;
     settled(&board, "alice", true).await;
     let mut view = board.view(None);
     let waiting = tokio::spawn(async move { view.wait(&id("alice")).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!waiting.is_finished(), "held while the line says so");
     let released = tokio::time::Instant::now();
-    daemon
-        .write_all(line(&[], 60_000).as_bytes())
-        .await
-        .unwrap();
+    say(&mut daemon, &[], 60_000).await;
     assert_eq!(waiting.await.unwrap(), Ok(()));
     assert!(released.elapsed() < Duration::from_secs(1));
 }
@@ -112,7 +114,7 @@ async fn the_daemons_word_replaces_the_dial_lines_and_its_connection_ending_brin
     let mut carried = board.view(Some(hold(60_000)));
     assert!(carried.now(&id("alice")).is_some());
     let (mut daemon, task) = control(&board);
-    daemon.write_all(line(&[], 1000).as_bytes()).await.unwrap();
+    say(&mut daemon, &[], 1000).await;
     settled(&board, "alice", false).await;
     assert!(board.said());
     assert_eq!(carried.now(&id("alice")), None, "the daemon says not held");
@@ -126,10 +128,7 @@ async fn the_daemons_word_replaces_the_dial_lines_and_its_connection_ending_brin
 async fn a_control_line_not_well_formed_ends_the_control_connection() {
     let board = Arc::new(Board::default());
     let (mut daemon, task) = control(&board);
-    daemon
-        .write_all(line(&["alice"], 1000).as_bytes())
-        .await
-        .unwrap();
+    say(&mut daemon, &["alice"], 1000).await;
     settled(&board, "alice", true).await;
     let mut bad = hold(1000);
     bad.raise = "hivectl budget set alice\nAMOUNT".into();
@@ -145,10 +144,7 @@ async fn a_held_message_request_is_forwarded_once_released_and_another_agents_pa
     let (gw, standin, _creds) = gateway_and_standin().await;
     let board = Arc::new(Board::default());
     let (mut daemon, _task) = control(&board);
-    daemon
-        .write_all(line(&["alice"], 60_000).as_bytes())
-        .await
-        .unwrap();
+    say(&mut daemon, &["alice"], 60_000).await;
     settled(&board, "alice", true).await;
     let mut alice = connect_as("alice", gw.clone(), Some("anthropic"), board.clone(), None).await;
     let sent = alice.sender.send_request(message());
@@ -161,10 +157,7 @@ async fn a_held_message_request_is_forwarded_once_released_and_another_agents_pa
     assert!(!waiting.is_finished(), "alice is still held");
     assert_eq!(standin.seen.lock().unwrap().len(), 1, "bob's only");
     // Raised: the daemon's next line lets alice's request go, forwarded.
-    daemon
-        .write_all(line(&[], 60_000).as_bytes())
-        .await
-        .unwrap();
+    say(&mut daemon, &[], 60_000).await;
     let resp = tokio::time::timeout(Duration::from_secs(1), waiting)
         .await
         .expect("let go within a second")
@@ -212,7 +205,7 @@ async fn a_hold_that_starts_mid_connection_holds_the_next_request_on_it_but_not_
     let (gw, standin, _creds) = gateway_and_standin().await;
     let board = Arc::new(Board::default());
     let (mut daemon, _task) = control(&board);
-    daemon.write_all(line(&[], 200).as_bytes()).await.unwrap();
+    say(&mut daemon, &[], 200).await;
     let mut alice = connect_as("alice", gw, Some("anthropic"), board.clone(), None).await;
     let resp = alice.sender.send_request(message()).await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
@@ -220,10 +213,7 @@ async fn a_hold_that_starts_mid_connection_holds_the_next_request_on_it_but_not_
     assert_eq!(next_row(&mut alice).await.status, 200);
     // The budget is reached now; the same keep-alive connection's next
     // message request is held, and answered after the wait.
-    daemon
-        .write_all(line(&["alice"], 200).as_bytes())
-        .await
-        .unwrap();
+    say(&mut daemon, &["alice"], 200).await;
     settled(&board, "alice", true).await;
     // count_tokens spends nothing: it passes at once.
     let count = post(

@@ -8,18 +8,25 @@ use std::future::pending;
 
 use super::tests::{NOW, budget_words, cap, hive_in, meter, poll, report};
 use crate::testing::id;
+use crate::wire::ident::Ident;
 use crate::wire::turns::UsageBy;
 
-#[tokio::test]
-async fn a_forged_report_turn_of_five_dollars_or_of_nothing_changes_no_spend_figure() {
-    let dir = tempfile::tempdir().unwrap();
-    let (hive, _clock) = hive_in(dir.path(), NOW);
+/// A hive in `dir` with alice spawned under a budget of 1usd/day.
+async fn alice_with_a_dollar_a_day(dir: &std::path::Path) -> (crate::service::Hive, Ident) {
+    let (hive, _clock) = hive_in(dir, NOW);
     let alice = id("alice");
     hive.spawn(&alice).await.unwrap();
     hive.usage()
         .set_budget(Some(&alice), cap("1usd/day"))
         .await
         .unwrap();
+    (hive, alice)
+}
+
+#[tokio::test]
+async fn a_forged_report_turn_of_five_dollars_or_of_nothing_changes_no_spend_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hive, alice) = alice_with_a_dollar_a_day(dir.path()).await;
     meter(&hive, "alice", NOW, 300_000, 10).await;
     for (forged_usd, forged_tokens) in [(5_000_000, 1_000_000), (0, 0)] {
         hive.usage()
@@ -60,13 +67,7 @@ async fn a_forged_report_turn_of_five_dollars_or_of_nothing_changes_no_spend_fig
 #[tokio::test]
 async fn a_metered_request_reaching_a_budget_mid_turn_holds_the_next_recv_without_any_report() {
     let dir = tempfile::tempdir().unwrap();
-    let (hive, _clock) = hive_in(dir.path(), NOW);
-    let alice = id("alice");
-    hive.spawn(&alice).await.unwrap();
-    hive.usage()
-        .set_budget(Some(&alice), cap("1usd/day"))
-        .await
-        .unwrap();
+    let (hive, alice) = alice_with_a_dollar_a_day(dir.path()).await;
     hive.messaging()
         .send_from_operator(&alice, None, "first".into())
         .await
