@@ -11,6 +11,7 @@
 //!   agents, whether to wait).
 //! - [`inbox`]: `inbox show ID`, one message of the operator's inbox whole.
 //! - [`egress_log`]: an agent's egress audit as a table.
+//! - [`image`]: `image ls`, the agent images and their agents.
 //! - [`version`]: hivectl's version, then the daemon's.
 //! - [`model_log`]: an agent's metered model requests as a table;
 //!   [`model_log_args`] its arguments.
@@ -37,6 +38,7 @@ pub mod budget;
 mod complete;
 pub mod egress_log;
 mod follow;
+pub mod image;
 pub mod inbox;
 pub mod inspect;
 pub mod lifecycle;

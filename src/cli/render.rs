@@ -64,6 +64,10 @@ pub fn answer(request: &HostRequest, response: &HostResponse, style: &Style) -> 
         HostRequest::ModelLog { .. } => {
             super::model_log::table_of(response.model_log.as_deref().unwrap_or(&[]))
         }
+        HostRequest::Images => super::image::table_of(response.images.as_deref().unwrap_or(&[])),
+        HostRequest::PruneImages { dry_run } => {
+            super::image::pruned(response.pruned.as_deref().unwrap_or(&[]), *dry_run)
+        }
         HostRequest::Usage { by, .. } => usage_table(
             response.usage.as_deref().unwrap_or(&[]),
             by.as_str(),

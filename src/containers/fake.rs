@@ -34,8 +34,15 @@
 //!   for (nspawn's `--notify-ready=yes`, the nixos profile's
 //!   `container@.service`); a start of an `activating` unit joins that job.
 //!
+//! - images (in memory): a container is created on the shared image's
+//!   current version when one was shared ([`FakeDriver::share`], a test
+//!   switch), else as a full copy; a rebuild moves it to the current
+//!   version, a destroy forgets it, as the nspawn profile's `.nspawn` bind
+//!   line does; a prune removes the versions no container runs but the
+//!   current one.
+//!
 //! What it does not copy: the timing of other jobs (they finish at once)
-//! and the files and images a real container needs.
+//! and the files a real container needs.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -43,6 +50,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
+use super::images::{AgentImage, Store, rows};
 use super::{
     ActiveState, ContainerDriver, ContainerSpec, DriverError, Outcome, Profile, StopMode,
     UnitChange, UnitState,
@@ -50,6 +58,7 @@ use super::{
 use crate::clock::{SharedClock, SystemClock};
 use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
+use crate::wire::images::ImageRow;
 
 /// The fake driver. See the module docs for what it copies from systemd.
 #[derive(Debug)]
@@ -68,6 +77,25 @@ pub struct FakeDriver {
     /// The spec each container was last created or rebuilt with (as the
     /// real driver renders it into the settings file and the unit).
     specs: Mutex<HashMap<Ident, ContainerSpec>>,
+    /// The shared image's versions and which image each container runs.
+    images: Mutex<FakeImages>,
+}
+
+/// The fake's image store and its record of each container's image.
+#[derive(Debug, Default)]
+struct FakeImages {
+    store: Store,
+    of: HashMap<Ident, AgentImage>,
+}
+
+impl FakeImages {
+    /// What a container created or rebuilt now runs.
+    fn now(&self) -> AgentImage {
+        self.store
+            .current
+            .clone()
+            .map_or(AgentImage::FullCopy, AgentImage::Shared)
+    }
 }
 
 impl Default for FakeDriver {
@@ -87,6 +115,7 @@ impl FakeDriver {
             clock: std::sync::Arc::new(SystemClock),
             job_delay: Duration::ZERO,
             specs: Mutex::new(HashMap::new()),
+            images: Mutex::default(),
         }
     }
 
@@ -160,6 +189,19 @@ impl FakeDriver {
         switch_on(&self.stalling, name);
     }
 
+    /// Share a new version of the agent image: it becomes the current
+    /// one (a test switch, as `systemd/image/share`).
+    #[cfg(test)]
+    pub fn share(&self, version: &str) {
+        let mut images = self.images();
+        images.store.versions.push(version.to_owned());
+        images.store.current = Some(version.to_owned());
+    }
+
+    fn images(&self) -> MutexGuard<'_, FakeImages> {
+        self.images.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn keep_spec(&self, name: &Ident, spec: &ContainerSpec) {
         let mut specs = self.specs.lock().unwrap_or_else(PoisonError::into_inner);
         specs.insert(name.clone(), spec.clone());
@@ -219,6 +261,10 @@ impl ContainerDriver for FakeDriver {
 
     async fn create(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
         self.keep_spec(name, spec);
+        let mut images = self.images();
+        let now = images.now();
+        images.of.entry(name.clone()).or_insert(now);
+        drop(images);
         if !self.units().contains_key(name) {
             self.set(name, UnitState::inactive());
         }
@@ -237,7 +283,42 @@ impl ContainerDriver for FakeDriver {
     async fn rebuild(&self, name: &Ident, spec: &ContainerSpec) -> Result<Outcome, DriverError> {
         let done = self.current(name).map(|_| Outcome::Done)?;
         self.keep_spec(name, spec);
+        let mut images = self.images();
+        let now = images.now();
+        if let Some(image) = images.of.get_mut(name)
+            && *image != AgentImage::Host
+        {
+            *image = now;
+        }
         Ok(done)
+    }
+
+    async fn images(&self, agents: &[Ident]) -> Result<Vec<ImageRow>, DriverError> {
+        let images = self.images();
+        let used = agents
+            .iter()
+            .filter_map(|a| Some((a.clone(), images.of.get(a)?.clone())));
+        Ok(rows(&images.store, used))
+    }
+
+    /// Every version but the current one that no container runs.
+    async fn prune_images(&self, dry_run: bool) -> Result<Vec<String>, DriverError> {
+        let mut images = self.images();
+        let FakeImages { store, of } = &mut *images;
+        let used = |v: &String| {
+            store.current.as_ref() == Some(v)
+                || of.values().any(|i| *i == AgentImage::Shared(v.clone()))
+        };
+        let gone: Vec<String> = store
+            .versions
+            .iter()
+            .filter(|v| !used(v))
+            .cloned()
+            .collect();
+        if !dry_run {
+            store.versions.retain(|v| !gone.contains(v));
+        }
+        Ok(gone)
     }
 
     async fn destroy(&self, name: &Ident, _purge: bool) -> Result<(), DriverError> {
@@ -245,6 +326,7 @@ impl ContainerDriver for FakeDriver {
             self.set(name, UnitState::inactive());
         }
         let old = self.units().remove(name);
+        self.images().of.remove(name);
         let _ = self.changes.send(UnitChange {
             agent: name.clone(),
             old,

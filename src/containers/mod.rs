@@ -21,6 +21,7 @@
 
 pub mod demo;
 pub mod fake;
+pub mod images;
 pub mod unavailable;
 
 use std::collections::HashMap;
@@ -32,6 +33,7 @@ use tokio::sync::broadcast;
 
 use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
+use crate::wire::images::ImageRow;
 
 /// How containers are laid out on this host.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,6 +162,10 @@ pub enum DriverError {
     /// Creating or removing the container's files or image failed.
     #[error("preparing the container failed: {0}")]
     Setup(String),
+    /// The shared agent image's store could not be read or a version of
+    /// it removed; the message names the path and what to fix.
+    #[error("the agent image store: {0}")]
+    ImageStore(String),
     /// Any other D-Bus error, passed through with systemd's own words.
     #[error("systemd refused: {0}")]
     Bus(String),
@@ -224,6 +230,22 @@ pub trait ContainerDriver: Send + Sync + std::fmt::Debug {
     /// profile, whose agents are nix closures).
     async fn image_update(&self, _name: &Ident) -> Result<Option<String>, DriverError> {
         Ok(None)
+    }
+
+    /// The agent images this host has and which of `agents` runs which
+    /// (`hivectl image ls`, [`images::rows`]); empty when the driver keeps
+    /// no images (the nixos profile, whose agents are nix closures).
+    async fn images(&self, _agents: &[Ident]) -> Result<Vec<ImageRow>, DriverError> {
+        Ok(Vec::new())
+    }
+
+    /// Remove the versions of the shared agent image that no container's
+    /// settings name and that are not the newest; with `dry_run` only say
+    /// which. Answers their names. The driver holds the lock every write
+    /// of a container's settings holds, from the check to the removal
+    /// (`hivectl image prune`); nothing when it keeps no images.
+    async fn prune_images(&self, _dry_run: bool) -> Result<Vec<String>, DriverError> {
+        Ok(Vec::new())
     }
 
     /// Remove the container. `purge` also removes its image.

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
+use crate::wire::images::ImageRow;
 
 /// Answers every lifecycle call with [`DriverError::Unavailable`].
 #[derive(Debug)]
@@ -53,6 +54,9 @@ impl ContainerDriver for Unavailable {
         Err(self.err())
     }
     async fn exists(&self, _: &Ident) -> Result<bool, DriverError> {
+        Err(self.err())
+    }
+    async fn images(&self, _: &[Ident]) -> Result<Vec<ImageRow>, DriverError> {
         Err(self.err())
     }
     async fn destroy(&self, _: &Ident, _: bool) -> Result<(), DriverError> {

@@ -206,6 +206,8 @@ pub const HOST_VERBS: &[(&str, Rule)] = &[
     ("inspect_agent", Rule::Allow),
     ("version", Rule::Allow),
     ("model_log", Rule::Allow),
+    ("images", Rule::Allow),
+    ("prune_images", Rule::Allow),
 ];
 
 /// The rule for `verb` from a caller of `kind`, if the policy has one.

@@ -195,6 +195,10 @@ async fn dispatch(hive: &Hive, request: HostRequest) -> HostResponse {
             Ok(name) => done(hive.usage().unset_budget(name.as_ref()).await),
             Err(msg) => HostResponse::error(ErrorCode::BadRequest, msg),
         },
+        HostRequest::Images => answer(hive.images().await, HostResponse::images),
+        HostRequest::PruneImages { dry_run } => {
+            answer(hive.prune_images(dry_run).await, HostResponse::pruned)
+        }
         HostRequest::InspectAgent { name } => {
             answer(hive.inspect_agent(&name).await, HostResponse::inspect)
         }

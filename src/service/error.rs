@@ -177,6 +177,10 @@ pub enum HiveError {
          messages are deleted after the retention window)"
     )]
     UnknownMessage(i64),
+    /// The agent images could not be read or pruned (the store, a
+    /// settings file): the operator reads the reason, which names the path.
+    #[error("{0}")]
+    Images(DriverError),
 }
 
 impl From<JournalError> for HiveError {
@@ -253,7 +257,7 @@ impl HiveError {
                 error: DriverError::NoDiskQuota { .. },
                 ..
             } => ErrorCode::NoDiskQuota,
-            Self::Driver { .. } => ErrorCode::DriverFailed,
+            Self::Driver { .. } | Self::Images(_) => ErrorCode::DriverFailed,
             Self::Partial(_) => ErrorCode::PartlyFailed,
             Self::NotRunning(_) => ErrorCode::NotRunning,
             Self::NoTurn(_) => ErrorCode::NoTurn,

@@ -95,6 +95,7 @@ fn one_of_each() -> Vec<HiveError> {
             cap: 16,
         },
         HiveError::UnknownMessage(7),
+        HiveError::Images(DriverError::Setup("/var/lib/hive-images: denied".into())),
     ]
 }
 
@@ -136,6 +137,7 @@ fn variant(err: &HiveError) -> usize {
         HiveError::NotOffered(_) => 31,
         HiveError::TooManyPending { .. } => 32,
         HiveError::UnknownMessage(_) => 33,
+        HiveError::Images(_) => 33,
     }
 }
 

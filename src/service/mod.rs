@@ -94,6 +94,7 @@
 //! - [`roster`]: the roster, the pause, topology moves, the crash watcher,
 //!   an agent's status text, record and descendants (for its socket).
 //! - [`logs`]: container and host journals.
+//! - `images`: the agent images and their agents (`hivectl image ls`).
 //! - [`questions`], [`reminders`], [`loose_ends`], [`schedules`]: the
 //!   agents' agenda; [`timer`] fires what falls due.
 //! - [`grants`]: capabilities and tool groups, and the container env.
@@ -132,6 +133,7 @@ pub mod egress_audit;
 mod error;
 pub mod grants;
 pub mod hooks;
+mod images;
 pub mod inspect;
 pub mod lifecycle;
 pub mod logs;

@@ -19,6 +19,7 @@ use super::codes::ErrorCode;
 use super::egress::EgressPattern;
 use super::egress_audit::EgressLogRow;
 use super::ident::Ident;
+use super::images::ImageRow;
 use super::inspect::AgentInspect;
 use super::journal::JournalEntry;
 use super::live::{LiveChange, LiveTurn};
@@ -262,6 +263,14 @@ pub enum HostRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<u32>,
     },
+    /// The agent images and the agents of each (`images`: [`ImageRow`]).
+    Images,
+    /// Remove the image versions no agent uses but the newest (`pruned`:
+    /// their names); with `dry_run` only name them.
+    PruneImages {
+        #[serde(default, skip_serializing_if = "super::is_false")]
+        dry_run: bool,
+    },
 }
 
 /// The longest stop deadline a `stop` request may ask for (an hour).
@@ -320,6 +329,8 @@ impl HostRequest {
         "inspect_agent",
         "version",
         "model_log",
+        "images",
+        "prune_images",
     ];
 
     /// The request's `cmd` and the agent it acts on, if it names one: what
@@ -369,6 +380,8 @@ impl HostRequest {
             Self::InspectAgent { name } => ("inspect_agent", Some(name)),
             Self::Version => ("version", None),
             Self::ModelLog { name, .. } => ("model_log", Some(name)),
+            Self::Images => ("images", None),
+            Self::PruneImages { .. } => ("prune_images", None),
         }
     }
 }
@@ -446,6 +459,12 @@ pub struct HostResponse {
     /// An agent's metered model requests, oldest first (`model_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_log: Option<Vec<super::model_log::ModelLogRow>>,
+    /// The agent images and their agents (`images`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Vec<ImageRow>>,
+    /// The image versions removed, or with `dry_run` to be (`prune_images`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pruned: Option<Vec<String>>,
 }
 
 fn default_version() -> u32 {

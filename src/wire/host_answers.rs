@@ -1,12 +1,14 @@
 //! [`HostResponse`]'s constructors for the answers of one agent's or the
-//! hive's facts (`urls`, `egress_log`, `model_log`, `inspect_agent`), the
-//! operator's inbox and the turns, usage and budgets: beside
+//! hive's facts (`urls`, `egress_log`, `model_log`, `inspect_agent`,
+//! `images`, `prune_images`), the operator's inbox and the turns, usage
+//! and budgets: beside
 //! `host.rs`, which holds the request and response shapes, so neither file
 //! grows past what one reads at once.
 
 use super::agent::InboxRow;
 use super::egress_audit::EgressLogRow;
 use super::host::{HiveUrls, HostResponse};
+use super::images::ImageRow;
 use super::inspect::AgentInspect;
 use super::model_log::ModelLogRow;
 use super::spend::BudgetRow;
@@ -65,6 +67,20 @@ impl HostResponse {
     pub fn inspect(facts: AgentInspect) -> Self {
         Self {
             inspect: Some(Box::new(facts)),
+            ..Self::success()
+        }
+    }
+
+    pub fn images(rows: Vec<ImageRow>) -> Self {
+        Self {
+            images: Some(rows),
+            ..Self::success()
+        }
+    }
+
+    pub fn pruned(versions: Vec<String>) -> Self {
+        Self {
+            pruned: Some(versions),
             ..Self::success()
         }
     }

@@ -308,6 +308,11 @@ fn requests() -> Vec<(HostRequest, &'static str)> {
             },
             r#"{"cmd":"model_log","name":"alice","limit":20}"#,
         ),
+        (HostRequest::Images, r#"{"cmd":"images"}"#),
+        (
+            HostRequest::PruneImages { dry_run: true },
+            r#"{"cmd":"prune_images","dry_run":true}"#,
+        ),
     ]
 }
 

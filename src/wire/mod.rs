@@ -19,6 +19,7 @@
 //! - [`turns`]: the turn journal's report, rows and usage sums.
 //! - [`inspect`]: one agent's facts in one answer (`inspect_agent`).
 //! - [`version`]: which daemon answers and how it runs (`version`).
+//! - [`images`]: the agent images the hive has and who uses them (`images`).
 //! - [`live`]: the turn in progress: the harness's progress events, the
 //!   daemon's current turn and the changes streamed to the operator.
 //! - [`spend`]: spend caps (the operator's budgets): the amount, its
@@ -37,6 +38,7 @@ pub mod events;
 pub mod host;
 mod host_answers;
 pub mod ident;
+pub mod images;
 pub mod inspect;
 pub mod journal;
 pub mod live;

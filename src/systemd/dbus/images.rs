@@ -30,16 +30,18 @@
 //! - **Versions are directories, never rewritten.** Sharing a new build adds
 //!   a version and moves `current`; running agents keep the version they
 //!   bound (a mount keeps its tree), a rebuild moves an agent to `current`.
-//!   Nothing here removes a version. Rejected: one `usr` replaced in place
-//!   (every running agent's `/usr` would change under it).
-//! - **The daemon only reads the store** (root-owned, the operator's, like
-//!   `/var/lib/machines`): `current`'s target must be a bare version name in
+//!   Only a prune removes a version, one no container uses ([`super::prune`]).
+//!   Rejected: one `usr` replaced in place (every running agent's `/usr`
+//!   would change under it).
+//! - **The daemon only reads the store** but for a prune (root-owned, the
+//!   operator's, like `/var/lib/machines`): `current`'s target must be a bare version name in
 //!   the [`super::settings_files`] path alphabet, and its `usr` a directory.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::settings_files::{FileError, Usr};
+use crate::containers::images::{AgentImage, Store, is_version_name};
 
 /// The link naming the newest version.
 pub const CURRENT: &str = "current";
@@ -55,8 +57,7 @@ pub fn current_usr(dir: &Path) -> Result<Option<PathBuf>, FileError> {
         Err(source) => return Err(FileError::Io { path: link, source }),
     };
     let version = target.to_str().unwrap_or_default();
-    let ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
-    if version.is_empty() || version.starts_with('.') || !version.bytes().all(ok) {
+    if !is_version_name(version) {
         return Err(FileError::Value {
             what: "the shared image store's link",
             value: link.display().to_string(),
@@ -72,6 +73,58 @@ pub fn current_usr(dir: &Path) -> Result<Option<PathBuf>, FileError> {
             value: usr.display().to_string(),
             why: "it is not a directory; run systemd/image/share again",
         }),
+    }
+}
+
+/// The store at `dir`: its versions (directories with a version's name;
+/// a link, a hidden `.part` of `share` or any other entry is no version)
+/// and the one `current` names ([`current_usr`]). No store is an empty one.
+pub fn read_store(dir: &Path) -> Result<Store, FileError> {
+    let io = |source| FileError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Store::default()),
+        Err(e) => return Err(io(e)),
+    };
+    let mut versions = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io)?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        // `file_type` does not follow a link: a linked version is none.
+        let dir = entry.file_type().map_err(io)?.is_dir();
+        if dir && is_version_name(&name) {
+            versions.push(name);
+        }
+    }
+    versions.sort();
+    let current = current_usr(dir)?.and_then(|usr| version_of(&usr));
+    Ok(Store { versions, current })
+}
+
+/// The version whose `usr` is `usr` (`<store>/<version>/usr`).
+fn version_of(usr: &Path) -> Option<String> {
+    let name = usr.parent()?.file_name()?.to_str()?;
+    is_version_name(name).then(|| name.to_owned())
+}
+
+/// The image an agent's `/usr` says it runs: a version of the store at
+/// `dir` by name, one outside it by its directory's path.
+pub fn agent_image(usr: &Usr, dir: &Path) -> AgentImage {
+    match usr {
+        Usr::Own => AgentImage::FullCopy,
+        Usr::Host => AgentImage::Host,
+        Usr::Shared(usr) => {
+            let in_store = usr.parent().and_then(Path::parent) == Some(dir);
+            match version_of(usr).filter(|_| in_store) {
+                Some(version) => AgentImage::Shared(version),
+                None => AgentImage::Shared(usr.parent().unwrap_or(usr).display().to_string()),
+            }
+        }
     }
 }
 

@@ -72,3 +72,39 @@ fn a_rebuild_that_moves_the_image_is_said_with_both_versions_and_one_that_does_n
     assert_eq!(update_said(&Usr::Host, &Usr::Host), None);
     assert_eq!(update_said(&Usr::Own, &Usr::Own), None);
 }
+
+/// Versions are the store's directories with a version's name: a link
+/// (even to a directory), `share`'s hidden `.part` and a file are none.
+#[test]
+fn the_store_lists_its_version_directories_and_names_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for v in ["v2/usr", "v1/usr", ".v3.part/usr", "elsewhere/usr"] {
+        std::fs::create_dir_all(dir.path().join(v)).unwrap();
+    }
+    std::fs::write(dir.path().join("notes"), "").unwrap();
+    std::os::unix::fs::symlink("elsewhere", dir.path().join("v0")).unwrap();
+    std::os::unix::fs::symlink("v2", dir.path().join(CURRENT)).unwrap();
+    let store = read_store(dir.path()).unwrap();
+    assert_eq!(store.versions, ["elsewhere", "v1", "v2"]);
+    assert_eq!(store.current.as_deref(), Some("v2"));
+    assert_eq!(
+        read_store(&dir.path().join("none")).unwrap(),
+        Store::default()
+    );
+}
+
+#[test]
+fn an_agents_usr_is_its_version_by_name_or_outside_the_store_by_path() {
+    let store = Path::new("/var/lib/hive-images");
+    let shared = |p: &str| Usr::Shared(p.into());
+    assert_eq!(
+        agent_image(&shared("/var/lib/hive-images/v1/usr"), store),
+        AgentImage::Shared("v1".into())
+    );
+    assert_eq!(
+        agent_image(&shared("/srv/images/v1/usr"), store),
+        AgentImage::Shared("/srv/images/v1".into())
+    );
+    assert_eq!(agent_image(&Usr::Own, store), AgentImage::FullCopy);
+    assert_eq!(agent_image(&Usr::Host, store), AgentImage::Host);
+}

@@ -401,8 +401,13 @@ impl Shared {
     /// Write the container's settings file (its user range first,
     /// [`userns::ensure`]; nixos: its system built before that); its `/usr`
     /// by [`images::usr_for`] (a rebuild moves it to the shared image's
-    /// current version).
+    /// current version), under the image lock ([`super::prune`]).
     async fn write_settings(&self, name: &Ident, spec: &ContainerSpec) -> Result<(), DriverError> {
+        // No prune removes the version chosen here before the file names it.
+        let _images = match self.profile {
+            Profile::Nspawn => Some(self.images_lock.lock().await),
+            Profile::Nixos => None,
+        };
         let (path, text) = match self.profile {
             Profile::Nspawn => {
                 // Check the spec before a directory is made or chowned.

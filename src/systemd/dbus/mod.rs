@@ -46,6 +46,7 @@ pub mod jobs;
 mod lifecycle;
 pub mod limits;
 pub mod proxies;
+pub mod prune;
 pub mod quota;
 mod quota_sys;
 pub mod settings_files;
@@ -69,6 +70,7 @@ use crate::containers::{
 };
 use crate::wire::host::Signal;
 use crate::wire::ident::Ident;
+use crate::wire::images::ImageRow;
 
 /// How long connecting to the bus may take before systemd counts as not
 /// reachable.
@@ -170,6 +172,10 @@ struct Shared {
     changes: broadcast::Sender<UnitChange>,
     /// Resyncs run one at a time.
     resync_lock: tokio::sync::Mutex<()>,
+    /// Held by every write of a `.nspawn` file, from choosing its `/usr`
+    /// to writing it, and by a prune of the image store from its check to
+    /// its removal ([`prune`]).
+    images_lock: tokio::sync::Mutex<()>,
     /// systemd is reloading (between `Reloading(true)` and `(false)`).
     reloading: AtomicBool,
 }
@@ -270,6 +276,7 @@ impl SystemdDriver {
             jobs: Mutex::new(Jobs::default()),
             changes: broadcast::channel(1024).0,
             resync_lock: tokio::sync::Mutex::new(()),
+            images_lock: tokio::sync::Mutex::new(()),
             reloading: AtomicBool::new(false),
         });
         let dispatcher = tokio::spawn(dispatch::run(shared.clone(), stream));
@@ -366,6 +373,59 @@ impl ContainerDriver for SystemdDriver {
         .await
         .map_err(|e| DriverError::Setup(format!("the image check stopped: {e}")))?;
         read.map_err(|e: settings_files::FileError| DriverError::Setup(e.to_string()))
+    }
+
+    /// The store's versions and each agent's `/usr` from its `.nspawn`
+    /// file's bind line (an agent without a file of this daemon's is not
+    /// listed: not created yet, or the installation's own container).
+    async fn images(&self, agents: &[Ident]) -> Result<Vec<ImageRow>, DriverError> {
+        if self.shared.profile != Profile::Nspawn {
+            return Ok(Vec::new());
+        }
+        let settings = &self.shared.settings;
+        let (nspawn_dir, store) = (
+            settings.nspawn_dir.clone(),
+            settings.agent_images_dir.clone(),
+        );
+        let agents = agents.to_vec();
+        let rows = tokio::task::spawn_blocking(move || {
+            let versions = images::read_store(&store)?;
+            let used = agents.into_iter().filter_map(|agent| {
+                let path = settings_files::nspawn_path(&nspawn_dir, &agent);
+                let text = std::fs::read_to_string(path).ok()?;
+                let file = settings_files::parse_nspawn(&text)?;
+                Some((agent, images::agent_image(&file.usr, &store)))
+            });
+            Ok(crate::containers::images::rows(&versions, used))
+        })
+        .await
+        .map_err(|e| DriverError::Setup(format!("listing the images stopped: {e}")))?;
+        rows.map_err(|e: settings_files::FileError| DriverError::Setup(e.to_string()))
+    }
+
+    /// [`prune`], under the image lock, off the reactor.
+    async fn prune_images(&self, dry_run: bool) -> Result<Vec<String>, DriverError> {
+        if self.shared.profile != Profile::Nspawn {
+            return Ok(Vec::new());
+        }
+        let _images = self.shared.images_lock.lock().await;
+        let settings = &self.shared.settings;
+        let (store, nspawn_dir) = (
+            settings.agent_images_dir.clone(),
+            settings.nspawn_dir.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let gone = prune::prunable(&store, &nspawn_dir)?;
+            if !dry_run {
+                for version in &gone {
+                    prune::remove(&store, version)?;
+                    tracing::info!("removed the unused agent image version {version}");
+                }
+            }
+            Ok(gone)
+        })
+        .await
+        .map_err(|e| DriverError::ImageStore(format!("the prune stopped: {e}")))?
     }
 
     async fn destroy(&self, name: &Ident, purge: bool) -> Result<(), DriverError> {
