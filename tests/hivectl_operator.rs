@@ -489,3 +489,37 @@ fn status_shows_how_long_a_running_agent_has_been_up_and_nothing_for_a_stopped_o
     let (_, json, _) = hivectl(&d, &["--json", "status"]);
     assert!(json.contains(r#""running_since":"20"#), "{json}");
 }
+
+/// The fake driver shares no image: a spawned agent is a full copy, and a
+/// prune has nothing to remove; `--json` prints host.sock's answer.
+#[test]
+fn image_ls_lists_a_spawned_agent_as_a_full_copy_and_prune_has_nothing_to_remove() {
+    let d = daemon_with(&[]);
+    assert_eq!(hivectl(&d, &["spawn", "carol"]).0, 0);
+    let (code, out, err) = hivectl(&d, &["image", "ls"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["IMAGE", "STATE", "AGENTS"],
+            vec!["(full", "copy)", "-", "carol"]
+        ]
+    );
+    let (_, json, _) = hivectl(&d, &["--json", "image", "ls"]);
+    assert_eq!(
+        json.trim(),
+        r#"{"version":1,"ok":true,"images":[{"kind":"full_copy","agents":["carol"]}]}"#
+    );
+    let (code, out, err) = hivectl(&d, &["image", "prune", "--dry-run"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "no unused image versions: nothing to remove\n"),
+        "{err}"
+    );
+    let (_, json, _) = hivectl(&d, &["--json", "image", "prune"]);
+    assert_eq!(json.trim(), r#"{"version":1,"ok":true,"pruned":[]}"#);
+}

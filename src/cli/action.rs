@@ -328,7 +328,7 @@ impl Command {
                 limit: Some(args.limit),
             }),
             Self::Budget { action } => call(super::budget::request(action.as_ref())),
-            Self::Image(action) => call(super::image::request(action)),
+            Self::Image(action) => call(super::image_args::request(action)),
             Self::Usage { since, by } => call(HostRequest::Usage {
                 since_secs: since.map(|s| s.seconds_before(SystemClock.now_unix())),
                 by: *by,

@@ -413,7 +413,7 @@ pub enum Command {
     ModelLog(super::model_log_args::ModelLogArgs),
     /// The agent images: `image ls`.
     #[command(subcommand)]
-    Image(super::image::ImageAction),
+    Image(super::image_args::ImageAction),
     /// Show what the agents spent, as the model gateway metered it:
     /// requests, tokens and list cost per agent, subtree (an agent with
     /// everything under it), model or UTC day — with the turns and the

@@ -11,7 +11,8 @@
 //!   agents, whether to wait).
 //! - [`inbox`]: `inbox show ID`, one message of the operator's inbox whole.
 //! - [`egress_log`]: an agent's egress audit as a table.
-//! - [`image`]: `image ls`, the agent images and their agents.
+//! - [`image`]: `image ls`'s table of the agent images and their agents,
+//!   `image prune`'s lines; [`image_args`] their arguments.
 //! - [`version`]: hivectl's version, then the daemon's.
 //! - [`model_log`]: an agent's metered model requests as a table;
 //!   [`model_log_args`] its arguments.
@@ -39,6 +40,7 @@ mod complete;
 pub mod egress_log;
 mod follow;
 pub mod image;
+pub mod image_args;
 pub mod inbox;
 pub mod inspect;
 pub mod lifecycle;
