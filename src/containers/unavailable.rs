@@ -59,6 +59,9 @@ impl ContainerDriver for Unavailable {
     async fn images(&self, _: &[Ident]) -> Result<Vec<ImageRow>, DriverError> {
         Err(self.err())
     }
+    async fn prune_images(&self, _: bool) -> Result<Vec<String>, DriverError> {
+        Err(self.err())
+    }
     async fn destroy(&self, _: &Ident, _: bool) -> Result<(), DriverError> {
         Err(self.err())
     }
