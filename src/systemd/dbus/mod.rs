@@ -399,8 +399,8 @@ impl ContainerDriver for SystemdDriver {
             Ok(crate::containers::images::rows(&versions, used))
         })
         .await
-        .map_err(|e| DriverError::Setup(format!("listing the images stopped: {e}")))?;
-        rows.map_err(|e: settings_files::FileError| DriverError::Setup(e.to_string()))
+        .map_err(|e| DriverError::ImageStore(format!("the listing stopped: {e}")))?;
+        rows.map_err(|e: settings_files::FileError| DriverError::ImageStore(e.to_string()))
     }
 
     /// [`prune`], under the image lock, off the reactor.
