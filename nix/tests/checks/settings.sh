@@ -20,7 +20,7 @@ if [ -e "$T/nspawn.json" ]; then
   lay_out "$T/nspawn.json" "$T/nspawn-units"
   effective "$T/nspawn-units" hive-c0re.service >"$T/service-nspawn.json"
   check "a state dir outside /var/lib/hyperhive is made writable (ProtectSystem=strict)" \
-    jqt "$T/service-nspawn.json" '.Service.ReadWritePaths == ["-/etc/systemd/nspawn -/etc/nixos-containers", "/srv/hive"]'
+    jqt "$T/service-nspawn.json" '.Service.ReadWritePaths == ["-/etc/systemd/nspawn -/etc/nixos-containers -/var/lib/hive-images", "/srv/hive"]'
   check "systemd-analyze verify of the nspawn-profile units prints nothing" \
     verify_quiet "$T/nspawn-units" hive-c0re.socket hive-c0re.service
   check "a hive alone keeps the unit's network sandbox (no drop-in opens it)" \

@@ -198,7 +198,7 @@ done')
   expect_eq "the third request answered" 1 "$(grep -c '^request 200' <<<"$probe")"
   wait_for 10 "the budget reached by the third request" _gw_figures_are gwm "3 105 2 5000000 105 true 105" ||
     { _gw_figures gwm; return 1; }
-  expect_match "the roster says why" '\$0\.000105 of \$0\.000100 today' "$(hivectl_root status)"
+  expect_match "the roster says why" '\$0\.00011 of \$0\.0001 today' "$(hivectl_root status)"
 }
 
 _gw_held_row() {

@@ -76,7 +76,18 @@ the_containers_grants_reach_a_service_only_through_pass_environment() {
 # included); its first turn names session s-1 and hangs, the next ones reply with the session
 # they were told to resume.
 _resume_template() {
-  local name=hive-agent-resume-template root dir
+  _stand_in_template hive-agent-resume-template <<'SH'
+if [ "$n" = 1 ]; then echo $$ > "$d/hang.pid"; exec sleep 600; fi
+exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"resumed ${resume:-nothing}\"}"
+SH
+}
+
+# A template whose Claude is a stand-in script: a shared head (it counts its runs in
+# /var/lib/hive/count, keeps each run's argv and prompt as argv.N and prompt.N, and names
+# its session in the init event: the one it was told to --resume, else s-N), then the
+# test's own lines, read from stdin.
+_stand_in_template() {
+  local name=$1 root dir
   root="/proc/$(tb_leader)/root/var/lib/machines/$name"
   in_c test -e "/var/lib/machines/$name/etc/os-release" && return 0
   dir=$(mktemp -d)
@@ -84,7 +95,8 @@ _resume_template() {
 {"claude_program": "/etc/hive-agent/stand-in", "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
 JSON
   tb_agent_template "$name" "$dir/config.json"
-  cat > "$root/etc/hive-agent/stand-in" <<'SH'
+  {
+    cat <<'SH'
 #!/bin/bash
 d=/var/lib/hive
 n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$d/count"
@@ -94,9 +106,9 @@ printf '%s\n' "$prompt" > "$d/prompt.$n"
 resume=""; prev=""
 for a in "$@"; do [ "$prev" = --resume ] && resume=$a; prev=$a; done
 echo '{"type":"system","subtype":"init","session_id":"'"${resume:-s-$n}"'"}'
-if [ "$n" = 1 ]; then echo $$ > "$d/hang.pid"; exec sleep 600; fi
-exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"resumed ${resume:-nothing}\"}"
 SH
+    cat
+  } > "$root/etc/hive-agent/stand-in"
   chmod 0755 "$root/etc/hive-agent/stand-in"
   rm -rf "$dir"
 }
@@ -135,29 +147,11 @@ _in_res_has_pid() { [ -n "$(_in_res 'cat /var/lib/hive/hang.pid 2>/dev/null')" ]
 # resumed attempt makes the same send again and then reports it is done. The send carries the
 # same idempotency key both times, so the operator's inbox has it once.
 _once_template() {
-  local name=hive-agent-once-template root dir
-  root="/proc/$(tb_leader)/root/var/lib/machines/$name"
-  in_c test -e "/var/lib/machines/$name/etc/os-release" && return 0
-  dir=$(mktemp -d)
-  cat > "$dir/config.json" <<'JSON'
-{"claude_program": "/etc/hive-agent/stand-in", "recv_wait_seconds": 5, "retry_backoff_seconds": 1, "stop_grace_seconds": 5}
-JSON
-  tb_agent_template "$name" "$dir/config.json"
-  cat > "$root/etc/hive-agent/stand-in" <<'SH'
-#!/bin/bash
-d=/var/lib/hive
-n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$d/count"
-cat > /dev/null
-printf '%s\n' "$@" > "$d/argv.$n"
-resume=""; prev=""
-for a in "$@"; do [ "$prev" = --resume ] && resume=$a; prev=$a; done
-echo '{"type":"system","subtype":"init","session_id":"'"${resume:-s-$n}"'"}'
+  _stand_in_template hive-agent-once-template <<'SH'
 /usr/local/bin/hive-agent call send '{"to":"operator","body":"built it once"}' >&2
 if [ "$n" = 1 ]; then echo $$ > "$d/hang.pid"; exec sleep 600; fi
 exec /usr/local/bin/hive-agent call send "{\"to\":\"operator\",\"body\":\"attempt $n done\"}" >&2
 SH
-  chmod 0755 "$root/etc/hive-agent/stand-in"
-  rm -rf "$dir"
 }
 
 _in_once() { in_c systemd-run -M h-once --wait --pipe --quiet /bin/sh -c "$1" 2>&1; }

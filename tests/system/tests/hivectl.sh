@@ -177,7 +177,9 @@ print(f["name"], f["status"]["running"], f["limits"].get("tasks_max", "-"),
       f["egress"][0]["source"], "sha" if f["config"].get("deployed_sha") else "nosha")'
 }
 hivectl_inspect_reports_the_limits_systemd_holds_a_real_agent_to() {
-  tb_hive; tb_agents hc-in
+  # The hive's allow-list is empty by default (the model goes through the gateway): one entry
+  # so that inspect has an egress row whose source is the hive.
+  tb_hive '{"egress_allow": ["pypi.org:443"]}'; tb_agents hc-in
   tb_spawn hc-in
   local tasks
   tasks=$(unit_prop systemd-nspawn@h-hc-in.service TasksMax)
